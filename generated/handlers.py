@@ -1,0 +1,36 @@
+"""Generated from spec/openapi.json by `python -m tools.regenerate`. Do not edit."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from generated import models
+
+
+class RpcHandlers(Protocol):
+    """The typed interface service/ implements: one method per JSON-RPC method.
+
+    Each receives its params as the generated model and returns the serialized `result`
+    (compact JSON bytes of the result schema), so immutable answers can be cached as bytes.
+    Handler errors are raised as exceptions that the service's error layer renders.
+    """
+
+    def genesis_config(self, params: models.GenesisConfigRequest) -> bytes:
+        """Result schema: GenesisConfig."""
+        ...
+
+    def EXPERIMENTAL_protocol_config(self, params: models.RpcProtocolConfigRequest) -> bytes:
+        """Result schema: RpcProtocolConfigResponse."""
+        ...
+
+    def EXPERIMENTAL_view_account(self, params: models.RpcViewAccountRequest) -> bytes:
+        """Result schema: RpcViewAccountResponse."""
+        ...
+
+    def client_config(self, params: models.RpcClientConfigRequest) -> bytes:
+        """Result schema: RpcClientConfigResponse."""
+        ...
+
+    def block(self, params: models.RpcBlockRequest) -> bytes:
+        """Result schema: RpcBlockResponse."""
+        ...

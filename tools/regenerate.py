@@ -1,0 +1,118 @@
+"""Regenerate `generated/` from `spec/openapi.json`; with --check, fail on drift.
+
+    python -m tools.regenerate            # write generated/
+    python -m tools.regenerate --check    # exit 1 with a diff when generated/ is stale
+
+generated/ holds: models.py (datamodel-codegen, options in pyproject.toml
+[tool.datamodel-codegen]), methods.py / handlers.py / routes.py (tools.stubgen),
+openapi.json (a byte copy of the spec, so the installed service can serve and validate it)
+and __init__.py. Nothing in generated/ is edited by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from tools import stubgen
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_SPEC = REPO / "spec" / "openapi.json"
+DEFAULT_OUT = REPO / "generated"
+INIT_TEXT = '"""Generated from spec/openapi.json by `python -m tools.regenerate`. Do not edit."""\n'
+
+
+class GenerationError(Exception):
+    pass
+
+
+def run_datamodel_codegen(spec_path: Path, output: Path) -> str:
+    """Run datamodel-codegen with the options from pyproject.toml; return the model source."""
+    codegen = Path(sys.executable).with_name("datamodel-codegen")
+    command = [str(codegen) if codegen.exists() else "datamodel-codegen"]
+    command += ["--input", str(spec_path), "--output", str(output)]
+    # pyproject.toml is found from the working directory; its warnings about unknown
+    # integer formats (uint64, ...) are expected and carry no information
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise GenerationError(f"datamodel-codegen failed:\n{done.stderr}")
+    text = output.read_text(encoding="utf-8")
+    # the generator names its input file in a comment; keep it stable whatever the path
+    return text.replace(f"#   filename:  {output.parent.name}", "#   filename:  ").replace(
+        f"#   filename:  {spec_path.name}", "#   filename:  openapi.json"
+    )
+
+
+def render_generated(spec_path: Path) -> dict[str, bytes]:
+    """Every file of generated/, as bytes, from the spec at spec_path."""
+    spec_bytes = spec_path.read_bytes()
+    spec = json.loads(spec_bytes)
+    files: dict[str, bytes] = {"__init__.py": INIT_TEXT.encode(), "openapi.json": spec_bytes}
+    with tempfile.TemporaryDirectory() as tmp:
+        files["models.py"] = run_datamodel_codegen(spec_path, Path(tmp) / "models.py").encode()
+    for name, text in stubgen.render_all(spec).items():
+        files[name] = text.encode()
+    return files
+
+
+def drift(expected: dict[str, bytes], out_dir: Path) -> list[str]:
+    """Unified diffs between what should be in out_dir and what is there."""
+    diffs: list[str] = []
+    present = {p.name for p in out_dir.iterdir() if p.is_file()} if out_dir.is_dir() else set()
+    for name in sorted(set(expected) | (present - {"py.typed"})):
+        want = expected.get(name, b"").decode()
+        path = out_dir / name
+        have = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if want != have:
+            diffs.extend(
+                difflib.unified_diff(
+                    have.splitlines(True), want.splitlines(True), f"{out_dir.name}/{name} (on disk)",
+                    f"{out_dir.name}/{name} (from spec)",
+                )
+            )
+    return diffs
+
+
+def write(expected: dict[str, bytes], out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for stale in out_dir.glob("*.py"):
+        if stale.name not in expected:
+            stale.unlink()
+    for name, data in expected.items():
+        (out_dir / name).write_bytes(data)
+    (out_dir / "py.typed").write_bytes(b"")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.regenerate", description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", type=Path, default=DEFAULT_SPEC)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--check", action="store_true", help="exit 1 with a diff when --out is stale")
+    args = parser.parse_args(argv)
+    try:
+        expected = render_generated(args.spec)
+    except (GenerationError, ValueError, KeyError) as exc:
+        print(f"regenerate: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        diffs = drift(expected, args.out)
+        if diffs:
+            sys.stdout.writelines(diffs)
+            print(f"\nregenerate: {args.out} is stale; run `python -m tools.regenerate`", file=sys.stderr)
+            return 1
+        print(f"regenerate: {args.out} matches {args.spec}")
+        return 0
+    write(expected, args.out)
+    print(f"regenerate: wrote {len(expected)} files to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

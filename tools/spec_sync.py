@@ -1,0 +1,284 @@
+"""Build `spec/openapi.json` from a full upstream nearcore OpenAPI document.
+
+    python -m tools.spec_sync UPSTREAM_OPENAPI_JSON [--out spec/openapi.json] [--check]
+
+Steps, in order, each a pure function of its input so the output is byte-deterministic:
+1. keep the five methods' paths and every component schema (pruned in step 5);
+2. normalise OpenAPI 3.0 idioms to 3.1 / JSON Schema 2020-12 and drop upstream prose
+   (`description`, `$schema`); our own descriptions come back in step 4;
+3. apply the overlays in `spec/overlays.json`: explicit, reasoned edits (the 1.2.14 delta and
+   the wire-reality fixes), each listed in `spec/DEVIATIONS.md`;
+4. apply our descriptions from `spec/descriptions.json`;
+5. prune components to the transitive closure of what the paths reference;
+6. write compact-but-readable JSON (indent 2, sorted component names, trailing newline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import difflib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, cast
+
+from tools.json_pointer import pointer_get, pointer_parent, pointer_set
+
+REPO = Path(__file__).resolve().parent.parent
+SPEC_DIR = REPO / "spec"
+DEFAULT_OUT = SPEC_DIR / "openapi.json"
+OVERLAYS = SPEC_DIR / "overlays.json"
+DESCRIPTIONS = SPEC_DIR / "descriptions.json"
+
+METHODS = (
+    "genesis_config",
+    "EXPERIMENTAL_protocol_config",
+    "EXPERIMENTAL_view_account",
+    "client_config",
+    "block",
+)
+
+Json = Any
+
+
+class OverlayError(Exception):
+    """An overlay no longer fits the upstream document (upstream changed under it)."""
+
+
+# ---------------------------------------------------------------- step 1
+
+
+def select_methods(upstream: dict[str, Json]) -> dict[str, Json]:
+    missing = [m for m in METHODS if f"/{m}" not in upstream.get("paths", {})]
+    if missing:
+        raise OverlayError(f"upstream document lacks the paths for: {', '.join(missing)}")
+    return {
+        "openapi": upstream["openapi"],
+        "info": dict(upstream["info"]),
+        "paths": {f"/{m}": copy.deepcopy(upstream["paths"][f"/{m}"]) for m in METHODS},
+        "components": {"schemas": copy.deepcopy(upstream["components"]["schemas"])},
+    }
+
+
+# ---------------------------------------------------------------- step 2
+
+_DROPPED_KEYWORDS = frozenset({"description", "$schema"})
+
+
+def normalise_to_31(node: Json, in_properties: bool = False) -> Json:
+    """Rewrite the OpenAPI 3.0 dialect into 3.1 (plain JSON Schema 2020-12).
+
+    `in_properties` marks a mapping whose keys are property names, not keywords, so a
+    property that happens to be called `description` survives.
+    """
+    if isinstance(node, list):
+        return [normalise_to_31(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Json] = {}
+    for key, value in node.items():
+        if not in_properties and key in _DROPPED_KEYWORDS:
+            continue
+        out[key] = normalise_to_31(value, in_properties=(key == "properties" and not in_properties))
+    if in_properties:
+        return out
+    if out.pop("nullable", False):
+        if out.get("enum") == [None]:
+            # upstream's way of spelling "null" inside an anyOf
+            out.pop("enum")
+            out["type"] = "null"
+        elif isinstance(out.get("type"), str):
+            out["type"] = [out["type"], "null"]
+        else:
+            raise OverlayError(f"nullable schema without a type: {out}")
+    if isinstance(out.get("items"), list):
+        # 3.0 tuple form -> 2020-12 prefixItems
+        out["prefixItems"] = out.pop("items")
+    return out
+
+
+# ---------------------------------------------------------------- step 3
+
+
+def _substitute(value: Json, variables: dict[str, str]) -> Json:
+    if isinstance(value, str):
+        for name, text in variables.items():
+            value = value.replace("{" + name + "}", text)
+        return value
+    if isinstance(value, list):
+        return [_substitute(v, variables) for v in value]
+    if isinstance(value, dict):
+        return {_substitute(k, variables): _substitute(v, variables) for k, v in value.items()}
+    return value
+
+
+def _expand(overlay: dict[str, Json], methods: dict[str, dict[str, str]]) -> Iterator[dict[str, Json]]:
+    """Yield the concrete operations of one overlay (templated ones once per method)."""
+    scope = overlay.get("for_each_method")
+    if not scope:
+        yield from overlay["ops"]
+        return
+    names = METHODS if scope is True else scope
+    for method in names:
+        variables = {"method": method, **methods[method]}
+        for op in overlay["ops"]:
+            yield cast(dict[str, Json], _substitute(op, variables))
+
+
+def apply_op(doc: dict[str, Json], op: dict[str, Json], overlay_id: str) -> None:
+    kind, path = op["op"], op["path"]
+    where = f"overlay {overlay_id!r}, {kind} {path}"
+    if "expect" in op:
+        # guards against silently rewriting something upstream has changed
+        try:
+            actual = pointer_get(doc, path)
+        except KeyError:
+            raise OverlayError(f"{where}: expected {op['expect']!r}, found nothing") from None
+        if actual != op["expect"]:
+            raise OverlayError(f"{where}: expected {op['expect']!r}, found {actual!r}")
+    if kind == "set":
+        pointer_set(doc, path, copy.deepcopy(op["value"]))
+    elif kind == "merge":
+        target = pointer_get(doc, path)
+        if not isinstance(target, dict):
+            raise OverlayError(f"{where}: target is not an object")
+        target.update(copy.deepcopy(op["value"]))
+    elif kind == "remove":
+        parent, key = pointer_parent(doc, path)
+        if isinstance(parent, dict):
+            if key not in parent:
+                raise OverlayError(f"{where}: nothing to remove")
+            del parent[key]
+        else:
+            raise OverlayError(f"{where}: can only remove object members")
+    elif kind == "remove_item":
+        target = pointer_get(doc, path)
+        if not isinstance(target, list) or op["value"] not in target:
+            raise OverlayError(f"{where}: {op['value']!r} not in the list")
+        target.remove(op["value"])
+    elif kind == "append":
+        target = pointer_get(doc, path)
+        if not isinstance(target, list):
+            raise OverlayError(f"{where}: target is not a list")
+        target.append(copy.deepcopy(op["value"]))
+    else:
+        raise OverlayError(f"{where}: unknown op {kind!r}")
+
+
+def apply_overlays(doc: dict[str, Json], overlays: dict[str, Json]) -> None:
+    methods = overlays["methods"]
+    for overlay in overlays["overlays"]:
+        for op in _expand(overlay, methods):
+            apply_op(doc, op, overlay["id"])
+
+
+# ---------------------------------------------------------------- step 4
+
+
+def apply_descriptions(doc: dict[str, Json], descriptions: dict[str, Json]) -> None:
+    for path, text in descriptions["pointers"].items():
+        target = pointer_get(doc, path)
+        if not isinstance(target, dict):
+            raise OverlayError(f"description target {path} is not an object")
+        target["description"] = text
+    # OpenAPI requires a description on every response object
+    for item in doc["paths"].values():
+        for operation in item.values():
+            for status, response in operation["responses"].items():
+                if status not in descriptions["responses"]:
+                    raise OverlayError(f"no description for HTTP status {status}")
+                response["description"] = descriptions["responses"][status]
+
+
+# ---------------------------------------------------------------- step 5
+
+_REF_PREFIX = "#/components/schemas/"
+
+
+def _refs(node: Json) -> Iterator[str]:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and value.startswith(_REF_PREFIX):
+                yield value[len(_REF_PREFIX) :]
+            else:
+                yield from _refs(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _refs(item)
+
+
+def reachable_schemas(doc: dict[str, Json]) -> set[str]:
+    schemas = doc["components"]["schemas"]
+    seen: set[str] = set()
+    todo = list(_refs(doc["paths"]))
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        if name not in schemas:
+            raise OverlayError(f"dangling reference to schema {name!r}")
+        seen.add(name)
+        todo.extend(_refs(schemas[name]))
+    return seen
+
+
+def prune(doc: dict[str, Json]) -> None:
+    keep = reachable_schemas(doc)
+    schemas = doc["components"]["schemas"]
+    doc["components"]["schemas"] = {name: schemas[name] for name in sorted(keep)}
+    # the shared endpoint first, then the methods in their fixed order
+    doc["paths"] = dict(sorted(doc["paths"].items(), key=lambda item: item[0] != "/"))
+
+
+# ---------------------------------------------------------------- driver
+
+
+def build_spec(
+    upstream: dict[str, Json], overlays: dict[str, Json], descriptions: dict[str, Json]
+) -> dict[str, Json]:
+    doc = select_methods(upstream)
+    doc = cast(dict[str, Json], normalise_to_31(doc))
+    apply_overlays(doc, overlays)
+    apply_descriptions(doc, descriptions)
+    prune(doc)
+    return doc
+
+
+def render(doc: dict[str, Json]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _load(path: Path) -> Json:
+    with path.open(encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.spec_sync", description=__doc__.splitlines()[0])
+    parser.add_argument("upstream", type=Path, help="a full nearcore OpenAPI document (openapi.json)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: spec/openapi.json)")
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 with a diff if --out differs")
+    args = parser.parse_args(argv)
+    try:
+        text = render(build_spec(_load(args.upstream), _load(OVERLAYS), _load(DESCRIPTIONS)))
+    except (OverlayError, KeyError) as exc:
+        print(f"spec_sync: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+        if current == text:
+            print(f"spec_sync: {args.out} is up to date")
+            return 0
+        sys.stdout.writelines(
+            difflib.unified_diff(current.splitlines(True), text.splitlines(True), str(args.out), "synced")
+        )
+        return 1
+    args.out.write_text(text, encoding="utf-8")
+    print(f"spec_sync: wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
