@@ -19,6 +19,7 @@ class MethodSpec:
     params_required: bool
     takes_block_reference: bool
     accepts_positional: bool
+    params_members: tuple[str, ...]
 
 
 ROOT_PATH: Final = "/"
@@ -34,6 +35,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         params_required=False,
         takes_block_reference=False,
         accepts_positional=False,
+        params_members=(),
     ),
     "EXPERIMENTAL_protocol_config": MethodSpec(
         name="EXPERIMENTAL_protocol_config",
@@ -45,6 +47,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         params_required=True,
         takes_block_reference=True,
         accepts_positional=False,
+        params_members=("block_id", "finality", "sync_checkpoint",),
     ),
     "EXPERIMENTAL_view_account": MethodSpec(
         name="EXPERIMENTAL_view_account",
@@ -56,6 +59,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         params_required=True,
         takes_block_reference=True,
         accepts_positional=False,
+        params_members=("account_id", "block_id", "finality", "sync_checkpoint",),
     ),
     "client_config": MethodSpec(
         name="client_config",
@@ -67,6 +71,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         params_required=False,
         takes_block_reference=False,
         accepts_positional=False,
+        params_members=(),
     ),
     "block": MethodSpec(
         name="block",
@@ -78,5 +83,6 @@ METHODS: Final[dict[str, MethodSpec]] = {
         params_required=True,
         takes_block_reference=True,
         accepts_positional=True,
+        params_members=("block_id", "finality", "sync_checkpoint",),
     ),
 }

@@ -37,8 +37,9 @@ def spec_bytes() -> bytes:
 
 @cache
 def _registry() -> Registry[Any]:
-    resource = Resource.from_contents(spec_document(), default_specification=DRAFT202012)
-    return Registry().with_resource(_SPEC_URI, resource)
+    resource: Resource[Any] = Resource.from_contents(spec_document(), default_specification=DRAFT202012)
+    registry: Registry[Any] = Registry().with_resource(_SPEC_URI, resource)
+    return registry
 
 
 @cache

@@ -26,6 +26,7 @@ class MethodInfo:
     params_required: bool
     takes_block_reference: bool
     accepts_positional: bool
+    params_members: tuple[str, ...]
     description: str
 
 
@@ -61,6 +62,9 @@ def collect_methods(spec: dict[str, Any]) -> list[MethodInfo]:
             if "result" in branch.get("properties", {})
         )
         params_branches = _branches(schemas[params])
+        members = set(schemas[params].get("properties", {}))
+        for branch in params_branches:
+            members.update(branch.get("properties", {}))
         methods.append(
             MethodInfo(
                 name=name,
@@ -72,6 +76,7 @@ def collect_methods(spec: dict[str, Any]) -> list[MethodInfo]:
                 params_required="params" in envelope.get("required", []),
                 takes_block_reference=any("block_id" in b.get("properties", {}) for b in params_branches),
                 accepts_positional=any(b.get("type") == "array" for b in params_branches),
+                params_members=tuple(sorted(members)),
                 description=operation.get("description", ""),
             )
         )
@@ -109,6 +114,7 @@ def render_methods(methods: list[MethodInfo]) -> str:
         "    params_required: bool",
         "    takes_block_reference: bool",
         "    accepts_positional: bool",
+        "    params_members: tuple[str, ...]",
         "",
         "",
         'ROOT_PATH: Final = "/"',
@@ -127,6 +133,7 @@ def render_methods(methods: list[MethodInfo]) -> str:
             f"        params_required={m.params_required!r},",
             f"        takes_block_reference={m.takes_block_reference!r},",
             f"        accepts_positional={m.accepts_positional!r},",
+            f"        params_members=({''.join(_q(p) + ', ' for p in m.params_members).rstrip()}),",
             "    ),",
         ]
     lines.append("}")

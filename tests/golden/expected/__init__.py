@@ -1,0 +1,1 @@
+"""Generated from spec/openapi.json by `python -m tools.regenerate`. Do not edit."""

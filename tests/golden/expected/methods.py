@@ -1,0 +1,52 @@
+"""Generated from spec/openapi.json by `python -m tools.regenerate`. Do not edit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    """What the spec says about one JSON-RPC method."""
+
+    name: str
+    path: str
+    request_schema: str
+    params_schema: str
+    response_schema: str
+    result_schema: str
+    params_required: bool
+    takes_block_reference: bool
+    accepts_positional: bool
+    params_members: tuple[str, ...]
+
+
+ROOT_PATH: Final = "/"
+
+METHODS: Final[dict[str, MethodSpec]] = {
+    "ping": MethodSpec(
+        name="ping",
+        path="/ping",
+        request_schema="JsonRpcRequest_for_ping",
+        params_schema="PingParams",
+        response_schema="JsonRpcResponse_for_ping",
+        result_schema="Pong",
+        params_required=False,
+        takes_block_reference=False,
+        accepts_positional=False,
+        params_members=(),
+    ),
+    "lookup": MethodSpec(
+        name="lookup",
+        path="/lookup",
+        request_schema="JsonRpcRequest_for_lookup",
+        params_schema="LookupParams",
+        response_schema="JsonRpcResponse_for_lookup",
+        result_schema="LookupResult",
+        params_required=True,
+        takes_block_reference=True,
+        accepts_positional=True,
+        params_members=("block_id", "finality", "key",),
+    ),
+}

@@ -1,0 +1,32 @@
+"""Generated from spec/openapi.json by `python -m tools.regenerate`. Do not edit."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from fastapi import APIRouter, Request, Response
+
+
+class JsonRpcEndpoint(Protocol):
+    """Turns one HTTP request into one HTTP response; `path_method` is None for POST /."""
+
+    async def __call__(self, request: Request, path_method: str | None) -> Response: ...
+
+
+def build_router(endpoint: JsonRpcEndpoint) -> APIRouter:
+    """One POST route for the shared endpoint and one per method, all delegating."""
+    router = APIRouter()
+
+    @router.post("/", operation_id="jsonrpc", include_in_schema=False)
+    async def jsonrpc(request: Request) -> Response:
+        return await endpoint(request, None)
+
+    @router.post("/ping", operation_id="ping", include_in_schema=False)
+    async def ping(request: Request) -> Response:
+        return await endpoint(request, "ping")
+
+    @router.post("/lookup", operation_id="lookup", include_in_schema=False)
+    async def lookup(request: Request) -> Response:
+        return await endpoint(request, "lookup")
+
+    return router

@@ -1,0 +1,80 @@
+"""tools.regenerate: golden records for our generator, determinism, and the drift gate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tools.regenerate import drift, render_generated
+
+GOLDEN = REPO / "tests" / "golden"
+
+
+def test_golden_records_match() -> None:
+    """Output for the fixture spec equals the checked-in expected files (re-record with
+    `python -m tests.golden.record`, on purpose only)."""
+    diffs = drift(render_generated(GOLDEN / "fixture_openapi.json"), GOLDEN / "expected")
+    assert not diffs, "".join(diffs)
+
+
+def test_golden_dispatch_table_describes_the_fixture() -> None:
+    methods = (GOLDEN / "expected" / "methods.py").read_text(encoding="utf-8")
+    assert '"lookup": MethodSpec(' in methods and '"ping": MethodSpec(' in methods
+    assert "accepts_positional=True" in methods  # lookup's [block_id] form
+    assert 'params_members=("block_id", "finality", "key",)' in methods
+
+
+def test_output_is_deterministic() -> None:
+    spec = REPO / "spec" / "openapi.json"
+    assert render_generated(spec) == render_generated(spec)
+
+
+def test_generated_matches_spec() -> None:
+    """The drift gate itself, as CI runs it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.regenerate", "--check"], cwd=REPO, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture()
+def scratch_repo(tmp_path: Path) -> Path:
+    """A copy of spec/ and generated/ to modify."""
+    for folder in ("spec", "generated"):
+        shutil.copytree(REPO / folder, tmp_path / folder)
+    return tmp_path
+
+
+def _regenerate(repo: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "tools.regenerate", "--spec", str(repo / "spec" / "openapi.json")]
+    command += ["--out", str(repo / "generated"), *extra]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+
+
+def test_adding_an_optional_field_trips_the_gate_until_regenerated(scratch_repo: Path) -> None:
+    spec_path = scratch_repo / "spec" / "openapi.json"
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    spec["components"]["schemas"]["RpcViewAccountResponse"]["properties"]["rainbow_colour"] = {"type": "string"}
+    spec_path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
+
+    stale = _regenerate(scratch_repo, "--check")
+    assert stale.returncode == 1
+    assert "rainbow_colour" in stale.stdout  # the diff names the new field
+    assert "generated/models.py" in stale.stdout and "generated/openapi.json" in stale.stdout
+
+    assert _regenerate(scratch_repo).returncode == 0
+    models = (scratch_repo / "generated" / "models.py").read_text(encoding="utf-8")
+    assert "rainbow_colour: str | None = None" in models
+    assert _regenerate(scratch_repo, "--check").returncode == 0
+
+
+def test_hand_edits_to_generated_are_caught(scratch_repo: Path) -> None:
+    routes = scratch_repo / "generated" / "routes.py"
+    routes.write_text(routes.read_text(encoding="utf-8") + "\n# hand edit\n", encoding="utf-8")
+    assert _regenerate(scratch_repo, "--check").returncode == 1
