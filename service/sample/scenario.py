@@ -1,0 +1,143 @@
+"""The plan of the sample chain: its parameters, accounts and scheduled events.
+
+These are the generator's inputs. Everything tests may rely on is derived from the generated
+data in `service.sample.facts`, not read from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.sample import crypto
+
+NEAR = 10**24  # yoctoNEAR per NEAR
+
+CHAIN_ID = "nearrpc-localnet"
+TOP_LEVEL = "localnet"  # the chain's top-level account; named accounts live under it
+GENESIS_HEIGHT = 0
+# Genesis time with nanoseconds, as a node started with `neard init` writes it.
+GENESIS_TIME = "2025-06-02T09:13:27.218765432Z"
+EPOCH_LENGTH = 25
+HEAD_HEIGHT = 110
+
+# Genesis at 84 (nearcore supports 83 and up); the upgrade then lands on 86 directly, as it
+# does when every validator runs an 86 binary. nearcore's runtime configs of 85 and 86 are
+# identical, so an 85 -> 86 upgrade would leave runtime_config unchanged.
+GENESIS_PROTOCOL_VERSION = 84
+# What every header votes for: the binaries already run protocol 86.
+LATEST_PROTOCOL_VERSION = 86
+# A version voted for during epoch T takes effect in epoch T + 2 (the epoch after next is
+# the first whose settings are not fixed yet when T ends).
+UPGRADE_DELAY_EPOCHS = 2
+
+MIN_GAS_PRICE = 100_000_000
+MAX_GAS_PRICE = 10_000_000_000_000_000_000_000
+GAS_LIMIT = 1_000_000_000_000_000
+GAS_PRICE_ADJUSTMENT_RATE = (1, 100)
+MAX_INFLATION_RATE = (1, 20)
+PROTOCOL_REWARD_RATE = (1, 10)
+NUM_BLOCKS_PER_YEAR = 31_536_000
+
+# Heights at which no block was produced.
+SKIPPED_HEIGHTS = frozenset({7, 18, 19, 33, 49, 64, 76, 88, 97})
+# (height, shard index) whose chunk was not produced: the block carries the shard's previous
+# chunk header and a false chunk_mask entry.
+MISSING_CHUNKS = frozenset({(12, 2), (27, 0), (41, 1), (41, 3), (58, 2), (73, 0), (91, 1), (104, 3)})
+
+SHARD_IDS = (0, 1, 2, 3)
+BOUNDARY_ACCOUNTS = ("bob.localnet", "heidi.localnet", "olivia.localnet")
+SHARD_LAYOUT_VERSION = 3
+
+REGISTRAR = "registrar"
+TREASURY = f"treasury.{TOP_LEVEL}"
+VALIDATORS = ("node0", "node1", "node2", "node3")
+VALIDATOR_STAKES = (52_000_000 * NEAR, 47_500_000 * NEAR, 41_250_000 * NEAR, 36_000_000 * NEAR)
+
+CONTRACT = f"counter.{TOP_LEVEL}"
+GLOBAL_PUBLISHER = f"factory.{TOP_LEVEL}"
+GLOBAL_BY_HASH_USER = f"dapp.{TOP_LEVEL}"
+GLOBAL_BY_ACCOUNT_USER = f"widget.{TOP_LEVEL}"
+
+NAMED = tuple(
+    f"{name}.{TOP_LEVEL}"
+    for name in (
+        "alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy",
+        "mallory", "niaj", "olivia", "peggy", "rupert", "sybil", "trent", "victor", "walter",
+        "wendy",
+    )
+)  # fmt: skip
+SUB_ACCOUNTS = (f"wallet.alice.{TOP_LEVEL}", f"savings.bob.{TOP_LEVEL}", f"game.carol.{TOP_LEVEL}")
+# Named implicit accounts: the hex of an ed25519 public key (64 chars) or an Ethereum-style
+# address (0x + 40 hex chars).
+IMPLICIT = tuple(crypto.digest("implicit", i).hex() for i in range(18))
+ETH_IMPLICIT = tuple("0x" + crypto.digest("eth-implicit", i)[:20].hex() for i in range(2))
+
+# Exists at genesis, deleted mid-chain.
+TEMP = f"temp.{TOP_LEVEL}"
+# Created mid-chain and kept.
+NEWCOMER = f"newcomer.{TOP_LEVEL}"
+# Created mid-chain, deleted later.
+EPHEMERAL = f"ephemeral.alice.{TOP_LEVEL}"
+
+# Gas of the sample's actions (burnt in full, at the gas price of the including block).
+TRANSFER_GAS = 446_365_125_000
+CALL_GAS = 2_427_934_415_604
+CREATE_ACCOUNT_GAS = 4_174_947_687_500
+DELETE_ACCOUNT_GAS = 1_349_413_818_750
+STAKE_GAS = 1_057_417_500_000
+
+# Bytes: an account record plus one full-access key, what a fresh account uses.
+BASE_STORAGE = 182
+CONTRACT_STATE_STORAGE = 53
+GLOBAL_CONTRACT_ID_STORAGE = 32
+
+
+@dataclass(frozen=True, slots=True)
+class CreateAccount:
+    height: int
+    creator: str
+    account_id: str
+    deposit: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteAccount:
+    height: int
+    account_id: str
+    beneficiary: str
+
+
+@dataclass(frozen=True, slots=True)
+class Stake:
+    height: int
+    validator: str
+    increase: int
+
+
+CREATIONS = (
+    CreateAccount(30, f"alice.{TOP_LEVEL}", EPHEMERAL, 5 * NEAR),
+    CreateAccount(40, TOP_LEVEL, NEWCOMER, 25 * NEAR),
+)
+DELETIONS = (
+    DeleteAccount(66, TEMP, f"bob.{TOP_LEVEL}"),
+    DeleteAccount(90, EPHEMERAL, f"alice.{TOP_LEVEL}"),
+)
+STAKES = (Stake(57, "node2", 1_500_000 * NEAR),)
+
+# Heights of a burst of heavy contract calls that fills the chunks of every shard and
+# pushes the gas price up; it decays back to the minimum afterwards.
+BURST_HEIGHTS = range(60, 69)
+BURST_CALLERS = (
+    f"alice.{TOP_LEVEL}",  # shard 0
+    f"game.carol.{TOP_LEVEL}",  # shard 1
+    f"mallory.{TOP_LEVEL}",  # shard 2
+    f"sybil.{TOP_LEVEL}",  # shard 3
+)
+BURST_CALLS_PER_CHUNK = 3
+BURST_CALL_GAS = 290_000_000_000_000
+# Every COUNTER_PERIOD heights somebody calls the counter contract.
+COUNTER_PERIOD = 6
+COUNTER_CALLERS = (f"alice.{TOP_LEVEL}", f"bob.{TOP_LEVEL}", f"judy.{TOP_LEVEL}")
+
+# Accounts that send each other small transfers.
+TRANSFER_POOL = NAMED + SUB_ACCOUNTS + IMPLICIT + ETH_IMPLICIT

@@ -1,0 +1,208 @@
+"""The storage contract: record types, reader and writer interfaces, and store errors.
+
+The store keeps chain data as JSON bytes that are ready to be served; it knows nothing
+about JSON-RPC. Request handlers read through `ChainReader`; imports (the sample chain,
+genesis files, recorders) write through `ChainWriter` in batches that land whole or not
+at all. SQLite implements both today (`service.store.sqlite`); another engine (PostgreSQL)
+only has to implement the same two protocols.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+# The layout version of the tables. A store written with another version is refused on open.
+SCHEMA_VERSION = 1
+
+# The all-zero 32-byte hash in base58: the epoch id of the first epoch, the genesis block's
+# parent and the code hash of accounts without a local contract.
+ZERO_HASH = "11111111111111111111111111111111"
+
+
+class StoreError(Exception):
+    """A store could not be opened, read or written."""
+
+
+class StoreNotFoundError(StoreError):
+    """The store file does not exist."""
+
+
+class StoreSchemaError(StoreError):
+    """The file is not a nearrpc store, or its schema version is not the one this build reads."""
+
+
+class StoreIntegrityError(StoreError):
+    """A write was refused because the data is inconsistent (spec validation errors are raised
+    as `service.schema.SchemaViolation` instead)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBlock:
+    """One block: the index fields plus the complete `block` result."""
+
+    height: int
+    hash: str  # base58
+    prev_hash: str
+    epoch_id: str
+    last_final_block: str  # header.last_final_block
+    last_ds_final_block: str  # header.last_ds_final_block
+    # The whole `block` result (author, header, chunks) as compact JSON, nearcore key order.
+    view_json: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEpoch:
+    """What an epoch contributes to `EXPERIMENTAL_protocol_config`."""
+
+    epoch_id: str
+    protocol_version: int  # the epoch's protocol version
+    # The epoch's values that replace the genesis ones in the protocol config (epoch_length,
+    # num_block_producer_seats, kickout thresholds, target_validator_mandates_per_shard,
+    # max_kickout_stake_perc, online_min/max_threshold, fishermen_threshold,
+    # minimum_stake_divisor, protocol_upgrade_stake_threshold, minimum_validators_per_shard,
+    # minimum_stake_ratio, shuffle_shard_assignment_for_chunk_producers, max_inflation_rate,
+    # shard_layout) as one compact JSON object.
+    config_json: bytes
+    # The epoch's whole `EXPERIMENTAL_protocol_config` result as a node answered it (recorded
+    # imports), served verbatim when present; None: composed from the genesis config,
+    # `config_json` and this build's runtime config for `protocol_version`.
+    protocol_config_json: bytes | None = None
+
+
+# The keys an epoch config object may carry, in the protocol config's field order.
+EPOCH_CONFIG_KEYS: tuple[str, ...] = (
+    "num_block_producer_seats",
+    "protocol_upgrade_stake_threshold",
+    "epoch_length",
+    "block_producer_kickout_threshold",
+    "chunk_producer_kickout_threshold",
+    "chunk_validator_only_kickout_threshold",
+    "target_validator_mandates_per_shard",
+    "online_min_threshold",
+    "online_max_threshold",
+    "max_inflation_rate",
+    "fishermen_threshold",
+    "minimum_stake_divisor",
+    "max_kickout_stake_perc",
+    "minimum_stake_ratio",
+    "shuffle_shard_assignment_for_chunk_producers",
+    "minimum_validators_per_shard",
+    "shard_layout",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreInfo:
+    """A summary of what a store holds (for /status, logs and tests)."""
+
+    schema_version: int
+    chain_id: str | None  # None until a genesis config has been written
+    genesis_height: int | None
+    earliest_height: int | None  # lowest canonical block
+    latest_height: int | None  # highest canonical block (the optimistic head)
+    block_count: int  # all stored blocks, forks included
+    epoch_count: int
+    account_state_count: int  # rows of (account, height) states, deletions included
+
+
+class ChainReader(Protocol):
+    """Read access to one chain. Every lookup is a single indexed query."""
+
+    def chain_id(self) -> str:
+        """The chain id of the stored genesis config."""
+        ...
+
+    def genesis_config_json(self) -> bytes:
+        """The `genesis_config` result as compact JSON."""
+        ...
+
+    def client_config_json(self) -> bytes:
+        """The `client_config` result as compact JSON."""
+        ...
+
+    def head(self) -> StoredBlock | None:
+        """The optimistic head: the highest canonical block, None for an empty store."""
+        ...
+
+    def block_by_height(self, height: int) -> StoredBlock | None:
+        """The canonical block at `height`; None for skipped or unknown heights."""
+        ...
+
+    def block_by_hash(self, block_hash: str) -> StoredBlock | None:
+        """Any stored block with this hash, forks included."""
+        ...
+
+    def genesis_block(self) -> StoredBlock | None:
+        """The canonical block at the genesis height, when the store has it."""
+        ...
+
+    def earliest_block(self) -> StoredBlock | None:
+        """The lowest canonical block stored."""
+        ...
+
+    def epoch(self, epoch_id: str) -> StoredEpoch | None:
+        """The epoch record for `epoch_id`."""
+        ...
+
+    def account_json(self, account_id: str, height: int) -> bytes | None:
+        """The account's view (without block_height/block_hash) as of the block at `height`:
+        its latest state written at a height <= `height`. None when the account did not exist
+        then, or had been deleted by then."""
+        ...
+
+    def info(self) -> StoreInfo:
+        """Counts and bounds of the stored data."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection. Further calls fail."""
+        ...
+
+
+class WriteBatch(Protocol):
+    """The writes of one batch. Nothing is visible to readers before the batch commits.
+
+    Every `put_*` validates its value against the spec before it is written, so stores
+    filled by any import hold only values the spec accepts.
+    """
+
+    def put_genesis_config(self, genesis_config_json: bytes) -> None:
+        """Store the `genesis_config` result (also sets the store's chain id and genesis
+        height; a store never changes chain)."""
+        ...
+
+    def put_client_config(self, client_config_json: bytes) -> None:
+        """Store the `client_config` result."""
+        ...
+
+    def put_block(self, block: StoredBlock, *, canonical: bool = True) -> None:
+        """Store a block; `canonical=False` keeps a fork block reachable by hash only."""
+        ...
+
+    def put_epoch(self, epoch: StoredEpoch) -> None:
+        """Store (or replace) an epoch record."""
+        ...
+
+    def put_account_state(self, account_id: str, height: int, view_json: bytes | None) -> None:
+        """Record the account's state as of the block at `height` (AccountView fields without
+        block_height/block_hash); None records that the account was deleted at that height."""
+        ...
+
+
+class ChainWriter(Protocol):
+    """Write access for imports."""
+
+    def batch(self) -> AbstractContextManager[WriteBatch]:
+        """A transaction: commits when the `with` block ends normally, rolls back (leaving the
+        store exactly as it was) when it raises or the process dies."""
+        ...
+
+    def reader(self) -> ChainReader:
+        """A reader over the same connection (sees committed data)."""
+        ...
+
+    def close(self) -> None:
+        """Release the connection."""
+        ...

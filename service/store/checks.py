@@ -1,0 +1,128 @@
+"""Checks every store implementation runs before it writes a value.
+
+Each check parses the JSON, validates it against its component schema in the spec
+(`service.schema.validate_component`), checks that the index fields agree with the JSON,
+and returns the compact serialization that is stored and later served byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from service.schema import validate_component
+from service.store.base import (
+    EPOCH_CONFIG_KEYS,
+    ZERO_HASH,
+    StoredBlock,
+    StoredEpoch,
+    StoreIntegrityError,
+)
+
+# Members the handler appends to a stored account view; the stored view must not have them.
+_ACCOUNT_RESPONSE_ONLY = ("block_height", "block_hash")
+
+# The header fields mirrored by `StoredBlock`'s index columns.
+_BLOCK_INDEX_FIELDS = (
+    ("height", "height"),
+    ("hash", "hash"),
+    ("prev_hash", "prev_hash"),
+    ("epoch_id", "epoch_id"),
+    ("last_final_block", "last_final_block"),
+    ("last_ds_final_block", "last_ds_final_block"),
+)
+
+
+def load_object(data: bytes, what: str) -> dict[str, Any]:
+    """Parse JSON bytes that must hold an object."""
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise StoreIntegrityError(f"{what}: expected JSON bytes, got {type(data).__name__}")
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise StoreIntegrityError(f"{what}: not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise StoreIntegrityError(f"{what}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def compact(value: object) -> bytes:
+    """Compact JSON with the key order of `value` kept."""
+    return orjson.dumps(value)
+
+
+def check_genesis_config(data: bytes) -> tuple[bytes, str, int]:
+    """Return (stored bytes, chain id, genesis height)."""
+    config = load_object(data, "genesis config")
+    validate_component("GenesisConfig", config)
+    return compact(config), str(config["chain_id"]), int(config["genesis_height"])
+
+
+def check_client_config(data: bytes) -> bytes:
+    config = load_object(data, "client config")
+    validate_component("RpcClientConfigResponse", config)
+    return compact(config)
+
+
+def check_block(block: StoredBlock) -> bytes:
+    view = load_object(block.view_json, f"block {block.height}")
+    validate_component("RpcBlockResponse", view)
+    header = view["header"]
+    for attribute, field in _BLOCK_INDEX_FIELDS:
+        if getattr(block, attribute) != header[field]:
+            raise StoreIntegrityError(
+                f"block {block.hash}: {attribute}={getattr(block, attribute)!r} but header.{field}={header[field]!r}"
+            )
+    return compact(view)
+
+
+def check_epoch(epoch: StoredEpoch) -> bytes:
+    if epoch.protocol_version < 0:
+        raise StoreIntegrityError(f"epoch {epoch.epoch_id}: negative protocol version")
+    validate_component("CryptoHash", epoch.epoch_id)
+    config = load_object(epoch.config_json, f"epoch {epoch.epoch_id} config")
+    unknown = sorted(set(config) - set(EPOCH_CONFIG_KEYS))
+    if unknown:
+        raise StoreIntegrityError(f"epoch {epoch.epoch_id} config: keys {unknown} are not epoch-level settings")
+    # Every protocol config field is optional in the spec, so the subset validates as is.
+    validate_component("RpcProtocolConfigResponse", config)
+    return compact(config)
+
+
+def check_recorded_protocol_config(epoch: StoredEpoch) -> bytes | None:
+    """The epoch's verbatim protocol config, when it carries one: a whole result that agrees
+    with the epoch's protocol version and config values."""
+    if epoch.protocol_config_json is None:
+        return None
+    what = f"epoch {epoch.epoch_id} protocol config"
+    config = load_object(epoch.protocol_config_json, what)
+    validate_component("RpcProtocolConfigResponse", config)
+    if config.get("protocol_version") != epoch.protocol_version:
+        raise StoreIntegrityError(
+            f"{what}: protocol_version={config.get('protocol_version')!r} but the epoch's "
+            f"protocol version is {epoch.protocol_version}"
+        )
+    overrides = load_object(epoch.config_json, f"epoch {epoch.epoch_id} config")
+    differing = sorted(key for key, value in overrides.items() if config.get(key) != value)
+    if differing:
+        raise StoreIntegrityError(f"{what}: {differing} differ from the epoch's config values")
+    return compact(config)
+
+
+def check_account_state(account_id: str, height: int, view_json: bytes | None) -> bytes | None:
+    validate_component("AccountId", account_id)
+    if height < 0:
+        raise StoreIntegrityError(f"account {account_id}: negative height {height}")
+    if view_json is None:
+        return None
+    view = load_object(view_json, f"account {account_id} at {height}")
+    present = [key for key in _ACCOUNT_RESPONSE_ONLY if key in view]
+    if present:
+        raise StoreIntegrityError(
+            f"account {account_id} at {height}: the stored view must not contain {present}; "
+            "the handler adds them for the block it answers for"
+        )
+    # The response members are added only to validate the shape; their values do not matter.
+    validate_component("RpcViewAccountResponse", {**view, "block_height": height, "block_hash": ZERO_HASH})
+    return compact(view)

@@ -1,0 +1,92 @@
+"""Building the sample store: determinism, atomic replacement, first-run creation."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.sample import (
+    SampleFacts,
+    build_sample_store,
+    ensure_sample_store,
+    generate_sample_chain,
+    sample_chain,
+)
+from service.sample import build as build_module
+from service.sample.facts import derive_facts
+from service.store import open_reader
+
+
+def rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {n: sorted(conn.execute(f"SELECT * FROM {n}").fetchall(), key=repr) for n in names}
+    finally:
+        conn.close()
+
+
+def test_generation_is_deterministic() -> None:
+    assert generate_sample_chain() == generate_sample_chain() == sample_chain()
+
+
+def test_build_twice_gives_identical_stores(tmp_path: Path, built_store: Path) -> None:
+    again = tmp_path / "again.db"
+    facts = build_sample_store(again)
+    assert rows(again) == rows(built_store)
+    assert again.read_bytes() == built_store.read_bytes()
+    assert facts == derive_facts(sample_chain())
+
+
+def test_built_store_is_complete_and_self_contained(built_store: Path, facts: SampleFacts) -> None:
+    # Rollback journal (header bytes 18-19 are 1), no side files: opens from read-only media.
+    assert built_store.read_bytes()[18:20] == b"\x01\x01"
+    assert sorted(p.name for p in built_store.parent.iterdir()) == [built_store.name]
+    reader = open_reader(built_store)
+    try:
+        head = reader.head()
+        assert head is not None and head.height == facts.head_height and head.hash == facts.head_hash
+        genesis = reader.genesis_block()
+        assert genesis is not None and genesis.hash == facts.genesis_hash
+        assert reader.chain_id() == facts.chain_id
+        assert reader.info().epoch_count == len(facts.epochs)
+    finally:
+        reader.close()
+
+
+def test_build_replaces_an_existing_file(tmp_path: Path, built_store: Path) -> None:
+    target = tmp_path / "sample.db"
+    target.write_bytes(b"old")
+    build_sample_store(target)
+    assert target.read_bytes() == built_store.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sample.db"]
+
+
+def test_failed_build_keeps_the_old_file_and_leaves_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "sample.db"
+    target.write_bytes(b"previous store")
+
+    def explode(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(build_module, "write_chain", explode)
+    with pytest.raises(OSError, match="disk full"):
+        build_sample_store(target)
+    assert target.read_bytes() == b"previous store"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sample.db"]
+
+
+def test_ensure_builds_only_when_missing(tmp_path: Path, built_store: Path) -> None:
+    target = tmp_path / "data" / "sample.db"
+    assert ensure_sample_store(target) == target
+    assert target.read_bytes() == built_store.read_bytes()
+    target.write_bytes(b"keep me")
+    before = os.stat(target).st_mtime_ns
+    ensure_sample_store(target)
+    assert target.read_bytes() == b"keep me" and os.stat(target).st_mtime_ns == before

@@ -1,0 +1,45 @@
+"""The sample contracts are well-formed WebAssembly binaries."""
+
+from __future__ import annotations
+
+import pytest
+
+from service.sample import wasm
+
+
+def read_uleb(data: bytes, offset: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[offset]
+        offset += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, offset
+
+
+def sections(code: bytes) -> list[int]:
+    assert code[:8] == b"\x00asm\x01\x00\x00\x00"
+    ids = []
+    offset = 8
+    while offset < len(code):
+        section_id = code[offset]
+        size, offset = read_uleb(code, offset + 1)
+        offset += size
+        ids.append(section_id)
+    assert offset == len(code)
+    return ids
+
+
+@pytest.mark.parametrize("contract", [wasm.COUNTER, wasm.GREETER], ids=lambda c: c.name)
+def test_module_structure(contract: wasm.Contract) -> None:
+    ids = sections(contract.code)
+    # Known sections in the required order (types, imports, functions, memory, exports,
+    # code, data), followed by the custom producers section.
+    assert ids == [1, 2, 3, 5, 7, 10, 11, 0]
+    assert b"storage_write" in contract.code and b"memory" in contract.code
+    assert 200 < len(contract.code) < 1000
+
+
+def test_contracts_differ() -> None:
+    assert wasm.COUNTER.code != wasm.GREETER.code

@@ -1,0 +1,41 @@
+"""Store fixtures: SQLite files in temporary folders, filled with the sample chain."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.sample import SampleChain, sample_chain, write_chain
+from service.store import SqliteChainReader, create, open_reader
+
+
+@pytest.fixture(scope="session")
+def chain() -> SampleChain:
+    return sample_chain()
+
+
+@pytest.fixture(scope="session")
+def filled_store_file(tmp_path_factory: pytest.TempPathFactory, chain: SampleChain) -> Path:
+    """A store holding the sample chain, written through the writer API. Do not modify."""
+    path = tmp_path_factory.mktemp("store") / "chain.db"
+    with create(path) as writer:
+        write_chain(writer, chain)
+    return path
+
+
+@pytest.fixture
+def store_copy(filled_store_file: Path, tmp_path: Path) -> Path:
+    """A private copy of the filled store that a test may write to."""
+    path = tmp_path / "copy.db"
+    shutil.copyfile(filled_store_file, path)
+    return path
+
+
+@pytest.fixture
+def reader(filled_store_file: Path) -> Iterator[SqliteChainReader]:
+    store = open_reader(filled_store_file)
+    yield store
+    store.close()
