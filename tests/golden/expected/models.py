@@ -2,9 +2,7 @@
 #   filename:  openapi.json
 
 from __future__ import annotations
-
 from typing import Annotated, Any, Literal
-
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 

@@ -1,0 +1,31 @@
+"""NEAR account id syntax: 2 to 64 characters of lowercase letters and digits in parts joined by
+`.`, `-` or `_`, no separator at either end or next to another one. Error texts follow the
+near-account-id crate, which nearcore puts in its parse errors."""
+
+from __future__ import annotations
+
+MIN_LEN = 2
+MAX_LEN = 64
+_SEPARATORS = frozenset("-_.")
+
+
+def account_id_problem(account_id: str) -> str | None:
+    """None for a valid id, else what is wrong with it."""
+    if len(account_id) < MIN_LEN:
+        return "the Account ID is too short"
+    if len(account_id) > MAX_LEN:
+        return "the Account ID is too long"
+    previous_was_separator = True  # a leading separator is as redundant as a doubled one
+    for index, char in enumerate(account_id):
+        if char in _SEPARATORS:
+            if previous_was_separator:
+                return f"the Account ID has a redundant separator '{char}' at index {index}"
+            previous_was_separator = True
+        elif char.isascii() and (char.islower() or char.isdigit()):
+            previous_was_separator = False
+        else:
+            return f"the Account ID contains an invalid character {char!r} at index {index}"
+    if previous_was_separator:
+        last = len(account_id) - 1
+        return f"the Account ID has a redundant separator '{account_id[last]}' at index {last}"
+    return None

@@ -1,0 +1,95 @@
+"""The generated pydantic models accept real results of each method and reject broken ones."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pydantic
+import pytest
+
+from generated import models
+from generated.methods import METHODS
+from service.handlers import ChainHandlers
+from service.params import typed_params
+from service.runtime_params import RuntimeParamStore
+from service.sample import build_sample_store, sample_facts
+from service.store.sqlite import open_reader
+
+FACTS = sample_facts()
+PARAMS: dict[str, Any] = {
+    "genesis_config": None,
+    "client_config": None,
+    "block": {"finality": "final"},
+    "EXPERIMENTAL_protocol_config": {"finality": "final"},
+    "EXPERIMENTAL_view_account": {"account_id": FACTS.contract_account, "finality": "final"},
+}
+# a required field of each result whose schema has required fields, and a field to break the type of
+REQUIRED: dict[str, str | None] = {
+    "genesis_config": "chain_id",
+    "client_config": None,
+    "block": "header",
+    "EXPERIMENTAL_protocol_config": None,
+    "EXPERIMENTAL_view_account": "amount",
+}
+WRONG_TYPE: dict[str, tuple[str, object]] = {
+    "genesis_config": ("epoch_length", [1]),
+    "client_config": ("archive", {"yes": True}),
+    "block": ("chunks", "none"),
+    "EXPERIMENTAL_protocol_config": ("runtime_config", [1, 2]),
+    "EXPERIMENTAL_view_account": ("storage_usage", "lots"),
+}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    path: Path = tmp_path_factory.mktemp("models") / "sample.sqlite"
+    build_sample_store(path)
+    reader = open_reader(path)
+    handlers = ChainHandlers(reader, RuntimeParamStore.load())
+    answers = {
+        name: orjson.loads(getattr(handlers, name)(typed_params(METHODS[name], PARAMS[name]))) for name in METHODS
+    }
+    yield answers
+    reader.close()
+
+
+def result_model(method: str) -> type[pydantic.BaseModel]:
+    model: type[pydantic.BaseModel] = getattr(models, METHODS[method].result_schema)
+    return model
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_real_results_are_accepted(results: dict[str, Any], method: str) -> None:
+    result_model(method).model_validate(results[method])
+
+
+@pytest.mark.parametrize("method", [m for m, field in REQUIRED.items() if field])
+def test_missing_required_field_is_rejected(results: dict[str, Any], method: str) -> None:
+    broken = copy.deepcopy(results[method])
+    del broken[str(REQUIRED[method])]
+    with pytest.raises(pydantic.ValidationError):
+        result_model(method).model_validate(broken)
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_wrong_type_is_rejected(results: dict[str, Any], method: str) -> None:
+    field, value = WRONG_TYPE[method]
+    broken = copy.deepcopy(results[method])
+    broken[field] = value
+    with pytest.raises(pydantic.ValidationError):
+        result_model(method).model_validate(broken)
+
+
+def test_nested_required_fields_are_enforced(results: dict[str, Any]) -> None:
+    broken = copy.deepcopy(results["block"])
+    del broken["header"]["timestamp_nanosec"]
+    with pytest.raises(pydantic.ValidationError):
+        models.RpcBlockResponse.model_validate(broken)
+    broken = copy.deepcopy(results["genesis_config"])
+    broken["validators"][0].pop("public_key")
+    with pytest.raises(pydantic.ValidationError):
+        models.GenesisConfig.model_validate(broken)
