@@ -29,6 +29,24 @@ log = logging.getLogger("nearrpc.app")
 _JSON = "application/json"
 
 
+def _store_gaps(reader: ChainReader, block_count: int) -> list[str]:
+    """What the store cannot answer, in words, so an operator sees it without trying."""
+    gaps: list[str] = []
+    configs = (("genesis_config", reader.genesis_config_json), ("client_config", reader.client_config_json))
+    for method, load in configs:
+        try:
+            load()
+        except StoreError:
+            gaps.append(f"no {method} stored: the method answers INTERNAL_ERROR")
+    if block_count == 0:
+        gaps.append(
+            "no blocks stored (a genesis file alone does not define the genesis block): block and "
+            "protocol config answer UNKNOWN_BLOCK or NOT_SYNCED_YET, view_account UNKNOWN_BLOCK; "
+            "import block views to serve them"
+        )
+    return gaps
+
+
 def _status_document(reader: ChainReader) -> dict[str, object]:
     info = reader.info()
     head = reader.head()
@@ -49,6 +67,7 @@ def _status_document(reader: ChainReader) -> dict[str, object]:
             "epochs": info.epoch_count,
             "account_states": info.account_state_count,
         },
+        "limitations": _store_gaps(reader, info.block_count),
     }
 
 

@@ -8,7 +8,9 @@ they are served as.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 import orjson
 
@@ -17,7 +19,7 @@ from service.chain import BlockReference, NoEarliestBlock, UnknownBlock, resolve
 from service.errors import RpcError, internal_error
 from service.protocol_config import compose_protocol_config
 from service.runtime_params import RuntimeParamStore
-from service.store.base import ChainReader, StoredBlock
+from service.store.base import ChainReader, StoredBlock, StoreError
 
 _LIMITS_TEXT = "The node reached its limits. Try again later. More details: "
 
@@ -36,25 +38,60 @@ def _internal(message: str) -> RpcError:
     return internal_error(message, _LIMITS_TEXT + message)
 
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def store_failures_are_internal(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A store that cannot answer is nearcore's INTERNAL_ERROR (HTTP 500), with the reason."""
+
+    @functools.wraps(method)
+    def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(*args, **kwargs)
+        except StoreError as failure:
+            raise _internal(str(failure)) from None
+
+    return guarded
+
+
+def _optional_config(load: Callable[[], bytes]) -> bytes | StoreError:
+    try:
+        return load()
+    except StoreError as missing:
+        return missing
+
+
 class ChainHandlers:
     def __init__(self, reader: ChainReader, runtime_params: RuntimeParamStore) -> None:
         self._reader = reader
         self._runtime_params = runtime_params
-        self._genesis_json = reader.genesis_config_json()
-        self._genesis: dict[str, Any] = orjson.loads(self._genesis_json)
-        self._client_json = reader.client_config_json()
+        # read once: a store's genesis never changes; an import may lack either config, and
+        # then only the methods that need it fail
+        self._genesis_json = _optional_config(reader.genesis_config_json)
+        self._client_json = _optional_config(reader.client_config_json)
         self._protocol_config_by_epoch: dict[str, bytes] = {}
+
+    def _genesis_bytes(self) -> bytes:
+        if isinstance(self._genesis_json, StoreError):
+            raise self._genesis_json
+        return self._genesis_json
 
     # -- parameterless methods: params are ignored, as nearcore ignores them
 
+    @store_failures_are_internal
     def genesis_config(self, params: models.GenesisConfigRequest) -> bytes:
-        return self._genesis_json
+        return self._genesis_bytes()
 
+    @store_failures_are_internal
     def client_config(self, params: models.RpcClientConfigRequest) -> bytes:
+        if isinstance(self._client_json, StoreError):
+            raise self._client_json
         return self._client_json
 
     # -- methods that read at a block
 
+    @store_failures_are_internal
     def block(self, params: models.RpcBlockRequest) -> bytes:
         try:
             return resolve(self._reader, reference_of(params)).view_json
@@ -63,6 +100,7 @@ class ChainHandlers:
         except NoEarliestBlock:
             raise RpcError("NOT_SYNCED_YET", None, "There are no fully synchronized blocks yet") from None
 
+    @store_failures_are_internal
     def EXPERIMENTAL_protocol_config(self, params: models.RpcProtocolConfigRequest) -> bytes:
         try:
             block = resolve(self._reader, reference_of(params))
@@ -76,6 +114,7 @@ class ChainHandlers:
             self._protocol_config_by_epoch[block.epoch_id] = cached
         return cached
 
+    @store_failures_are_internal
     def EXPERIMENTAL_view_account(self, params: models.RpcViewAccountRequest) -> bytes:
         reference = reference_of(params)
         account_id: str = params.root.account_id.root
@@ -106,7 +145,10 @@ class ChainHandlers:
         if epoch.protocol_config_json is not None:  # recorded from a node: served as it answered
             return epoch.protocol_config_json
         config = compose_protocol_config(
-            self._genesis, epoch.protocol_version, orjson.loads(epoch.config_json), self._runtime_params
+            orjson.loads(self._genesis_bytes()),
+            epoch.protocol_version,
+            orjson.loads(epoch.config_json),
+            self._runtime_params,
         )
         return orjson.dumps(config)
 
