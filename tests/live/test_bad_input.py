@@ -27,8 +27,18 @@ def assert_parse_error(answer: Answer, *, request_id: Any, containing: str) -> N
 
 @pytest.mark.parametrize(
     "raw",
-    [b"", b"{", b"not json", b'{"jsonrpc":"2.0",}', b"\xff\xfe", b'{"a":NaN}'],
-    ids=["empty", "truncated", "text", "trailing-comma", "not-utf8", "nan"],
+    [
+        b"",
+        b"{",
+        b"not json",
+        b'{"jsonrpc":"2.0",}',
+        b"\xff\xfe",
+        b'{"a":NaN}',
+        b'{"jsonrpc":"2.0","id":"\\ud800","method":"genesis_config"}',
+        b'{"jsonrpc":"2.0","id":1e400,"method":"genesis_config"}',
+        b'\xef\xbb\xbf{"jsonrpc":"2.0","id":1,"method":"genesis_config"}',
+    ],
+    ids=["empty", "truncated", "text", "trailing-comma", "not-utf8", "nan", "lone-surrogate", "infinite", "bom"],
 )
 def test_broken_json_is_a_plain_400(http: httpx.Client, raw: bytes) -> None:
     answer = post(http, raw)
