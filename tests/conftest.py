@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,3 +22,27 @@ def reference() -> Path:
     if not (path / "nearcore-openapi.json").is_file():
         pytest.skip(f"nearcore reference data not found at {path} (set NEARRPC_REFERENCE_DIR); it exists in CI")
     return path
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> Iterator[None]:
+    """Print what tests left as ("terminal_summary", text) user properties, at the very end.
+
+    The contract test (tests/contract) leaves its per-operation schemathesis summary there; it is
+    printed whether the test passed or failed. As the outermost wrapper, it writes after pytest's
+    own summaries (failures, short test summary info); only the final counts line follows.
+    """
+    yield
+    seen: set[str] = set()
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call" or report.nodeid in seen:
+                continue
+            texts = [str(value) for name, value in getattr(report, "user_properties", ()) if name == "terminal_summary"]
+            if not texts:
+                continue
+            seen.add(report.nodeid)
+            terminalreporter.write_sep("=", f"summary of {report.nodeid}")
+            for text in texts:
+                for line in text.splitlines():
+                    terminalreporter.write_line(line)

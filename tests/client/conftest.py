@@ -1,0 +1,29 @@
+"""The published NEAR client (near-jsonrpc-client) against a real server over a fresh sample store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from near_jsonrpc_client import NearClientSync
+
+from service.sample import build_sample_store
+from tests.live_server import LiveServer, running_server
+
+
+@pytest.fixture(scope="session")
+def client_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    folder = tmp_path_factory.mktemp("client-server")
+    build_sample_store(folder / "sample.sqlite")
+    with running_server(folder / "sample.sqlite", folder / "server.log") as live:
+        yield live
+
+
+@pytest.fixture(scope="session")
+def near(client_server: LiveServer) -> Iterator[NearClientSync]:
+    """The client as applications use it: one RPC URL, requests POSTed to `/`."""
+    client = NearClientSync(rpc_urls=client_server.url)
+    try:
+        yield client
+    finally:
+        client.close()

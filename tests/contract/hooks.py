@@ -1,0 +1,133 @@
+"""Schemathesis hooks for the contract run, loaded through the SCHEMATHESIS_HOOKS variable.
+
+Only generation is adjusted here; every check runs unchanged.
+
+1. `CryptoHash` carries `format: near-crypto-hash`: base58 text of exactly 32 bytes. Its pattern
+   (base58 alphabet, 32-44 characters) also admits strings that decode to other lengths, which
+   the server refuses as a parse error, as nearcore does. The fuzzing phase draws hashes from the
+   generator registered below; half of them name blocks the sample chain holds, so positive cases
+   also read real blocks.
+2. The coverage phase builds boundary-length strings from the pattern alone and never asks a
+   custom format, so a positive case can carry e.g. 43 times "1" (43 zero bytes). `map_case`
+   turns such a value into a 32-byte hash derived from it. Negative cases are left alone.
+3. JSON Schema counts 5.0 as an integer, so a spec-valid `block_id` may arrive as 5.0; nearcore
+   (serde, u64) refuses a float, and so does the server. `map_case` sends integral floats of
+   positive cases in their integer spelling, which is the same JSON Schema value.
+4. To reach stored blocks and existing accounts, positive cases get, chosen deterministically
+   from the generated value, a height folded into the sample chain's range for two thirds of
+   the integer block ids (stored and skipped heights: 200 and 422 answers), and an account id
+   of the sample chain for a third of the account ids.
+
+The sample values come from variables the contract test sets; without them the hooks only do
+1-3 with random values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zlib
+from typing import Any
+
+import base58
+import schemathesis
+from hypothesis import strategies as st
+
+# Set by tests/contract/test_schemathesis.py from the sample chain (same names there).
+KNOWN_HASHES_ENV = "CONTRACT_KNOWN_BLOCK_HASHES"
+KNOWN_ACCOUNTS_ENV = "CONTRACT_KNOWN_ACCOUNTS"
+HEIGHT_RANGE_ENV = "CONTRACT_HEIGHT_RANGE"  # e.g. "0-115": heights to fold integers into
+
+MAX_U64 = 2**64 - 1
+
+
+def _listed(name: str) -> list[str]:
+    return [item for item in os.environ.get(name, "").split(",") if item]
+
+
+KNOWN_HASHES = _listed(KNOWN_HASHES_ENV)
+KNOWN_ACCOUNTS = _listed(KNOWN_ACCOUNTS_ENV)
+_low, _, _high = os.environ.get(HEIGHT_RANGE_ENV, "").partition("-")
+HEIGHT_RANGE = (int(_low), int(_high)) if _low and _high else None
+
+
+def _encode(raw: bytes) -> str:
+    return base58.b58encode(raw).decode("ascii")
+
+
+def is_crypto_hash(text: str) -> bool:
+    try:
+        return len(base58.b58decode(text)) == 32
+    except ValueError:
+        return False
+
+
+def crypto_hashes() -> st.SearchStrategy[str]:
+    random_hashes = st.binary(min_size=32, max_size=32).map(_encode)
+    if not KNOWN_HASHES:
+        return random_hashes
+    return st.one_of(st.sampled_from(KNOWN_HASHES), random_hashes)
+
+
+schemathesis.openapi.format("near-crypto-hash", crypto_hashes())
+
+
+def _stable_draw(seed: str) -> int:
+    """A number in [0, 2**32) that depends on `seed` only (str hashes vary between runs)."""
+    return zlib.crc32(seed.encode("utf-8", "surrogatepass"))
+
+
+def _block_id(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and 0 <= value <= MAX_U64:
+        value = int(value)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and HEIGHT_RANGE is not None:
+        low, high = HEIGHT_RANGE
+        if _stable_draw(str(value)) % 3 != 0:  # two thirds of the heights
+            return low + value % (high - low + 1)
+        return value
+    if isinstance(value, str) and not is_crypto_hash(value):
+        return _encode(hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest())
+    return value
+
+
+def _account_id(value: Any) -> Any:
+    if isinstance(value, str) and KNOWN_ACCOUNTS:
+        draw = _stable_draw(value)
+        if draw % 3 == 0:  # a third of the account ids
+            return KNOWN_ACCOUNTS[(draw // 3) % len(KNOWN_ACCOUNTS)]
+    return value
+
+
+def adjust_positive_body(body: Any) -> Any:
+    """The body with its block id and account id adjusted as the module docstring says."""
+    if not isinstance(body, dict):
+        return body
+    params = body.get("params")
+    if isinstance(params, dict):
+        params = dict(params)
+        if "block_id" in params:
+            params["block_id"] = _block_id(params["block_id"])
+        if "account_id" in params:
+            params["account_id"] = _account_id(params["account_id"])
+    elif isinstance(params, list) and len(params) == 1:
+        params = [_block_id(params[0])]
+    else:
+        return body
+    return {**body, "params": params}
+
+
+@schemathesis.hook
+def map_case(context: schemathesis.HookContext, case: schemathesis.Case[Any]) -> schemathesis.Case[Any]:
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive:
+        return case
+    # Only the parameterised methods carry block ids or account ids.
+    if isinstance(case.body, dict) and case.body.get("method") in {
+        "block",
+        "EXPERIMENTAL_protocol_config",
+        "EXPERIMENTAL_view_account",
+    }:
+        case.body = adjust_positive_body(case.body)
+    return case

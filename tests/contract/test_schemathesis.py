@@ -1,0 +1,125 @@
+"""Contract test: the schemathesis CLI against the real server, for every operation of the spec.
+
+Runs `schemathesis run spec/openapi.json` as a subprocess over HTTP against `nearrpc serve` on
+127.0.0.1 (a fresh sample store): positive and negative data, every default check, a fixed
+seed and no example database, so a run is reproducible. The configuration is
+tests/contract/schemathesis.toml; generator hooks are tests/contract/hooks.py. The run is
+capped by `timeout`. The per-operation summary read from the NDJSON report is printed at the
+end of the pytest output (tests/conftest.py, `pytest_terminal_summary`), pass or fail.
+
+To run it by hand against a server on port 3030 (from the repository root):
+
+    SCHEMATHESIS_HOOKS=tests/contract/hooks.py .venv/bin/schemathesis \
+        --config-file tests/contract/schemathesis.toml run spec/openapi.json \
+        --url http://127.0.0.1:3030 --seed 20250602 --generation-database none -n 1000
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from service.sample import sample_chain, sample_facts
+from tests.contract.ndjson_summary import read_ndjson, render
+from tests.live_server import LiveServer
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+SPEC = REPO / "spec" / "openapi.json"
+CONFIG = HERE / "schemathesis.toml"
+HOOKS = HERE / "hooks.py"
+
+SEED = 20250602
+MAX_EXAMPLES = 1000  # fuzzing cases per operation; the coverage phase adds its own on top
+MIN_FUZZING_CASES = 200
+TIME_LIMIT_SECONDS = 480  # `timeout` ends the run after this; it takes about 2.5 minutes on 2 cores
+HEIGHT_MARGIN = 5  # heights folded into [genesis, head + margin]: stored, skipped and future ones
+
+# The variables hooks.py reads (it runs inside the CLI process and imports nothing from here).
+KNOWN_HASHES_ENV = "CONTRACT_KNOWN_BLOCK_HASHES"
+KNOWN_ACCOUNTS_ENV = "CONTRACT_KNOWN_ACCOUNTS"
+HEIGHT_RANGE_ENV = "CONTRACT_HEIGHT_RANGE"
+
+
+def schemathesis_command() -> list[str]:
+    beside_python = Path(sys.executable).with_name("schemathesis")
+    found = str(beside_python) if beside_python.exists() else shutil.which("schemathesis")
+    if found is None:
+        pytest.fail("the schemathesis CLI is not installed (pip install -e '.[test]')")
+    return [found]
+
+
+def hooks_environment() -> dict[str, str]:
+    facts = sample_facts()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SCHEMATHESIS_")}
+    env["SCHEMATHESIS_HOOKS"] = str(HOOKS)
+    env[KNOWN_HASHES_ENV] = ",".join(block.hash for block in sample_chain().blocks)
+    env[KNOWN_ACCOUNTS_ENV] = ",".join(facts.all_accounts)
+    env[HEIGHT_RANGE_ENV] = f"{facts.genesis_height}-{facts.head_height + HEIGHT_MARGIN}"
+    return env
+
+
+def spec_operations() -> set[str]:
+    spec = json.loads(SPEC.read_text(encoding="utf-8"))
+    return {f"{method.upper()} {path}" for path, item in spec["paths"].items() for method in item}
+
+
+@pytest.mark.live
+def test_schemathesis_finds_no_failure(
+    contract_server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    reports = tmp_path / "reports"
+    command = [
+        "timeout", "--kill-after=15", str(TIME_LIMIT_SECONDS),
+        *schemathesis_command(),
+        "--config-file", str(CONFIG),
+        "run", str(SPEC),
+        "--url", contract_server.url,
+        "--seed", str(SEED),
+        "--generation-database", "none",
+        "--max-examples", str(MAX_EXAMPLES),
+        "--mode", "all",
+        "--report", "junit,ndjson",
+        "--report-dir", str(reports),
+        "--no-color",
+    ]  # fmt: skip
+    started = time.monotonic()
+    run = subprocess.run(
+        command,
+        cwd=tmp_path,  # nothing the CLI might write lands in the repository
+        env=hooks_environment(),
+        capture_output=True,
+        text=True,
+        timeout=TIME_LIMIT_SECONDS + 60,
+        check=False,
+    )
+    wall = time.monotonic() - started
+    (tmp_path / "schemathesis.out").write_text(run.stdout + run.stderr, encoding="utf-8")
+
+    ndjson = sorted(reports.glob("*.ndjson"))
+    junit = sorted(reports.glob("*.xml"))
+    header = (
+        f"schemathesis exit {run.returncode}, wall time {wall:.1f} s, seed {SEED}, "
+        f"max examples {MAX_EXAMPLES}; reports in {reports}"
+    )
+    if not ndjson:
+        request.node.user_properties.append(("terminal_summary", f"{header}\nno NDJSON report was written"))
+        pytest.fail(f"schemathesis wrote no NDJSON report (exit {run.returncode}):\n{run.stdout[-5000:]}{run.stderr}")
+    summary = read_ndjson(ndjson[0])
+    request.node.user_properties.append(("terminal_summary", "\n".join([header, *render(summary)])))
+
+    assert run.returncode != 124, f"schemathesis did not finish within {TIME_LIMIT_SECONDS} s"
+    assert junit, "schemathesis wrote no JUnit report"
+    assert summary.failures == 0 and not summary.errors, run.stdout[-20000:]
+    assert run.returncode == 0, run.stdout[-20000:] + run.stderr
+    assert set(summary.operations) == spec_operations()
+    for name, operation in summary.operations.items():
+        assert operation.by_phase["fuzzing"] >= MIN_FUZZING_CASES, name
+        assert operation.by_mode["positive"] > 0 and operation.by_mode["negative"] > 0, name
