@@ -1,4 +1,4 @@
-"""The `nearrpc` command: serve a store, build the sample store."""
+"""The `nearrpc` command: serve a store, build the sample store, import chain data."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from service.ingest.cli import register_import_commands
 from service.settings import Settings
 from service.version import INTERFACE_VERSION, SERVICE_VERSION
 
@@ -103,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("path", type=Path, help="store file to create")
     build.add_argument("--force", action="store_true", help="replace an existing file")
     build.set_defaults(func=sample)
+
+    register_import_commands(commands)
     return parser
 
 

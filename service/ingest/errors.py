@@ -1,0 +1,20 @@
+"""Import failures: one line that names the input and the position in it."""
+
+from __future__ import annotations
+
+
+class IngestError(Exception):
+    """An import failed and stored nothing of its current batch. The message is one line
+    naming the input (file, record index or line, height) and what is wrong there."""
+
+
+def one_line(text: str) -> str:
+    """The first line of `text`, trimmed (validation messages can span lines)."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return first.strip()
+
+
+def located(where: str, problem: BaseException | str) -> IngestError:
+    """An IngestError for `problem` found at `where` (e.g. "genesis.json: records[12]")."""
+    text = problem if isinstance(problem, str) else one_line(str(problem)) or type(problem).__name__
+    return IngestError(f"{where}: {text}")

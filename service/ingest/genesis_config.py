@@ -1,0 +1,86 @@
+"""nearcore's genesis.json, mapped onto the interface: the GenesisConfig projection and the
+account view of an `Account` record."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from service.genesis_defaults import GENESIS_DEFAULTS, GENESIS_FIELD_ORDER
+from service.store.base import ZERO_HASH
+
+# genesis.json members that are not config fields at all.
+_NOT_CONFIG = ("records",)
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectedConfig:
+    config: dict[str, Any]  # GenesisConfig fields in nearcore's order
+    dropped: tuple[str, ...]  # members of the file that are not GenesisConfig fields
+    defaulted: tuple[str, ...]  # fields the file left out, filled with nearcore's defaults
+
+
+class ProjectionError(ValueError):
+    """The file lacks fields GenesisConfig requires."""
+
+
+def project_genesis_config(members: Mapping[str, Any]) -> ProjectedConfig:
+    """The `genesis_config` result a node started from this file answers: the GenesisConfig
+    fields in nearcore's order, defaults for the optional ones the file leaves out, and
+    nothing else (legacy and unknown members are dropped, as nearcore ignores them)."""
+    missing = [f for f in GENESIS_FIELD_ORDER if f not in members and f not in GENESIS_DEFAULTS]
+    if missing:
+        raise ProjectionError(f"genesis config lacks required field(s) {', '.join(missing)}")
+    config = {field: members[field] if field in members else GENESIS_DEFAULTS[field] for field in GENESIS_FIELD_ORDER}
+    fields = set(GENESIS_FIELD_ORDER)
+    dropped = tuple(key for key in members if key not in fields and key not in _NOT_CONFIG)
+    defaulted = tuple(field for field in GENESIS_FIELD_ORDER if field not in members)
+    return ProjectedConfig(config, dropped, defaulted)
+
+
+class RecordError(ValueError):
+    """A genesis record does not have the shape nearcore writes."""
+
+
+def record_kind(record: object) -> tuple[str, Any]:
+    """(kind, body) of a StateRecord: an object with exactly one member, the kind's name."""
+    if not isinstance(record, dict) or len(record) != 1:
+        raise RecordError("a record must be an object with exactly one member (its kind, e.g. Account)")
+    ((kind, body),) = record.items()
+    return str(kind), body
+
+
+def _balance(value: object, field: str) -> str:
+    # nearcore writes balances (u128 yoctoNEAR) as decimal strings; very old files used numbers
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else value
+    if not isinstance(text, str) or not text.isascii() or not text.isdigit():
+        raise RecordError(f"account.{field} must be a decimal string of yoctoNEAR, got {value!r}")
+    return text
+
+
+def account_state(body: object) -> tuple[str, dict[str, Any]]:
+    """(account id, AccountView without block_height/block_hash) of an Account record body
+    `{"account_id": ..., "account": {"amount", "locked", "code_hash", "storage_usage", ...}}`."""
+    if not isinstance(body, dict):
+        raise RecordError("an Account record must hold an object")
+    account_id, account = body.get("account_id"), body.get("account")
+    if not isinstance(account_id, str):
+        raise RecordError("an Account record needs a string account_id")
+    if not isinstance(account, dict):
+        raise RecordError(f"Account {account_id}: the record needs an account object")
+    for field in ("amount", "locked", "storage_usage"):
+        if field not in account:
+            raise RecordError(f"Account {account_id}: account.{field} is missing")
+    view: dict[str, Any] = {
+        "amount": _balance(account["amount"], "amount"),
+        "locked": _balance(account["locked"], "locked"),
+        # accounts without a local contract (global-contract users too) have the zero hash
+        "code_hash": account.get("code_hash") or ZERO_HASH,
+        "storage_usage": account["storage_usage"],
+        "storage_paid_at": 0,  # deprecated; nearcore always answers 0
+    }
+    for field in ("global_contract_hash", "global_contract_account_id"):
+        if account.get(field) is not None:
+            view[field] = account[field]
+    return account_id, view

@@ -1,0 +1,193 @@
+"""`nearrpc import genesis`: nearcore's genesis.json into a store, in one batch.
+
+The config becomes the `genesis_config` result (projected onto GenesisConfig), every Account
+record an account state at the genesis height; other record kinds (access keys, contract
+code, contract data, receipts) have no place in this interface and are counted. No block is
+written: the genesis block's hash depends on the state root, which only a node computes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from service.ingest import jsonio
+from service.ingest.config_files import read_client_config
+from service.ingest.errors import IngestError, located
+from service.ingest.genesis_config import (
+    ProjectionError,
+    RecordError,
+    account_state,
+    project_genesis_config,
+    record_kind,
+)
+from service.ingest.genesis_file import read_genesis, read_records
+from service.ingest.progress import Progress
+from service.ingest.target import single_batch_target
+from service.schema import SchemaViolation
+from service.store import ChainReader, StoreError, WriteBatch
+
+_STORE_REFUSALS = (SchemaViolation, StoreError, ValueError)
+
+
+@dataclass
+class GenesisSummary:
+    chain_id: str = ""
+    genesis_height: int = 0
+    protocol_version: int = 0
+    records: int = 0
+    accounts: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)  # record kind -> count
+    dropped_keys: tuple[str, ...] = ()
+    defaulted_keys: tuple[str, ...] = ()
+    client_config: bool = False  # whether the store holds a client config afterwards
+    seconds: float = 0.0
+
+
+class _RecordWriter:
+    """Writes Account records as account states; counts the other kinds."""
+
+    def __init__(self, batch: WriteBatch, source: Path, prefix: str, summary: GenesisSummary) -> None:
+        self._batch = batch
+        self._source = source
+        self._prefix = prefix
+        self._summary = summary
+        self.last_index = -1
+
+    def __call__(self, height: int, index: int, record: Any) -> None:
+        where = f"{self._source}: {self._prefix}[{index}]"
+        try:
+            kind, body = record_kind(record)
+            if kind != "Account":
+                self._summary.skipped[kind] += 1
+            else:
+                account_id, view = account_state(body)
+                where = f"{where} (Account {account_id})"
+                self._batch.put_account_state(account_id, height, jsonio.compact(view))
+                self._summary.accounts += 1
+        except (RecordError, *_STORE_REFUSALS) as exc:
+            raise located(where, exc) from None
+        self._summary.records += 1
+        self.last_index = index
+
+
+def _after(writer: _RecordWriter, prefix: str) -> str:
+    return f"after {prefix}[{writer.last_index}]" if writer.last_index >= 0 else f"before the first of {prefix}"
+
+
+def _write_config(batch: WriteBatch, path: Path, members: dict[str, Any], summary: GenesisSummary) -> None:
+    try:
+        projected = project_genesis_config(members)
+        batch.put_genesis_config(jsonio.compact(projected.config))
+    except (ProjectionError, *_STORE_REFUSALS) as exc:
+        raise located(f"{path}: genesis config", exc) from None
+    summary.chain_id = str(projected.config["chain_id"])
+    summary.genesis_height = int(projected.config["genesis_height"])
+    summary.protocol_version = int(projected.config["protocol_version"])
+    summary.dropped_keys = projected.dropped
+    summary.defaulted_keys = projected.defaulted
+
+
+def import_genesis(
+    path: Path,
+    store: Path,
+    *,
+    records_path: Path | None = None,
+    client_config_path: Path | None = None,
+    progress: Progress | None = None,
+) -> GenesisSummary:
+    """Import `path` (and a separate records file, and a client config) into `store` in one
+    batch: all of it lands or nothing does."""
+    started = time.monotonic()
+    summary = GenesisSummary()
+    client_config = None if client_config_path is None else read_client_config(client_config_path)
+    sources = [path] if records_path is None else [path, records_path]
+    total = sum(source.stat().st_size for source in sources)
+    read_before = 0
+
+    def on_progress(position: int) -> None:
+        if progress is not None:
+            progress.update(read_before + position, records=summary.records)
+
+    with single_batch_target(store) as writer:
+
+        def same_chain(members: dict[str, Any]) -> None:
+            # refuse another chain's file before streaming its records, not after
+            stored = _stored_chain(writer.reader())
+            if stored is not None and "chain_id" in members and members["chain_id"] != stored:
+                raise IngestError(
+                    f"{path}: the store holds chain {stored!r}; refusing a genesis config of chain "
+                    f"{members['chain_id']!r}"
+                )
+
+        with writer.batch() as batch:
+            records = _RecordWriter(batch, path, "records", summary)
+            try:
+                members, _ = read_genesis(path, records, on_progress, same_chain)
+            except jsonio.JsonInputError as exc:
+                raise located(f"{path}", f"{exc} ({_after(records, 'records')})") from None
+            _write_config(batch, path, members, summary)
+            if records_path is not None:
+                read_before = path.stat().st_size
+                extra = _RecordWriter(batch, records_path, "", summary)
+                try:
+                    read_records(records_path, "item", summary.genesis_height, extra, on_progress)
+                except jsonio.JsonInputError as exc:
+                    raise located(f"{records_path}", f"{exc} ({_after(extra, '')})") from None
+            if client_config is not None:
+                try:
+                    batch.put_client_config(client_config)
+                except _STORE_REFUSALS as exc:
+                    raise located(f"{client_config_path}: client config", exc) from None
+        summary.client_config = _has_client_config(writer.reader())
+    if progress is not None:
+        progress.update(total)
+        progress.close()
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _stored_chain(reader: ChainReader) -> str | None:
+    try:
+        return reader.chain_id()
+    except StoreError:
+        return None
+
+
+def _has_client_config(reader: ChainReader) -> bool:
+    try:
+        reader.client_config_json()
+    except StoreError:
+        return False
+    return True
+
+
+def describe(summary: GenesisSummary, store: Path) -> list[str]:
+    """The lines `nearrpc import genesis` prints."""
+    skipped = ", ".join(f"{count} {kind}" for kind, count in sorted(summary.skipped.items())) or "none"
+    lines = [
+        f"imported the genesis of chain {summary.chain_id!r} (height {summary.genesis_height}, protocol "
+        f"{summary.protocol_version}) into {store} in {summary.seconds:.1f} s",
+        f"  records: {summary.records}; account states written: {summary.accounts}; "
+        f"other records (not served by this interface): {skipped}",
+        "  blocks: none (a genesis block's hash needs the state root; import blocks or record them from a node)",
+    ]
+    if summary.dropped_keys:
+        lines.append(f"  dropped members that are not GenesisConfig fields: {', '.join(summary.dropped_keys)}")
+    if summary.defaulted_keys:
+        lines.append(f"  filled with nearcore's defaults: {', '.join(summary.defaulted_keys)}")
+    if not summary.client_config:
+        lines.append(
+            "  note: the store holds no client_config yet, so the service answers client_config with "
+            "INTERNAL_ERROR; add one with --client-config FILE (a saved client_config result)"
+        )
+    return lines
+
+
+def ensure_readable(path: Path) -> None:
+    """Fail with a one-line error when an input file is missing."""
+    if not path.is_file():
+        raise IngestError(f"{path}: no such file")

@@ -1,0 +1,295 @@
+"""`nearrpc import rpc`: record a height range from a live NEAR RPC node.
+
+What is recorded: the genesis and client configs; every block of the range (a height the node
+answers UNKNOWN_BLOCK for, inside its final and available range, is a skipped height and is
+simply absent from the store, which is how the service answers for it too); the protocol config
+of every epoch met, read at one of its blocks and kept verbatim; and the state of each chosen
+account at every block (an UNKNOWN_ACCOUNT answer is stored as "no such account" at that
+height, so replay answers UNKNOWN_ACCOUNT there as well).
+
+The range is written in batches of consecutive heights. Each batch holds the blocks of its
+heights with their epochs and account states and lands whole or not at all; after each, a
+progress note beside the store (`service.ingest.checkpoint`) lets a re-run continue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from service.ingest import checkpoint, jsonio
+from service.ingest.blocks_import import stored_block
+from service.ingest.epochs import recorded_epoch
+from service.ingest.errors import IngestError, located
+from service.ingest.progress import Progress
+from service.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
+from service.ingest.target import ResumableTarget
+from service.schema import SchemaViolation
+from service.store import StoreError
+
+_REFUSALS = (SchemaViolation, StoreError, KeyError, TypeError, ValueError)
+_VIEW_METHOD = "EXPERIMENTAL_view_account"
+_VIEW_BLOCK_KEYS = ("block_height", "block_hash")
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    url: str
+    store: Path
+    from_height: int
+    to_height: int
+    accounts: tuple[str, ...] = ()
+    concurrency: int = 4
+    batch_heights: int = 50
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+@dataclass
+class RecordSummary:
+    chain_id: str = ""
+    resumed_at: int | None = None
+    heights: int = 0  # heights visited by this run
+    blocks: int = 0
+    skipped: list[int] = field(default_factory=list)
+    epochs: int = 0
+    account_states: int = 0
+    absences: int = 0
+    batches: int = 0
+    requests: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class _Batch:
+    heights: range
+    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    epochs: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # id -> (height read at, config)
+    states: list[tuple[str, int, dict[str, Any] | None]] = field(default_factory=list)
+
+
+class _Recorder:
+    def __init__(self, recording: Recording, rpc: RpcClient, target: ResumableTarget) -> None:
+        self._job = recording
+        self._rpc = rpc
+        self._target = target
+        self._exact_epochs: set[str] = set()
+        self._view_method = _VIEW_METHOD
+
+    # -- reading from the node
+
+    async def _block(self, height: int) -> dict[str, Any] | None:
+        reply = await self._rpc.call("block", {"block_id": height})
+        if reply.cause == "UNKNOWN_BLOCK":
+            return None
+        if reply.error is not None:
+            raise IngestError(f"height {height}: block: the node answered {reply.describe()}")
+        view: dict[str, Any] = reply.result
+        if block_header(view, f"height {height}: block")["height"] != height:
+            raise IngestError(f"height {height}: block: the node answered a block of another height")
+        return view
+
+    async def _protocol_config(self, epoch_id: str, height: int, block_hash: str) -> tuple[str, dict[str, Any]]:
+        reply = await self._rpc.call("EXPERIMENTAL_protocol_config", {"block_id": block_hash})
+        if reply.error is not None or not isinstance(reply.result, dict):
+            raise IngestError(f"height {height}: EXPERIMENTAL_protocol_config: the node answered {reply.describe()}")
+        return epoch_id, reply.result
+
+    async def _ask_view(self, method: str, params: dict[str, Any]) -> RpcReply:
+        if method == "query":
+            return await self._rpc.call("query", {"request_type": "view_account", **params})
+        return await self._rpc.call(method, params)
+
+    async def _view(self, account_id: str, height: int, block_hash: str) -> dict[str, Any] | None:
+        params: dict[str, Any] = {"block_id": block_hash, "account_id": account_id}
+        method = self._view_method
+        reply = await self._ask_view(method, params)
+        if reply.cause == "METHOD_NOT_FOUND" and method == _VIEW_METHOD:
+            # nodes before interface 1.2.3 answer the same view (and errors) through `query`
+            self._view_method = "query"
+            reply = await self._ask_view("query", params)
+        if reply.cause == "UNKNOWN_ACCOUNT":
+            return None
+        view = reply.result
+        if reply.error is not None or not isinstance(view, dict):
+            raise IngestError(f"height {height}: view_account {account_id}: the node answered {reply.describe()}")
+        if view.get("block_hash") != block_hash or view.get("block_height") != height:
+            raise IngestError(f"height {height}: view_account {account_id}: the view is of another block")
+        return {key: value for key, value in view.items() if key not in _VIEW_BLOCK_KEYS}
+
+    def _needs_epoch(self, epoch_id: str) -> bool:
+        if epoch_id in self._exact_epochs:
+            return False
+        reader = self._target.reader()
+        stored = None if reader is None else reader.epoch(epoch_id)
+        if stored is not None and stored.protocol_config_json is not None:
+            self._exact_epochs.add(epoch_id)
+            return False
+        return True
+
+    async def fetch(self, heights: range) -> _Batch:
+        batch = _Batch(heights)
+        views = await asyncio.gather(*(self._block(height) for height in heights))
+        batch.blocks = {height: view for height, view in zip(heights, views, strict=True) if view is not None}
+        wanted: dict[str, tuple[int, str]] = {}
+        for height, view in batch.blocks.items():
+            epoch_id = view["header"]["epoch_id"]
+            if epoch_id not in wanted and self._needs_epoch(epoch_id):
+                wanted[epoch_id] = (height, view["header"]["hash"])
+        configs = asyncio.gather(*(self._protocol_config(e, h, b) for e, (h, b) in wanted.items()))
+        pairs = [(account, height, view["header"]["hash"])
+                 for height, view in batch.blocks.items() for account in self._job.accounts]
+        states = asyncio.gather(*(self._view(account, height, block_hash) for account, height, block_hash in pairs))
+        fetched_configs, fetched_states = await asyncio.gather(configs, states)
+        batch.epochs = {epoch_id: (wanted[epoch_id][0], config) for epoch_id, config in fetched_configs}
+        batch.states = [
+            (account, height, view) for (account, height, _), view in zip(pairs, fetched_states, strict=True)
+        ]
+        return batch
+
+    # -- writing to the store
+
+    def write(self, fetched: _Batch, configs: tuple[bytes, bytes] | None, summary: RecordSummary) -> None:
+        with self._target.batch() as batch:
+            if configs is not None:
+                genesis, client = configs
+                try:
+                    batch.put_genesis_config(genesis)
+                    batch.put_client_config(client)
+                except _REFUSALS as exc:
+                    raise located(f"{self._job.url}: genesis/client config", exc) from None
+            for epoch_id, (height, config) in fetched.epochs.items():
+                try:
+                    batch.put_epoch(recorded_epoch(epoch_id, config))
+                except _REFUSALS as exc:
+                    raise located(f"height {height}: protocol config of epoch {epoch_id}", exc) from None
+            for height, view in sorted(fetched.blocks.items()):
+                try:
+                    batch.put_block(stored_block(view))
+                except _REFUSALS as exc:
+                    raise located(f"height {height}: block", exc) from None
+            for account_id, height, state in fetched.states:
+                try:
+                    batch.put_account_state(account_id, height, None if state is None else jsonio.compact(state))
+                except _REFUSALS as exc:
+                    raise located(f"height {height}: account {account_id}", exc) from None
+        self._exact_epochs.update(fetched.epochs)
+        summary.batches += 1
+        summary.heights += len(fetched.heights)
+        summary.blocks += len(fetched.blocks)
+        summary.skipped.extend(h for h in fetched.heights if h not in fetched.blocks)
+        summary.epochs += len(fetched.epochs)
+        summary.account_states += len(fetched.states)
+        summary.absences += sum(1 for _, _, state in fetched.states if state is None)
+
+
+async def _check_range(rpc: RpcClient, recording: Recording, genesis_height: int) -> None:
+    if recording.from_height < genesis_height:
+        raise IngestError(f"--from-height {recording.from_height} is below the chain's genesis height {genesis_height}")
+    final_height = block_header(await rpc.result("block", {"finality": "final"}), "block final")["height"]
+    if recording.to_height > final_height:
+        raise IngestError(
+            f"--to-height {recording.to_height} is above the node's final block {final_height}: above it, "
+            "blocks may still change and a missing height may still be filled; record up to it"
+        )
+    earliest = await rpc.call("block", {"sync_checkpoint": "earliest_available"})
+    if earliest.error is None and isinstance(earliest.result, dict):
+        earliest_height = block_header(earliest.result, "block earliest_available")["height"]
+        if recording.from_height < earliest_height:
+            raise IngestError(
+                f"the node keeps blocks from height {earliest_height} on (it is not an archival node for "
+                f"--from-height {recording.from_height}); every lower height would look skipped"
+            )
+
+
+async def _record(recording: Recording, target: ResumableTarget, progress: Progress | None) -> RecordSummary:
+    summary = RecordSummary()
+
+    def counted() -> None:
+        if progress is not None:
+            progress.count("requests")
+
+    async with RpcClient(recording.url, concurrency=recording.concurrency, policy=recording.policy,
+                         on_request=counted) as rpc:
+        genesis = await rpc.result("genesis_config", None)
+        client = await rpc.result("client_config", None)
+        if not isinstance(genesis, dict) or not isinstance(client, dict) or "chain_id" not in genesis:
+            raise IngestError(f"{recording.url}: genesis_config/client_config answers are not config objects")
+        summary.chain_id = str(genesis["chain_id"])
+        reader = target.reader()
+        try:
+            stored_chain = None if reader is None else reader.chain_id()
+        except StoreError:
+            stored_chain = None
+        if stored_chain not in (None, summary.chain_id):
+            raise IngestError(f"{recording.store} holds chain {stored_chain!r}; the node serves {summary.chain_id!r}")
+        await _check_range(rpc, recording, int(genesis["genesis_height"]))
+
+        job = checkpoint.Job(summary.chain_id, recording.from_height, recording.to_height, recording.accounts)
+        start = checkpoint.load(recording.store, job)
+        summary.resumed_at = start
+        start = recording.from_height if start is None else start
+        if progress is not None:
+            progress.update(start - recording.from_height)
+        recorder = _Recorder(recording, rpc, target)
+        configs: tuple[bytes, bytes] | None = (jsonio.compact(genesis), jsonio.compact(client))
+        for first in range(start, recording.to_height + 1, recording.batch_heights):
+            heights = range(first, min(first + recording.batch_heights, recording.to_height + 1))
+            fetched = await recorder.fetch(heights)
+            recorder.write(fetched, configs, summary)
+            configs = None
+            checkpoint.save(recording.store, job, heights.stop)
+            if progress is not None:
+                progress.update(advance=len(heights))
+        if configs is not None:  # nothing left to record: still refresh the configs
+            recorder.write(_Batch(range(0)), configs, summary)
+        summary.requests, summary.retries = rpc.requests, rpc.retries
+    checkpoint.remove(recording.store)
+    return summary
+
+
+def record(recording: Recording, progress: Progress | None = None) -> RecordSummary:
+    """Record `recording.from_height..to_height` (inclusive) into `recording.store`."""
+    if recording.from_height > recording.to_height:
+        raise IngestError(f"--from-height {recording.from_height} is above --to-height {recording.to_height}")
+    started = time.monotonic()
+    target = ResumableTarget(recording.store)
+    try:
+        summary = asyncio.run(_record(recording, target, progress))
+    finally:
+        target.close()
+        if progress is not None:
+            progress.close()
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def block_header(view: object, what: str) -> dict[str, Any]:
+    """The header of a `block` answer, checked enough to index it (the store validates the rest)."""
+    header = view.get("header") if isinstance(view, dict) else None
+    if (
+        not isinstance(header, dict)
+        or isinstance(header.get("height"), bool)
+        or not isinstance(header.get("height"), int)
+        or not all(isinstance(header.get(key), str) for key in ("hash", "epoch_id"))
+    ):
+        raise IngestError(f"{what}: the node's answer is not a block (no header with height, hash and epoch_id)")
+    return header
+
+
+def describe(summary: RecordSummary, recording: Recording) -> list[str]:
+    """The lines `nearrpc import rpc` prints."""
+    shown = ", ".join(str(h) for h in summary.skipped[:20]) + (", ..." if len(summary.skipped) > 20 else "")
+    resumed = "" if summary.resumed_at is None else f" (resumed at height {summary.resumed_at})"
+    rate = summary.requests / summary.seconds if summary.seconds else 0.0
+    return [
+        f"recorded heights {recording.from_height}..{recording.to_height} of chain {summary.chain_id!r} from "
+        f"{recording.url} into {recording.store}{resumed} in {summary.seconds:.1f} s",
+        f"  blocks: {summary.blocks}; skipped heights: {len(summary.skipped)}" + (f" ({shown})" if shown else ""),
+        f"  epochs with their protocol config: {summary.epochs}; account states: {summary.account_states} "
+        f"({summary.absences} of them 'no such account') for {len(recording.accounts)} accounts",
+        f"  batches: {summary.batches}; requests: {summary.requests} ({rate:.0f}/s), retried: {summary.retries}",
+    ]

@@ -1,0 +1,94 @@
+"""Fixtures for the import tests: the sample store served live (instance A), CLI runs in real
+processes, store dumps for before/after comparisons, raw JSON-RPC calls."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from service.sample import build_sample_store
+from tests.live_server import LiveServer, running_server
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def nearrpc(*args: str | Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """Run `python -m service.cli ...` in a new process; never raises on a non-zero exit."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEARRPC_")}
+    return subprocess.run(
+        [sys.executable, "-m", "service.cli", *map(str, args)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False,
+    )
+
+
+def dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table (committed data only), for before/after comparisons."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+    finally:
+        conn.close()
+
+
+def digest(path: Path) -> str:
+    """A checksum of the store's contents (not of its file bytes, which WAL checkpoints move)."""
+    return hashlib.sha256(repr(dump(path)).encode()).hexdigest()
+
+
+_clients: list[httpx.Client] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _http_client() -> Iterator[None]:
+    """One keep-alive HTTP client for all calls (a new connection per call costs ~35 ms)."""
+    with httpx.Client(timeout=30) as client:
+        _clients.append(client)
+        yield
+        _clients.clear()
+
+
+def call(url: str, method: str, params: Any, request_id: Any = "t") -> tuple[int, bytes]:
+    """One JSON-RPC call; the HTTP status and the raw response bytes."""
+    body = orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+    response = _clients[0].post(url, content=body, headers={"Content-Type": "application/json"})
+    return response.status_code, response.content
+
+
+def result(url: str, method: str, params: Any) -> Any:
+    status, content = call(url, method, params)
+    answer = orjson.loads(content)
+    assert status == 200 and "result" in answer, (method, params, status, content[:300])
+    return answer["result"]
+
+
+def error_cause(url: str, method: str, params: Any) -> str:
+    _, content = call(url, method, params)
+    error = orjson.loads(content)["error"]
+    return str(error["cause"]["name"])
+
+
+@pytest.fixture(scope="session")
+def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample chain's store. Do not modify."""
+    path = tmp_path_factory.mktemp("sample") / "sample.sqlite"
+    build_sample_store(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def server_a(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """Instance A: `nearrpc serve` on the sample store."""
+    log = tmp_path_factory.mktemp("server_a") / "serve.log"
+    with running_server(sample_store, log) as server:
+        yield server

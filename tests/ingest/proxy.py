@@ -1,0 +1,108 @@
+"""A JSON-RPC proxy on 127.0.0.1 for recorder tests: it forwards to a real server and can be
+slow, flaky (503, 429, dropped connections), or play an older node without
+EXPERIMENTAL_view_account (answering `query` view_account instead)."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import orjson
+
+
+@dataclass
+class Behaviour:
+    delay: float = 0.0  # seconds added to every answer
+    failure_rate: float = 0.0  # share of requests answered with a failure instead
+    seed: int = 7
+    old_node: bool = False  # no EXPERIMENTAL_view_account; `query` view_account instead
+    counts: dict[str, int] = field(default_factory=lambda: {"forwarded": 0, "503": 0, "429": 0, "dropped": 0})
+    _random: random.Random = field(init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._random = random.Random(self.seed)
+
+    def draw(self) -> str | None:
+        with self._lock:
+            if self._random.random() >= self.failure_rate:
+                self.counts["forwarded"] += 1
+                return None
+            failure = self._random.choice(("503", "429", "dropped"))
+            self.counts[failure] += 1
+            return failure
+
+
+def _translate(request: dict[str, Any]) -> dict[str, Any]:
+    """What an old node does with the request, expressed as a request to the real server."""
+    method, params = request.get("method"), request.get("params")
+    if method == "EXPERIMENTAL_view_account":
+        return {**request, "method": "no_such_method_on_old_nodes"}  # the server's METHOD_NOT_FOUND
+    if method == "query" and isinstance(params, dict) and params.get("request_type") == "view_account":
+        rest = {k: v for k, v in params.items() if k != "request_type"}
+        return {**request, "method": "EXPERIMENTAL_view_account", "params": rest}
+    return request
+
+
+@contextmanager
+def json_rpc_proxy(target: str, behaviour: Behaviour) -> Iterator[str]:
+    client = httpx.Client(timeout=30)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body go out in separate writes
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _answer(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if behaviour.delay:
+                time.sleep(behaviour.delay)
+            failure = behaviour.draw()
+            if failure == "dropped":
+                self.close_connection = True
+                self.connection.close()
+                return
+            if failure == "503":
+                self._answer(503, b"Service Unavailable")
+                return
+            if failure == "429":
+                self._answer(429, b'{"error": "rate limited"}', {"Retry-After": "0"})
+                return
+            if behaviour.old_node:
+                body = orjson.dumps(_translate(orjson.loads(body)))
+            upstream = client.post(target, content=body, headers={"Content-Type": "application/json"})
+            self._answer(upstream.status_code, upstream.content)
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+
+        def handle_error(self, request: Any, client_address: Any) -> None:
+            pass  # clients killed mid-request (the SIGKILL test) are expected
+
+    server = Server(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+        client.close()

@@ -1,0 +1,119 @@
+"""The `import` command group's help and usage errors, and the store's optional verbatim
+protocol config per epoch (including stores written before it existed)."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+
+from service.ingest.progress import Progress
+from service.sample import sample_chain, write_chain
+from service.store import StoredEpoch, create, open_reader, open_writer
+from tests.ingest.conftest import call, nearrpc, result
+from tests.live_server import LiveServer, running_server
+
+
+@pytest.mark.parametrize("source", ["genesis", "blocks", "rpc"])
+def test_every_import_command_has_help(source: str) -> None:
+    done = nearrpc("import", source, "--help")
+    assert done.returncode == 0 and "--store" in done.stdout and "NEARRPC_STORE" in done.stdout
+    assert nearrpc("import", "--help").stdout.count(source) >= 1
+    assert "import" in nearrpc("--help").stdout
+
+
+def test_usage_errors_exit_2_without_a_traceback() -> None:
+    done = nearrpc("import", "rpc", "--from-height", "1", "--to-height", "2")
+    assert done.returncode == 2 and "the following arguments are required: --url" in done.stderr
+    assert "Traceback" not in done.stderr
+    done = nearrpc("import", "blocks", "/nonexistent/folder", "--store", "/tmp/never.sqlite")
+    assert done.returncode == 1
+    assert done.stderr.strip() == "nearrpc import: error: /nonexistent/folder: no such file or folder"
+
+
+def _store_without_recorded_column(path: Path) -> None:
+    with create(path) as writer:
+        write_chain(writer, sample_chain())
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE epochs DROP COLUMN protocol_config_json")  # the layout before it existed
+    conn.close()
+
+
+def test_stores_from_before_the_column_still_open(tmp_path: Path) -> None:
+    store = tmp_path / "old.sqlite"
+    _store_without_recorded_column(store)
+    first = sample_chain().epochs[0]
+    reader = open_reader(store)
+    try:
+        assert reader.epoch(first.epoch_id) == first  # protocol_config_json None
+    finally:
+        reader.close()
+    with open_writer(store) as writer:  # adds the nullable column
+        assert writer.reader().epoch(first.epoch_id) == first
+    columns = [row[1] for row in sqlite3.connect(store).execute("PRAGMA table_info(epochs)")]
+    assert columns[-1] == "protocol_config_json"
+
+
+def test_a_recorded_protocol_config_is_served_verbatim(tmp_path: Path, server_a: LiveServer) -> None:
+    """A node whose runtime config differs from this build's: its protocol config is served
+    as recorded, not recomposed."""
+    block = result(server_a.url, "block", {"block_id": 60})
+    config = result(server_a.url, "EXPERIMENTAL_protocol_config", {"block_id": 60})
+    config["runtime_config"]["storage_amount_per_byte"] = "20000000000000000000"  # not what we compute
+    store = tmp_path / "store.sqlite"
+    with create(store) as writer:
+        write_chain(writer, sample_chain())
+    lines = [{"jsonrpc": "2.0", "result": config, "id": 1, "block_hash": block["header"]["hash"]}]
+    (tmp_path / "epoch.jsonl").write_bytes(b"\n".join(orjson.dumps(v) for v in lines))
+    done = nearrpc("import", "blocks", tmp_path / "epoch.jsonl", "--store", store)
+    assert done.returncode == 0, done.stderr
+    with running_server(store, tmp_path / "serve.log") as server:
+        _, body = call(server.url, "EXPERIMENTAL_protocol_config", {"block_id": 60})
+        assert body == b'{"jsonrpc":"2.0","result":' + orjson.dumps(config) + b',"id":"t"}'
+        _, other_epoch = call(server.url, "EXPERIMENTAL_protocol_config", {"block_id": 30})
+        assert other_epoch == call(server_a.url, "EXPERIMENTAL_protocol_config", {"block_id": 30})[1]
+
+
+def test_a_recorded_protocol_config_must_agree_with_its_epoch(tmp_path: Path) -> None:
+    from service.schema import SchemaViolation
+    from service.store import StoreIntegrityError
+
+    epoch = sample_chain().epochs[2]
+    config = {"protocol_version": epoch.protocol_version, "epoch_length": 25, "runtime_config": {}}
+    with create(tmp_path / "s.sqlite") as writer:
+        with pytest.raises(StoreIntegrityError, match="protocol_version=86 but the epoch's protocol version is 85"):
+            with writer.batch() as batch:
+                batch.put_epoch(StoredEpoch(epoch.epoch_id, 85, b"{}", orjson.dumps(config)))
+        with pytest.raises(StoreIntegrityError, match=r"\['epoch_length'\] differ from the epoch's config values"):
+            with writer.batch() as batch:
+                batch.put_epoch(StoredEpoch(epoch.epoch_id, 86, b'{"epoch_length":30}', orjson.dumps(config)))
+        with pytest.raises(SchemaViolation, match="RpcProtocolConfigResponse at epoch_length"):
+            with writer.batch() as batch:
+                bad = {**config, "epoch_length": "25"}
+                batch.put_epoch(StoredEpoch(epoch.epoch_id, 86, b"{}", orjson.dumps(bad)))
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_draws_only_on_a_terminal() -> None:
+    terminal = _Terminal()
+    bar = Progress("recording", 200, "heights", stream=terminal)
+    bar.update(50)
+    bar.count("requests", 120)
+    bar.close()
+    drawn = terminal.getvalue()
+    print(repr(drawn))
+    assert "recording  [#######....." in drawn and " 25%  50/200 heights  " in drawn
+    assert "heights/s" in drawn and "120 requests (" in drawn and "ETA 0:" in drawn and drawn.endswith("\n")
+
+    pipe = io.StringIO()
+    quiet = Progress("genesis", 1 << 30, "B", stream=pipe)
+    quiet.update(1 << 29, records=10)
+    quiet.close()
+    assert pipe.getvalue() == ""

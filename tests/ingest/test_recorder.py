@@ -1,0 +1,270 @@
+"""`nearrpc import rpc`: recording from a live node, and the round trip A -> record -> B.
+
+Instance A serves the sample store; the recorder copies a height range from it into a new
+store; instance B serves that store and must answer every request form over the range with
+the very bytes A answers. Also: resuming after a SIGKILL, a flaky source (retries), an old
+node without EXPERIMENTAL_view_account, and refusals with one-line errors.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from service.ingest.checkpoint import note_path
+from service.sample import SampleFacts, sample_facts
+from service.store import open_reader
+from tests.ingest.conftest import REPO, call, digest, dump, nearrpc, result
+from tests.ingest.proxy import Behaviour, json_rpc_proxy
+from tests.live_server import LiveServer, running_server
+
+pytestmark = pytest.mark.live
+
+FROM, TO = 20, 95  # crosses the epoch boundaries at 25, 52 (protocol upgrade) and 79
+
+
+def accounts(facts: SampleFacts) -> tuple[str, ...]:
+    chosen = [
+        "alice.localnet",  # balance changes
+        *(account for account, _ in facts.created_accounts),  # created at 30 and 40
+        *(account for account, _ in facts.deleted_accounts),  # deleted at 66 and 90
+        facts.contract_account,
+        *facts.global_contract_accounts,
+        facts.implicit_accounts[0],
+        "node2",  # stakes more at 57
+        "nobody.localnet",  # never exists
+    ]
+    return tuple(dict.fromkeys(chosen))
+
+
+def record(
+    url: str, store: Path, *extra: str, heights: tuple[int, int] = (FROM, TO)
+) -> subprocess.CompletedProcess[str]:
+    return nearrpc("import", "rpc", "--url", url, "--from-height", str(heights[0]), "--to-height", str(heights[1]),
+                   "--accounts", ",".join(accounts(sample_facts())), "--store", store, *extra)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory, server_a: LiveServer) -> Path:
+    """The range recorded from A without interference: the reference for other recordings."""
+    store = tmp_path_factory.mktemp("recorded") / "b.sqlite"
+    done = record(server_a.url, store)
+    print(done.stdout)
+    assert done.returncode == 0, done.stderr
+    facts = sample_facts()
+    skipped = [h for h in facts.skipped_heights if FROM <= h <= TO]
+    assert f"skipped heights: {len(skipped)} ({', '.join(map(str, skipped))})" in done.stdout
+    assert "epochs with their protocol config: 4" in done.stdout
+    assert not note_path(store).exists()
+    return store
+
+
+def test_round_trip_every_request_form_answers_identically(
+    recorded: Path, server_a: LiveServer, tmp_path: Path
+) -> None:
+    """A and B answer byte for byte alike (HTTP status included) for: genesis_config,
+    client_config; block and EXPERIMENTAL_protocol_config by every height of the range
+    (skipped ones too: UNKNOWN_BLOCK) and by every block hash; EXPERIMENTAL_view_account of
+    every chosen account at every height and hash (existing, created, deleted and never
+    existing accounts).
+
+    Finality and checkpoints: no such request can be identical as such, because A's head is
+    110 and B's is the top of the recorded range. What must hold instead is that B resolves
+    them to the block A would resolve them to given B's head: B's optimistic = the block at
+    95, near-final and final = that block's last_ds_final_block and last_final_block, and
+    earliest_available = the first recorded block. So B's answer to each such form is
+    compared with A's answer for the hash of that block, which is the same response (the
+    envelope does not echo params). `sync_checkpoint: genesis` is the one form B cannot answer
+    (the genesis block is outside the range): UNKNOWN_BLOCK there, as on a node that no
+    longer has it."""
+    facts = sample_facts()
+    chosen = accounts(facts)
+    with running_server(recorded, tmp_path / "b.log") as b:
+        requests: list[tuple[str, Any]] = [("genesis_config", None), ("client_config", None)]
+        hashes = {}
+        for height in range(FROM, TO + 1):
+            status, body = call(server_a.url, "block", {"block_id": height})
+            answer = orjson.loads(body)
+            references: list[int | str] = [height]
+            if "result" in answer:
+                hashes[height] = answer["result"]["header"]["hash"]
+                references.append(hashes[height])
+            else:
+                assert height in facts.skipped_heights and status == 422
+            for ref in references:
+                requests.append(("block", {"block_id": ref}))
+                requests.append(("EXPERIMENTAL_protocol_config", {"block_id": ref}))
+                requests.extend(("EXPERIMENTAL_view_account", {"block_id": ref, "account_id": a}) for a in chosen)
+        for method, params in requests:
+            assert call(server_a.url, method, params) == call(b.url, method, params), (method, params)
+
+        head = result(b.url, "block", {"finality": "optimistic"})["header"]
+        resolved = {
+            ("finality", "optimistic"): head["hash"],
+            ("finality", "near-final"): head["last_ds_final_block"],
+            ("finality", "final"): head["last_final_block"],
+            ("sync_checkpoint", "earliest_available"): hashes[min(hashes)],
+        }
+        assert head["height"] == TO
+        forms = 0
+        for (kind, value), block_hash in resolved.items():
+            assert block_hash in hashes.values()
+            for method, extra in [("block", {}), ("EXPERIMENTAL_protocol_config", {}),
+                                  *(("EXPERIMENTAL_view_account", {"account_id": a}) for a in chosen)]:
+                assert call(b.url, method, {kind: value, **extra}) == call(
+                    server_a.url, method, {"block_id": block_hash, **extra}), (kind, value, method, extra)
+                forms += 1
+        assert orjson.loads(call(b.url, "block", {"sync_checkpoint": "genesis"})[1])["error"]["cause"]["name"] \
+            == "UNKNOWN_BLOCK"
+        print(f"\n{len(requests)} requests answered identically by A and B; {forms} finality/checkpoint forms "
+              "resolved by B to the block A resolves them to")
+
+
+def test_recorded_protocol_configs_are_kept_verbatim(recorded: Path, server_a: LiveServer) -> None:
+    facts = sample_facts()
+    reader = open_reader(recorded)
+    try:
+        for epoch in facts.epochs:
+            if epoch.last_height < FROM or epoch.first_height > TO:
+                assert reader.epoch(epoch.epoch_id) is None
+                continue
+            stored = reader.epoch(epoch.epoch_id)
+            assert stored is not None and stored.protocol_version == epoch.protocol_version
+            height = max(epoch.first_height, FROM)
+            height = height if height not in facts.skipped_heights else height + 1
+            expected = orjson.dumps(result(server_a.url, "EXPERIMENTAL_protocol_config", {"block_id": height}))
+            assert stored.protocol_config_json == expected
+        assert reader.account_json("nobody.localnet", TO) is None
+        assert reader.account_json("temp.localnet", 65) is not None and reader.account_json("temp.localnet", 66) is None
+    finally:
+        reader.close()
+
+
+def test_rerun_and_overlapping_run_change_nothing(recorded: Path, server_a: LiveServer, tmp_path: Path) -> None:
+    copy = tmp_path / "copy.sqlite"
+    copy.write_bytes(recorded.read_bytes())
+    before = digest(copy)
+    done = record(server_a.url, copy, heights=(FROM + 10, FROM + 30))
+    assert done.returncode == 0, done.stderr
+    assert digest(copy) == before
+
+
+def _kill_after_batches(args: list[str], store: Path, batches_done_at: int) -> int:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEARRPC_")}
+    process = subprocess.Popen([sys.executable, "-m", "service.cli", *args], cwd=REPO, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    note = note_path(store)
+    while True:
+        assert process.poll() is None, "the recording ended before it could be killed"
+        assert time.monotonic() < deadline
+        try:
+            next_height: int = orjson.loads(note.read_bytes())["next_height"]
+        except (OSError, orjson.JSONDecodeError, KeyError):
+            next_height = FROM
+        if next_height >= batches_done_at:
+            break
+        time.sleep(0.005)
+    os.kill(process.pid, signal.SIGKILL)
+    assert process.wait() == -signal.SIGKILL
+    return next_height
+
+
+def test_sigkill_then_rerun_resumes_and_completes(recorded: Path, server_a: LiveServer, tmp_path: Path) -> None:
+    facts = sample_facts()
+    store = tmp_path / "b.sqlite"
+    batch = 5
+    with json_rpc_proxy(server_a.url, Behaviour(delay=0.01)) as slow:
+        args = ["import", "rpc", "--url", slow, "--from-height", str(FROM), "--to-height", str(TO),
+                "--accounts", ",".join(accounts(facts)), "--store", str(store), "--batch-heights", str(batch),
+                "--concurrency", "2"]
+        noted = _kill_after_batches(args, store, FROM + 3 * batch)
+    # Whole batches only: the stored heights are a prefix of the range ending at a batch boundary
+    # (the note can lag one batch behind, if the kill fell between a commit and the note).
+    heights = {row[1] for row in dump(store)["blocks"]}
+    top = max(heights)
+    boundary = FROM + ((top - FROM) // batch + 1) * batch
+    assert boundary in (noted, noted + batch)
+    assert heights == {h for h in facts.block_heights if FROM <= h < boundary}
+    states = {(row[0], row[1]) for row in dump(store)["account_states"]}
+    assert states == {(a, h) for a in accounts(facts) for h in heights}
+    print(f"\nkilled with heights {FROM}..{boundary - 1} committed (note: next height {noted})")
+
+    done = nearrpc(*args[:2], "--url", server_a.url, *args[4:])
+    print(done.stdout)
+    assert done.returncode == 0, done.stderr
+    assert f"(resumed at height {noted})" in done.stdout
+    assert dump(store) == dump(recorded)
+    assert not note_path(store).exists()
+
+
+def test_flaky_source_is_retried(recorded: Path, server_a: LiveServer, tmp_path: Path) -> None:
+    store = tmp_path / "b.sqlite"
+    behaviour = Behaviour(failure_rate=0.25)
+    with json_rpc_proxy(server_a.url, behaviour) as flaky:
+        done = record(flaky, store, "--backoff", "0.01", "--retries", "8")
+    print(done.stdout, behaviour.counts)
+    assert done.returncode == 0, done.stderr
+    failures = behaviour.counts["503"] + behaviour.counts["429"] + behaviour.counts["dropped"]
+    assert failures > 50 and f"retried: {failures}" in done.stdout
+    assert dump(store) == dump(recorded)
+
+
+def test_old_node_answers_views_through_query(recorded: Path, server_a: LiveServer, tmp_path: Path) -> None:
+    store = tmp_path / "b.sqlite"
+    with json_rpc_proxy(server_a.url, Behaviour(old_node=True)) as old:
+        done = record(old, store)
+    assert done.returncode == 0, done.stderr
+    assert dump(store) == dump(recorded)
+
+
+def test_refusals_are_one_line(recorded: Path, server_a: LiveServer, tmp_path: Path) -> None:
+    facts = sample_facts()
+    store = tmp_path / "b.sqlite"
+    cases = [
+        ((FROM, facts.head_height), f"--to-height {facts.head_height} is above the node's final block "
+                                    f"{facts.final_height}"),
+        ((30, 20), "--from-height 30 is above --to-height 20"),
+    ]
+    for heights, message in cases:
+        done = record(server_a.url, store, heights=heights)
+        assert done.returncode == 1 and done.stderr.strip().startswith("nearrpc import: error: ")
+        assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+    with socket_closed_port() as url:
+        done = record(url, store, "--retries", "2", "--backoff", "0.01")
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1
+    assert "genesis_config null: ConnectError" in done.stderr and "still after 2 retries" in done.stderr
+    assert not store.exists()  # nothing was stored, so no store was created
+
+    sample_copy = tmp_path / "other_chain.sqlite"
+    other = tmp_path / "genesis.json"
+    from tests.ingest.genesis_files import genesis_members, write_genesis
+
+    write_genesis(other, genesis_members("other-chain"), [])
+    assert nearrpc("import", "genesis", other, "--store", sample_copy).returncode == 0
+    before = digest(sample_copy)
+    done = record(server_a.url, sample_copy)
+    assert done.returncode == 1
+    assert "holds chain 'other-chain'; the node serves 'nearrpc-localnet'" in done.stderr
+    assert digest(sample_copy) == before
+
+
+class socket_closed_port:
+    """A URL on 127.0.0.1 where nothing listens."""
+
+    def __enter__(self) -> str:
+        from tests.live_server import free_port
+
+        return f"http://127.0.0.1:{free_port()}"
+
+    def __exit__(self, *exc: object) -> None:
+        return None
