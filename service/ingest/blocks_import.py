@@ -33,6 +33,7 @@ from service.ingest.sources import SourceItem, input_files, read_items
 from service.ingest.target import single_batch_target
 from service.schema import SchemaViolation
 from service.store import ChainReader, StoredBlock, StoreError, WriteBatch
+from service.store.base import block_from_view
 
 _REFUSALS = (SchemaViolation, StoreError, ShapeError, KeyError, TypeError, ValueError)
 
@@ -56,16 +57,7 @@ class BlocksSummary:
 
 def stored_block(view: dict[str, Any]) -> StoredBlock:
     """The index fields of a `block` result, with the result as compact JSON."""
-    header = view["header"]
-    return StoredBlock(
-        height=header["height"],
-        hash=header["hash"],
-        prev_hash=header["prev_hash"],
-        epoch_id=header["epoch_id"],
-        last_final_block=header["last_final_block"],
-        last_ds_final_block=header["last_ds_final_block"],
-        view_json=jsonio.compact(view),
-    )
+    return block_from_view(view, jsonio.compact(view))
 
 
 class _Run:
@@ -160,8 +152,8 @@ class _Run:
             return context.epoch_id
         if context.block_ref is None:
             raise IngestError(
-                "a protocol config does not say at which block it was read: add \"block_hash\" (or "
-                "\"block_height\", \"epoch_id\") beside \"result\", or save it as {\"request\": ..., \"response\": ...}"
+                'a protocol config does not say at which block it was read: add "block_hash" (or '
+                '"block_height", "epoch_id") beside "result", or save it as {"request": ..., "response": ...}'
             )
         ref = context.block_ref
         block = self._reader.block_by_height(ref) if isinstance(ref, int) else self._reader.block_by_hash(ref)
@@ -197,8 +189,11 @@ def describe(summary: BlocksSummary, store: Path) -> list[str]:
         f"{summary.account_states} account states ({summary.absences} of them 'no such account'), "
         f"{summary.recorded_epochs} protocol configs",
     ]
-    configs = [name for name, present in (("genesis_config", summary.genesis_config),
-                                          ("client_config", summary.client_config)) if present]
+    configs = [
+        name
+        for name, present in (("genesis_config", summary.genesis_config), ("client_config", summary.client_config))
+        if present
+    ]
     if configs:
         lines.append(f"  configs: {', '.join(configs)}")
     if summary.kept_epochs:

@@ -14,21 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from service.store import ChainReader, SqliteChainWriter, WriteBatch, create, open_writer
-
-_SIDE_FILES = ("", "-wal", "-shm", "-journal")
-
-
-def _remove(path: Path) -> None:
-    for suffix in _SIDE_FILES:
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+from service.store.files import fsync_path, remove_store_files
 
 
 def staging_path(store: Path) -> Path:
@@ -46,7 +32,7 @@ def single_batch_target(store: Path) -> Iterator[SqliteChainWriter]:
         return
     store.parent.mkdir(parents=True, exist_ok=True)
     staging = staging_path(store)
-    _remove(staging)  # left over by an import that was killed
+    remove_store_files(staging)  # left over by an import that was killed
     try:
         writer = create(staging)
         try:
@@ -54,11 +40,11 @@ def single_batch_target(store: Path) -> Iterator[SqliteChainWriter]:
             writer.use_rollback_journal()  # one file, readable from a read-only folder
         finally:
             writer.close()
-        _fsync(staging)
+        fsync_path(staging)
         os.replace(staging, store)
-        _fsync(store.parent)
+        fsync_path(store.parent)
     except BaseException:
-        _remove(staging)
+        remove_store_files(staging)
         raise
 
 

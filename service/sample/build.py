@@ -8,8 +8,7 @@ from pathlib import Path
 from service.sample.facts import SampleFacts, derive_facts, sample_chain
 from service.sample.generator import SampleChain
 from service.store import ChainWriter, create
-
-_SIDE_FILES = ("", "-wal", "-shm", "-journal")
+from service.store.files import fsync_path, remove_store_files
 
 
 def write_chain(writer: ChainWriter, chain: SampleChain) -> None:
@@ -25,19 +24,6 @@ def write_chain(writer: ChainWriter, chain: SampleChain) -> None:
             batch.put_account_state(row.account_id, row.height, row.view_json)
 
 
-def _remove(path: Path) -> None:
-    for suffix in _SIDE_FILES:
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def build_sample_store(path: str | os.PathLike[str]) -> SampleFacts:
     """Write the sample chain to a new store at `path`, replacing any file there.
 
@@ -49,7 +35,7 @@ def build_sample_store(path: str | os.PathLike[str]) -> SampleFacts:
     target = Path(path)
     chain = sample_chain()
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    _remove(temporary)
+    remove_store_files(temporary)
     try:
         writer = create(temporary)
         try:
@@ -57,11 +43,11 @@ def build_sample_store(path: str | os.PathLike[str]) -> SampleFacts:
             writer.use_rollback_journal()
         finally:
             writer.close()
-        _fsync(temporary)
+        fsync_path(temporary)
         os.replace(temporary, target)
-        _fsync(target.parent)
+        fsync_path(target.parent)
     except BaseException:
-        _remove(temporary)
+        remove_store_files(temporary)
         raise
     return derive_facts(chain)
 

@@ -40,7 +40,7 @@ import orjson
 from service.sample import configs, crypto, scenario, wasm
 from service.sample.crypto import EMPTY_SIGNATURE, ZERO_HASH
 from service.sample.scenario import NEAR
-from service.store.base import StoredBlock, StoredEpoch
+from service.store.base import StoredBlock, StoredEpoch, block_from_view
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,17 +413,7 @@ class _Builder:
         )
         view = {"author": author, "header": header, "chunks": chunks}
         self.headers[header["hash"]] = header
-        self.blocks.append(
-            StoredBlock(
-                height=header["height"],
-                hash=header["hash"],
-                prev_hash=header["prev_hash"],
-                epoch_id=header["epoch_id"],
-                last_final_block=header["last_final_block"],
-                last_ds_final_block=header["last_ds_final_block"],
-                view_json=orjson.dumps(view),
-            )
-        )
+        self.blocks.append(block_from_view(view, orjson.dumps(view)))
 
     def _header(
         self,

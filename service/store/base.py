@@ -9,9 +9,10 @@ only has to implement the same two protocols.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 # The layout version of the tables. A store written with another version is refused on open.
 SCHEMA_VERSION = 1
@@ -50,6 +51,31 @@ class StoredBlock:
     last_ds_final_block: str  # header.last_ds_final_block
     # The whole `block` result (author, header, chunks) as compact JSON, nearcore key order.
     view_json: bytes
+
+
+# StoredBlock's index fields: each repeats the header member of the same name.
+BLOCK_INDEX_FIELDS: tuple[str, ...] = (
+    "height",
+    "hash",
+    "prev_hash",
+    "epoch_id",
+    "last_final_block",
+    "last_ds_final_block",
+)
+
+
+def block_from_view(view: Mapping[str, Any], view_json: bytes) -> StoredBlock:
+    """The StoredBlock of a `block` result: index fields from its header, plus its JSON."""
+    header = view["header"]
+    return StoredBlock(
+        height=header["height"],
+        hash=header["hash"],
+        prev_hash=header["prev_hash"],
+        epoch_id=header["epoch_id"],
+        last_final_block=header["last_final_block"],
+        last_ds_final_block=header["last_ds_final_block"],
+        view_json=view_json,
+    )
 
 
 @dataclass(frozen=True, slots=True)

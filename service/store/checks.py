@@ -13,6 +13,7 @@ import orjson
 
 from service.schema import validate_component
 from service.store.base import (
+    BLOCK_INDEX_FIELDS,
     EPOCH_CONFIG_KEYS,
     ZERO_HASH,
     StoredBlock,
@@ -24,14 +25,6 @@ from service.store.base import (
 _ACCOUNT_RESPONSE_ONLY = ("block_height", "block_hash")
 
 # The header fields mirrored by `StoredBlock`'s index columns.
-_BLOCK_INDEX_FIELDS = (
-    ("height", "height"),
-    ("hash", "hash"),
-    ("prev_hash", "prev_hash"),
-    ("epoch_id", "epoch_id"),
-    ("last_final_block", "last_final_block"),
-    ("last_ds_final_block", "last_ds_final_block"),
-)
 
 
 def load_object(data: bytes, what: str) -> dict[str, Any]:
@@ -69,10 +62,10 @@ def check_block(block: StoredBlock) -> bytes:
     view = load_object(block.view_json, f"block {block.height}")
     validate_component("RpcBlockResponse", view)
     header = view["header"]
-    for attribute, field in _BLOCK_INDEX_FIELDS:
-        if getattr(block, attribute) != header[field]:
+    for field in BLOCK_INDEX_FIELDS:
+        if getattr(block, field) != header[field]:
             raise StoreIntegrityError(
-                f"block {block.hash}: {attribute}={getattr(block, attribute)!r} but header.{field}={header[field]!r}"
+                f"block {block.hash}: {field}={getattr(block, field)!r} but header.{field}={header[field]!r}"
             )
     return compact(view)
 

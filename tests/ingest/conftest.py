@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import pytest
 
 from service.sample import build_sample_store
 from tests.live_server import LiveServer, running_server
+from tests.store_dump import dump
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,14 +31,6 @@ def nearrpc(*args: str | Path, timeout: float = 600) -> subprocess.CompletedProc
     )
 
 
-def dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table (committed data only), for before/after comparisons."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
-    finally:
-        conn.close()
 
 
 def digest(path: Path) -> str:

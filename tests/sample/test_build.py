@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,15 +17,7 @@ from service.sample import (
 from service.sample import build as build_module
 from service.sample.facts import derive_facts
 from service.store import open_reader
-
-
-def rows(path: Path) -> dict[str, list[tuple[Any, ...]]]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        return {n: sorted(conn.execute(f"SELECT * FROM {n}").fetchall(), key=repr) for n in names}
-    finally:
-        conn.close()
+from tests.store_dump import dump
 
 
 def test_generation_is_deterministic() -> None:
@@ -37,7 +27,7 @@ def test_generation_is_deterministic() -> None:
 def test_build_twice_gives_identical_stores(tmp_path: Path, built_store: Path) -> None:
     again = tmp_path / "again.db"
     facts = build_sample_store(again)
-    assert rows(again) == rows(built_store)
+    assert dump(again) == dump(built_store)
     assert again.read_bytes() == built_store.read_bytes()
     assert facts == derive_facts(sample_chain())
 

@@ -30,18 +30,11 @@ from service.store import (
     open_writer,
 )
 from service.store.sqlite import LOOKUP_QUERIES
+from tests.store_dump import dump
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table, for before/after comparisons."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
-    finally:
-        conn.close()
 
 
 def expected_account(chain: SampleChain, account_id: str, height: int) -> bytes | None:
