@@ -78,3 +78,20 @@ def test_hand_edits_to_generated_are_caught(scratch_repo: Path) -> None:
     routes = scratch_repo / "generated" / "routes.py"
     routes.write_text(routes.read_text(encoding="utf-8") + "\n# hand edit\n", encoding="utf-8")
     assert _regenerate(scratch_repo, "--check").returncode == 1
+
+
+def test_a_new_optional_params_member_updates_models_and_stubs(scratch_repo: Path) -> None:
+    spec_path = scratch_repo / "spec" / "openapi.json"
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    spec["components"]["schemas"]["RpcViewAccountRequest"]["properties"]["include_proof"] = {"type": "boolean"}
+    spec_path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
+
+    stale = _regenerate(scratch_repo, "--check")
+    assert stale.returncode == 1
+    assert "generated/methods.py" in stale.stdout and "generated/models.py" in stale.stdout
+
+    assert _regenerate(scratch_repo).returncode == 0
+    methods = (scratch_repo / "generated" / "methods.py").read_text(encoding="utf-8")
+    assert 'params_members=("account_id", "block_id", "finality", "include_proof", "sync_checkpoint",)' in methods
+    assert "include_proof: bool | None = None" in (scratch_repo / "generated" / "models.py").read_text(encoding="utf-8")
+    assert _regenerate(scratch_repo, "--check").returncode == 0
