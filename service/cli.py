@@ -26,6 +26,17 @@ def ensure_store(path: Path) -> None:
     build_sample_store(path)
 
 
+def store_problem(path: Path) -> str | None:
+    """Why the store at `path` cannot be served, or None; checked before any worker starts."""
+    from service.store import StoreError, open_reader
+
+    try:
+        open_reader(path).close()
+    except StoreError as exc:
+        return str(exc)
+    return None
+
+
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -41,6 +52,10 @@ def serve(args: argparse.Namespace) -> int:
     )
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     ensure_store(settings.store)
+    problem = store_problem(settings.store)
+    if problem is not None:
+        print(f"nearrpc serve: {problem}", file=sys.stderr)
+        return 2
     # workers re-create the app from the environment, so settings travel through it
     os.environ.update(settings.to_env())
     log.info("serving %s on http://%s:%d/", settings.store, settings.host, settings.port)

@@ -3,6 +3,8 @@ what is missing, and says what is missing in /status."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,3 +108,17 @@ def test_status_reports_an_unusable_store(tmp_path: Path) -> None:
         answer = call(http, "block", {"finality": "final"})
         assert answer.status == 500 and answer.body["error"]["name"] == "INTERNAL_ERROR"
         assert b"Traceback" not in answer.raw
+
+
+def test_serving_a_file_that_is_not_a_store_fails_in_one_line(tmp_path: Path) -> None:
+    not_a_store = tmp_path / "notes.sqlite"
+    not_a_store.write_text("not a database\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "service.cli", "serve", "--store", str(not_a_store), "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("nearrpc serve: ") and "is not a nearrpc store" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
