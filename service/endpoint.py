@@ -50,9 +50,7 @@ class BodyTooLarge(Exception):
 
 
 async def read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge()
+    """The body, refusing to buffer more than `limit` bytes (a declared length is checked earlier)."""
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
