@@ -11,6 +11,7 @@ import sqlite3
 
 import orjson
 from fastapi import FastAPI
+from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -93,6 +94,12 @@ def build_app(reader: ChainReader, cors_origins: tuple[str, ...] = ("*",)) -> Fa
         return head.height if head else None
 
     app = FastAPI(title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None)
+
+    @app.exception_handler(HTTPException)
+    async def bare_http_error(request: Request, error: HTTPException) -> Response:
+        # nearcore's router answers an unknown path (404) or a wrong method (405) with an
+        # empty body; keep the status and headers (Allow), drop Starlette's JSON detail
+        return Response(status_code=error.status_code, headers=error.headers)
     app.include_router(build_router(JsonRpcEndpoint(handlers, head_height)))
 
     @app.api_route("/openapi.json", methods=["GET", "HEAD"], include_in_schema=False)

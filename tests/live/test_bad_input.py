@@ -163,3 +163,10 @@ def test_wrong_http_method_is_405(http: httpx.Client) -> None:
 
 def test_unknown_path_is_404(http: httpx.Client) -> None:
     assert http.post("/nope", json={"jsonrpc": "2.0", "id": 1, "method": "block"}).status_code == 404
+
+
+def test_router_errors_have_empty_bodies_like_nearcore(http: httpx.Client) -> None:
+    wrong_method = http.get("/")
+    assert (wrong_method.status_code, wrong_method.content, wrong_method.headers["allow"]) == (405, b"", "POST")
+    unknown = http.post("/nope", json={})
+    assert (unknown.status_code, unknown.content) == (404, b"")
