@@ -44,17 +44,9 @@ def pointer_parent(doc: Any, pointer: str) -> tuple[Any, str]:
 
 
 def pointer_set(doc: Any, pointer: str, value: Any) -> None:
-    """Set the member named by the pointer, creating missing intermediate objects."""
-    tokens = _tokens(pointer)
-    if not tokens:
-        raise KeyError("cannot replace the document root")
-    node = doc
-    for token in tokens[:-1]:
-        if isinstance(node, dict):
-            node = node.setdefault(token, {})
-        else:
-            node = _step(node, token, pointer)
-    last = tokens[-1]
+    """Set the member named by the pointer. Its parent must exist: an edit aimed at something
+    upstream no longer has fails instead of creating a stray fragment."""
+    node, last = pointer_parent(doc, pointer)
     if isinstance(node, dict):
         node[last] = value
     elif isinstance(node, list):

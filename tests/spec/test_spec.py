@@ -86,3 +86,12 @@ def test_sync_refuses_an_upstream_that_changed_under_an_overlay(reference: Path,
     changed.write_text(json.dumps(upstream), encoding="utf-8")
     assert spec_sync.main([str(changed), "--out", str(tmp_path / "out.json")]) == 2
     assert not (tmp_path / "out.json").exists()
+
+
+def test_an_overlay_whose_target_vanished_fails_the_sync(reference: Path, tmp_path: Path) -> None:
+    upstream = json.loads((reference / "nearcore-openapi.json").read_text(encoding="utf-8"))
+    del upstream["components"]["schemas"]["LimitConfig"]  # v1.2.14-limit-config adds a member to it
+    changed = tmp_path / "upstream.json"
+    changed.write_text(json.dumps(upstream), encoding="utf-8")
+    assert spec_sync.main([str(changed), "--out", str(tmp_path / "out.json")]) == 2
+    assert not (tmp_path / "out.json").exists()
