@@ -8,13 +8,12 @@ after the last one.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from service.store import ChainReader, SqliteChainWriter, WriteBatch, create, open_writer
-from service.store.files import fsync_path, remove_store_files
+from service.store import ChainReader, SqliteChainWriter, WriteBatch, open_writer
+from service.store.files import store_built_beside
 
 
 def staging_path(store: Path) -> Path:
@@ -31,21 +30,8 @@ def single_batch_target(store: Path) -> Iterator[SqliteChainWriter]:
             yield writer
         return
     store.parent.mkdir(parents=True, exist_ok=True)
-    staging = staging_path(store)
-    remove_store_files(staging)  # left over by an import that was killed
-    try:
-        writer = create(staging)
-        try:
-            yield writer
-            writer.use_rollback_journal()  # one file, readable from a read-only folder
-        finally:
-            writer.close()
-        fsync_path(staging)
-        os.replace(staging, store)
-        fsync_path(store.parent)
-    except BaseException:
-        remove_store_files(staging)
-        raise
+    with store_built_beside(store, staging_path(store)) as writer:
+        yield writer
 
 
 class ResumableTarget:

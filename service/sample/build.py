@@ -7,8 +7,8 @@ from pathlib import Path
 
 from service.sample.facts import SampleFacts, derive_facts, sample_chain
 from service.sample.generator import SampleChain
-from service.store import ChainWriter, create
-from service.store.files import fsync_path, remove_store_files
+from service.store import ChainWriter
+from service.store.files import store_built_beside
 
 
 def write_chain(writer: ChainWriter, chain: SampleChain) -> None:
@@ -34,21 +34,8 @@ def build_sample_store(path: str | os.PathLike[str]) -> SampleFacts:
     """
     target = Path(path)
     chain = sample_chain()
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    remove_store_files(temporary)
-    try:
-        writer = create(temporary)
-        try:
-            write_chain(writer, chain)
-            writer.use_rollback_journal()
-        finally:
-            writer.close()
-        fsync_path(temporary)
-        os.replace(temporary, target)
-        fsync_path(target.parent)
-    except BaseException:
-        remove_store_files(temporary)
-        raise
+    with store_built_beside(target, target.with_name(f".{target.name}.{os.getpid()}.tmp")) as writer:
+        write_chain(writer, chain)
     return derive_facts(chain)
 
 
