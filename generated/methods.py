@@ -12,27 +12,21 @@ class MethodSpec:
 
     name: str
     path: str
-    request_schema: str
     params_schema: str
     response_schema: str
     result_schema: str
-    params_required: bool
     takes_block_reference: bool
     accepts_positional: bool
     params_members: tuple[str, ...]
 
 
-ROOT_PATH: Final = "/"
-
 METHODS: Final[dict[str, MethodSpec]] = {
     "genesis_config": MethodSpec(
         name="genesis_config",
         path="/genesis_config",
-        request_schema="JsonRpcRequest_for_genesis_config",
         params_schema="GenesisConfigRequest",
         response_schema="JsonRpcResponse_for_GenesisConfig_and_GenesisConfigError",
         result_schema="GenesisConfig",
-        params_required=False,
         takes_block_reference=False,
         accepts_positional=False,
         params_members=(),
@@ -40,35 +34,38 @@ METHODS: Final[dict[str, MethodSpec]] = {
     "EXPERIMENTAL_protocol_config": MethodSpec(
         name="EXPERIMENTAL_protocol_config",
         path="/EXPERIMENTAL_protocol_config",
-        request_schema="JsonRpcRequest_for_EXPERIMENTAL_protocol_config",
         params_schema="RpcProtocolConfigRequest",
         response_schema="JsonRpcResponse_for_RpcProtocolConfigResponse_and_RpcProtocolConfigError",
         result_schema="RpcProtocolConfigResponse",
-        params_required=True,
         takes_block_reference=True,
         accepts_positional=False,
-        params_members=("block_id", "finality", "sync_checkpoint",),
+        params_members=(
+            "block_id",
+            "finality",
+            "sync_checkpoint",
+        ),
     ),
     "EXPERIMENTAL_view_account": MethodSpec(
         name="EXPERIMENTAL_view_account",
         path="/EXPERIMENTAL_view_account",
-        request_schema="JsonRpcRequest_for_EXPERIMENTAL_view_account",
         params_schema="RpcViewAccountRequest",
         response_schema="JsonRpcResponse_for_RpcViewAccountResponse_and_RpcViewAccountError",
         result_schema="RpcViewAccountResponse",
-        params_required=True,
         takes_block_reference=True,
         accepts_positional=False,
-        params_members=("account_id", "block_id", "finality", "sync_checkpoint",),
+        params_members=(
+            "account_id",
+            "block_id",
+            "finality",
+            "sync_checkpoint",
+        ),
     ),
     "client_config": MethodSpec(
         name="client_config",
         path="/client_config",
-        request_schema="JsonRpcRequest_for_client_config",
         params_schema="RpcClientConfigRequest",
         response_schema="JsonRpcResponse_for_RpcClientConfigResponse_and_RpcClientConfigError",
         result_schema="RpcClientConfigResponse",
-        params_required=False,
         takes_block_reference=False,
         accepts_positional=False,
         params_members=(),
@@ -76,13 +73,15 @@ METHODS: Final[dict[str, MethodSpec]] = {
     "block": MethodSpec(
         name="block",
         path="/block",
-        request_schema="JsonRpcRequest_for_block",
         params_schema="RpcBlockRequest",
         response_schema="JsonRpcResponse_for_RpcBlockResponse_and_RpcBlockError",
         result_schema="RpcBlockResponse",
-        params_required=True,
         takes_block_reference=True,
         accepts_positional=True,
-        params_members=("block_id", "finality", "sync_checkpoint",),
+        params_members=(
+            "block_id",
+            "finality",
+            "sync_checkpoint",
+        ),
     ),
 }

@@ -29,17 +29,31 @@ def build_router(endpoint: JsonRpcEndpoint) -> APIRouter:
     async def genesis_config(request: Request) -> Response:
         return await endpoint(request, "genesis_config")
 
-    router.add_route("/genesis_config", genesis_config, methods=["POST"], name="genesis_config", include_in_schema=False)
+    router.add_route(
+        "/genesis_config", genesis_config, methods=["POST"], name="genesis_config", include_in_schema=False
+    )
 
     async def EXPERIMENTAL_protocol_config(request: Request) -> Response:
         return await endpoint(request, "EXPERIMENTAL_protocol_config")
 
-    router.add_route("/EXPERIMENTAL_protocol_config", EXPERIMENTAL_protocol_config, methods=["POST"], name="EXPERIMENTAL_protocol_config", include_in_schema=False)
+    router.add_route(
+        "/EXPERIMENTAL_protocol_config",
+        EXPERIMENTAL_protocol_config,
+        methods=["POST"],
+        name="EXPERIMENTAL_protocol_config",
+        include_in_schema=False,
+    )
 
     async def EXPERIMENTAL_view_account(request: Request) -> Response:
         return await endpoint(request, "EXPERIMENTAL_view_account")
 
-    router.add_route("/EXPERIMENTAL_view_account", EXPERIMENTAL_view_account, methods=["POST"], name="EXPERIMENTAL_view_account", include_in_schema=False)
+    router.add_route(
+        "/EXPERIMENTAL_view_account",
+        EXPERIMENTAL_view_account,
+        methods=["POST"],
+        name="EXPERIMENTAL_view_account",
+        include_in_schema=False,
+    )
 
     async def client_config(request: Request) -> Response:
         return await endpoint(request, "client_config")

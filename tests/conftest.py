@@ -1,4 +1,5 @@
-"""Shared test fixtures: repository paths and the optional ../shared reference data."""
+"""Shared test fixtures: repository paths, the optional ../shared reference data, and one real
+server over one sample store for the live tests of a session."""
 
 from __future__ import annotations
 
@@ -6,7 +7,11 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
+
+from nearrpc.sample import build_sample_store
+from tests.support.live_server import LiveServer, running_server
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -22,6 +27,25 @@ def reference() -> Path:
     if not (path / "nearcore-openapi.json").is_file():
         pytest.skip(f"nearcore reference data not found at {path} (set NEARRPC_REFERENCE_DIR); it exists in CI")
     return path
+
+
+@pytest.fixture(scope="session")
+def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("store") / "sample.sqlite"
+    build_sample_store(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def server(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    with running_server(sample_store, tmp_path_factory.mktemp("logs") / "server.log") as live:
+        yield live
+
+
+@pytest.fixture(scope="session")
+def http(server: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=10.0) as client:
+        yield client
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

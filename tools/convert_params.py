@@ -33,17 +33,17 @@ from typing import Any
 
 import yaml
 
-from service.runtime_params.data_files import (
+from nearrpc.runtime_params.data_files import (
     GENERATED_FILES,
     ParamData,
     encode_param_data,
     load_spec_additions,
 )
-from service.runtime_params.errors import ParamStoreError
-from service.runtime_params.known import check_known
-from service.runtime_params.store import RuntimeParamStore
-from service.runtime_params.table import Change, Diff
-from service.runtime_params.values import ParamValue, Table, check_param_value
+from nearrpc.runtime_params.errors import ParamStoreError
+from nearrpc.runtime_params.known import check_known
+from nearrpc.runtime_params.store import RuntimeParamStore
+from nearrpc.runtime_params.table import Change, Diff
+from nearrpc.runtime_params.values import ParamValue, Table, check_param_value
 
 BASE_YAML = "parameters.yaml"
 TESTNET_BASE_YAML = "parameters_testnet.yaml"

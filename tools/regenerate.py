@@ -3,6 +3,8 @@
     python -m tools.regenerate            # write generated/
     python -m tools.regenerate --check    # exit 1 with a diff when generated/ is stale
 
+Needs the code generators: `pip install -e '.[codegen]'`.
+
 generated/ holds: models.py (datamodel-codegen, options in pyproject.toml
 [tool.datamodel-codegen]), methods.py / handlers.py / routes.py (tools.stubgen),
 openapi.json (a byte copy of the spec, so the installed service can serve and validate it)
@@ -15,28 +17,34 @@ import argparse
 import difflib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from tools import stubgen
-
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = REPO / "spec" / "openapi.json"
 DEFAULT_OUT = REPO / "generated"
 INIT_TEXT = '"""Generated from spec/openapi.json by `python -m tools.regenerate`. Do not edit."""\n'
+INSTALL_HINT = "the code generators are not installed: pip install -e '.[codegen]'"
 
 
 class GenerationError(Exception):
     pass
 
 
+def _datamodel_codegen() -> str:
+    beside = Path(sys.executable).with_name("datamodel-codegen")
+    found = str(beside) if beside.exists() else shutil.which("datamodel-codegen")
+    if found is None:
+        raise GenerationError(INSTALL_HINT)
+    return found
+
+
 def run_datamodel_codegen(spec_path: Path, output: Path) -> str:
     """Run datamodel-codegen with the options from pyproject.toml; return the model source."""
-    codegen = Path(sys.executable).with_name("datamodel-codegen")
-    command = [str(codegen) if codegen.exists() else "datamodel-codegen"]
-    command += ["--input", str(spec_path), "--output", str(output)]
+    command = [_datamodel_codegen(), "--input", str(spec_path), "--output", str(output)]
     # pyproject.toml is found from the working directory; its warnings about unknown
     # integer formats (uint64, ...) are expected and carry no information
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
@@ -52,6 +60,10 @@ def run_datamodel_codegen(spec_path: Path, output: Path) -> str:
 
 def render_generated(spec_path: Path) -> dict[str, bytes]:
     """Every file of generated/, as bytes, from the spec at spec_path."""
+    try:
+        from tools import stubgen
+    except ModuleNotFoundError as missing:
+        raise GenerationError(f"{INSTALL_HINT} ({missing})") from None
     spec_bytes = spec_path.read_bytes()
     spec = json.loads(spec_bytes)
     files: dict[str, bytes] = {"__init__.py": INIT_TEXT.encode(), "openapi.json": spec_bytes}
@@ -98,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         expected = render_generated(args.spec)
-    except (GenerationError, ValueError, KeyError) as exc:
+    except (GenerationError, ValueError, KeyError, OSError) as exc:
         print(f"regenerate: {exc}", file=sys.stderr)
         return 2
     if args.check:

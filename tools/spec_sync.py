@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, cast
 
-from tools.json_pointer import pointer_get, pointer_parent, pointer_set
+from jsonpointer import JsonPointer, JsonPointerException
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC_DIR = REPO / "spec"
@@ -130,23 +130,31 @@ def _expand(overlay: dict[str, Json], methods: dict[str, dict[str, str]]) -> Ite
 def apply_op(doc: dict[str, Json], op: dict[str, Json], overlay_id: str) -> None:
     kind, path = op["op"], op["path"]
     where = f"overlay {overlay_id!r}, {kind} {path}"
+    try:
+        _apply_op(doc, op, kind, JsonPointer(path), where)
+    except JsonPointerException as exc:
+        # a target (or its parent) upstream no longer has: fail rather than create a fragment
+        raise OverlayError(f"{where}: {exc}") from None
+
+
+def _apply_op(doc: dict[str, Json], op: dict[str, Json], kind: str, pointer: JsonPointer, where: str) -> None:
     if "expect" in op:
         # guards against silently rewriting something upstream has changed
         try:
-            actual = pointer_get(doc, path)
-        except KeyError:
+            actual = pointer.resolve(doc)
+        except JsonPointerException:
             raise OverlayError(f"{where}: expected {op['expect']!r}, found nothing") from None
         if actual != op["expect"]:
             raise OverlayError(f"{where}: expected {op['expect']!r}, found {actual!r}")
     if kind == "set":
-        pointer_set(doc, path, copy.deepcopy(op["value"]))
+        pointer.set(doc, copy.deepcopy(op["value"]))
     elif kind == "merge":
-        target = pointer_get(doc, path)
+        target = pointer.resolve(doc)
         if not isinstance(target, dict):
             raise OverlayError(f"{where}: target is not an object")
         target.update(copy.deepcopy(op["value"]))
     elif kind == "remove":
-        parent, key = pointer_parent(doc, path)
+        parent, key = pointer.to_last(doc)
         if isinstance(parent, dict):
             if key not in parent:
                 raise OverlayError(f"{where}: nothing to remove")
@@ -154,12 +162,12 @@ def apply_op(doc: dict[str, Json], op: dict[str, Json], overlay_id: str) -> None
         else:
             raise OverlayError(f"{where}: can only remove object members")
     elif kind == "remove_item":
-        target = pointer_get(doc, path)
+        target = pointer.resolve(doc)
         if not isinstance(target, list) or op["value"] not in target:
             raise OverlayError(f"{where}: {op['value']!r} not in the list")
         target.remove(op["value"])
     elif kind == "append":
-        target = pointer_get(doc, path)
+        target = pointer.resolve(doc)
         if not isinstance(target, list):
             raise OverlayError(f"{where}: target is not a list")
         target.append(copy.deepcopy(op["value"]))
@@ -179,7 +187,10 @@ def apply_overlays(doc: dict[str, Json], overlays: dict[str, Json]) -> None:
 
 def apply_descriptions(doc: dict[str, Json], descriptions: dict[str, Json]) -> None:
     for path, text in descriptions["pointers"].items():
-        target = pointer_get(doc, path)
+        try:
+            target = JsonPointer(path).resolve(doc)
+        except JsonPointerException as exc:
+            raise OverlayError(f"description target {path}: {exc}") from None
         if not isinstance(target, dict):
             raise OverlayError(f"description target {path} is not an object")
         target["description"] = text

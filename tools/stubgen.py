@@ -2,32 +2,37 @@
 
 Everything is derived from the spec's paths: each `POST /<method>` operation names its request
 envelope, whose `params` names the params schema, and its 200 response names the response
-envelope. The output is plain text built in a fixed order, so it is byte-deterministic.
+envelope. The files are Jinja2 templates (tools/templates/) rendered in a fixed order and
+formatted by ruff, so the output is byte-deterministic.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import jinja2
+
 HEADER = '"""Generated from spec/openapi.json by `python -m tools.regenerate`. Do not edit."""\n'
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 _REF_PREFIX = "#/components/schemas/"
 
 
 @dataclass(frozen=True)
 class MethodInfo:
     name: str
+    identifier: str  # the name as a Python identifier
     path: str
-    request_schema: str
     params_schema: str
     response_schema: str
     result_schema: str
-    params_required: bool
     takes_block_reference: bool
     accepts_positional: bool
     params_members: tuple[str, ...]
-    description: str
 
 
 def _ref_name(node: dict[str, Any], where: str) -> str:
@@ -68,153 +73,61 @@ def collect_methods(spec: dict[str, Any]) -> list[MethodInfo]:
         methods.append(
             MethodInfo(
                 name=name,
+                identifier=_identifier(name),
                 path=path,
-                request_schema=request,
                 params_schema=params,
                 response_schema=response,
                 result_schema=result,
-                params_required="params" in envelope.get("required", []),
                 takes_block_reference=any("block_id" in b.get("properties", {}) for b in params_branches),
                 accepts_positional=any(b.get("type") == "array" for b in params_branches),
                 params_members=tuple(sorted(members)),
-                description=operation.get("description", ""),
             )
         )
     return methods
-
-
-def _q(text: str) -> str:
-    """A double-quoted Python string literal (JSON string syntax is valid Python for these)."""
-    return json.dumps(text)
 
 
 def _identifier(name: str) -> str:
     return name if name.isidentifier() else "_" + "".join(c if c.isalnum() else "_" for c in name)
 
 
-def render_methods(methods: list[MethodInfo]) -> str:
-    lines = [
-        HEADER,
-        "from __future__ import annotations",
-        "",
-        "from dataclasses import dataclass",
-        "from typing import Final",
-        "",
-        "",
-        "@dataclass(frozen=True, slots=True)",
-        "class MethodSpec:",
-        '    """What the spec says about one JSON-RPC method."""',
-        "",
-        "    name: str",
-        "    path: str",
-        "    request_schema: str",
-        "    params_schema: str",
-        "    response_schema: str",
-        "    result_schema: str",
-        "    params_required: bool",
-        "    takes_block_reference: bool",
-        "    accepts_positional: bool",
-        "    params_members: tuple[str, ...]",
-        "",
-        "",
-        'ROOT_PATH: Final = "/"',
-        "",
-        "METHODS: Final[dict[str, MethodSpec]] = {",
-    ]
-    for m in methods:
-        lines += [
-            f"    {_q(m.name)}: MethodSpec(",
-            f"        name={_q(m.name)},",
-            f"        path={_q(m.path)},",
-            f"        request_schema={_q(m.request_schema)},",
-            f"        params_schema={_q(m.params_schema)},",
-            f"        response_schema={_q(m.response_schema)},",
-            f"        result_schema={_q(m.result_schema)},",
-            f"        params_required={m.params_required!r},",
-            f"        takes_block_reference={m.takes_block_reference!r},",
-            f"        accepts_positional={m.accepts_positional!r},",
-            f"        params_members=({''.join(_q(p) + ', ' for p in m.params_members).rstrip()}),",
-            "    ),",
-        ]
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # Python source, not HTML
+    )
+    env.filters["pyrepr"] = _python_literal
+    return env
 
 
-def render_handlers(methods: list[MethodInfo]) -> str:
-    lines = [
-        HEADER,
-        "from __future__ import annotations",
-        "",
-        "from typing import Protocol",
-        "",
-        "from generated import models",
-        "",
-        "",
-        "class RpcHandlers(Protocol):",
-        '    """The typed interface service/ implements: one method per JSON-RPC method.',
-        "",
-        "    Each receives its params as the generated model and returns the serialized `result`",
-        "    (compact JSON bytes of the result schema), so immutable answers can be cached as bytes.",
-        "    Handler errors are raised as exceptions that the service's error layer renders.",
-        '    """',
-    ]
-    for m in methods:
-        lines += [
-            "",
-            f"    def {_identifier(m.name)}(self, params: models.{m.params_schema}) -> bytes:",
-            f'        """Result schema: {m.result_schema}."""',
-            "        ...",
-        ]
-    return "\n".join(lines) + "\n"
+def _python_literal(value: object) -> str:
+    """A Python literal with double quotes (JSON string syntax is valid Python for these)."""
+    if isinstance(value, tuple):
+        return "(" + "".join(_python_literal(item) + ", " for item in value).rstrip(" ") + ")"
+    return json.dumps(value)
 
 
-def render_routes(methods: list[MethodInfo]) -> str:
-    lines = [
-        HEADER,
-        "from __future__ import annotations",
-        "",
-        "from typing import Protocol",
-        "",
-        "from fastapi import APIRouter, Request, Response",
-        "",
-        "",
-        "class JsonRpcEndpoint(Protocol):",
-        '    """Turns one HTTP request into one HTTP response; `path_method` is None for POST /."""',
-        "",
-        "    async def __call__(self, request: Request, path_method: str | None) -> Response: ...",
-        "",
-        "",
-        "def build_router(endpoint: JsonRpcEndpoint) -> APIRouter:",
-        '    """One POST route for the shared endpoint and one per method, all delegating.',
-        "",
-        "    Registered as plain routes: the endpoint parses and validates the JSON-RPC body itself,",
-        "    so FastAPI's per-request dependency and validation machinery would only cost time.",
-        '    """',
-        "    router = APIRouter()",
-        "",
-        "    async def jsonrpc(request: Request) -> Response:",
-        "        return await endpoint(request, None)",
-        "",
-        '    router.add_route("/", jsonrpc, methods=["POST"], name="jsonrpc", include_in_schema=False)',
-    ]
-    for m in methods:
-        fn = _identifier(m.name)
-        lines += [
-            "",
-            f"    async def {fn}(request: Request) -> Response:",
-            f"        return await endpoint(request, {_q(m.name)})",
-            "",
-            f"    router.add_route({_q(m.path)}, {fn}, methods=[\"POST\"], name={_q(m.name)}, include_in_schema=False)",
-        ]
-    lines += ["", "    return router"]
-    return "\n".join(lines) + "\n"
+def format_source(source: str) -> str:
+    """ruff's formatting of generated source, independent of the project's lint settings."""
+    command = [_ruff(), "format", "--isolated", "--line-length", "120", "--target-version", "py311", "-"]
+    done = subprocess.run(command, input=source, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise ValueError(f"ruff could not format generated source: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _ruff() -> str:
+    beside = Path(sys.executable).with_name("ruff")
+    return str(beside) if beside.exists() else "ruff"
 
 
 def render_all(spec: dict[str, Any]) -> dict[str, str]:
     """File name (inside generated/) -> text, for every file this generator owns."""
     methods = collect_methods(spec)
-    return {
-        "methods.py": render_methods(methods),
-        "handlers.py": render_handlers(methods),
-        "routes.py": render_routes(methods),
-    }
+    env = _environment()
+    files = {}
+    for name in ("methods.py", "handlers.py", "routes.py"):
+        text = env.get_template(f"{name}.jinja").render(header=HEADER.rstrip("\n"), methods=methods)
+        files[name] = format_source(text)
+    return files

@@ -2,7 +2,7 @@
 client configs) from files, in one batch.
 
 Blocks are stored exactly as given (compact JSON, key order kept), so the service answers
-`block` with the bytes the node answered. Epoch records: see `service.ingest.epochs`.
+`block` with the bytes the node answered. Epoch records: see `nearrpc.ingest.epochs`.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 
 import orjson
 
-from service.ingest import jsonio
-from service.ingest.epochs import EpochTracker, InferredEpoch, recorded_epoch
-from service.ingest.errors import IngestError, located
-from service.ingest.progress import Progress
-from service.ingest.shapes import (
+from nearrpc.ingest import jsonio
+from nearrpc.ingest.epochs import EpochTracker, InferredEpoch, recorded_epoch
+from nearrpc.ingest.errors import IngestError, located
+from nearrpc.ingest.progress import Progress
+from nearrpc.ingest.shapes import (
     AccountItem,
     BlockItem,
     ClientConfigItem,
@@ -29,11 +29,17 @@ from service.ingest.shapes import (
     ShapeError,
     classify,
 )
-from service.ingest.sources import SourceItem, input_files, read_items
-from service.ingest.target import single_batch_target
-from service.schema import SchemaViolation
-from service.store import ChainReader, StoredBlock, StoreError, WriteBatch
-from service.store.base import block_from_view
+from nearrpc.ingest.sources import SourceItem, input_files, read_items
+from nearrpc.spec import SchemaViolation
+from nearrpc.store import (
+    ChainReader,
+    StoredBlock,
+    StoreError,
+    StoreLocation,
+    WriteBatch,
+    block_from_view,
+    open_store,
+)
 
 _REFUSALS = (SchemaViolation, StoreError, ShapeError, KeyError, TypeError, ValueError)
 
@@ -112,13 +118,13 @@ class _Run:
             )
 
     def finish(self, source: Path) -> None:
-        try:
-            genesis = orjson.loads(self._reader.genesis_config_json())
-        except StoreError:
+        genesis_json = self._reader.genesis_config_json()
+        if genesis_json is None:
             raise IngestError(
                 f"{source}: the store holds no genesis config and the input has none; import the genesis "
                 "first (nearrpc import genesis) or add a genesis_config result to the input"
-            ) from None
+            )
+        genesis = orjson.loads(genesis_json)
         recorded = self._recorded_epochs(str(genesis["chain_id"]))
         genesis_block = self._reader.genesis_block()
         genesis_hash = None if genesis_block is None else genesis_block.hash
@@ -162,12 +168,12 @@ class _Run:
         return block.epoch_id
 
 
-def import_blocks(path: Path, store: Path, *, progress: Progress | None = None) -> BlocksSummary:
+def import_blocks(path: Path, store: StoreLocation, *, progress: Progress | None = None) -> BlocksSummary:
     """Import everything under `path` into `store` in one batch: all of it lands or nothing."""
     started = time.monotonic()
     input_files(path)  # fail early on a missing path or an empty folder
     summary = BlocksSummary()
-    with single_batch_target(store) as writer:
+    with open_store(store, "write") as writer:
         with writer.batch() as batch:
             run = _Run(batch, writer.reader(), summary)
             for item in read_items(path):
@@ -181,7 +187,7 @@ def import_blocks(path: Path, store: Path, *, progress: Progress | None = None) 
     return summary
 
 
-def describe(summary: BlocksSummary, store: Path) -> list[str]:
+def describe(summary: BlocksSummary, store: str) -> list[str]:
     """The lines `nearrpc import blocks` prints."""
     span = "" if summary.lowest is None else f" (heights {summary.lowest}..{summary.highest})"
     lines = [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from service.ingest import jsonio
-from service.ingest.errors import IngestError, located
-from service.ingest.shapes import ClientConfigItem, ShapeError, classify
+from nearrpc.ingest import jsonio
+from nearrpc.ingest.errors import IngestError, located
+from nearrpc.ingest.shapes import ClientConfigItem, ShapeError, classify
 
 
 def read_client_config(path: Path) -> bytes:

@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from service.ingest import jsonio
-from service.store.base import EPOCH_CONFIG_KEYS, ZERO_HASH, StoredEpoch
+from nearrpc.ingest import jsonio
+from nearrpc.nearcore.views import EPOCH_CONFIG_KEYS, ZERO_HASH
+from nearrpc.store import StoredEpoch
 
 
 def recorded_epoch(epoch_id: str, protocol_config: dict[str, Any]) -> StoredEpoch:
@@ -73,10 +74,6 @@ class EpochTracker:
 
     def epoch_ids(self) -> list[str]:
         return list(self._seen)
-
-    def heights(self, epoch_id: str) -> tuple[int, int]:
-        seen = self._seen[epoch_id]
-        return seen.first_height, seen.last_height
 
     def infer(self, epoch_id: str, genesis_protocol_version: int, genesis_hash: str | None) -> InferredEpoch:
         """The best record for an epoch without a protocol config; `genesis_hash` is the

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from service.genesis_defaults import GENESIS_DEFAULTS, GENESIS_FIELD_ORDER
-from service.store.base import ZERO_HASH
+from nearrpc.nearcore.genesis_fields import GENESIS_DEFAULTS, GENESIS_FIELD_ORDER
+from nearrpc.nearcore.views import ZERO_HASH
 
 # genesis.json members that are not config fields at all.
 _NOT_CONFIG = ("records",)

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from service.ingest import jsonio
-from service.ingest.errors import IngestError
+from nearrpc.ingest import jsonio
+from nearrpc.ingest.errors import IngestError
 
 # Called with (genesis height, record index, record) for every record, in file order.
 RecordHandler = Callable[[int, int, Any], None]

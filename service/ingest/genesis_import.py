@@ -14,21 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from service.ingest import jsonio
-from service.ingest.config_files import read_client_config
-from service.ingest.errors import IngestError, located
-from service.ingest.genesis_config import (
+from nearrpc.ingest import jsonio
+from nearrpc.ingest.config_files import read_client_config
+from nearrpc.ingest.errors import IngestError, located
+from nearrpc.ingest.genesis_config import (
     ProjectionError,
     RecordError,
     account_state,
     project_genesis_config,
     record_kind,
 )
-from service.ingest.genesis_file import read_genesis, read_records
-from service.ingest.progress import Progress
-from service.ingest.target import single_batch_target
-from service.schema import SchemaViolation
-from service.store import ChainReader, StoreError, WriteBatch
+from nearrpc.ingest.genesis_file import read_genesis, read_records
+from nearrpc.ingest.progress import Progress
+from nearrpc.spec import SchemaViolation
+from nearrpc.store import StoreError, StoreLocation, WriteBatch, open_store
 
 _STORE_REFUSALS = (SchemaViolation, StoreError, ValueError)
 
@@ -93,7 +92,7 @@ def _write_config(batch: WriteBatch, path: Path, members: dict[str, Any], summar
 
 def import_genesis(
     path: Path,
-    store: Path,
+    store: StoreLocation,
     *,
     records_path: Path | None = None,
     client_config_path: Path | None = None,
@@ -112,11 +111,11 @@ def import_genesis(
         if progress is not None:
             progress.update(read_before + position, records=summary.records)
 
-    with single_batch_target(store) as writer:
+    with open_store(store, "write") as writer:
 
         def same_chain(members: dict[str, Any]) -> None:
             # refuse another chain's file before streaming its records, not after
-            stored = _stored_chain(writer.reader())
+            stored = writer.reader().chain_id()
             if stored is not None and "chain_id" in members and members["chain_id"] != stored:
                 raise IngestError(
                     f"{path}: the store holds chain {stored!r}; refusing a genesis config of chain "
@@ -142,7 +141,7 @@ def import_genesis(
                     batch.put_client_config(client_config)
                 except _STORE_REFUSALS as exc:
                     raise located(f"{client_config_path}: client config", exc) from None
-        summary.client_config = _has_client_config(writer.reader())
+        summary.client_config = writer.reader().client_config_json() is not None
     if progress is not None:
         progress.update(total)
         progress.close()
@@ -150,22 +149,8 @@ def import_genesis(
     return summary
 
 
-def _stored_chain(reader: ChainReader) -> str | None:
-    try:
-        return reader.chain_id()
-    except StoreError:
-        return None
 
-
-def _has_client_config(reader: ChainReader) -> bool:
-    try:
-        reader.client_config_json()
-    except StoreError:
-        return False
-    return True
-
-
-def describe(summary: GenesisSummary, store: Path) -> list[str]:
+def describe(summary: GenesisSummary, store: str) -> list[str]:
     """The lines `nearrpc import genesis` prints."""
     skipped = ", ".join(f"{count} {kind}" for kind, count in sorted(summary.skipped.items())) or "none"
     lines = [

@@ -1,91 +1,60 @@
-"""A one-line progress bar with throughput, drawn on stderr only when it is a terminal."""
+"""Progress of a long import, drawn as a rich progress bar on stderr when it is a terminal."""
 
 from __future__ import annotations
 
-import sys
 import time
-from typing import TextIO
 
-_REDRAW_SECONDS = 0.1
-_WIDTH = 28
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-def _amount(value: float, unit: str) -> str:
-    if unit == "B":
-        for scale, name in ((1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
-            if value >= scale:
-                return f"{value / scale:.1f} {name}"
-        return f"{value:.0f} B"
-    return f"{value:.0f} {unit}"
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    ProgressColumn,
+    TaskProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+from rich.progress import Progress as RichProgress
 
 
 class Progress:
     """Progress towards `total` (None: unknown) in `unit` ("B" for bytes, else a noun).
 
-    `extra` counters (e.g. records, requests) are shown with their own rate.
+    Extra counters (records, requests) are shown after the bar with their rate.
     """
 
-    def __init__(self, label: str, total: int | None, unit: str, stream: TextIO | None = None) -> None:
-        self._stream = stream if stream is not None else sys.stderr
-        self._enabled = self._stream.isatty()
-        self._label = label
-        self._total = total
-        self._unit = unit
-        self._done = 0
-        self._extra: dict[str, int] = {}
+    def __init__(self, label: str, total: int | None, unit: str, console: Console | None = None) -> None:
+        console = console if console is not None else Console(stderr=True)
+        columns: list[ProgressColumn | str] = [TextColumn("{task.description}"), BarColumn(), TaskProgressColumn()]
+        if unit == "B":
+            columns += [DownloadColumn(), TransferSpeedColumn()]
+        else:
+            columns += [MofNCompleteColumn(), TextColumn(unit)]
+        columns += [TextColumn("{task.fields[counters]}"), TimeRemainingColumn()]
+        self._bar = RichProgress(*columns, console=console, disable=not console.is_terminal)
+        self._task = self._bar.add_task(label, total=total, counters="")
+        self._counters: dict[str, int] = {}
         self._started = time.monotonic()
-        self._drawn = 0.0
-
-    @property
-    def enabled(self) -> bool:
-        return self._enabled
+        self._bar.start()
 
     def update(self, done: int | None = None, *, advance: int = 0, **counters: int) -> None:
         """Set (`done`) or advance the main count; set extra counters (e.g. records=1200)."""
-        self._done = done if done is not None else self._done + advance
-        self._extra.update(counters)
-        self._redraw()
+        self._counters.update(counters)
+        if done is not None:
+            self._bar.update(self._task, completed=done, counters=self._counter_text())
+        else:
+            self._bar.update(self._task, advance=advance, counters=self._counter_text())
 
     def count(self, name: str, amount: int = 1) -> None:
         """Add to an extra counter (e.g. one more request)."""
-        self._extra[name] = self._extra.get(name, 0) + amount
-        self._redraw()
+        self._counters[name] = self._counters.get(name, 0) + amount
+        self._bar.update(self._task, counters=self._counter_text())
 
-    def _redraw(self) -> None:
-        now = time.monotonic()
-        if self._enabled and now - self._drawn >= _REDRAW_SECONDS:
-            self._drawn = now
-            self._draw(now)
-
-    def _draw(self, now: float) -> None:
-        elapsed = max(now - self._started, 1e-9)
-        parts = [self._label]
-        if self._total:
-            share = min(self._done / self._total, 1.0)
-            filled = int(share * _WIDTH)
-            parts.append(f"[{'#' * filled}{'.' * (_WIDTH - filled)}] {share:4.0%}")
-            if self._unit == "B":
-                parts.append(f"{_amount(self._done, 'B')}/{_amount(self._total, 'B')}")
-            else:
-                parts.append(f"{self._done}/{self._total} {self._unit}")
-        else:
-            parts.append(_amount(self._done, self._unit))
-        rate = self._done / elapsed
-        parts.append(f"{_amount(rate, 'B')}/s" if self._unit == "B" else f"{rate:.1f} {self._unit}/s")
-        parts.extend(f"{count} {name} ({count / elapsed:.0f}/s)" for name, count in self._extra.items())
-        if self._total and self._done:
-            parts.append(f"ETA {_duration(elapsed * (self._total - self._done) / self._done)}")
-        self._stream.write("\r\x1b[K" + "  ".join(parts))
-        self._stream.flush()
+    def _counter_text(self) -> str:
+        elapsed = max(time.monotonic() - self._started, 1e-9)
+        return "  ".join(f"{count} {name} ({count / elapsed:.0f}/s)" for name, count in self._counters.items())
 
     def close(self) -> None:
         """Draw the final state and end the line."""
-        if self._enabled:
-            self._draw(time.monotonic())
-            self._stream.write("\n")
-            self._stream.flush()
+        self._bar.stop()

@@ -8,43 +8,74 @@ account at every block (an UNKNOWN_ACCOUNT answer is stored as "no such account"
 height, so replay answers UNKNOWN_ACCOUNT there as well).
 
 The range is written in batches of consecutive heights. Each batch holds the blocks of its
-heights with their epochs and account states and lands whole or not at all; after each, a
-progress note beside the store (`service.ingest.checkpoint`) lets a re-run continue.
+heights with their epochs and account states, and a progress note (the recording and the next
+height), and lands whole or not at all; a re-run of the same recording continues after the last
+committed batch. Every batch is idempotent (writes replace rows with the same values), so an
+overlapping run changes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from service.ingest import checkpoint, jsonio
-from service.ingest.blocks_import import stored_block
-from service.ingest.epochs import recorded_epoch
-from service.ingest.errors import IngestError, located
-from service.ingest.progress import Progress
-from service.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
-from service.ingest.target import ResumableTarget
-from service.schema import SchemaViolation
-from service.store import StoreError
+import orjson
+
+from nearrpc.ingest import jsonio
+from nearrpc.ingest.blocks_import import stored_block
+from nearrpc.ingest.epochs import recorded_epoch
+from nearrpc.ingest.errors import IngestError, located
+from nearrpc.ingest.progress import Progress
+from nearrpc.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
+from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS
+from nearrpc.spec import SchemaViolation
+from nearrpc.store import ChainWriter, StoreError, StoreLocation, open_store
 
 _REFUSALS = (SchemaViolation, StoreError, KeyError, TypeError, ValueError)
 _VIEW_METHOD = "EXPERIMENTAL_view_account"
-_VIEW_BLOCK_KEYS = ("block_height", "block_hash")
 
 
 @dataclass(frozen=True, slots=True)
 class Recording:
     url: str
-    store: Path
+    store: StoreLocation
     from_height: int
     to_height: int
-    accounts: tuple[str, ...] = ()
-    concurrency: int = 4
-    batch_heights: int = 50
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    accounts: tuple[str, ...]
+    concurrency: int
+    batch_heights: int
+    policy: RetryPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What a progress note is valid for: a re-run of another recording starts afresh."""
+
+    chain_id: str
+    from_height: int
+    to_height: int
+    accounts: tuple[str, ...]
+
+    def note(self, next_height: int) -> bytes | None:
+        """The progress note stored with a batch; None once the range is done."""
+        if next_height > self.to_height:
+            return None
+        return orjson.dumps({"job": {**asdict(self), "accounts": list(self.accounts)}, "next_height": next_height})
+
+    def resume_height(self, note: bytes | None) -> int | None:
+        """The next height to record when `note` was left by this very recording."""
+        try:
+            stored = orjson.loads(note) if note is not None else None
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(stored, dict) or not isinstance(stored.get("next_height"), int):
+            return None
+        if stored.get("job") != {**asdict(self), "accounts": list(self.accounts)}:
+            return None
+        next_height: int = stored["next_height"]
+        return next_height if self.from_height <= next_height <= self.to_height else None
 
 
 @dataclass
@@ -72,7 +103,7 @@ class _Batch:
 
 
 class _Recorder:
-    def __init__(self, recording: Recording, rpc: RpcClient, target: ResumableTarget) -> None:
+    def __init__(self, recording: Recording, rpc: RpcClient, target: ChainWriter) -> None:
         self._job = recording
         self._rpc = rpc
         self._target = target
@@ -118,13 +149,12 @@ class _Recorder:
             raise IngestError(f"height {height}: view_account {account_id}: the node answered {reply.describe()}")
         if view.get("block_hash") != block_hash or view.get("block_height") != height:
             raise IngestError(f"height {height}: view_account {account_id}: the view is of another block")
-        return {key: value for key, value in view.items() if key not in _VIEW_BLOCK_KEYS}
+        return {key: value for key, value in view.items() if key not in ACCOUNT_VIEW_BLOCK_MEMBERS}
 
     def _needs_epoch(self, epoch_id: str) -> bool:
         if epoch_id in self._exact_epochs:
             return False
-        reader = self._target.reader()
-        stored = None if reader is None else reader.epoch(epoch_id)
+        stored = self._target.reader().epoch(epoch_id)
         if stored is not None and stored.protocol_config_json is not None:
             self._exact_epochs.add(epoch_id)
             return False
@@ -152,8 +182,11 @@ class _Recorder:
 
     # -- writing to the store
 
-    def write(self, fetched: _Batch, configs: tuple[bytes, bytes] | None, summary: RecordSummary) -> None:
+    def write(
+        self, fetched: _Batch, configs: tuple[bytes, bytes] | None, progress_note: bytes | None, summary: RecordSummary
+    ) -> None:
         with self._target.batch() as batch:
+            batch.put_import_progress(progress_note)
             if configs is not None:
                 genesis, client = configs
                 try:
@@ -205,31 +238,27 @@ async def _check_range(rpc: RpcClient, recording: Recording, genesis_height: int
             )
 
 
-async def _record(recording: Recording, target: ResumableTarget, progress: Progress | None) -> RecordSummary:
+async def _record(recording: Recording, target: ChainWriter, progress: Progress | None) -> RecordSummary:
     summary = RecordSummary()
 
     def counted() -> None:
         if progress is not None:
             progress.count("requests")
 
-    async with RpcClient(recording.url, concurrency=recording.concurrency, policy=recording.policy,
+    async with RpcClient(recording.url, recording.policy, concurrency=recording.concurrency,
                          on_request=counted) as rpc:
         genesis = await rpc.result("genesis_config", None)
         client = await rpc.result("client_config", None)
         if not isinstance(genesis, dict) or not isinstance(client, dict) or "chain_id" not in genesis:
             raise IngestError(f"{recording.url}: genesis_config/client_config answers are not config objects")
         summary.chain_id = str(genesis["chain_id"])
-        reader = target.reader()
-        try:
-            stored_chain = None if reader is None else reader.chain_id()
-        except StoreError:
-            stored_chain = None
+        stored_chain = target.reader().chain_id()
         if stored_chain not in (None, summary.chain_id):
             raise IngestError(f"{recording.store} holds chain {stored_chain!r}; the node serves {summary.chain_id!r}")
         await _check_range(rpc, recording, int(genesis["genesis_height"]))
 
-        job = checkpoint.Job(summary.chain_id, recording.from_height, recording.to_height, recording.accounts)
-        start = checkpoint.load(recording.store, job)
+        job = _Job(summary.chain_id, recording.from_height, recording.to_height, recording.accounts)
+        start = job.resume_height(target.reader().import_progress())
         summary.resumed_at = start
         start = recording.from_height if start is None else start
         if progress is not None:
@@ -239,15 +268,13 @@ async def _record(recording: Recording, target: ResumableTarget, progress: Progr
         for first in range(start, recording.to_height + 1, recording.batch_heights):
             heights = range(first, min(first + recording.batch_heights, recording.to_height + 1))
             fetched = await recorder.fetch(heights)
-            recorder.write(fetched, configs, summary)
+            recorder.write(fetched, configs, job.note(heights.stop), summary)
             configs = None
-            checkpoint.save(recording.store, job, heights.stop)
             if progress is not None:
                 progress.update(advance=len(heights))
         if configs is not None:  # nothing left to record: still refresh the configs
-            recorder.write(_Batch(range(0)), configs, summary)
+            recorder.write(_Batch(range(0)), configs, None, summary)
         summary.requests, summary.retries = rpc.requests, rpc.retries
-    checkpoint.remove(recording.store)
     return summary
 
 
@@ -256,11 +283,10 @@ def record(recording: Recording, progress: Progress | None = None) -> RecordSumm
     if recording.from_height > recording.to_height:
         raise IngestError(f"--from-height {recording.from_height} is above --to-height {recording.to_height}")
     started = time.monotonic()
-    target = ResumableTarget(recording.store)
     try:
-        summary = asyncio.run(_record(recording, target, progress))
+        with open_store(recording.store, "write") as target:
+            summary = asyncio.run(_record(recording, target, progress))
     finally:
-        target.close()
         if progress is not None:
             progress.close()
     summary.seconds = time.monotonic() - started

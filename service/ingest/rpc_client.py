@@ -8,16 +8,17 @@ key order kept. After the last retry the call fails with a one-line IngestError.
 from __future__ import annotations
 
 import asyncio
-import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 import httpx
 import orjson
+from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception_type, stop_after_attempt
+from tenacity.wait import wait_exponential_jitter
 
-from service.ingest.errors import IngestError
+from nearrpc.ingest.errors import IngestError
 
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _MAX_RETRY_AFTER = 30.0
@@ -46,10 +47,18 @@ class RpcReply:
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
-    retries: int = 5  # further attempts after the first
-    backoff: float = 0.5  # seconds before the first retry; doubles each time
+    retries: int  # further attempts after the first
+    backoff: float  # seconds before the first retry; doubles each time, with jitter
+    timeout: float  # per request
     max_backoff: float = 10.0
-    timeout: float = 30.0  # per request
+
+
+class _Retryable(Exception):
+    """An attempt that may succeed when repeated: what went wrong, and the server's hint."""
+
+    def __init__(self, problem: str, retry_after: float | None) -> None:
+        super().__init__(problem)
+        self.retry_after = retry_after
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -73,23 +82,33 @@ def _parse(body: bytes) -> RpcReply | None:
     return RpcReply(answer["result"], None)
 
 
+def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
+    """Exponential backoff with jitter, never shorter than the server's Retry-After."""
+    backoff = wait_exponential_jitter(initial=policy.backoff, max=policy.max_backoff, jitter=policy.backoff / 2)
+
+    def wait(state: RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome is not None else None
+        hint = failure.retry_after if isinstance(failure, _Retryable) else None
+        return max(backoff(state), hint or 0.0)
+
+    return wait
+
+
 class RpcClient:
-    """`async with RpcClient(url) as rpc: reply = await rpc.call("block", {"block_id": 5})`."""
+    """`async with RpcClient(url, policy) as rpc: reply = await rpc.call("block", {"block_id": 5})`."""
 
     def __init__(
         self,
         url: str,
+        policy: RetryPolicy,
         *,
-        concurrency: int = 4,
-        policy: RetryPolicy | None = None,
+        concurrency: int,
         on_request: Callable[[], None] | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._url = url
         self._concurrency = max(1, concurrency)
-        self._policy = policy or RetryPolicy()
+        self._policy = policy
         self._on_request = on_request
-        self._sleep = sleep
         self._gate = asyncio.Semaphore(self._concurrency)
         self._client: httpx.AsyncClient | None = None
         self._next_id = 0
@@ -107,11 +126,25 @@ class RpcClient:
         if self._client is not None:
             await self._client.aclose()
 
-    def _delay(self, attempt: int, hint: float | None) -> float:
-        policy = self._policy
-        delay = min(policy.backoff * float(2**attempt), policy.max_backoff)
-        delay *= 0.75 + random.random() / 2
-        return max(delay, hint or 0.0)
+    async def _attempt(self, client: httpx.AsyncClient, body: bytes, what: str) -> RpcReply:
+        async with self._gate:
+            self.requests += 1
+            if self._on_request is not None:
+                self._on_request()
+            try:
+                response = await client.post(self._url, content=body, headers={"Content-Type": "application/json"})
+            except httpx.TransportError as exc:
+                raise _Retryable(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, None) from exc
+        reply = _parse(response.content)
+        if response.status_code in _RETRY_STATUSES:
+            problem = f"HTTP {response.status_code}" + (f" ({reply.describe()})" if reply else "")
+            raise _Retryable(problem, _retry_after(response))
+        if reply is None:
+            raise IngestError(f"{self._url}: {what}: HTTP {response.status_code} without a JSON-RPC response")
+        return reply
+
+    def _count_retry(self, state: RetryCallState) -> None:
+        self.retries += 1
 
     async def call(self, method: str, params: Any) -> RpcReply:
         """One JSON-RPC call, retried on transport errors and on 408/429/5xx."""
@@ -121,33 +154,18 @@ class RpcClient:
         body = orjson.dumps({"jsonrpc": "2.0", "id": f"nearrpc-import-{self._next_id}", "method": method,
                              "params": params})
         what = f"{method} {orjson.dumps(params).decode()}"
-        problem = ""
-        for attempt in range(self._policy.retries + 1):
-            hint = None
-            async with self._gate:
-                self.requests += 1
-                if self._on_request is not None:
-                    self._on_request()
-                try:
-                    response = await self._client.post(
-                        self._url, content=body, headers={"Content-Type": "application/json"}
-                    )
-                except httpx.TransportError as exc:
-                    problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-                else:
-                    reply = _parse(response.content)
-                    if response.status_code not in _RETRY_STATUSES:
-                        if reply is None:
-                            raise IngestError(
-                                f"{self._url}: {what}: HTTP {response.status_code} without a JSON-RPC response"
-                            )
-                        return reply
-                    problem = f"HTTP {response.status_code}" + (f" ({reply.describe()})" if reply else "")
-                    hint = _retry_after(response)
-            if attempt < self._policy.retries:
-                self.retries += 1
-                await self._sleep(self._delay(attempt, hint))
-        raise IngestError(f"{self._url}: {what}: {problem}, still after {self._policy.retries} retries")
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self._policy.retries + 1),
+            wait=_wait(self._policy),
+            retry=retry_if_exception_type(_Retryable),
+            before_sleep=self._count_retry,
+        )
+        try:
+            reply: RpcReply = await retrying(self._attempt, self._client, body, what)
+        except RetryError as exhausted:
+            problem = exhausted.last_attempt.exception()
+            raise IngestError(f"{self._url}: {what}: {problem}, still after {self._policy.retries} retries") from None
+        return reply
 
     async def result(self, method: str, params: Any) -> Any:
         """The call's result; any error answer fails the import."""

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS
+
 # Members a response (or a `{"result": ...}` wrapper) may carry besides the JSON-RPC ones.
 CONTEXT_KEYS = ("account_id", "block_hash", "block_height", "epoch_id")
 _RESPONSE_KEYS = ("jsonrpc", "id", "result", "error")
-# Members the handler appends to an account view for the block it answers at.
-_VIEW_BLOCK_KEYS = ("block_height", "block_hash")
 
 
 class ShapeError(ValueError):
@@ -99,7 +99,8 @@ def _keys(value: dict[str, Any]) -> str:
 
 
 def _account(result: dict[str, Any], context: Context) -> AccountItem:
-    view = {key: value for key, value in result.items() if key not in _VIEW_BLOCK_KEYS and key != "account_id"}
+    dropped = (*ACCOUNT_VIEW_BLOCK_MEMBERS, "account_id")
+    view = {key: value for key, value in result.items() if key not in dropped}
     account_id = result.get("account_id", context.account_id)
     if not isinstance(account_id, str):
         raise ShapeError(

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from service.ingest import jsonio
-from service.ingest.errors import IngestError, located
+from nearrpc.ingest import jsonio
+from nearrpc.ingest.errors import IngestError, located
 
 _LINE_SUFFIXES = (".jsonl", ".ndjson")
 _SUFFIXES = (".json", *_LINE_SUFFIXES)
@@ -89,7 +89,3 @@ def read_items(path: Path) -> Iterator[SourceItem]:
     """Every item under `path`, one at a time."""
     for file in input_files(path):
         yield from (_lines(file) if _is_json_lines(file) else _document(file))
-
-
-def total_size(path: Path) -> int:
-    return sum(file.stat().st_size for file in input_files(path))

@@ -1,6 +1,6 @@
 """Runtime parameter store: the RuntimeConfigView of any protocol version and chain.
 
-    from service.runtime_params import RuntimeParamStore
+    from nearrpc.runtime_params import RuntimeParamStore
     store = RuntimeParamStore.load()
     store.nearcore_view(86, "mainnet")  # == nearcore's snapshot JSON (real vm_kind)
     store.spec_view(86, "mainnet")      # interface 1.2.14's field set

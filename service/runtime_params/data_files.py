@@ -157,7 +157,7 @@ def read_data_file(name: str, data_dir: Path | None = None) -> bytes:
     """Bytes of one data file, from `data_dir` or else from the installed package."""
     if data_dir is not None:
         return (data_dir / name).read_bytes()
-    return resources.files("service.runtime_params").joinpath("data").joinpath(name).read_bytes()
+    return resources.files("nearrpc.runtime_params").joinpath("data").joinpath(name).read_bytes()
 
 
 def load_param_data(data_dir: Path | None = None) -> ParamData:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 class ParamStoreError(ValueError):
-    """Base class of every error raised by `service.runtime_params`."""
+    """Base class of every error raised by `nearrpc.runtime_params`."""
 
 
 class DataFormatError(ParamStoreError):

@@ -102,10 +102,6 @@ class RuntimeParamStore:
     def stored_versions(self) -> tuple[int, ...]:
         return self._versions
 
-    def stored_version_for(self, protocol_version: int) -> int:
-        """The stored version whose config applies to `protocol_version`."""
-        return resolve_version(self._versions, protocol_version)
-
     def _view(self, kind: ViewKind, protocol_version: int, chain_id: str) -> dict[str, object]:
         testnet = _check_chain_id(chain_id) == TESTNET
         version = resolve_version(self._versions, protocol_version)

@@ -1,14 +1,17 @@
-"""Writing the sample chain into a store file, atomically."""
+"""Writing the sample chain into a store."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from functools import cache
 
-from service.sample.facts import SampleFacts, derive_facts, sample_chain
-from service.sample.generator import SampleChain
-from service.store import ChainWriter
-from service.store.files import store_built_beside
+from nearrpc.sample.generator import SampleChain, generate_sample_chain
+from nearrpc.store import ChainWriter, StoreLocation, open_store
+
+
+@cache
+def sample_chain() -> SampleChain:
+    """The sample chain, generated once per process (it is immutable)."""
+    return generate_sample_chain()
 
 
 def write_chain(writer: ChainWriter, chain: SampleChain) -> None:
@@ -24,25 +27,8 @@ def write_chain(writer: ChainWriter, chain: SampleChain) -> None:
             batch.put_account_state(row.account_id, row.height, row.view_json)
 
 
-def build_sample_store(path: str | os.PathLike[str]) -> SampleFacts:
-    """Write the sample chain to a new store at `path`, replacing any file there.
-
-    The store is written to a temporary file in the same folder and renamed over `path`
-    only when complete, so a crash leaves either the old file or the new one, never a
-    partial store. The result uses a rollback journal (no -wal/-shm side files), so it can
-    be opened read-only from a folder the server cannot write to.
-    """
-    target = Path(path)
-    chain = sample_chain()
-    with store_built_beside(target, target.with_name(f".{target.name}.{os.getpid()}.tmp")) as writer:
-        write_chain(writer, chain)
-    return derive_facts(chain)
-
-
-def ensure_sample_store(path: str | os.PathLike[str]) -> Path:
-    """Build the sample store at `path` unless a file is already there (first run)."""
-    target = Path(path)
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        build_sample_store(target)
-    return target
+def build_sample_store(location: StoreLocation) -> None:
+    """Write the sample chain into a new store at `location`, replacing any store there; a
+    crash leaves either the old store or the new one, never a partial one."""
+    with open_store(location, "replace") as writer:
+        write_chain(writer, sample_chain())

@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 
-from service.sample import crypto, scenario
-from service.store.base import EPOCH_CONFIG_KEYS
+from nearrpc.nearcore.views import EPOCH_CONFIG_KEYS
+from nearrpc.sample import crypto, scenario
 
 
 def shard_layout() -> dict[str, Any]:

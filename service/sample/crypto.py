@@ -15,8 +15,6 @@ from typing import Any
 import base58
 import orjson
 
-from service.store.base import ZERO_HASH as ZERO_HASH  # re-exported for the generator
-
 # What nearcore shows for an unsigned object (the genesis block and its chunks): 64 zero bytes.
 EMPTY_SIGNATURE = "ed25519:" + "1" * 64
 

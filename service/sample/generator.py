@@ -37,10 +37,11 @@ from typing import Any
 
 import orjson
 
-from service.sample import configs, crypto, scenario, wasm
-from service.sample.crypto import EMPTY_SIGNATURE, ZERO_HASH
-from service.sample.scenario import NEAR
-from service.store.base import StoredBlock, StoredEpoch, block_from_view
+from nearrpc.nearcore.views import ZERO_HASH
+from nearrpc.sample import configs, crypto, scenario, wasm
+from nearrpc.sample.crypto import EMPTY_SIGNATURE
+from nearrpc.sample.scenario import NEAR
+from nearrpc.store import StoredBlock, StoredEpoch, block_from_view
 
 
 @dataclass(frozen=True, slots=True)

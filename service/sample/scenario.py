@@ -1,14 +1,14 @@
 """The plan of the sample chain: its parameters, accounts and scheduled events.
 
 These are the generator's inputs. Everything tests may rely on is derived from the generated
-data in `service.sample.facts`, not read from here.
+data in `tests.support.sample_facts`, not read from here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.sample import crypto
+from nearrpc.sample import crypto
 
 NEAR = 10**24  # yoctoNEAR per NEAR
 

@@ -1,17 +1,17 @@
-"""Chain storage: the reader/writer interfaces and the SQLite implementation.
+"""Chain storage: the reader/writer interfaces, and stores opened from a location.
 
-Use `open_reader` in the server, `create`/`open_writer` in imports:
-
-    with create(path) as writer:
+    reader = open_store("data/nearrpc.sqlite", "read")             # the server
+    with open_store(location, "write") as writer:                  # imports
         with writer.batch() as batch:
             batch.put_genesis_config(genesis_json)
             batch.put_block(block)
+
+Which backend serves a location is this package's business: nothing outside it imports a
+backend module, and every backend failure surfaces as `StoreError`.
 """
 
-from service.store.base import (
-    EPOCH_CONFIG_KEYS,
+from nearrpc.store.base import (
     SCHEMA_VERSION,
-    ZERO_HASH,
     ChainReader,
     ChainWriter,
     StoredBlock,
@@ -22,32 +22,25 @@ from service.store.base import (
     StoreNotFoundError,
     StoreSchemaError,
     WriteBatch,
+    block_from_view,
 )
-from service.store.sqlite import (
-    SqliteChainReader,
-    SqliteChainWriter,
-    create,
-    open_reader,
-    open_writer,
-)
+from nearrpc.store.locations import StoreLocation, StoreMode, describe_location, open_store
 
 __all__ = [
-    "EPOCH_CONFIG_KEYS",
     "SCHEMA_VERSION",
-    "ZERO_HASH",
     "ChainReader",
     "ChainWriter",
-    "SqliteChainReader",
-    "SqliteChainWriter",
     "StoreError",
     "StoreInfo",
     "StoreIntegrityError",
+    "StoreLocation",
+    "StoreMode",
     "StoreNotFoundError",
     "StoreSchemaError",
     "StoredBlock",
     "StoredEpoch",
     "WriteBatch",
-    "create",
-    "open_reader",
-    "open_writer",
+    "block_from_view",
+    "describe_location",
+    "open_store",
 ]

@@ -3,8 +3,8 @@
 The store keeps chain data as JSON bytes that are ready to be served; it knows nothing
 about JSON-RPC. Request handlers read through `ChainReader`; imports (the sample chain,
 genesis files, recorders) write through `ChainWriter` in batches that land whole or not
-at all. SQLite implements both today (`service.store.sqlite`); another engine (PostgreSQL)
-only has to implement the same two protocols.
+at all. "Nothing stored" is answered as None by every lookup. A backend implements the
+three protocols and raises only `StoreError` (and its subclasses) for its own failures.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from types import TracebackType
+from typing import Any, Final, Protocol
 
 # The layout version of the tables. A store written with another version is refused on open.
-SCHEMA_VERSION = 1
-
-# The all-zero 32-byte hash in base58: the epoch id of the first epoch, the genesis block's
-# parent and the code hash of accounts without a local contract.
-ZERO_HASH = "11111111111111111111111111111111"
+# 2: the recorder's progress moved into the store; protocol_config_json is always present.
+SCHEMA_VERSION: Final = 2
 
 
 class StoreError(Exception):
@@ -27,7 +25,7 @@ class StoreError(Exception):
 
 
 class StoreNotFoundError(StoreError):
-    """The store file does not exist."""
+    """No store exists at the location."""
 
 
 class StoreSchemaError(StoreError):
@@ -36,7 +34,7 @@ class StoreSchemaError(StoreError):
 
 class StoreIntegrityError(StoreError):
     """A write was refused because the data is inconsistent (spec validation errors are raised
-    as `service.schema.SchemaViolation` instead)."""
+    as `nearrpc.spec.SchemaViolation` instead)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +82,8 @@ class StoredEpoch:
 
     epoch_id: str
     protocol_version: int  # the epoch's protocol version
-    # The epoch's values that replace the genesis ones in the protocol config (epoch_length,
-    # num_block_producer_seats, kickout thresholds, target_validator_mandates_per_shard,
-    # max_kickout_stake_perc, online_min/max_threshold, fishermen_threshold,
-    # minimum_stake_divisor, protocol_upgrade_stake_threshold, minimum_validators_per_shard,
-    # minimum_stake_ratio, shuffle_shard_assignment_for_chunk_producers, max_inflation_rate,
-    # shard_layout) as one compact JSON object.
+    # The epoch's values that replace the genesis ones in the protocol config (keys from
+    # nearcore.views.EPOCH_CONFIG_KEYS) as one compact JSON object.
     config_json: bytes
     # The epoch's whole `EXPERIMENTAL_protocol_config` result as a node answered it (recorded
     # imports), served verbatim when present; None: composed from the genesis config,
@@ -97,26 +91,6 @@ class StoredEpoch:
     protocol_config_json: bytes | None = None
 
 
-# The keys an epoch config object may carry, in the protocol config's field order.
-EPOCH_CONFIG_KEYS: tuple[str, ...] = (
-    "num_block_producer_seats",
-    "protocol_upgrade_stake_threshold",
-    "epoch_length",
-    "block_producer_kickout_threshold",
-    "chunk_producer_kickout_threshold",
-    "chunk_validator_only_kickout_threshold",
-    "target_validator_mandates_per_shard",
-    "online_min_threshold",
-    "online_max_threshold",
-    "max_inflation_rate",
-    "fishermen_threshold",
-    "minimum_stake_divisor",
-    "max_kickout_stake_perc",
-    "minimum_stake_ratio",
-    "shuffle_shard_assignment_for_chunk_producers",
-    "minimum_validators_per_shard",
-    "shard_layout",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,15 +110,15 @@ class StoreInfo:
 class ChainReader(Protocol):
     """Read access to one chain. Every lookup is a single indexed query."""
 
-    def chain_id(self) -> str:
+    def chain_id(self) -> str | None:
         """The chain id of the stored genesis config."""
         ...
 
-    def genesis_config_json(self) -> bytes:
+    def genesis_config_json(self) -> bytes | None:
         """The `genesis_config` result as compact JSON."""
         ...
 
-    def client_config_json(self) -> bytes:
+    def client_config_json(self) -> bytes | None:
         """The `client_config` result as compact JSON."""
         ...
 
@@ -182,6 +156,10 @@ class ChainReader(Protocol):
         """Counts and bounds of the stored data."""
         ...
 
+    def import_progress(self) -> bytes | None:
+        """The note a resumable import left with its last committed batch."""
+        ...
+
     def close(self) -> None:
         """Release the connection. Further calls fail."""
         ...
@@ -216,9 +194,15 @@ class WriteBatch(Protocol):
         block_height/block_hash); None records that the account was deleted at that height."""
         ...
 
+    def put_import_progress(self, note: bytes | None) -> None:
+        """Keep (None: drop) a resumable import's note; it commits with the batch's data."""
+        ...
+
 
 class ChainWriter(Protocol):
-    """Write access for imports."""
+    """Write access for imports. A store that did not exist when the writer was opened appears
+    at its location only with the writer's first committed batch, so a failed or killed import
+    leaves no empty or partial store behind."""
 
     def batch(self) -> AbstractContextManager[WriteBatch]:
         """A transaction: commits when the `with` block ends normally, rolls back (leaving the
@@ -230,5 +214,11 @@ class ChainWriter(Protocol):
         ...
 
     def close(self) -> None:
-        """Release the connection."""
+        """Release the connection, leaving the store readable by any reader."""
         ...
+
+    def __enter__(self) -> ChainWriter: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...

@@ -1,7 +1,7 @@
 """Checks every store implementation runs before it writes a value.
 
 Each check parses the JSON, validates it against its component schema in the spec
-(`service.schema.validate_component`), checks that the index fields agree with the JSON,
+(`nearrpc.spec.validate_component`), checks that the index fields agree with the JSON,
 and returns the compact serialization that is stored and later served byte for byte.
 """
 
@@ -11,20 +11,9 @@ from typing import Any
 
 import orjson
 
-from service.schema import validate_component
-from service.store.base import (
-    BLOCK_INDEX_FIELDS,
-    EPOCH_CONFIG_KEYS,
-    ZERO_HASH,
-    StoredBlock,
-    StoredEpoch,
-    StoreIntegrityError,
-)
-
-# Members the handler appends to a stored account view; the stored view must not have them.
-_ACCOUNT_RESPONSE_ONLY = ("block_height", "block_hash")
-
-# The header fields mirrored by `StoredBlock`'s index columns.
+from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, EPOCH_CONFIG_KEYS, ZERO_HASH
+from nearrpc.spec import validate_component
+from nearrpc.store.base import BLOCK_INDEX_FIELDS, StoredBlock, StoredEpoch, StoreIntegrityError
 
 
 def load_object(data: bytes, what: str) -> dict[str, Any]:
@@ -110,7 +99,7 @@ def check_account_state(account_id: str, height: int, view_json: bytes | None) -
     if view_json is None:
         return None
     view = load_object(view_json, f"account {account_id} at {height}")
-    present = [key for key in _ACCOUNT_RESPONSE_ONLY if key in view]
+    present = [key for key in ACCOUNT_VIEW_BLOCK_MEMBERS if key in view]
     if present:
         raise StoreIntegrityError(
             f"account {account_id} at {height}: the stored view must not contain {present}; "

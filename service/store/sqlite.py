@@ -1,20 +1,21 @@
-"""SQLite implementation of the chain store.
+"""SQLite implementation of the chain store: one file per chain.
 
-One file per chain. Readers open it read-only (`mode=ro`), writers use WAL so a server can
-keep reading while an import runs. Every lookup is one query on a primary key or index that
-reads a row or two, so lookup cost does not grow with the chain.
+Readers open it read-only (`mode=ro`); writers use WAL while they write, so a server can keep
+reading during an import, and fold it back into the file when they close, so the store is one
+file again that can be served from a read-only folder. A new store is built in a hidden file
+beside its path and renamed into place with its first committed batch. Every lookup is one
+query on a primary key or index that reads a row or two, so its cost does not grow with the
+chain.
 
 Tables:
 - `nearrpc_schema(version)`: one row, the table layout version (`SCHEMA_VERSION`).
-- `meta(key, value)`: chain_id and genesis_height (from the genesis config) and the row
-  counts of the three data tables, kept up to date by the writer.
+- `meta(key, value)`: chain_id and genesis_height (from the genesis config), the row counts of
+  the three data tables, kept up to date by the writer, and a resumable import's progress note.
 - `config(name, json)`: the genesis_config and client_config results.
 - `blocks`: one row per block (forks too), keyed by hash; a partial unique index on height
   over the canonical rows answers lookups by height.
 - `epochs`: per epoch id, its protocol version and epoch-level config values, and optionally
   the whole protocol config a node answered for it (`protocol_config_json`, recorded imports).
-  Stores written before that column existed get it from `open_writer` (a nullable column, so
-  builds without it keep reading them); readers of stores without it see None.
 - `account_states`: (account_id, height) -> account view, NULL when deleted at that height.
 """
 
@@ -28,8 +29,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final
 
-from service.store import checks
-from service.store.base import (
+from nearrpc.store import checks
+from nearrpc.store.base import (
     SCHEMA_VERSION,
     ChainReader,
     StoredBlock,
@@ -41,8 +42,6 @@ from service.store.base import (
     StoreSchemaError,
     WriteBatch,
 )
-
-StorePath = str | os.PathLike[str]
 
 _DDL: Final = (
     "CREATE TABLE nearrpc_schema (version INTEGER NOT NULL)",
@@ -88,13 +87,18 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "meta": "SELECT value FROM meta WHERE key = ?",
 }
 
-# The epoch lookup on a store written before `epochs.protocol_config_json` existed.
-_EPOCH_WITHOUT_RECORDED_CONFIG: Final = (
-    "SELECT epoch_id, protocol_version, config_json, NULL FROM epochs WHERE epoch_id = ?"
-)
-
 _GENESIS_CONFIG = "genesis_config"
 _CLIENT_CONFIG = "client_config"
+_IMPORT_PROGRESS = "import_progress"
+_UPSERT_META: Final = (
+    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
+_UPSERT_CONFIG: Final = (
+    "INSERT INTO config (name, json) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET json = excluded.json"
+)
+
+# An SQLite store is its file plus, at times, these companions.
+_SIDE_FILES: Final = ("-wal", "-shm", "-journal")
 
 # Row counts kept in `meta` by the writer, so `info()` (polled by /health) never counts rows.
 _COUNTERS: Final = {"blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count"}
@@ -120,13 +124,10 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
     version = rows[0][0]
     if version != SCHEMA_VERSION:
         raise StoreSchemaError(
-            f"{path}: store schema version {version!r}; this build reads version "
-            f"{SCHEMA_VERSION}. Rebuild the store (or import the data again) with this build."
+            f"{path} has store schema version {version!r}, this build reads version {SCHEMA_VERSION}: "
+            f"rebuild it with this build (`nearrpc sample {path} --force` for the sample chain, "
+            "or import its data into a new store)"
         )
-
-
-def _has_recorded_config_column(conn: sqlite3.Connection) -> bool:
-    return any(row[1] == "protocol_config_json" for row in conn.execute("PRAGMA table_info(epochs)"))
 
 
 def _block(row: Any) -> StoredBlock | None:
@@ -144,24 +145,25 @@ def _block(row: Any) -> StoredBlock | None:
     )
 
 
+class _Connection:
+    """The connection a writer and the readers it hands out share; the writer replaces it
+    when a new store moves into place."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+
 class SqliteChainReader:
     """`ChainReader` over an SQLite connection."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, *, owns_connection: bool) -> None:
-        self._conn = conn
+    def __init__(self, connection: _Connection, path: Path, *, owns_connection: bool) -> None:
+        self._connection = connection
         self._path = path
         self._owns_connection = owns_connection
-        self._epoch_query = (
-            LOOKUP_QUERIES["epoch"] if _has_recorded_config_column(conn) else _EPOCH_WITHOUT_RECORDED_CONFIG
-        )
-
-    @property
-    def path(self) -> Path:
-        return self._path
 
     def _one(self, name: str, *params: object) -> Any:
         try:
-            return self._conn.execute(LOOKUP_QUERIES[name], params).fetchone()
+            return self._connection.conn.execute(LOOKUP_QUERIES[name], params).fetchone()
         except sqlite3.Error as exc:
             raise StoreError(f"{self._path}: {name} lookup failed: {exc}") from exc
 
@@ -169,26 +171,21 @@ class SqliteChainReader:
         row = self._one("meta", key)
         return None if row is None else str(row[0])
 
-    def _config(self, name: str) -> bytes:
+    def _config(self, name: str) -> bytes | None:
         row = self._one("config", name)
-        if row is None:
-            raise StoreError(f"{self._path}: the store holds no {name}")
-        return bytes(row[0])
+        return None if row is None else bytes(row[0])
 
-    def chain_id(self) -> str:
-        chain_id = self._meta("chain_id")
-        if chain_id is None:
-            raise StoreError(f"{self._path}: the store holds no genesis config")
-        return chain_id
+    def chain_id(self) -> str | None:
+        return self._meta("chain_id")
 
     def genesis_height(self) -> int | None:
         value = self._meta("genesis_height")
         return None if value is None else int(value)
 
-    def genesis_config_json(self) -> bytes:
+    def genesis_config_json(self) -> bytes | None:
         return self._config(_GENESIS_CONFIG)
 
-    def client_config_json(self) -> bytes:
+    def client_config_json(self) -> bytes | None:
         return self._config(_CLIENT_CONFIG)
 
     def head(self) -> StoredBlock | None:
@@ -210,10 +207,7 @@ class SqliteChainReader:
         return _block(self._one("earliest"))
 
     def epoch(self, epoch_id: str) -> StoredEpoch | None:
-        try:
-            row = self._conn.execute(self._epoch_query, (epoch_id,)).fetchone()
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self._path}: epoch lookup failed: {exc}") from exc
+        row = self._one("epoch", epoch_id)
         if row is None:
             return None
         recorded = None if row[3] is None else bytes(row[3])
@@ -245,9 +239,13 @@ class SqliteChainReader:
             account_state_count=count("account_states"),
         )
 
+    def import_progress(self) -> bytes | None:
+        note = self._meta(_IMPORT_PROGRESS)
+        return None if note is None else note.encode()
+
     def close(self) -> None:
         if self._owns_connection:
-            self._conn.close()
+            self._connection.conn.close()
 
 
 class SqliteWriteBatch:
@@ -261,15 +259,24 @@ class SqliteWriteBatch:
     def _execute(self, sql: str, params: tuple[object, ...]) -> None:
         if not self._open:
             raise StoreError("this batch has ended; open a new one with writer.batch()")
-        self._conn.execute(sql, params)
+        try:
+            self._conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise StoreError(f"write failed: {exc}") from exc
+
+    def _fetch(self, sql: str, params: tuple[object, ...]) -> Any:
+        try:
+            return self._conn.execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"read failed: {exc}") from exc
 
     def _note_row(self, table: str, *key: object) -> None:
         """Count the row about to be written if it is a new one (not a replacement)."""
-        if self._conn.execute(_EXISTS[table], key).fetchone() is None:
+        if self._fetch(_EXISTS[table], key) is None:
             self._added[table] += 1
 
     def _meta(self, key: str) -> str | None:
-        row = self._conn.execute(LOOKUP_QUERIES["meta"], (key,)).fetchone()
+        row = self._fetch(LOOKUP_QUERIES["meta"], (key,))
         return None if row is None else str(row[0])
 
     def put_genesis_config(self, genesis_config_json: bytes) -> None:
@@ -279,22 +286,13 @@ class SqliteWriteBatch:
             raise StoreIntegrityError(
                 f"the store holds chain {stored_chain!r}; refusing a genesis config of chain {chain_id!r}"
             )
-        self._execute(
-            "INSERT INTO config (name, json) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET json = excluded.json",
-            (_GENESIS_CONFIG, data),
-        )
+        self._execute(_UPSERT_CONFIG, (_GENESIS_CONFIG, data))
         for key, value in (("chain_id", chain_id), ("genesis_height", str(genesis_height))):
-            self._execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+            self._execute(_UPSERT_META, (key, value))
 
     def put_client_config(self, client_config_json: bytes) -> None:
         data = checks.check_client_config(client_config_json)
-        self._execute(
-            "INSERT INTO config (name, json) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET json = excluded.json",
-            (_CLIENT_CONFIG, data),
-        )
+        self._execute(_UPSERT_CONFIG, (_CLIENT_CONFIG, data))
 
     def put_block(self, block: StoredBlock, *, canonical: bool = True) -> None:
         data = checks.check_block(block)
@@ -345,81 +343,25 @@ class SqliteWriteBatch:
             (account_id, height, data),
         )
 
+    def put_import_progress(self, note: bytes | None) -> None:
+        if note is None:
+            self._execute("DELETE FROM meta WHERE key = ?", (_IMPORT_PROGRESS,))
+        else:
+            self._execute(_UPSERT_META, (_IMPORT_PROGRESS, note.decode()))
+
     def end(self) -> None:
-        """Close the batch for further puts and add its new rows to the stored counts."""
-        if self._open:
-            self._open = False
-            for table, added in self._added.items():
-                if added:
-                    self._conn.execute(
-                        "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = ?",
-                        (added, _COUNTERS[table]),
-                    )
+        """Add the batch's new rows to the stored counts and close it for further puts."""
+        for table, added in self._added.items():
+            if added:
+                self._execute(
+                    "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = ?",
+                    (added, _COUNTERS[table]),
+                )
+        self._open = False
 
     def discard(self) -> None:
         """Close the batch without touching the counts (it is being rolled back)."""
         self._open = False
-
-
-class SqliteChainWriter:
-    """`ChainWriter` over an SQLite file in WAL mode."""
-
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        self._conn = conn
-        self._path = path
-        self._in_batch = False
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    @contextmanager
-    def _transaction(self) -> Iterator[SqliteWriteBatch]:
-        if self._in_batch:
-            raise StoreError("a batch is already open on this writer")
-        self._in_batch = True
-        batch = SqliteWriteBatch(self._conn)
-        try:
-            # IMMEDIATE takes the write lock now, so a concurrent writer fails at the start
-            # of its batch instead of half way through.
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield batch
-                batch.end()
-                self._conn.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-        finally:
-            batch.discard()
-            self._in_batch = False
-
-    def batch(self) -> AbstractContextManager[WriteBatch]:
-        return self._transaction()
-
-    def reader(self) -> ChainReader:
-        return SqliteChainReader(self._conn, self._path, owns_connection=False)
-
-    def use_rollback_journal(self) -> None:
-        """Fold the WAL back into the file and switch it to a rollback journal, so the file
-        can be opened read-only from a folder the reader cannot write to (no -wal/-shm)."""
-        self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self._conn.execute("PRAGMA journal_mode=DELETE")
-
-    def close(self) -> None:
-        self._conn.close()
-
-    def __enter__(self) -> SqliteChainWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _connect(path: Path, mode: str, *, check_same_thread: bool) -> sqlite3.Connection:
@@ -434,59 +376,181 @@ def _connect(path: Path, mode: str, *, check_same_thread: bool) -> sqlite3.Conne
         raise StoreError(f"cannot open store {path}: {exc}") from exc
 
 
-def open_reader(path: StorePath) -> SqliteChainReader:
-    """Open an existing store read-only. Any write through this connection fails.
+def staging_path(path: Path) -> Path:
+    """Where a new store is built before it is renamed into place."""
+    return path.with_name(f".{path.name}.building")
 
-    The connection may be used from another thread than the one that opened it (the server
-    opens it at startup and reads on its event loop thread), one thread at a time.
-    """
-    file = Path(path)
-    if not file.is_file():
-        raise StoreNotFoundError(f"no store at {file}")
-    conn = _connect(file, "ro", check_same_thread=False)
+
+def _remove_store_files(path: Path) -> None:
+    for suffix in ("", *_SIDE_FILES):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file (or a folder's entries, after a rename) to disk."""
+    fd = os.open(path, os.O_RDONLY)
     try:
-        conn.execute("PRAGMA query_only = ON")
-        _check_schema(conn, file)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _open_for_writing(path: Path) -> sqlite3.Connection:
+    conn = _connect(path, "rw", check_same_thread=True)
+    try:
+        _check_schema(conn, path)
+        conn.execute("PRAGMA journal_mode=WAL")
+    except sqlite3.Error as exc:
+        conn.close()
+        raise StoreError(f"cannot write to store {path}: {exc}") from exc
     except BaseException:
         conn.close()
         raise
-    return SqliteChainReader(conn, file, owns_connection=True)
+    return conn
 
 
-def open_writer(path: StorePath) -> SqliteChainWriter:
-    """Open an existing store for writing (WAL mode)."""
-    file = Path(path)
-    if not file.is_file():
-        raise StoreNotFoundError(f"no store at {file}")
-    conn = _connect(file, "rw", check_same_thread=True)
+def _create(path: Path) -> sqlite3.Connection:
+    """A new, empty store file with the current schema (rollback journal: one file)."""
+    _remove_store_files(path)  # left by a build that was killed
+    conn = _connect(path, "rwc", check_same_thread=True)
     try:
-        _check_schema(conn, file)
-        conn.execute("PRAGMA journal_mode=WAL")
-        if not _has_recorded_config_column(conn):
-            # Additive and nullable: no schema version change; older builds still read the store.
-            conn.execute("ALTER TABLE epochs ADD COLUMN protocol_config_json BLOB")
-    except BaseException:
-        conn.close()
-        raise
-    return SqliteChainWriter(conn, file)
-
-
-def create(path: StorePath) -> SqliteChainWriter:
-    """Create a new, empty store and open it for writing. Refuses to touch an existing file."""
-    file = Path(path)
-    if file.exists():
-        raise StoreError(f"refusing to create a store over the existing file {file}")
-    conn = _connect(file, "rwc", check_same_thread=True)
-    try:
-        conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("BEGIN IMMEDIATE")
         for statement in _DDL:
             conn.execute(statement)
         conn.execute("INSERT INTO nearrpc_schema (version) VALUES (?)", (SCHEMA_VERSION,))
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, '0')", [(key,) for key in _COUNTERS.values()])
         conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        conn.close()
+        _remove_store_files(path)
+        raise StoreError(f"cannot create store {path}: {exc}") from exc
+    return conn
+
+
+class SqliteChainWriter:
+    """`ChainWriter` over an SQLite file.
+
+    Over an existing store it writes in place (WAL mode, so readers go on reading). For a new
+    store (or `replace=True`) it writes to a staging file beside the target, which becomes the
+    store (renamed over the target) once the first batch has committed.
+    """
+
+    def __init__(self, target: Path, *, replace: bool) -> None:
+        self._target = target
+        self._staging: Path | None = None
+        if target.is_file() and not replace:
+            conn = _open_for_writing(target)
+        else:
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create store {target}: {exc.strerror or exc}") from exc
+            self._staging = staging_path(target)
+            conn = _create(self._staging)
+        self._connection = _Connection(conn)
+        self._in_batch = False
+
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        return self._connection.conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[SqliteWriteBatch]:
+        if self._in_batch:
+            raise StoreError("a batch is already open on this writer")
+        self._in_batch = True
+        batch = SqliteWriteBatch(self._conn)
+        try:
+            # IMMEDIATE takes the write lock now, so a concurrent writer fails at the start
+            # of its batch instead of half way through.
+            self._begin()
+            try:
+                yield batch
+                batch.end()
+                self._commit()
+            except BaseException:
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
+                raise
+        finally:
+            batch.discard()
+            self._in_batch = False
+        if self._staging is not None:
+            self._promote(self._staging)
+
+    def _begin(self) -> None:
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write to store {self._target}: {exc}") from exc
+
+    def _commit(self) -> None:
+        try:
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot commit to store {self._target}: {exc}") from exc
+
+    def _promote(self, staging: Path) -> None:
+        """Move the staging store into place, then go on writing there."""
+        self._conn.close()
+        _fsync(staging)
+        os.replace(staging, self._target)
+        _fsync(self._target.parent)
+        self._staging = None
+        self._connection.conn = _open_for_writing(self._target)
+
+    def batch(self) -> AbstractContextManager[WriteBatch]:
+        return self._transaction()
+
+    def reader(self) -> ChainReader:
+        return SqliteChainReader(self._connection, self._target, owns_connection=False)
+
+    def close(self) -> None:
+        if self._staging is not None:  # nothing was committed: no store appears
+            self._conn.close()
+            _remove_store_files(self._staging)
+            return
+        try:
+            # One file again, readable from a folder the reader cannot write to (no -wal/-shm).
+            # A reader that has the store open keeps it in WAL mode; that is fine too.
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.execute("PRAGMA journal_mode=DELETE")
+        except sqlite3.OperationalError:
+            pass
+        finally:
+            self._conn.close()
+
+    def __enter__(self) -> SqliteChainWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def open_reader(path: Path) -> SqliteChainReader:
+    """Open an existing store read-only. Any write through this connection fails.
+
+    The connection may be used from another thread than the one that opened it (the server
+    opens it at startup and reads on its event loop thread), one thread at a time.
+    """
+    if not path.is_file():
+        raise StoreNotFoundError(f"no store at {path}")
+    conn = _connect(path, "ro", check_same_thread=False)
+    try:
+        conn.execute("PRAGMA query_only = ON")
+        _check_schema(conn, path)
     except BaseException:
         conn.close()
-        file.unlink(missing_ok=True)
         raise
-    return SqliteChainWriter(conn, file)
+    return SqliteChainReader(_Connection(conn), path, owns_connection=True)
+
+
+def open_writer(path: Path, *, replace: bool = False) -> SqliteChainWriter:
+    """A writer on the store at `path`; a new store there (or, with `replace`, one that
+    replaces the current one) appears with the first committed batch."""
+    return SqliteChainWriter(path, replace=replace)

@@ -1,6 +1,6 @@
 """What the sample chain stores, and the block reference forms the client tests go through.
 
-Everything is read off `service.sample` (facts and the generated chain), never copied.
+Everything is read off `nearrpc.sample` and `tests.support.sample_facts`, never copied.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any
 import near_jsonrpc_models as m
 import orjson
 
-from service.sample import sample_chain, sample_facts
+from nearrpc.sample import sample_chain
+from tests.support.sample_facts import sample_facts
 
 
 @cache

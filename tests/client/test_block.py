@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from near_jsonrpc_client import NearClientSync, RpcError
 
-from service.sample import sample_facts
 from tests.client.chain import REF_IDS, REFS, Ref, block_request, error_cause, hash_at, stored_block
+from tests.support.sample_facts import sample_facts
 
 pytestmark = pytest.mark.live
 

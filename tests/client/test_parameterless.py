@@ -6,7 +6,8 @@ import orjson
 import pytest
 from near_jsonrpc_client import NearClientSync
 
-from service.sample import sample_chain, sample_facts
+from nearrpc.sample import sample_chain
+from tests.support.sample_facts import sample_facts
 
 pytestmark = pytest.mark.live
 

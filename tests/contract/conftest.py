@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from service.sample import build_sample_store
-from tests.live_server import LiveServer, running_server
+from nearrpc.sample import build_sample_store
+from tests.support.live_server import LiveServer, running_server
 
 
 @pytest.fixture(scope="session")

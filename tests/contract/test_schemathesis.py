@@ -26,9 +26,10 @@ from pathlib import Path
 
 import pytest
 
-from service.sample import sample_chain, sample_facts
+from nearrpc.sample import sample_chain
 from tests.contract.ndjson_summary import read_ndjson, render
-from tests.live_server import LiveServer
+from tests.support.live_server import LiveServer
+from tests.support.sample_facts import sample_facts
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

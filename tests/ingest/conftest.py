@@ -4,9 +4,6 @@ processes, store dumps for before/after comparisons, raw JSON-RPC calls."""
 from __future__ import annotations
 
 import hashlib
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,22 +12,11 @@ import httpx
 import orjson
 import pytest
 
-from service.sample import build_sample_store
-from tests.live_server import LiveServer, running_server
-from tests.store_dump import dump
+from nearrpc.sample import build_sample_store
+from tests.support.live_server import LiveServer, running_server
+from tests.support.store_dump import dump
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def nearrpc(*args: str | Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    """Run `python -m service.cli ...` in a new process; never raises on a non-zero exit."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEARRPC_")}
-    return subprocess.run(
-        [sys.executable, "-m", "service.cli", *map(str, args)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout, check=False,
-    )
-
-
 
 
 def digest(path: Path) -> str:

@@ -15,10 +15,11 @@ from typing import Any
 import orjson
 import pytest
 
-from service.sample import SampleFacts, sample_facts
-from tests.ingest.conftest import REPO, call, digest, nearrpc, result
+from tests.ingest.conftest import REPO, call, digest, result
 from tests.ingest.genesis_files import genesis_members, write_genesis
-from tests.live_server import LiveServer, running_server
+from tests.support.cli import nearrpc
+from tests.support.live_server import LiveServer, running_server
+from tests.support.sample_facts import SampleFacts, sample_facts
 
 pytestmark = pytest.mark.live
 

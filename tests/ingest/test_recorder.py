@@ -19,12 +19,12 @@ from typing import Any
 import orjson
 import pytest
 
-from service.ingest.checkpoint import note_path
-from service.sample import SampleFacts, sample_facts
-from service.store import open_reader
-from tests.ingest.conftest import REPO, call, digest, dump, nearrpc, result
+from nearrpc.store import open_store
+from tests.ingest.conftest import REPO, call, digest, dump, result
 from tests.ingest.proxy import Behaviour, json_rpc_proxy
-from tests.live_server import LiveServer, running_server
+from tests.support.cli import nearrpc
+from tests.support.live_server import LiveServer, running_server
+from tests.support.sample_facts import SampleFacts, sample_facts
 
 pytestmark = pytest.mark.live
 
@@ -63,7 +63,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, server_a: LiveServer) -> 
     skipped = [h for h in facts.skipped_heights if FROM <= h <= TO]
     assert f"skipped heights: {len(skipped)} ({', '.join(map(str, skipped))})" in done.stdout
     assert "epochs with their protocol config: 4" in done.stdout
-    assert not note_path(store).exists()
+    assert _progress_note(store) is None  # a completed recording leaves no note
     return store
 
 
@@ -130,7 +130,7 @@ def test_round_trip_every_request_form_answers_identically(
 
 def test_recorded_protocol_configs_are_kept_verbatim(recorded: Path, server_a: LiveServer) -> None:
     facts = sample_facts()
-    reader = open_reader(recorded)
+    reader = open_store(recorded, "read")
     try:
         for epoch in facts.epochs:
             if epoch.last_height < FROM or epoch.first_height > TO:
@@ -157,19 +157,31 @@ def test_rerun_and_overlapping_run_change_nothing(recorded: Path, server_a: Live
     assert digest(copy) == before
 
 
+def _progress_note(store: Path) -> bytes | None:
+    reader = open_store(store, "read")
+    try:
+        return reader.import_progress()
+    finally:
+        reader.close()
+
+
+def _progress_note_height(store: Path) -> int:
+    note = _progress_note(store)
+    assert note is not None
+    height: int = orjson.loads(note)["next_height"]
+    return height
+
+
 def _kill_after_batches(args: list[str], store: Path, batches_done_at: int) -> int:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEARRPC_")}
-    process = subprocess.Popen([sys.executable, "-m", "service.cli", *args], cwd=REPO, env=env,
+    process = subprocess.Popen([sys.executable, "-m", "nearrpc", *args], cwd=REPO, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    note = note_path(store)
     while True:
         assert process.poll() is None, "the recording ended before it could be killed"
         assert time.monotonic() < deadline
-        try:
-            next_height: int = orjson.loads(note.read_bytes())["next_height"]
-        except (OSError, orjson.JSONDecodeError, KeyError):
-            next_height = FROM
+        note = _progress_note(store) if store.exists() else None
+        next_height: int = FROM if note is None else orjson.loads(note)["next_height"]
         if next_height >= batches_done_at:
             break
         time.sleep(0.005)
@@ -187,12 +199,13 @@ def test_sigkill_then_rerun_resumes_and_completes(recorded: Path, server_a: Live
                 "--accounts", ",".join(accounts(facts)), "--store", str(store), "--batch-heights", str(batch),
                 "--concurrency", "2"]
         noted = _kill_after_batches(args, store, FROM + 3 * batch)
-    # Whole batches only: the stored heights are a prefix of the range ending at a batch boundary
-    # (the note can lag one batch behind, if the kill fell between a commit and the note).
+    # Whole batches only: the stored heights are a prefix of the range ending at a batch boundary,
+    # and the progress note, committed with each batch, names exactly that boundary.
     heights = {row[1] for row in dump(store)["blocks"]}
     top = max(heights)
     boundary = FROM + ((top - FROM) // batch + 1) * batch
-    assert boundary in (noted, noted + batch)
+    assert boundary == _progress_note_height(store)
+    assert noted <= boundary
     assert heights == {h for h in facts.block_heights if FROM <= h < boundary}
     states = {(row[0], row[1]) for row in dump(store)["account_states"]}
     assert states == {(a, h) for a in accounts(facts) for h in heights}
@@ -201,9 +214,9 @@ def test_sigkill_then_rerun_resumes_and_completes(recorded: Path, server_a: Live
     done = nearrpc(*args[:2], "--url", server_a.url, *args[4:])
     print(done.stdout)
     assert done.returncode == 0, done.stderr
-    assert f"(resumed at height {noted})" in done.stdout
+    assert f"(resumed at height {boundary})" in done.stdout
     assert dump(store) == dump(recorded)
-    assert not note_path(store).exists()
+    assert _progress_note(store) is None
 
 
 def test_flaky_source_is_retried(recorded: Path, server_a: LiveServer, tmp_path: Path) -> None:
@@ -262,7 +275,7 @@ class socket_closed_port:
     """A URL on 127.0.0.1 where nothing listens."""
 
     def __enter__(self) -> str:
-        from tests.live_server import free_port
+        from tests.support.live_server import free_port
 
         return f"http://127.0.0.1:{free_port()}"
 

@@ -8,15 +8,14 @@ from typing import Any
 import orjson
 import pytest
 
-from service.genesis_defaults import GENESIS_DEFAULTS, GENESIS_FIELD_ORDER
-from service.ingest.genesis_config import (
+from nearrpc.ingest.genesis_config import (
     ProjectionError,
     RecordError,
     account_state,
     project_genesis_config,
     record_kind,
 )
-from service.ingest.shapes import (
+from nearrpc.ingest.shapes import (
     AccountItem,
     BlockItem,
     ClientConfigItem,
@@ -27,8 +26,9 @@ from service.ingest.shapes import (
     ShapeError,
     classify,
 )
-from service.sample import sample_chain
-from service.schema import spec_document
+from nearrpc.nearcore.genesis_fields import GENESIS_DEFAULTS, GENESIS_FIELD_ORDER
+from nearrpc.sample import sample_chain
+from nearrpc.spec import spec_document
 from tests.ingest.genesis_files import genesis_members
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from service.runtime_params import RuntimeParamStore
-from service.runtime_params.data_files import GENERATED_FILES, load_param_data
-from service.runtime_params.values import Table, as_json
+from nearrpc.runtime_params import RuntimeParamStore
+from nearrpc.runtime_params.data_files import GENERATED_FILES, load_param_data
+from nearrpc.runtime_params.values import Table, as_json
 from tools import convert_params
 from tools.convert_params import ConversionError, convert, main, read_folder
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from service.runtime_params import (
+from nearrpc.runtime_params import (
     DataFormatError,
     DiffMismatchError,
     InvalidProtocolVersionError,
@@ -14,11 +14,11 @@ from service.runtime_params import (
     RuntimeParamStore,
     UnsupportedChainError,
 )
-from service.runtime_params.data_files import ParamData, SpecAdditions, load_param_data
-from service.runtime_params.layout import Const, Field, Kind, Obj
-from service.runtime_params.render import effective_vm_kind, render
-from service.runtime_params.table import Change, Diff, apply_diff, build_chain, resolve_version
-from service.runtime_params.values import ParamValue, Table
+from nearrpc.runtime_params.data_files import ParamData, SpecAdditions, load_param_data
+from nearrpc.runtime_params.layout import Const, Field, Kind, Obj
+from nearrpc.runtime_params.render import effective_vm_kind, render
+from nearrpc.runtime_params.table import Change, Diff, apply_diff, build_chain, resolve_version
+from nearrpc.runtime_params.values import ParamValue, Table
 
 
 def diff(version: int, **changes: Change) -> Diff:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from service.runtime_params import RuntimeParamStore
+from nearrpc.runtime_params import RuntimeParamStore
 
 from ._reference import missing_reason, runtime_configs_dir
 

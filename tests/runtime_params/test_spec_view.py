@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from service.runtime_params import RuntimeParamStore
-from service.runtime_params.data_files import load_param_data, load_spec_additions
-from service.runtime_params.spec_1_2_14 import PLACEMENT, REMOVED, SPEC_ONLY_PARAMETERS
-from service.schema import spec_document, validate_component
+from nearrpc.runtime_params import RuntimeParamStore
+from nearrpc.runtime_params.data_files import load_param_data, load_spec_additions
+from nearrpc.runtime_params.spec_1_2_14 import PLACEMENT, REMOVED, SPEC_ONLY_PARAMETERS
+from nearrpc.spec import spec_document, validate_component
 
 STORE = RuntimeParamStore.load()
 CASES = [(v, chain) for chain in ("mainnet", "testnet") for v in STORE.stored_versions]

@@ -9,8 +9,9 @@ from typing import Any
 import orjson
 import pytest
 
-from service.sample import SampleChain, SampleFacts, build_sample_store, sample_chain, sample_facts
-from service.store import SqliteChainReader, open_reader
+from nearrpc.sample import SampleChain, build_sample_store, sample_chain
+from nearrpc.store import ChainReader, open_store
+from tests.support.sample_facts import SampleFacts, sample_facts
 
 
 @pytest.fixture(scope="session")
@@ -42,7 +43,7 @@ def built_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def reader(built_store: Path) -> Iterator[SqliteChainReader]:
-    store = open_reader(built_store)
+def reader(built_store: Path) -> Iterator[ChainReader]:
+    store = open_store(built_store, "read")
     yield store
     store.close()

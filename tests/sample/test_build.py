@@ -1,23 +1,17 @@
-"""Building the sample store: determinism, atomic replacement, first-run creation."""
+"""Building the sample store: determinism and atomic replacement."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from service.sample import (
-    SampleFacts,
-    build_sample_store,
-    ensure_sample_store,
-    generate_sample_chain,
-    sample_chain,
-)
-from service.sample import build as build_module
-from service.sample.facts import derive_facts
-from service.store import open_reader
-from tests.store_dump import dump
+from nearrpc.sample import build as build_module
+from nearrpc.sample import build_sample_store, sample_chain
+from nearrpc.sample.generator import generate_sample_chain
+from nearrpc.store import open_store
+from tests.support.sample_facts import SampleFacts
+from tests.support.store_dump import dump
 
 
 def test_generation_is_deterministic() -> None:
@@ -26,17 +20,16 @@ def test_generation_is_deterministic() -> None:
 
 def test_build_twice_gives_identical_stores(tmp_path: Path, built_store: Path) -> None:
     again = tmp_path / "again.db"
-    facts = build_sample_store(again)
+    build_sample_store(again)
     assert dump(again) == dump(built_store)
     assert again.read_bytes() == built_store.read_bytes()
-    assert facts == derive_facts(sample_chain())
 
 
 def test_built_store_is_complete_and_self_contained(built_store: Path, facts: SampleFacts) -> None:
     # Rollback journal (header bytes 18-19 are 1), no side files: opens from read-only media.
     assert built_store.read_bytes()[18:20] == b"\x01\x01"
     assert sorted(p.name for p in built_store.parent.iterdir()) == [built_store.name]
-    reader = open_reader(built_store)
+    reader = open_store(built_store, "read")
     try:
         head = reader.head()
         assert head is not None and head.height == facts.head_height and head.hash == facts.head_hash
@@ -70,13 +63,3 @@ def test_failed_build_keeps_the_old_file_and_leaves_no_temporary(
         build_sample_store(target)
     assert target.read_bytes() == b"previous store"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sample.db"]
-
-
-def test_ensure_builds_only_when_missing(tmp_path: Path, built_store: Path) -> None:
-    target = tmp_path / "data" / "sample.db"
-    assert ensure_sample_store(target) == target
-    assert target.read_bytes() == built_store.read_bytes()
-    target.write_bytes(b"keep me")
-    before = os.stat(target).st_mtime_ns
-    ensure_sample_store(target)
-    assert target.read_bytes() == b"keep me" and os.stat(target).st_mtime_ns == before

@@ -10,9 +10,10 @@ import base58
 import orjson
 import pytest
 
-from service.sample import SampleChain, SampleFacts, crypto
-from service.sample.configs import shard_index
-from service.sample.scenario import GENESIS_PROTOCOL_VERSION, LATEST_PROTOCOL_VERSION
+from nearrpc.sample import SampleChain, crypto
+from nearrpc.sample.configs import shard_index
+from nearrpc.sample.scenario import GENESIS_PROTOCOL_VERSION, LATEST_PROTOCOL_VERSION
+from tests.support.sample_facts import SampleFacts
 
 ZERO = "11111111111111111111111111111111"
 
@@ -276,7 +277,7 @@ def test_created_and_deleted_accounts_in_store(facts: SampleFacts, reader: Any, 
 
 
 def test_contract_accounts(facts: SampleFacts, reader: Any) -> None:
-    from service.sample import wasm
+    from nearrpc.sample import wasm
 
     counter = orjson.loads(reader.account_json(facts.contract_account, facts.head_height))
     assert counter["code_hash"] == facts.contract_code_hash == crypto.code_hash(wasm.COUNTER.code)

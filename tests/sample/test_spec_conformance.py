@@ -7,10 +7,12 @@ from typing import Any
 
 import orjson
 
-from service.sample import SampleChain, SampleFacts
-from service.sample.scenario import GENESIS_PROTOCOL_VERSION
-from service.schema import spec_document, validate_component
-from service.store import EPOCH_CONFIG_KEYS, SqliteChainReader
+from nearrpc.nearcore.views import EPOCH_CONFIG_KEYS
+from nearrpc.sample import SampleChain
+from nearrpc.sample.scenario import GENESIS_PROTOCOL_VERSION
+from nearrpc.spec import spec_document, validate_component
+from nearrpc.store import ChainReader
+from tests.support.sample_facts import SampleFacts
 
 # nearcore's GenesisConfig declaration order.
 GENESIS_ORDER = [
@@ -106,7 +108,7 @@ def test_blocks(chain: SampleChain) -> None:
             ]  # fmt: skip
 
 
-def test_account_views_with_their_block(chain: SampleChain, reader: SqliteChainReader) -> None:
+def test_account_views_with_their_block(chain: SampleChain, reader: ChainReader) -> None:
     for row in chain.account_states:
         if row.view_json is None:
             continue

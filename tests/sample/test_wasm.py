@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.sample import wasm
+from nearrpc.sample import wasm
 
 
 def read_uleb(data: bytes, offset: int) -> tuple[int, int]:

@@ -27,7 +27,7 @@ def test_golden_dispatch_table_describes_the_fixture() -> None:
     methods = (GOLDEN / "expected" / "methods.py").read_text(encoding="utf-8")
     assert '"lookup": MethodSpec(' in methods and '"ping": MethodSpec(' in methods
     assert "accepts_positional=True" in methods  # lookup's [block_id] form
-    assert 'params_members=("block_id", "finality", "key",)' in methods
+    assert 'params_members=("block_id","finality","key",)' in "".join(methods.split())
 
 
 def test_output_is_deterministic() -> None:
@@ -91,7 +91,25 @@ def test_a_new_optional_params_member_updates_models_and_stubs(scratch_repo: Pat
     assert "generated/methods.py" in stale.stdout and "generated/models.py" in stale.stdout
 
     assert _regenerate(scratch_repo).returncode == 0
-    methods = (scratch_repo / "generated" / "methods.py").read_text(encoding="utf-8")
-    assert 'params_members=("account_id", "block_id", "finality", "include_proof", "sync_checkpoint",)' in methods
+    methods = "".join((scratch_repo / "generated" / "methods.py").read_text(encoding="utf-8").split())
+    assert 'params_members=("account_id","block_id","finality","include_proof","sync_checkpoint",)' in methods
     assert "include_proof: bool | None = None" in (scratch_repo / "generated" / "models.py").read_text(encoding="utf-8")
     assert _regenerate(scratch_repo, "--check").returncode == 0
+
+
+def test_missing_generators_are_named_in_one_line(tmp_path: Path) -> None:
+    """Without the codegen extra, regenerate says how to install it instead of a traceback."""
+    without_jinja = "import sys; sys.modules['jinja2'] = None; from tools.regenerate import main; sys.exit(main())"
+    done = subprocess.run([sys.executable, "-c", without_jinja], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.startswith("regenerate: the code generators are not installed: pip install -e '.[codegen]'")
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+    without_codegen = (
+        "import sys; sys.executable = '/nonexistent/python'; from tools.regenerate import main; sys.exit(main())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", without_codegen], cwd=REPO, capture_output=True, text=True, env={"PATH": str(tmp_path)}
+    )
+    assert done.returncode == 2
+    assert done.stderr == "regenerate: the code generators are not installed: pip install -e '.[codegen]'\n"

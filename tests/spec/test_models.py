@@ -11,13 +11,14 @@ import orjson
 import pydantic
 import pytest
 
-from generated import models
-from generated.methods import METHODS
-from service.handlers import ChainHandlers
-from service.params import typed_params
-from service.runtime_params import RuntimeParamStore
-from service.sample import build_sample_store, sample_facts
-from service.store.sqlite import open_reader
+from nearrpc.generated import models
+from nearrpc.generated.methods import METHODS
+from nearrpc.http.params import typed_params
+from nearrpc.methods.handlers import ChainHandlers
+from nearrpc.runtime_params import RuntimeParamStore
+from nearrpc.sample import build_sample_store
+from nearrpc.store import open_store
+from tests.support.sample_facts import sample_facts
 
 FACTS = sample_facts()
 PARAMS: dict[str, Any] = {
@@ -48,7 +49,7 @@ WRONG_TYPE: dict[str, tuple[str, object]] = {
 def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     path: Path = tmp_path_factory.mktemp("models") / "sample.sqlite"
     build_sample_store(path)
-    reader = open_reader(path)
+    reader = open_store(path, "read")
     handlers = ChainHandlers(reader, RuntimeParamStore.load())
     answers = {
         name: orjson.loads(getattr(handlers, name)(typed_params(METHODS[name], PARAMS[name]))) for name in METHODS

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from service.sample import SampleChain, sample_chain, write_chain
-from service.store import SqliteChainReader, create, open_reader
+from nearrpc.sample import SampleChain, sample_chain, write_chain
+from nearrpc.store import ChainReader, open_store
 
 
 @pytest.fixture(scope="session")
@@ -21,7 +21,7 @@ def chain() -> SampleChain:
 def filled_store_file(tmp_path_factory: pytest.TempPathFactory, chain: SampleChain) -> Path:
     """A store holding the sample chain, written through the writer API. Do not modify."""
     path = tmp_path_factory.mktemp("store") / "chain.db"
-    with create(path) as writer:
+    with open_store(path, "write") as writer:
         write_chain(writer, chain)
     return path
 
@@ -35,7 +35,7 @@ def store_copy(filled_store_file: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def reader(filled_store_file: Path) -> Iterator[SqliteChainReader]:
-    store = open_reader(filled_store_file)
+def reader(filled_store_file: Path) -> Iterator[ChainReader]:
+    store = open_store(filled_store_file, "read")
     yield store
     store.close()

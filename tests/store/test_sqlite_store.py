@@ -14,23 +14,22 @@ from typing import Any
 import orjson
 import pytest
 
-from service.sample import SampleChain
-from service.schema import SchemaViolation
-from service.store import (
+from nearrpc.sample import SampleChain
+from nearrpc.spec import SchemaViolation
+from nearrpc.store import (
     SCHEMA_VERSION,
-    SqliteChainReader,
+    ChainReader,
     StoredBlock,
     StoredEpoch,
     StoreError,
     StoreIntegrityError,
     StoreNotFoundError,
     StoreSchemaError,
-    create,
-    open_reader,
-    open_writer,
+    open_store,
 )
-from service.store.sqlite import LOOKUP_QUERIES
-from tests.store_dump import dump
+from nearrpc.store.sqlite import LOOKUP_QUERIES, staging_path
+from tests.support.store_dump import dump
+from tests.support.stores import create_empty_store
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,7 +48,7 @@ def expected_account(chain: SampleChain, account_id: str, height: int) -> bytes 
 # -- round trip and lookups --------------------------------------------------------------------
 
 
-def test_round_trip_returns_the_bytes_written(reader: SqliteChainReader, chain: SampleChain) -> None:
+def test_round_trip_returns_the_bytes_written(reader: ChainReader, chain: SampleChain) -> None:
     assert reader.genesis_config_json() == chain.genesis_config_json
     assert reader.client_config_json() == chain.client_config_json
     assert reader.chain_id() == "nearrpc-localnet"
@@ -62,13 +61,13 @@ def test_round_trip_returns_the_bytes_written(reader: SqliteChainReader, chain: 
         assert reader.account_json(row.account_id, row.height) == row.view_json
 
 
-def test_head_genesis_and_earliest(reader: SqliteChainReader, chain: SampleChain) -> None:
+def test_head_genesis_and_earliest(reader: ChainReader, chain: SampleChain) -> None:
     assert reader.head() == chain.blocks[-1]
     assert reader.genesis_block() == chain.blocks[0]
     assert reader.earliest_block() == chain.blocks[0]
 
 
-def test_skipped_and_unknown_heights_and_hashes(reader: SqliteChainReader, chain: SampleChain) -> None:
+def test_skipped_and_unknown_heights_and_hashes(reader: ChainReader, chain: SampleChain) -> None:
     heights = {block.height for block in chain.blocks}
     skipped = [h for h in range(chain.blocks[-1].height) if h not in heights]
     assert skipped, "the sample chain has skipped heights"
@@ -82,7 +81,7 @@ def test_skipped_and_unknown_heights_and_hashes(reader: SqliteChainReader, chain
     assert reader.epoch("11111111111111111111111111111112") is None
 
 
-def test_account_state_as_of_every_height(reader: SqliteChainReader, chain: SampleChain) -> None:
+def test_account_state_as_of_every_height(reader: ChainReader, chain: SampleChain) -> None:
     accounts = sorted({row.account_id for row in chain.account_states})
     for account_id in accounts:
         for height in range(-1, chain.blocks[-1].height + 2):
@@ -93,7 +92,7 @@ def test_account_state_as_of_every_height(reader: SqliteChainReader, chain: Samp
     assert reader.account_json("nobody.localnet", chain.blocks[-1].height) is None
 
 
-def test_account_created_deleted_and_changing(reader: SqliteChainReader, chain: SampleChain) -> None:
+def test_account_created_deleted_and_changing(reader: ChainReader, chain: SampleChain) -> None:
     first_rows: dict[str, int] = {}
     deletions: dict[str, int] = {}
     for row in chain.account_states:
@@ -113,7 +112,7 @@ def test_account_created_deleted_and_changing(reader: SqliteChainReader, chain: 
     assert len({view["amount"] for view in alice}) > 3
 
 
-def test_info(reader: SqliteChainReader, chain: SampleChain) -> None:
+def test_info(reader: ChainReader, chain: SampleChain) -> None:
     info = reader.info()
     assert info.schema_version == SCHEMA_VERSION
     assert info.chain_id == "nearrpc-localnet"
@@ -126,7 +125,7 @@ def test_info(reader: SqliteChainReader, chain: SampleChain) -> None:
 
 
 def test_counts_follow_new_rows_not_replacements(store_copy: Path, chain: SampleChain) -> None:
-    with open_writer(store_copy) as writer:
+    with open_store(store_copy, "write") as writer:
         with writer.batch() as batch:
             batch.put_block(chain.blocks[5])
             batch.put_epoch(chain.epochs[0])
@@ -142,23 +141,23 @@ def test_counts_follow_new_rows_not_replacements(store_copy: Path, chain: Sample
 
 def test_empty_store(tmp_path: Path) -> None:
     path = tmp_path / "empty.db"
-    create(path).close()
-    reader = open_reader(path)
+    create_empty_store(path)
+    reader = open_store(path, "read")
     try:
         assert reader.head() is None
         assert reader.genesis_block() is None
         assert reader.earliest_block() is None
         assert reader.account_json("alice.localnet", 5) is None
-        with pytest.raises(StoreError, match="no genesis config"):
-            reader.chain_id()
-        with pytest.raises(StoreError, match="no client_config"):
-            reader.client_config_json()
+        assert reader.chain_id() is None
+        assert reader.genesis_config_json() is None
+        assert reader.client_config_json() is None
+        assert reader.import_progress() is None
         assert reader.info().block_count == 0
     finally:
         reader.close()
 
 
-def test_reader_works_from_another_thread(reader: SqliteChainReader, chain: SampleChain) -> None:
+def test_reader_works_from_another_thread(reader: ChainReader, chain: SampleChain) -> None:
     found: list[StoredBlock | None] = []
     thread = threading.Thread(target=lambda: found.append(reader.head()))
     thread.start()
@@ -180,10 +179,10 @@ def fork_of(block: StoredBlock, tag: str) -> StoredBlock:
 def test_fork_blocks_are_found_by_hash_only(store_copy: Path, chain: SampleChain) -> None:
     original = chain.blocks[40]
     fork = fork_of(original, "a")
-    with open_writer(store_copy) as writer:
+    with open_store(store_copy, "write") as writer:
         with writer.batch() as batch:
             batch.put_block(fork, canonical=False)
-    reader = open_reader(store_copy)
+    reader = open_store(store_copy, "read")
     try:
         assert reader.block_by_hash(fork.hash) == fork
         assert reader.block_by_height(original.height) == original
@@ -195,10 +194,10 @@ def test_fork_blocks_are_found_by_hash_only(store_copy: Path, chain: SampleChain
 def test_new_canonical_block_demotes_the_old_one(store_copy: Path, chain: SampleChain) -> None:
     original = chain.blocks[-1]
     replacement = fork_of(original, "b")
-    with open_writer(store_copy) as writer:
+    with open_store(store_copy, "write") as writer:
         with writer.batch() as batch:
             batch.put_block(replacement)
-    reader = open_reader(store_copy)
+    reader = open_store(store_copy, "read")
     try:
         assert reader.block_by_height(original.height) == replacement
         assert reader.head() == replacement
@@ -212,8 +211,8 @@ def test_new_canonical_block_demotes_the_old_one(store_copy: Path, chain: Sample
 
 def test_read_only_open_refuses_writes(filled_store_file: Path) -> None:
     before = dump(filled_store_file)
-    reader = open_reader(filled_store_file)
-    conn = reader._conn  # the reader's own connection
+    reader = open_store(filled_store_file, "read")
+    conn = reader._connection.conn  # the reader's own connection
     try:
         with pytest.raises(sqlite3.OperationalError, match=r"readonly|read-only|query_only"):
             conn.execute("DELETE FROM blocks")
@@ -230,15 +229,52 @@ def test_read_only_open_refuses_writes(filled_store_file: Path) -> None:
 
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(StoreNotFoundError, match="no store at"):
-        open_reader(tmp_path / "absent.db")
-    with pytest.raises(StoreNotFoundError):
-        open_writer(tmp_path / "absent.db")
-    assert not (tmp_path / "absent.db").exists()
+        open_store(tmp_path / "absent.db", "read")
+    assert list(tmp_path.iterdir()) == []
 
 
-def test_create_refuses_an_existing_file(filled_store_file: Path) -> None:
-    with pytest.raises(StoreError, match="existing file"):
-        create(filled_store_file)
+def test_a_new_store_appears_with_its_first_commit(tmp_path: Path, chain: SampleChain) -> None:
+    path = tmp_path / "new.db"
+    with open_store(path, "write") as writer:
+        assert not path.exists()
+        with pytest.raises(RuntimeError), writer.batch() as batch:
+            batch.put_client_config(chain.client_config_json)
+            raise RuntimeError("abort")
+        assert not path.exists() and writer.reader().client_config_json() is None
+        with writer.batch() as batch:
+            batch.put_client_config(chain.client_config_json)
+        assert path.is_file() and not staging_path(path).exists()
+        assert writer.reader().client_config_json() == chain.client_config_json
+        with writer.batch() as batch:  # later batches land in place
+            batch.put_genesis_config(chain.genesis_config_json)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.db"]  # one file: no -wal, -shm
+
+
+def test_a_writer_that_commits_nothing_leaves_no_store(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "never.db"
+    open_store(path, "write").close()
+    assert not path.exists() and not staging_path(path).exists()
+
+
+def test_replace_swaps_the_store_only_when_the_new_one_is_committed(store_copy: Path, chain: SampleChain) -> None:
+    before = dump(store_copy)
+    with open_store(store_copy, "replace") as writer:
+        with pytest.raises(RuntimeError), writer.batch() as batch:
+            batch.put_client_config(chain.client_config_json)
+            raise RuntimeError("abort")
+    assert dump(store_copy) == before
+    with open_store(store_copy, "replace") as writer, writer.batch() as batch:
+        batch.put_client_config(chain.client_config_json)
+    reader = open_store(store_copy, "read")
+    try:
+        assert reader.info().block_count == 0 and reader.client_config_json() == chain.client_config_json
+    finally:
+        reader.close()
+
+
+def test_a_location_with_a_scheme_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=r"unsupported store location mysql://\.\.\."):
+        open_store("mysql://user@host/db", "read")
 
 
 # -- schema versions ---------------------------------------------------------------------------
@@ -246,14 +282,27 @@ def test_create_refuses_an_existing_file(filled_store_file: Path) -> None:
 
 def test_unknown_schema_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "future.db"
-    create(path).close()
+    create_empty_store(path)
     conn = sqlite3.connect(path)
     conn.execute("UPDATE nearrpc_schema SET version = 99")
     conn.commit()
     conn.close()
-    for opener in (open_reader, open_writer):
-        with pytest.raises(StoreSchemaError, match=r"schema version 99; this build reads version 1"):
-            opener(path)
+    for mode in ("read", "write"):
+        with pytest.raises(StoreSchemaError, match=r"has store schema version 99, this build reads version 2"):
+            open_store(path, mode)
+
+
+def test_a_store_of_the_first_schema_is_refused_with_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    create_empty_store(path)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE nearrpc_schema SET version = 1")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreSchemaError) as refused:
+        open_store(path, "read")
+    message = str(refused.value)
+    assert "\n" not in message and f"`nearrpc sample {path} --force`" in message and "import its data" in message
 
 
 def test_database_without_schema_table_is_refused(tmp_path: Path) -> None:
@@ -263,14 +312,14 @@ def test_database_without_schema_table_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     with pytest.raises(StoreSchemaError, match="not a nearrpc store"):
-        open_reader(path)
+        open_store(path, "read")
 
 
 def test_non_database_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "garbage.db"
     path.write_bytes(b"this is not an sqlite file at all" * 100)
     with pytest.raises(StoreSchemaError, match="not a nearrpc store"):
-        open_reader(path)
+        open_store(path, "read")
 
 
 # -- atomic batches ----------------------------------------------------------------------------
@@ -278,7 +327,7 @@ def test_non_database_file_is_refused(tmp_path: Path) -> None:
 
 def test_batch_that_raises_leaves_the_store_unchanged(store_copy: Path, chain: SampleChain) -> None:
     before = dump(store_copy)
-    with open_writer(store_copy) as writer:
+    with open_store(store_copy, "write") as writer:
         with pytest.raises(RuntimeError, match="abort"), writer.batch() as batch:
             batch.put_block(fork_of(chain.blocks[-1], "a"))
             batch.put_account_state("alice.localnet", 500, None)
@@ -299,7 +348,7 @@ def test_batch_failing_validation_half_way_leaves_the_store_unchanged(store_copy
     before = dump(store_copy)
     bad = orjson.loads(chain.blocks[3].view_json)
     del bad["header"]["hash"]
-    with open_writer(store_copy) as writer:
+    with open_store(store_copy, "write") as writer:
         with pytest.raises(SchemaViolation, match="RpcBlockResponse"), writer.batch() as batch:
             batch.put_account_state("alice.localnet", 500, None)
             batch.put_block(replace(chain.blocks[3], view_json=orjson.dumps(bad)))
@@ -308,8 +357,8 @@ def test_batch_failing_validation_half_way_leaves_the_store_unchanged(store_copy
 
 _KILLED_WRITER = """
 import os, sys
-from service.store import open_writer
-writer = open_writer(sys.argv[1])
+from nearrpc.store import open_store
+writer = open_store(sys.argv[1], "write")
 with writer.batch() as batch:
     for height in range(1000, 1100):
         batch.put_account_state("alice.localnet", height, None)
@@ -328,7 +377,7 @@ def test_killed_writer_leaves_the_store_unchanged(store_copy: Path) -> None:
     )
     assert result.returncode == 3, result.stderr.decode()
     assert dump(store_copy) == before
-    reader = open_reader(store_copy)
+    reader = open_store(store_copy, "read")
     try:
         assert reader.account_json("alice.localnet", 1050) is not None
     finally:
@@ -336,9 +385,9 @@ def test_killed_writer_leaves_the_store_unchanged(store_copy: Path) -> None:
 
 
 def test_committed_batch_is_visible_to_an_open_reader(store_copy: Path) -> None:
-    reader = open_reader(store_copy)
+    reader = open_store(store_copy, "read")
     try:
-        with open_writer(store_copy) as writer:
+        with open_store(store_copy, "write") as writer:
             with writer.batch() as batch:
                 batch.put_account_state(
                     "zed.localnet",
@@ -354,7 +403,7 @@ def test_committed_batch_is_visible_to_an_open_reader(store_copy: Path) -> None:
 
 
 def test_batches_do_not_nest_and_end_with_their_block(store_copy: Path) -> None:
-    with open_writer(store_copy) as writer:
+    with open_store(store_copy, "write") as writer:
         with writer.batch() as batch:
             with pytest.raises(StoreError, match="already open"), writer.batch():
                 pass
@@ -367,7 +416,7 @@ def test_batches_do_not_nest_and_end_with_their_block(store_copy: Path) -> None:
 
 def test_block_index_fields_must_match_the_header(store_copy: Path, chain: SampleChain) -> None:
     block = chain.blocks[10]
-    with open_writer(store_copy) as writer:
+    with open_store(store_copy, "write") as writer:
         for wrong in (
             replace(block, height=block.height + 1),
             replace(block, prev_hash=chain.blocks[5].hash),
@@ -382,7 +431,7 @@ def test_block_index_fields_must_match_the_header(store_copy: Path, chain: Sampl
 def test_writes_are_validated_against_the_spec(store_copy: Path, chain: SampleChain) -> None:
     genesis = orjson.loads(chain.genesis_config_json)
     client = orjson.loads(chain.client_config_json)
-    with open_writer(store_copy) as writer:
+    with open_store(store_copy, "write") as writer:
         cases: list[tuple[type[Exception], str, Any]] = [
             (SchemaViolation, "GenesisConfig", lambda b: b.put_genesis_config(
                 orjson.dumps({**genesis, "total_supply": 5}))),
@@ -411,9 +460,9 @@ def test_writes_are_validated_against_the_spec(store_copy: Path, chain: SampleCh
 def test_stored_json_is_compacted(tmp_path: Path, chain: SampleChain) -> None:
     pretty = orjson.dumps(orjson.loads(chain.client_config_json), option=orjson.OPT_INDENT_2)
     path = tmp_path / "s.db"
-    with create(path) as writer, writer.batch() as batch:
+    with open_store(path, "write") as writer, writer.batch() as batch:
         batch.put_client_config(pretty)
-    reader = open_reader(path)
+    reader = open_store(path, "read")
     try:
         assert reader.client_config_json() == chain.client_config_json
     finally:
@@ -443,7 +492,7 @@ def test_lookup_uses_an_index(filled_store_file: Path, name: str) -> None:
 
 
 def _vm_steps(path: Path, action: Any) -> int:
-    reader = open_reader(path)
+    reader = open_store(path, "read")
     steps = 0
 
     def count() -> int:
@@ -452,7 +501,7 @@ def _vm_steps(path: Path, action: Any) -> int:
         return 0
 
     try:
-        reader._conn.set_progress_handler(count, 1)
+        reader._connection.conn.set_progress_handler(count, 1)
         action(reader)
     finally:
         reader.close()
@@ -491,3 +540,17 @@ def test_lookup_cost_does_not_grow_with_the_chain(store_copy: Path, chain: Sampl
     conn.close()
     large = {name: _vm_steps(store_copy, action) for name, action in lookups.items()}
     assert large == small
+
+
+def test_import_progress_commits_with_its_batch(store_copy: Path) -> None:
+    with open_store(store_copy, "write") as writer:
+        with pytest.raises(RuntimeError), writer.batch() as batch:
+            batch.put_import_progress(b'{"next_height":5}')
+            raise RuntimeError("abort")
+        assert writer.reader().import_progress() is None
+        with writer.batch() as batch:
+            batch.put_import_progress(b'{"next_height":5}')
+        assert writer.reader().import_progress() == b'{"next_height":5}'
+        with writer.batch() as batch:
+            batch.put_import_progress(None)
+        assert writer.reader().import_progress() is None

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from generated import models
+from nearrpc.generated import models
 
 
 class RpcHandlers(Protocol):
-    """The typed interface service/ implements: one method per JSON-RPC method.
+    """The typed interface nearrpc implements: one method per JSON-RPC method.
 
     Each receives its params as the generated model and returns the serialized `result`
     (compact JSON bytes of the result schema), so immutable answers can be cached as bytes.

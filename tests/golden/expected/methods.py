@@ -12,27 +12,21 @@ class MethodSpec:
 
     name: str
     path: str
-    request_schema: str
     params_schema: str
     response_schema: str
     result_schema: str
-    params_required: bool
     takes_block_reference: bool
     accepts_positional: bool
     params_members: tuple[str, ...]
 
 
-ROOT_PATH: Final = "/"
-
 METHODS: Final[dict[str, MethodSpec]] = {
     "ping": MethodSpec(
         name="ping",
         path="/ping",
-        request_schema="JsonRpcRequest_for_ping",
         params_schema="PingParams",
         response_schema="JsonRpcResponse_for_ping",
         result_schema="Pong",
-        params_required=False,
         takes_block_reference=False,
         accepts_positional=False,
         params_members=(),
@@ -40,13 +34,15 @@ METHODS: Final[dict[str, MethodSpec]] = {
     "lookup": MethodSpec(
         name="lookup",
         path="/lookup",
-        request_schema="JsonRpcRequest_for_lookup",
         params_schema="LookupParams",
         response_schema="JsonRpcResponse_for_lookup",
         result_schema="LookupResult",
-        params_required=True,
         takes_block_reference=True,
         accepts_positional=True,
-        params_members=("block_id", "finality", "key",),
+        params_members=(
+            "block_id",
+            "finality",
+            "key",
+        ),
     ),
 }

@@ -1,0 +1,1 @@
+"""The `nearrpc` command: its sub-commands and the settings they read."""

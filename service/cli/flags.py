@@ -1,0 +1,32 @@
+"""Command-line flags declared from the settings fields, so defaults and help live in one place."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from nearrpc.cli.settings import StoreSettings, env_name
+
+
+def add_setting(
+    parser: argparse.ArgumentParser, cls: type[StoreSettings], field: str, *, help_text: str | None = None,
+    **options: Any,
+) -> None:
+    """`--field-name VALUE`, falling back to the field's environment variable and default.
+
+    The value stays text (or a flag's True): the settings class validates it, so a bad value
+    gets the same one-line message from a flag as from the environment.
+    """
+    info = cls.model_fields[field]
+    default = info.default
+    shown = (",".join(default) or '""') if isinstance(default, tuple) else default
+    text = help_text or info.description or field
+    options.setdefault("default", None)
+    parser.add_argument(
+        "--" + field.replace("_", "-"), dest=field, help=f"{text} ({env_name(cls, field)}, default {shown})", **options
+    )
+
+
+def given(args: argparse.Namespace, *fields: str) -> dict[str, Any]:
+    """The values of these settings flags, None where the flag was not given."""
+    return {field: getattr(args, field) for field in fields}

@@ -1,0 +1,160 @@
+"""The `nearrpc import` command group: genesis, blocks, rpc.
+
+Heavy modules (ijson, httpx) are imported when a command runs, not when the parser is built.
+Failures print one line (`nearrpc import: error: ...`) and exit 1; an interrupted import exits
+130. Neither leaves a partial batch in the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from nearrpc.cli.flags import add_setting, given
+from nearrpc.cli.settings import RecorderSettings, StoreSettings, load_settings
+from nearrpc.ingest.errors import IngestError, one_line
+from nearrpc.store import StoreError
+
+_ERROR_PREFIX = "nearrpc import: error:"
+_STORE_HELP = "store to import into; created when missing (the store `nearrpc serve` uses)"
+
+
+def _store_option(parser: argparse.ArgumentParser, cls: type[StoreSettings]) -> None:
+    add_setting(parser, cls, "store", help_text=_STORE_HELP)
+
+
+def _store(args: argparse.Namespace) -> str:
+    return load_settings(StoreSettings, given(args, "store")).store
+
+
+def _print(lines: list[str]) -> None:
+    for line in lines:
+        print(line)
+
+
+def _run_genesis(args: argparse.Namespace) -> None:
+    from nearrpc.ingest.genesis_import import describe, ensure_readable, import_genesis
+    from nearrpc.ingest.progress import Progress
+
+    for path in (args.path, args.records, args.client_config):
+        if path is not None:
+            ensure_readable(path)
+    size = args.path.stat().st_size + (args.records.stat().st_size if args.records else 0)
+    store = _store(args)
+    summary = import_genesis(
+        args.path, store, records_path=args.records, client_config_path=args.client_config,
+        progress=Progress("genesis", size, "B"),
+    )
+    _print(describe(summary, store))
+
+
+def _run_blocks(args: argparse.Namespace) -> None:
+    from nearrpc.ingest.blocks_import import describe, import_blocks
+    from nearrpc.ingest.progress import Progress
+
+    store = _store(args)
+    summary = import_blocks(args.path, store, progress=Progress("blocks", None, "items"))
+    _print(describe(summary, store))
+
+
+def _accounts(text: str | None) -> tuple[str, ...]:
+    if not text:
+        return ()
+    return tuple(dict.fromkeys(account.strip() for account in text.split(",") if account.strip()))
+
+
+def _run_rpc(args: argparse.Namespace) -> None:
+    from nearrpc.ingest.progress import Progress
+    from nearrpc.ingest.recorder import Recording, describe, record
+    from nearrpc.ingest.rpc_client import RetryPolicy
+
+    settings = load_settings(RecorderSettings, given(args, *_RECORDER_FLAGS))
+    if args.from_height < 0:
+        raise IngestError("--from-height must not be negative")
+    if not args.url.startswith(("http://", "https://")):
+        raise IngestError(f"--url {args.url!r}: expected an http:// or https:// URL")
+    recording = Recording(
+        url=args.url, store=settings.store, from_height=args.from_height, to_height=args.to_height,
+        accounts=_accounts(args.accounts), concurrency=settings.concurrency, batch_heights=settings.batch_heights,
+        policy=RetryPolicy(retries=settings.retries, backoff=settings.backoff, timeout=settings.timeout),
+    )
+    total = args.to_height - args.from_height + 1
+    summary = record(recording, Progress("recording", max(total, 0), "heights"))
+    _print(describe(summary, recording))
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the chosen import; turn every expected failure into one line and an exit code."""
+    try:
+        args.run(args)
+    except KeyboardInterrupt:
+        print(f"\n{_ERROR_PREFIX} interrupted; the batch in progress was not stored (import rpc: the same "
+              "command continues after the last stored batch)", file=sys.stderr)
+        return 130
+    except (IngestError, StoreError) as exc:
+        print(f"{_ERROR_PREFIX} {one_line(str(exc))}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        name = f"{exc.filename}: " if exc.filename else ""
+        print(f"{_ERROR_PREFIX} {name}{exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+_RECORDER_FLAGS = ("store", "concurrency", "batch_heights", "retries", "backoff", "timeout")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `import genesis|blocks|rpc` to the `nearrpc` command parser."""
+    group = commands.add_parser(
+        "import", help="import real chain data into a store (genesis file, block files, a live node)",
+        description="Bring real NEAR chain data into a store. Every value is validated against the "
+        "interface spec before it is stored; an import lands whole or not at all (the recorder: batch by "
+        "batch, resumable). See docs/IMPORTING.md.",
+    )
+    group.set_defaults(func=_run)
+    sources = group.add_subparsers(dest="source", required=True, metavar="SOURCE")
+
+    genesis = sources.add_parser(
+        "genesis", help="nearcore's genesis.json (config + records), streamed",
+        description="Import nearcore's genesis.json: the config becomes the genesis_config answer (GenesisConfig "
+        "fields in nearcore's order, defaults filled, legacy members dropped) and every Account record an "
+        "account state at the genesis height; other record kinds are counted and skipped. The file is streamed, "
+        "so multi-GB files import in bounded memory. No blocks are written (a genesis block's hash needs the "
+        "state root).",
+    )
+    genesis.add_argument("path", type=Path, help="genesis.json")
+    genesis.add_argument("--records", type=Path, help="a separate records file (a JSON array of records, "
+                         "nearcore's genesis_records_file)")
+    genesis.add_argument("--client-config", type=Path, help="a saved client_config result (bare or a "
+                         "JSON-RPC response); without one, client_config answers INTERNAL_ERROR")
+    _store_option(genesis, StoreSettings)
+    genesis.set_defaults(run=_run_genesis)
+
+    blocks = sources.add_parser(
+        "blocks", help="block views (and account views, protocol and genesis/client configs) from files",
+        description="Import saved JSON-RPC answers from a JSON file (one item or an array of items), a JSON-lines "
+        "file, or a folder of such files. An item is a bare result, a JSON-RPC response, or "
+        '{"request": ..., "response": ...}; blocks, account views, protocol configs, genesis and client configs '
+        "are told apart by shape. Blocks are served back byte for byte as given.",
+    )
+    blocks.add_argument("path", type=Path, help="a .json/.jsonl file or a folder of them")
+    _store_option(blocks, StoreSettings)
+    blocks.set_defaults(run=_run_blocks)
+
+    rpc = sources.add_parser(
+        "rpc", help="record a height range (blocks, epochs, account states) from a live node",
+        description="Copy genesis_config, client_config, the blocks of a height range, the protocol config of "
+        "every epoch met and the states of chosen accounts at those blocks from a NEAR JSON-RPC endpoint. "
+        "Batches of heights land one by one; a re-run of the same command continues after the last one.",
+    )
+    rpc.add_argument("--url", required=True, help="the node's JSON-RPC URL")
+    rpc.add_argument("--from-height", type=int, required=True, help="first height to record")
+    rpc.add_argument("--to-height", type=int, required=True, help="last height to record (at most the node's "
+                     "final block)")
+    rpc.add_argument("--accounts", help="comma-separated account ids whose state to record at every block")
+    for field in _RECORDER_FLAGS[1:]:
+        add_setting(rpc, RecorderSettings, field)
+    _store_option(rpc, RecorderSettings)
+    rpc.set_defaults(run=_run_rpc)

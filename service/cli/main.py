@@ -1,0 +1,37 @@
+"""The `nearrpc` command: serve a store, write the sample chain, import chain data."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from nearrpc.cli import imports, sample, serve
+from nearrpc.cli.settings import SettingsError
+from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nearrpc",
+        description=f"NEAR node JSON-RPC query service (interface {INTERFACE_VERSION}), read-only, from a store.",
+    )
+    parser.add_argument("--version", action="version", version=f"nearrpc {SERVICE_VERSION}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    serve.register(commands)
+    sample.register(commands)
+    imports.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except SettingsError as exc:
+        print(f"nearrpc {args.command}: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

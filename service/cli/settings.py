@@ -1,0 +1,102 @@
+"""Settings of the `nearrpc` commands: the one source of their defaults.
+
+Each value comes from its command-line flag, else from its NEARRPC_* environment variable,
+else from the default here; flags are declared from these fields, so help texts show these
+defaults. A value out of range, from a flag or the environment, is refused in one line that
+names where it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_STORE = "data/nearrpc.sqlite"
+ENV_PREFIX = "NEARRPC_"
+
+LogLevel = Literal["critical", "error", "warning", "info", "debug"]
+
+
+class StoreSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    store: str = Field(DEFAULT_STORE, min_length=1, description="the store: a path to an SQLite file")
+
+
+class ServeSettings(StoreSettings):
+    host: str = Field("127.0.0.1", min_length=1, description="address to listen on")
+    port: int = Field(3030, ge=1, le=65535, description="port to listen on")
+    workers: int = Field(1, ge=1, le=256, description="worker processes")
+    log_level: LogLevel = Field("info", description="log level")
+    access_log: bool = Field(False, description="log every request (it costs about 20%% throughput)")
+    # "*" (the default, as nearcore's) allows any origin; "" none; else a comma-separated list
+    cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
+        ("*",), description='allowed CORS origins, comma-separated, "*" for any, "" for none'
+    )
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(origin.strip() for origin in value.split(",") if origin.strip())
+        return value
+
+    def to_env(self) -> dict[str, str]:
+        """The environment that reproduces these settings in a worker process."""
+        return {
+            f"{ENV_PREFIX}STORE": self.store,
+            f"{ENV_PREFIX}HOST": self.host,
+            f"{ENV_PREFIX}PORT": str(self.port),
+            f"{ENV_PREFIX}WORKERS": str(self.workers),
+            f"{ENV_PREFIX}LOG_LEVEL": self.log_level,
+            f"{ENV_PREFIX}ACCESS_LOG": "1" if self.access_log else "0",
+            f"{ENV_PREFIX}CORS_ORIGINS": ",".join(self.cors_origins),
+        }
+
+
+class RecorderSettings(StoreSettings):
+    """`nearrpc import rpc`: how hard to press the node."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=f"{ENV_PREFIX}RECORD_", extra="ignore", frozen=True, populate_by_name=True
+    )
+
+    store: str = Field(DEFAULT_STORE, min_length=1, validation_alias=f"{ENV_PREFIX}STORE")
+    concurrency: int = Field(4, ge=1, le=256, description="requests in flight at once")
+    batch_heights: int = Field(50, ge=1, description="heights per stored batch")
+    retries: int = Field(5, ge=0, le=100, description="retries of a request after transport errors, HTTP 408/429/5xx")
+    backoff: float = Field(0.5, ge=0, le=60, description="seconds before the first retry, doubled each time up to 10 s")
+    timeout: float = Field(30.0, gt=0, le=3600, description="seconds per request")
+
+
+class SettingsError(Exception):
+    """A setting's value is refused; the message is one line naming the flag or variable."""
+
+
+SettingsT = TypeVar("SettingsT", bound=StoreSettings)
+
+
+def env_name(cls: type[StoreSettings], field: str) -> str:
+    """The environment variable a field is read from."""
+    alias = cls.model_fields[field].validation_alias
+    prefix = cls.model_config.get("env_prefix", "")
+    return alias if isinstance(alias, str) else f"{prefix}{field}".upper()
+
+
+def _source(cls: type[StoreSettings], field: str, flags: Mapping[str, Any]) -> str:
+    return "--" + field.replace("_", "-") if field in flags else env_name(cls, field)
+
+
+def load_settings(cls: type[SettingsT], flags: Mapping[str, Any]) -> SettingsT:
+    """The settings from `flags` (given ones only), the environment and the defaults."""
+    given = {name: value for name, value in flags.items() if value is not None}
+    try:
+        return cls(**given)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0]) if error["loc"] else ""
+        where = _source(cls, field, given) if field in cls.model_fields else field
+        raise SettingsError(f"{where}={error['input']!r}: {error['msg']}") from None

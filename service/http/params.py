@@ -1,0 +1,129 @@
+"""Turn raw `params` into the generated, typed params models, with nearcore's parsing rules.
+
+A block reference is `block_id` (height or base58 hash), `finality` or `sync_checkpoint`; the
+first of them in the request wins, later ones and unknown members are ignored. `block` also takes
+the positional `[block_id]`. Errors read like nearcore's ("Failed parsing args: ...").
+The result is validated strictly into the generated model, so handlers get typed input.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import base58
+import pydantic
+
+from nearrpc.generated import models
+from nearrpc.generated.methods import MethodSpec
+from nearrpc.methods.errors import RpcError, parse_error
+from nearrpc.nearcore.account_id import account_id_problem
+
+MAX_U64: Final = 2**64 - 1
+FINALITIES: Final = ("optimistic", "near-final", "final")
+SYNC_CHECKPOINTS: Final = ("genesis", "earliest_available")
+
+
+def _failed(detail: str) -> RpcError:
+    return parse_error(f"Failed parsing args: {detail}")
+
+
+def _json_kind(value: object) -> str:
+    """How serde names an unexpected JSON value in its messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{str(value).lower()}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return f'string "{value}"'
+    if isinstance(value, list):
+        return "sequence"
+    return "map"
+
+
+def is_block_hash(text: str) -> bool:
+    try:
+        return len(base58.b58decode(text)) == 32
+    except ValueError:
+        return False
+
+
+def check_block_id(value: object) -> None:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_U64:
+        return
+    if isinstance(value, str) and is_block_hash(value):
+        return
+    raise _failed("data did not match any variant of untagged enum BlockId")
+
+
+def _check_variant(value: object, allowed: tuple[str, ...]) -> None:
+    if not isinstance(value, str):
+        raise _failed(f"invalid type: {_json_kind(value)}, expected variant identifier")
+    if value not in allowed:
+        expected = ", ".join(f"`{v}`" for v in allowed)
+        raise _failed(f"unknown variant `{value}`, expected one of {expected}")
+
+
+def block_reference(params: dict[str, Any]) -> dict[str, Any]:
+    """The winning reference member alone, e.g. {"finality": "final"}."""
+    for key, value in params.items():
+        if key == "block_id":
+            check_block_id(value)
+        elif key == "finality":
+            _check_variant(value, FINALITIES)
+        elif key == "sync_checkpoint":
+            _check_variant(value, SYNC_CHECKPOINTS)
+        else:
+            continue
+        return {key: value}
+    raise _failed("no variant of enum BlockReference found in flattened data")
+
+
+def _expect_object(params: object, struct: str) -> dict[str, Any]:
+    if not isinstance(params, dict):
+        raise _failed(f"invalid type: {_json_kind(params)}, expected struct {struct}")
+    return params
+
+
+def _account_id(params: dict[str, Any]) -> str:
+    if "account_id" not in params:
+        raise _failed("missing field `account_id`")
+    value = params["account_id"]
+    if not isinstance(value, str):
+        raise _failed(f"invalid type: {_json_kind(value)}, expected a string")
+    problem = account_id_problem(value)
+    if problem is not None:
+        raise _failed(f'invalid value: "{value}", {problem}')
+    return value
+
+
+def normalise(method: MethodSpec, params: object) -> dict[str, Any] | tuple[object] | None:
+    """The params as the typed model expects them, or None for methods that ignore params."""
+    if not method.takes_block_reference:
+        return None
+    if method.accepts_positional and isinstance(params, list):
+        if len(params) != 1:
+            raise _failed(f"invalid length {len(params)}, expected a tuple of size 1")
+        check_block_id(params[0])
+        return (params[0],)
+    fields = _expect_object(params, method.params_schema)
+    normalised: dict[str, Any] = {}
+    if "account_id" in method.params_members:
+        normalised["account_id"] = _account_id(fields)
+    normalised.update(block_reference(fields))
+    return normalised
+
+
+def typed_params(method: MethodSpec, params: object) -> Any:
+    """Validate `params` into the generated model of `method` (strictly: no coercion)."""
+    model = getattr(models, method.params_schema)
+    normalised = normalise(method, params)
+    try:
+        return model.model_validate(normalised, strict=True)
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise _failed(f"{first['msg']} at {where}") from None

@@ -1,0 +1,1 @@
+"""The five JSON-RPC methods over a store, with nearcore's semantics; nothing here knows HTTP."""

@@ -1,0 +1,102 @@
+"""Which stored block a block reference means, as nearcore resolves it.
+
+optimistic = the head; near-final = the head's `last_ds_final_block`; final = the head's
+`last_final_block`; a height = the canonical block at it; a hash = any stored block with it;
+genesis = the genesis block; earliest_available = the lowest block still stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from nearrpc.store import ChainReader, StoredBlock
+
+ReferenceKind = Literal["block_id", "finality", "sync_checkpoint"]
+
+# nearcore's Rust names of the finality and checkpoint variants, for its Debug-style messages
+_FINALITY_VARIANT = {"optimistic": "None", "near-final": "DoomSlug", "final": "Final"}
+_CHECKPOINT_VARIANT = {"genesis": "Genesis", "earliest_available": "EarliestAvailable"}
+
+
+@dataclass(frozen=True, slots=True)
+class BlockReference:
+    kind: ReferenceKind
+    value: int | str  # a height, a base58 hash, a finality or a sync checkpoint name
+
+    def as_json(self) -> dict[str, Any]:
+        return {self.kind: self.value}
+
+    def rust_debug(self) -> str:
+        """How nearcore prints the reference in its messages, e.g. BlockId(Height(5))."""
+        if self.kind == "block_id":
+            inner = f"Height({self.value})" if isinstance(self.value, int) else f"Hash({self.value})"
+            return f"BlockId({inner})"
+        if self.kind == "finality":
+            return f"Finality({_FINALITY_VARIANT[str(self.value)]})"
+        return f"SyncCheckpoint({_CHECKPOINT_VARIANT[str(self.value)]})"
+
+
+class UnknownBlock(Exception):
+    """No block for the reference; `db_message` is nearcore's store key text."""
+
+    def __init__(self, db_message: str) -> None:
+        super().__init__(db_message)
+        self.db_message = db_message
+
+
+class NoEarliestBlock(Exception):
+    """`earliest_available` on a store that holds no block at all."""
+
+
+def _by_hash(reader: ChainReader, block_hash: str) -> StoredBlock:
+    block = reader.block_by_hash(block_hash)
+    if block is None:
+        raise UnknownBlock(f"BLOCK: {block_hash}")
+    return block
+
+
+def _head(reader: ChainReader) -> StoredBlock:
+    head = reader.head()
+    if head is None:
+        raise UnknownBlock("BLOCK HEAD")
+    return head
+
+
+def resolve(reader: ChainReader, reference: BlockReference) -> StoredBlock:
+    kind, value = reference.kind, reference.value
+    if kind == "block_id":
+        if isinstance(value, int):
+            block = reader.block_by_height(value)
+            if block is None:
+                raise UnknownBlock(f"BLOCK HEIGHT: {value}")
+            return block
+        return _by_hash(reader, value)
+    if kind == "finality":
+        head = _head(reader)
+        if value == "optimistic":
+            return head
+        return _by_hash(reader, head.last_ds_final_block if value == "near-final" else head.last_final_block)
+    if value == "genesis":
+        genesis = reader.genesis_block()
+        if genesis is None:
+            raise UnknownBlock("GENESIS BLOCK")
+        return genesis
+    earliest = reader.earliest_block()
+    if earliest is None:
+        raise NoEarliestBlock()
+    return earliest
+
+
+def reference_of(params: Any) -> BlockReference:
+    """The block reference inside a generated params model (any of its branches)."""
+    branch = params.root
+    positional = getattr(branch, "root", None)  # `block`'s [block_id] branch is a one-tuple
+    if isinstance(positional, tuple):
+        (block_id,) = positional
+        return BlockReference("block_id", block_id.root.root)
+    if getattr(branch, "block_id", None) is not None:
+        return BlockReference("block_id", branch.block_id.root.root)
+    if getattr(branch, "finality", None) is not None:
+        return BlockReference("finality", branch.finality.root)
+    return BlockReference("sync_checkpoint", branch.sync_checkpoint.root)

@@ -1,0 +1,136 @@
+"""The error catalogue: every error cause the service answers with, and how it is built.
+
+Each cause fixes nearcore's top-level `name`, the legacy `code` and `message`, whether `cause`
+carries an `info` member, and its HTTP status. Every cause has one constructor here, which
+writes nearcore's texts for it. `RpcError.http_status(params)` applies the catalogue's status,
+the UNKNOWN_BLOCK-by-height rule (422) included, so the HTTP room only reads it. Only
+`nearrpc.http.wire` turns an RpcError into bytes.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from nearrpc.methods.blocks import BlockReference
+
+
+class Cause(enum.StrEnum):
+    """`error.cause.name` on the wire."""
+
+    PARSE_ERROR = "PARSE_ERROR"
+    METHOD_NOT_FOUND = "METHOD_NOT_FOUND"
+    UNKNOWN_BLOCK = "UNKNOWN_BLOCK"
+    NOT_SYNCED_YET = "NOT_SYNCED_YET"
+    UNKNOWN_ACCOUNT = "UNKNOWN_ACCOUNT"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+ErrorName = Literal["REQUEST_VALIDATION_ERROR", "HANDLER_ERROR", "INTERNAL_ERROR"]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorKind:
+    name: ErrorName  # top-level `name`
+    cause: Cause
+    code: int  # legacy JSON-RPC code
+    message: str  # legacy JSON-RPC message
+    has_info: bool  # unit variants (NOT_SYNCED_YET) carry no `info` at all
+    http_status: int  # UNKNOWN_BLOCK answers 422 instead for a height below the head
+
+
+CATALOGUE: Final[dict[Cause, ErrorKind]] = {
+    kind.cause: kind
+    for kind in (
+        ErrorKind("REQUEST_VALIDATION_ERROR", Cause.PARSE_ERROR, -32700, "Parse error", True, 400),
+        ErrorKind("REQUEST_VALIDATION_ERROR", Cause.METHOD_NOT_FOUND, -32601, "Method not found", True, 400),
+        ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_BLOCK, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.NOT_SYNCED_YET, -32000, "Server error", False, 200),
+        ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_ACCOUNT, -32000, "Server error", True, 200),
+        ErrorKind("INTERNAL_ERROR", Cause.INTERNAL_ERROR, -32000, "Server error", True, 500),
+    )
+}
+
+# Which causes each method answers with, beyond the request validation ones every method has.
+# nearcore's view_account error enum also declares INVALID_ACCOUNT, but account ids are checked
+# while parsing params (PARSE_ERROR), so no request reaches it there or here. genesis_config
+# cannot fail on a node; here it answers INTERNAL_ERROR from a store that holds none.
+METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
+    "genesis_config": (Cause.INTERNAL_ERROR,),
+    "client_config": (Cause.INTERNAL_ERROR,),
+    "EXPERIMENTAL_protocol_config": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
+    "EXPERIMENTAL_view_account": (Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.INTERNAL_ERROR),
+    "block": (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET, Cause.INTERNAL_ERROR),
+}
+
+UNKNOWN_BLOCK_BELOW_HEAD_STATUS: Final = 422
+_LIMITS_TEXT: Final = "The node reached its limits. Try again later. More details: "
+
+
+class RpcError(Exception):
+    """A JSON-RPC error on its way to the wire; build it with the constructors below."""
+
+    def __init__(self, cause: Cause, info: dict[str, object] | None, data: str, *, head_height: int | None = None):
+        super().__init__(f"{cause}: {data}")
+        self.kind = CATALOGUE[cause]
+        self.info = info if self.kind.has_info else None
+        self.data = data
+        self._head_height = head_height  # the optimistic head when an UNKNOWN_BLOCK was raised
+
+    def http_status(self, params: object) -> int:
+        """The HTTP status of this error in answer to a request with these raw `params`.
+
+        nearcore answers UNKNOWN_BLOCK with 422 when the request's params object has a
+        `block_id` member that is an integer below the head, whichever reference member
+        decided the lookup, and with 200 for every other form (hashes, finality,
+        checkpoints, the positional `[block_id]`, heights at or above the head).
+        """
+        if self.kind.cause is Cause.UNKNOWN_BLOCK and self._head_height is not None and isinstance(params, dict):
+            height = params.get("block_id")
+            if isinstance(height, int) and not isinstance(height, bool) and height < self._head_height:
+                return UNKNOWN_BLOCK_BELOW_HEAD_STATUS
+        return self.kind.http_status
+
+
+def parse_error(message: str) -> RpcError:
+    return RpcError(Cause.PARSE_ERROR, {"error_message": message}, message)
+
+
+def method_not_found(method: str) -> RpcError:
+    return RpcError(Cause.METHOD_NOT_FOUND, {"method_name": method}, method)
+
+
+def unknown_block(method: str, reference: BlockReference, db_message: str, head_height: int | None) -> RpcError:
+    """No block for `reference` while the head is at `head_height` (None: no blocks);
+    `db_message` is nearcore's store key text (e.g. BLOCK HEIGHT: 7)."""
+    if method == "EXPERIMENTAL_view_account":
+        return RpcError(
+            Cause.UNKNOWN_BLOCK,
+            {"block_reference": reference.as_json()},
+            "Block either has never been observed on the node or has been garbage collected: "
+            + reference.rust_debug(),
+            head_height=head_height,
+        )
+    if method == "EXPERIMENTAL_protocol_config":
+        return RpcError(Cause.UNKNOWN_BLOCK, {}, f"Block Not Found: {db_message}", head_height=head_height)
+    data = f"DB Not Found Error: {db_message} \n Cause: Unknown"
+    return RpcError(Cause.UNKNOWN_BLOCK, {}, data, head_height=head_height)
+
+
+def not_synced_yet() -> RpcError:
+    """`earliest_available` for `block` on a store without blocks."""
+    return RpcError(Cause.NOT_SYNCED_YET, None, "There are no fully synchronized blocks yet")
+
+
+def unknown_account(account_id: str, block_height: int, block_hash: str) -> RpcError:
+    return RpcError(
+        Cause.UNKNOWN_ACCOUNT,
+        {"requested_account_id": account_id, "block_height": block_height, "block_hash": block_hash},
+        f"account {account_id} does not exist while viewing",
+    )
+
+
+def internal_error(error_message: str) -> RpcError:
+    """A failure of the node itself (here: its store); `data` reads as nearcore's method errors do."""
+    return RpcError(Cause.INTERNAL_ERROR, {"error_message": error_message}, _LIMITS_TEXT + error_message)

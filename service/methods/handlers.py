@@ -1,0 +1,123 @@
+"""The five methods, answered from a store: implements generated.handlers.RpcHandlers.
+
+Handlers know nothing of HTTP: they take typed params and return the serialized `result`, or
+raise RpcError. Immutable answers are built once and kept as bytes: genesis and client config
+at start, the protocol config once per epoch; blocks and account states are stored as the bytes
+they are served as.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+import orjson
+
+from nearrpc.generated import models
+from nearrpc.methods import errors
+from nearrpc.methods.blocks import BlockReference, NoEarliestBlock, UnknownBlock, reference_of, resolve
+from nearrpc.methods.protocol_config import compose_protocol_config
+from nearrpc.nearcore.views import account_view_at
+from nearrpc.runtime_params import RuntimeParamStore
+from nearrpc.store import ChainReader, StoredBlock, StoreError
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def store_failures_are_internal(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """A store that cannot answer is nearcore's INTERNAL_ERROR (HTTP 500), with the reason."""
+
+    @functools.wraps(method)
+    def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return method(*args, **kwargs)
+        except StoreError as failure:
+            raise errors.internal_error(str(failure)) from None
+
+    return guarded
+
+
+class ChainHandlers:
+    def __init__(self, reader: ChainReader, runtime_params: RuntimeParamStore) -> None:
+        self._reader = reader
+        self._runtime_params = runtime_params
+        # read once: a store's genesis never changes; an import may lack either config, and
+        # then only the methods that need it fail
+        self._genesis_json = reader.genesis_config_json()
+        self._client_json = reader.client_config_json()
+        self._protocol_config_by_epoch: dict[str, bytes] = {}
+
+    def _genesis_bytes(self) -> bytes:
+        if self._genesis_json is None:
+            raise errors.internal_error("the store holds no genesis_config")
+        return self._genesis_json
+
+    def _resolve(self, method: str, reference: BlockReference) -> StoredBlock:
+        """The block of `reference`, or UNKNOWN_BLOCK as `method` reports it."""
+        try:
+            return resolve(self._reader, reference)
+        except UnknownBlock as missing:
+            head = self._reader.head()
+            raise errors.unknown_block(method, reference, missing.db_message, head.height if head else None) from None
+
+    # -- parameterless methods: params are ignored, as nearcore ignores them
+
+    @store_failures_are_internal
+    def genesis_config(self, params: models.GenesisConfigRequest) -> bytes:
+        return self._genesis_bytes()
+
+    @store_failures_are_internal
+    def client_config(self, params: models.RpcClientConfigRequest) -> bytes:
+        if self._client_json is None:
+            raise errors.internal_error("the store holds no client_config")
+        return self._client_json
+
+    # -- methods that read at a block
+
+    @store_failures_are_internal
+    def block(self, params: models.RpcBlockRequest) -> bytes:
+        try:
+            return self._resolve("block", reference_of(params)).view_json
+        except NoEarliestBlock:
+            raise errors.not_synced_yet() from None
+
+    @store_failures_are_internal
+    def EXPERIMENTAL_protocol_config(self, params: models.RpcProtocolConfigRequest) -> bytes:
+        reference = reference_of(params)
+        try:
+            block = self._resolve("EXPERIMENTAL_protocol_config", reference)
+        except NoEarliestBlock:
+            raise errors.unknown_block("EXPERIMENTAL_protocol_config", reference, "EarliestAvailable", None) from None
+        cached = self._protocol_config_by_epoch.get(block.epoch_id)
+        if cached is None:
+            cached = self._protocol_config_json(block)
+            self._protocol_config_by_epoch[block.epoch_id] = cached
+        return cached
+
+    @store_failures_are_internal
+    def EXPERIMENTAL_view_account(self, params: models.RpcViewAccountRequest) -> bytes:
+        account_id: str = params.root.account_id.root
+        try:
+            block = self._resolve("EXPERIMENTAL_view_account", reference_of(params))
+        except NoEarliestBlock:
+            raise errors.internal_error("There are no fully synchronized blocks on the node yet") from None
+        view = self._reader.account_json(account_id, block.height)
+        if view is None:
+            raise errors.unknown_account(account_id, block.height, block.hash)
+        return account_view_at(view, block.height, block.hash)
+
+    def _protocol_config_json(self, block: StoredBlock) -> bytes:
+        epoch = self._reader.epoch(block.epoch_id)
+        if epoch is None:
+            raise errors.internal_error(f"Epoch {block.epoch_id} of block {block.hash} is not stored")
+        if epoch.protocol_config_json is not None:  # recorded from a node: served as it answered
+            return epoch.protocol_config_json
+        config = compose_protocol_config(
+            orjson.loads(self._genesis_bytes()),
+            epoch.protocol_version,
+            orjson.loads(epoch.config_json),
+            self._runtime_params,
+        )
+        return orjson.dumps(config)

@@ -1,0 +1,123 @@
+"""Settings: one source of defaults that flags and NEARRPC_* variables both fill, ranges
+checked, and a bad value refused in one line naming where it came from."""
+
+from __future__ import annotations
+
+import pytest
+
+from nearrpc.cli.settings import (
+    DEFAULT_STORE,
+    RecorderSettings,
+    ServeSettings,
+    SettingsError,
+    StoreSettings,
+    load_settings,
+)
+from tests.support.cli import nearrpc
+
+
+@pytest.fixture(autouse=True)
+def _no_nearrpc_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    for name in [n for n in os.environ if n.startswith("NEARRPC_")]:
+        monkeypatch.delenv(name)
+
+
+def test_defaults() -> None:
+    settings = load_settings(ServeSettings, {})
+    assert (settings.host, settings.port, settings.store, settings.workers) == ("127.0.0.1", 3030, DEFAULT_STORE, 1)
+    assert (settings.log_level, settings.access_log, settings.cors_origins) == ("info", False, ("*",))
+    recorder = load_settings(RecorderSettings, {})
+    assert (recorder.concurrency, recorder.batch_heights, recorder.retries) == (4, 50, 5)
+    assert (recorder.backoff, recorder.timeout, recorder.store) == (0.5, 30.0, DEFAULT_STORE)
+
+
+def test_a_flag_beats_the_environment_which_beats_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEARRPC_PORT", "4000")
+    monkeypatch.setenv("NEARRPC_STORE", "env.sqlite")
+    monkeypatch.setenv("NEARRPC_CORS_ORIGINS", "https://a.example, https://b.example")
+    monkeypatch.setenv("NEARRPC_ACCESS_LOG", "1")
+    settings = load_settings(ServeSettings, {"port": "5000", "store": None})
+    assert (settings.port, settings.store, settings.access_log) == (5000, "env.sqlite", True)
+    assert settings.cors_origins == ("https://a.example", "https://b.example")
+    assert load_settings(ServeSettings, {"cors_origins": ""}).cors_origins == ()
+    # every command reads the same store variable; the recorder's own knobs have their prefix
+    monkeypatch.setenv("NEARRPC_RECORD_RETRIES", "9")
+    recorder = load_settings(RecorderSettings, {"store": "flag.sqlite"})
+    assert (recorder.store, recorder.retries) == ("flag.sqlite", 9)
+    assert load_settings(StoreSettings, {}).store == "env.sqlite"
+
+
+def test_settings_reproduce_themselves_through_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = load_settings(ServeSettings, {"port": "5001", "cors_origins": "https://x.example", "workers": "2"})
+    for name, value in settings.to_env().items():
+        monkeypatch.setenv(name, value)
+    assert ServeSettings() == settings
+
+
+@pytest.mark.parametrize(
+    ("cls", "flags", "environment", "message"),
+    [
+        (ServeSettings, {"port": "abc"}, {}, "--port='abc': Input should be a valid integer"),
+        (ServeSettings, {"port": "0"}, {}, "--port='0': Input should be greater than or equal to 1"),
+        (ServeSettings, {"port": "70000"}, {}, "--port='70000': Input should be less than or equal to 65535"),
+        (ServeSettings, {"workers": "0"}, {}, "--workers='0': Input should be greater than or equal to 1"),
+        (ServeSettings, {}, {"NEARRPC_PORT": "abc"}, "NEARRPC_PORT='abc': Input should be a valid integer"),
+        (ServeSettings, {}, {"NEARRPC_WORKERS": "two"}, "NEARRPC_WORKERS='two': Input should be a valid integer"),
+        (ServeSettings, {}, {"NEARRPC_ACCESS_LOG": "maybe"}, "NEARRPC_ACCESS_LOG='maybe': Input should be a valid"),
+        (ServeSettings, {}, {"NEARRPC_LOG_LEVEL": "loud"}, "NEARRPC_LOG_LEVEL='loud': Input should be"),
+        (ServeSettings, {"store": ""}, {}, "--store='': String should have at least 1 character"),
+        (RecorderSettings, {"retries": "-1"}, {}, "--retries='-1': Input should be greater than or equal to 0"),
+        (RecorderSettings, {}, {"NEARRPC_RECORD_TIMEOUT": "0"}, "NEARRPC_RECORD_TIMEOUT='0': Input should be greater"),
+        (RecorderSettings, {"concurrency": "0"}, {}, "--concurrency='0': Input should be greater than or equal to 1"),
+        (RecorderSettings, {"backoff": "soon"}, {}, "--backoff='soon': Input should be a valid number"),
+    ],
+)
+def test_a_bad_value_is_named_in_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    cls: type[StoreSettings],
+    flags: dict[str, str],
+    environment: dict[str, str],
+    message: str,
+) -> None:
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SettingsError) as refused:
+        load_settings(cls, flags)
+    assert str(refused.value).startswith(message) and "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "environment", "expected"),
+    [
+        (("serve", "--port", "abc"), {}, "nearrpc serve: --port='abc': Input should be a valid integer"),
+        (("serve", "--workers", "0"), {}, "nearrpc serve: --workers='0': Input should be greater than or equal to 1"),
+        (("serve",), {"NEARRPC_PORT": "abc"}, "nearrpc serve: NEARRPC_PORT='abc': Input should be a valid integer"),
+        (("serve",), {"NEARRPC_WORKERS": "two"}, "nearrpc serve: NEARRPC_WORKERS='two': Input should be a valid"),
+        (
+            ("import", "rpc", "--url", "http://127.0.0.1:9", "--from-height", "1", "--to-height", "2",
+             "--retries", "-1"),
+            {},
+            "nearrpc import: --retries='-1': Input should be greater than or equal to 0",
+        ),
+        (("import", "blocks", "x.json"), {"NEARRPC_STORE": ""}, "nearrpc import: NEARRPC_STORE='': String should"),
+    ],
+)
+def test_the_command_refuses_a_bad_value_in_one_line(
+    args: tuple[str, ...], environment: dict[str, str], expected: str
+) -> None:
+    done = nearrpc(*args, env=environment, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(expected) and done.stderr.count("\n") == 1, done.stderr
+    assert done.stdout == ""
+
+
+def test_help_shows_each_settings_variable_and_default() -> None:
+    serve = nearrpc("serve", "--help", timeout=60).stdout
+    for text in ("NEARRPC_PORT, default 3030", "NEARRPC_WORKERS, default 1", f"NEARRPC_STORE, default {DEFAULT_STORE}",
+                 "NEARRPC_CORS_ORIGINS, default *", "NEARRPC_ACCESS_LOG, default False"):
+        assert text in " ".join(serve.split()), text
+    record = " ".join(nearrpc("import", "rpc", "--help", timeout=60).stdout.split())
+    for text in ("NEARRPC_RECORD_RETRIES, default 5", "NEARRPC_RECORD_BACKOFF, default 0.5", "NEARRPC_STORE"):
+        assert text in record, text

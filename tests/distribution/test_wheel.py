@@ -1,0 +1,75 @@
+"""The built wheel, installed (not editable) into a fresh virtual environment: it adds one
+import namespace, `nearrpc`, and nothing generic, and `nearrpc serve` answers from it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.support.live_server import running_server
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _declared_packages() -> set[str]:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    return set(config["tool"]["setuptools"]["packages"])
+
+
+def test_every_package_folder_is_declared() -> None:
+    on_disk = {"nearrpc.generated"} | {
+        ".".join(["nearrpc", *init.parent.relative_to(REPO / "service").parts])
+        for init in (REPO / "service").rglob("__init__.py")
+    }
+    assert _declared_packages() == on_disk
+
+
+def _run(*command: str | Path, cwd: Path, timeout: float = 600) -> str:
+    done = subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh venv with the wheel of this tree installed; yields its bin/ folder."""
+    folder = tmp_path_factory.mktemp("wheel")
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", folder / "dist", REPO, cwd=folder)
+    (wheel,) = (folder / "dist").glob("nearrpc-*.whl")
+    venv.EnvBuilder(with_pip=True).create(folder / "venv")
+    bin_dir = folder / "venv" / "bin"
+    _run(bin_dir / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel, cwd=folder)
+    yield bin_dir
+
+
+def test_the_wheel_adds_only_the_nearrpc_namespace(installed: Path) -> None:
+    files = _run(
+        installed / "python", "-c",
+        "import importlib.metadata as m; print('\\n'.join(str(f) for f in m.distribution('nearrpc').files))",
+        cwd=installed,
+    ).split()
+    top_level = {name.split("/")[0] for name in files}
+    assert top_level == {"nearrpc", "nearrpc-0.1.0.dist-info", ".."}, top_level  # ".." is bin/nearrpc
+    assert {name for name in files if name.startswith("..")} == {"../../../bin/nearrpc"}
+    assert "nearrpc/generated/openapi.json" in files
+    assert any(name.startswith("nearrpc/runtime_params/data/") for name in files)
+    for generic in ("service", "generated", "tools", "tests"):
+        probe = subprocess.run([installed / "python", "-c", f"import {generic}"], cwd=installed, capture_output=True)
+        assert probe.returncode != 0, f"`import {generic}` works in a fresh venv with nearrpc installed"
+
+
+def test_the_installed_command_serves_block(installed: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite"
+    command = [str(installed / "nearrpc")]
+    with running_server(store, tmp_path / "serve.log", command=command, cwd=tmp_path) as server:
+        body = {"jsonrpc": "2.0", "id": 1, "method": "block", "params": {"finality": "final"}}
+        answer = httpx.post(server.url, json=body, timeout=10)
+    assert answer.status_code == 200
+    assert answer.json()["result"]["header"]["height"] > 0

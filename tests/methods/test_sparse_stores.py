@@ -1,0 +1,167 @@
+"""Stores that cannot answer everything: the server starts, answers with nearcore's errors for
+what is missing, and says what is missing in /status."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from nearrpc.methods.errors import CATALOGUE, METHOD_CAUSES, Cause
+from nearrpc.sample import sample_chain
+from nearrpc.store import open_store
+from tests.support.live_server import running_server
+from tests.support.rpc import call, checked
+from tests.support.stores import create_empty_store
+
+pytestmark = pytest.mark.live
+
+
+@pytest.fixture(scope="module")
+def genesis_only(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    """A store holding the genesis and client config but no block, as a genesis import leaves it."""
+    folder = tmp_path_factory.mktemp("genesis-only")
+    chain = sample_chain()
+    with open_store(folder / "store.sqlite", "write") as writer, writer.batch() as batch:
+        batch.put_genesis_config(chain.genesis_config_json)
+        batch.put_client_config(chain.client_config_json)
+    with (
+        running_server(folder / "store.sqlite", folder / "server.log") as live,
+        httpx.Client(base_url=live.url) as http,
+    ):
+        yield http
+
+
+@pytest.fixture(scope="module")
+def empty(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    folder = tmp_path_factory.mktemp("empty")
+    create_empty_store(folder / "store.sqlite")
+    with (
+        running_server(folder / "store.sqlite", folder / "server.log") as live,
+        httpx.Client(base_url=live.url) as http,
+    ):
+        yield http
+
+
+def test_genesis_only_store_serves_the_configs(genesis_only: httpx.Client) -> None:
+    assert checked(call(genesis_only, "genesis_config"), "genesis_config").status == 200
+    assert checked(call(genesis_only, "client_config"), "client_config").status == 200
+
+
+def test_genesis_only_store_has_no_blocks(genesis_only: httpx.Client) -> None:
+    for params in ({"finality": "final"}, {"block_id": 0}, {"sync_checkpoint": "genesis"}):
+        answer = checked(call(genesis_only, "block", params), "block")
+        assert answer.status == 200 and answer.error["cause"]["name"] == "UNKNOWN_BLOCK"
+    earliest = checked(call(genesis_only, "block", {"sync_checkpoint": "earliest_available"}), "block")
+    assert earliest.status == 200
+    assert earliest.error["cause"] == {"name": "NOT_SYNCED_YET"}  # a unit variant: no info
+    assert earliest.error["data"] == "There are no fully synchronized blocks yet"
+
+
+def test_genesis_only_store_protocol_config_and_accounts(genesis_only: httpx.Client) -> None:
+    config = checked(
+        call(genesis_only, "EXPERIMENTAL_protocol_config", {"sync_checkpoint": "earliest_available"}),
+        "EXPERIMENTAL_protocol_config",
+    )
+    assert config.error["cause"] == {"name": "UNKNOWN_BLOCK", "info": {}}
+    assert config.error["data"] == "Block Not Found: EarliestAvailable"
+    account = checked(
+        call(
+            genesis_only, "EXPERIMENTAL_view_account", {"account_id": "node0", "sync_checkpoint": "earliest_available"}
+        ),
+        "EXPERIMENTAL_view_account",
+    )
+    assert account.status == 500
+    assert account.error["name"] == "INTERNAL_ERROR"
+    assert account.error["cause"]["info"] == {"error_message": "There are no fully synchronized blocks on the node yet"}
+    assert account.error["data"].startswith("The node reached its limits. Try again later. More details: ")
+
+
+def test_genesis_only_status_says_what_is_missing(genesis_only: httpx.Client) -> None:
+    status = genesis_only.get("/status").json()
+    assert status["store"]["blocks"] == 0
+    assert any("no blocks stored" in gap for gap in status["limitations"])
+    assert genesis_only.get("/health").status_code == 200
+
+
+def test_empty_store_answers_internal_errors(empty: httpx.Client) -> None:
+    for method in ("genesis_config", "client_config"):
+        answer = checked(call(empty, method), method)
+        assert answer.status == 500 and answer.error["cause"]["name"] == "INTERNAL_ERROR"
+        assert "holds no" in answer.error["cause"]["info"]["error_message"]
+    status = empty.get("/status").json()
+    assert {gap.split(":")[0] for gap in status["limitations"]} >= {
+        "no genesis_config stored",
+        "no client_config stored",
+    }
+
+
+def test_status_reports_an_unusable_store(tmp_path: Path) -> None:
+    store = tmp_path / "store.sqlite"
+    create_empty_store(store)
+    with running_server(store, tmp_path / "server.log") as live, httpx.Client(base_url=live.url) as http:
+        store.write_bytes(b"this is not a database any more" * 100)
+        assert http.get("/health").status_code == 503
+        assert http.get("/status").status_code == 503
+        answer = call(http, "block", {"finality": "final"})
+        assert answer.status == 500 and answer.body["error"]["name"] == "INTERNAL_ERROR"
+        assert b"Traceback" not in answer.raw
+
+
+def test_serving_a_file_that_is_not_a_store_fails_in_one_line(tmp_path: Path) -> None:
+    not_a_store = tmp_path / "notes.sqlite"
+    not_a_store.write_text("not a database\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "nearrpc", "serve", "--store", str(not_a_store), "--port", "1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("nearrpc serve: ") and "is not a nearrpc store" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def damaged(tmp_path_factory: pytest.TempPathFactory, sample_store: Path) -> Iterator[httpx.Client]:
+    """A server whose store loses its block and epoch tables while it serves."""
+    folder = tmp_path_factory.mktemp("damaged")
+    store = folder / "store.sqlite"
+    shutil.copyfile(sample_store, store)
+    with running_server(store, folder / "server.log") as live, httpx.Client(base_url=live.url) as http:
+        conn = sqlite3.connect(store)
+        conn.executescript("DROP TABLE blocks; DROP TABLE epochs;")
+        conn.close()
+        yield http
+
+
+def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
+    http: httpx.Client, genesis_only: httpx.Client, empty: httpx.Client, damaged: httpx.Client
+) -> None:
+    """The README's cause table is the catalogue (tests/methods/test_errors.py); here each
+    (method, cause) pair of it comes back from a real server for some request."""
+    account = {"account_id": "alice.localnet"}
+    nobody = {"account_id": "no.localnet"}
+    requests = {
+        ("genesis_config", Cause.INTERNAL_ERROR): (empty, None),
+        ("client_config", Cause.INTERNAL_ERROR): (empty, None),
+        ("block", Cause.UNKNOWN_BLOCK): (http, {"block_id": 10**9}),
+        ("block", Cause.NOT_SYNCED_YET): (genesis_only, {"sync_checkpoint": "earliest_available"}),
+        ("block", Cause.INTERNAL_ERROR): (damaged, {"finality": "final"}),
+        ("EXPERIMENTAL_protocol_config", Cause.UNKNOWN_BLOCK): (http, {"block_id": 10**9}),
+        ("EXPERIMENTAL_protocol_config", Cause.INTERNAL_ERROR): (damaged, {"sync_checkpoint": "genesis"}),
+        ("EXPERIMENTAL_view_account", Cause.UNKNOWN_BLOCK): (http, {**account, "block_id": 10**9}),
+        ("EXPERIMENTAL_view_account", Cause.UNKNOWN_ACCOUNT): (http, {**nobody, "finality": "final"}),
+        ("EXPERIMENTAL_view_account", Cause.INTERNAL_ERROR): (damaged, {**account, "finality": "final"}),
+    }
+    assert set(requests) == {(method, cause) for method, causes in METHOD_CAUSES.items() for cause in causes}
+    for (method, cause), (client, params) in requests.items():
+        answer = checked(call(client, method, params), method)
+        assert answer.error["cause"]["name"] == cause, (method, cause, answer.raw)
+        assert answer.status == CATALOGUE[cause].http_status, (method, cause, answer.status)

@@ -1,0 +1,85 @@
+"""Start `nearrpc serve` for real (uvicorn, a store) on a free 127.0.0.1 port."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    url: str  # e.g. http://127.0.0.1:41234
+    store: Path
+    log: Path
+
+
+@contextmanager
+def running_server(
+    store: Path,
+    log: Path,
+    *extra: str,
+    startup_seconds: float = 60.0,
+    command: list[str] | None = None,
+    cwd: Path | None = None,
+) -> Iterator[LiveServer]:
+    """`nearrpc serve` (or `command serve`, e.g. an installed script) on `store`."""
+    port = free_port()
+    command = [
+        *(command or [sys.executable, "-m", "nearrpc"]),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--store",
+        str(store),
+        "--log-level",
+        "warning",
+        *extra,
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEARRPC_")}
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            command, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
+        )
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + startup_seconds
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"nearrpc serve exited with {process.returncode}:\n{log.read_text()}")
+                try:
+                    if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"nearrpc serve did not answer /health in {startup_seconds} s:\n{log.read_text()}"
+                    )
+                time.sleep(0.1)
+            yield LiveServer(url, store, log)
+        finally:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()

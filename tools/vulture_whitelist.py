@@ -1,0 +1,26 @@
+"""Names vulture (the dead-code check in ./check) cannot see being used: entry points that
+frameworks call by name or by registration. Each line names what calls it."""
+
+# ruff: noqa: F821, B018
+app_from_env  # uvicorn --factory, by its import string in nearrpc.cli.serve
+_split_origins  # pydantic field_validator
+bare_http_error  # FastAPI exception handler, registered by decorator
+openapi_document  # FastAPI route, registered by decorator
+health  # FastAPI route, registered by decorator
+status  # FastAPI route, registered by decorator
+exc_type  # __exit__ / __aexit__ signatures
+tb  # __exit__ / __aexit__ signatures
+identifier  # read by the Jinja2 templates in tools/templates
+yaml_implicit_resolvers  # PyYAML loader class attribute
+pytestmark  # pytest module marks
+pytest_terminal_summary  # pytest hook
+map_case  # schemathesis hook
+_http_client  # pytest fixture
+disable_nagle_algorithm  # http.server handler attribute
+log_message  # http.server handler hook
+do_POST  # http.server handler hook
+close_connection  # http.server handler attribute
+daemon_threads  # socketserver attribute
+handle_error  # socketserver hook
+client_address  # socketserver hook signature
+_no_nearrpc_environment  # autouse pytest fixture
