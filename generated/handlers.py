@@ -12,25 +12,26 @@ class RpcHandlers(Protocol):
 
     Each receives its params as the generated model and returns the serialized `result`
     (compact JSON bytes of the result schema), so immutable answers can be cached as bytes.
-    Handler errors are raised as exceptions that the service's error layer renders.
+    Handler errors are raised as exceptions that the service's error layer renders. Handlers
+    are coroutines, so a store that waits on the network does not block the server.
     """
 
-    def genesis_config(self, params: models.GenesisConfigRequest) -> bytes:
+    async def genesis_config(self, params: models.GenesisConfigRequest) -> bytes:
         """Result schema: GenesisConfig."""
         ...
 
-    def EXPERIMENTAL_protocol_config(self, params: models.RpcProtocolConfigRequest) -> bytes:
+    async def EXPERIMENTAL_protocol_config(self, params: models.RpcProtocolConfigRequest) -> bytes:
         """Result schema: RpcProtocolConfigResponse."""
         ...
 
-    def EXPERIMENTAL_view_account(self, params: models.RpcViewAccountRequest) -> bytes:
+    async def EXPERIMENTAL_view_account(self, params: models.RpcViewAccountRequest) -> bytes:
         """Result schema: RpcViewAccountResponse."""
         ...
 
-    def client_config(self, params: models.RpcClientConfigRequest) -> bytes:
+    async def client_config(self, params: models.RpcClientConfigRequest) -> bytes:
         """Result schema: RpcClientConfigResponse."""
         ...
 
-    def block(self, params: models.RpcBlockRequest) -> bytes:
+    async def block(self, params: models.RpcBlockRequest) -> bytes:
         """Result schema: RpcBlockResponse."""
         ...

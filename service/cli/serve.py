@@ -29,7 +29,7 @@ def app_from_env() -> FastAPI:
     from nearrpc.http.app import build_app
 
     settings = ServeSettings()
-    return build_app(open_store(settings.store, "read"), settings.cors_origins)
+    return build_app(open_store(settings.store, "serve"), settings.cors_origins)
 
 
 def _ready_store(settings: ServeSettings) -> str | None:

@@ -17,7 +17,7 @@ from nearrpc.http.endpoint import JsonRpcEndpoint
 from nearrpc.http.ops import ops_router
 from nearrpc.methods.handlers import ChainHandlers
 from nearrpc.runtime_params import RuntimeParamStore
-from nearrpc.store import ChainReader
+from nearrpc.store import ServingReader
 from nearrpc.version import SERVICE_VERSION
 
 
@@ -35,7 +35,7 @@ def _add_cors(app: FastAPI, origins: tuple[str, ...]) -> None:
         )
 
 
-def build_app(reader: ChainReader, cors_origins: tuple[str, ...] = ("*",)) -> FastAPI:
+def build_app(reader: ServingReader, cors_origins: tuple[str, ...] = ("*",)) -> FastAPI:
     app = FastAPI(title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None)
 
     @app.exception_handler(HTTPException)

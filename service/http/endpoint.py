@@ -97,13 +97,13 @@ class JsonRpcEndpoint:
         except ValueError as exc:
             return _plain(400, f"Failed to parse the request body as JSON: {exc}")
         try:
-            return self.answer(message, path_method)
+            return await self.answer(message, path_method)
         except Exception:
             # answer() turns every handler failure into JSON-RPC already; this is the last guard
             log.exception("unexpected failure outside the handlers")
             return self._error(wire.NULL_ID, internal_error("Unexpected internal failure"), None)
 
-    def answer(self, message: object, path_method: str | None) -> Response:
+    async def answer(self, message: object, path_method: str | None) -> Response:
         """The response to one parsed JSON body."""
         try:
             rpc = read_request(message)
@@ -112,7 +112,7 @@ class JsonRpcEndpoint:
         id_json = wire.encode_id(rpc.request_id)
         try:
             method = self._method(rpc.method, path_method)
-            result = getattr(self._handlers, method.name)(typed_params(method, rpc.params))
+            result = await getattr(self._handlers, method.name)(typed_params(method, rpc.params))
         except RpcError as error:
             return self._error(id_json, error, rpc.params)
         except Exception:

@@ -7,18 +7,18 @@ from fastapi import APIRouter
 from starlette.responses import Response
 
 from nearrpc.spec import spec_bytes
-from nearrpc.store import ChainReader, StoreError
+from nearrpc.store import ServingReader, StoreError
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 
 _JSON = "application/json"
 
 
-def _store_gaps(reader: ChainReader, block_count: int) -> list[str]:
+async def _store_gaps(reader: ServingReader, block_count: int) -> list[str]:
     """What the store cannot answer, in words, so an operator sees it without trying."""
     gaps: list[str] = []
     configs = (("genesis_config", reader.genesis_config_json), ("client_config", reader.client_config_json))
     for method, load in configs:
-        if load() is None:
+        if await load() is None:
             gaps.append(f"no {method} stored: the method answers INTERNAL_ERROR")
     if block_count == 0:
         gaps.append(
@@ -29,10 +29,10 @@ def _store_gaps(reader: ChainReader, block_count: int) -> list[str]:
     return gaps
 
 
-def _status_document(reader: ChainReader) -> dict[str, object]:
-    info = reader.info()
-    head = reader.head()
-    earliest = reader.earliest_block()
+async def _status_document(reader: ServingReader) -> dict[str, object]:
+    info = await reader.info()
+    head = await reader.head()
+    earliest = await reader.earliest_block()
     return {
         "chain_id": info.chain_id,
         "version": {"service": SERVICE_VERSION, "interface": INTERFACE_VERSION},
@@ -49,7 +49,7 @@ def _status_document(reader: ChainReader) -> dict[str, object]:
             "epochs": info.epoch_count,
             "account_states": info.account_state_count,
         },
-        "limitations": _store_gaps(reader, info.block_count),
+        "limitations": await _store_gaps(reader, info.block_count),
     }
 
 
@@ -57,7 +57,7 @@ def _unusable(exc: StoreError) -> Response:
     return Response(orjson.dumps({"error": f"store is not usable: {exc}"}), 503, media_type=_JSON)
 
 
-def ops_router(reader: ChainReader) -> APIRouter:
+def ops_router(reader: ServingReader) -> APIRouter:
     router = APIRouter()
 
     @router.api_route("/openapi.json", methods=["GET", "HEAD"], include_in_schema=False)
@@ -67,7 +67,7 @@ def ops_router(reader: ChainReader) -> APIRouter:
     @router.api_route("/health", methods=["GET", "HEAD"], include_in_schema=False)
     async def health() -> Response:
         try:
-            reader.info()
+            await reader.info()
         except StoreError as exc:
             return _unusable(exc)
         return Response(b"{}", media_type=_JSON)
@@ -75,7 +75,7 @@ def ops_router(reader: ChainReader) -> APIRouter:
     @router.api_route("/status", methods=["GET", "HEAD"], include_in_schema=False)
     async def status() -> Response:
         try:
-            document = _status_document(reader)
+            document = await _status_document(reader)
         except StoreError as exc:
             return _unusable(exc)
         return Response(orjson.dumps(document), media_type=_JSON)

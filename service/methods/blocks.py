@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nearrpc.store import ChainReader, StoredBlock
+from nearrpc.store import ServingReader, StoredBlock
 
 ReferenceKind = Literal["block_id", "finality", "sync_checkpoint"]
 
@@ -49,40 +49,40 @@ class NoEarliestBlock(Exception):
     """`earliest_available` on a store that holds no block at all."""
 
 
-def _by_hash(reader: ChainReader, block_hash: str) -> StoredBlock:
-    block = reader.block_by_hash(block_hash)
+async def _by_hash(reader: ServingReader, block_hash: str) -> StoredBlock:
+    block = await reader.block_by_hash(block_hash)
     if block is None:
         raise UnknownBlock(f"BLOCK: {block_hash}")
     return block
 
 
-def _head(reader: ChainReader) -> StoredBlock:
-    head = reader.head()
+async def _head(reader: ServingReader) -> StoredBlock:
+    head = await reader.head()
     if head is None:
         raise UnknownBlock("BLOCK HEAD")
     return head
 
 
-def resolve(reader: ChainReader, reference: BlockReference) -> StoredBlock:
+async def resolve(reader: ServingReader, reference: BlockReference) -> StoredBlock:
     kind, value = reference.kind, reference.value
     if kind == "block_id":
         if isinstance(value, int):
-            block = reader.block_by_height(value)
+            block = await reader.block_by_height(value)
             if block is None:
                 raise UnknownBlock(f"BLOCK HEIGHT: {value}")
             return block
-        return _by_hash(reader, value)
+        return await _by_hash(reader, value)
     if kind == "finality":
-        head = _head(reader)
+        head = await _head(reader)
         if value == "optimistic":
             return head
-        return _by_hash(reader, head.last_ds_final_block if value == "near-final" else head.last_final_block)
+        return await _by_hash(reader, head.last_ds_final_block if value == "near-final" else head.last_final_block)
     if value == "genesis":
-        genesis = reader.genesis_block()
+        genesis = await reader.genesis_block()
         if genesis is None:
             raise UnknownBlock("GENESIS BLOCK")
         return genesis
-    earliest = reader.earliest_block()
+    earliest = await reader.earliest_block()
     if earliest is None:
         raise NoEarliestBlock()
     return earliest

@@ -9,8 +9,8 @@ they are served as.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
 import orjson
 
@@ -20,19 +20,21 @@ from nearrpc.methods.blocks import BlockReference, NoEarliestBlock, UnknownBlock
 from nearrpc.methods.protocol_config import compose_protocol_config
 from nearrpc.nearcore.views import account_view_at
 from nearrpc.runtime_params import RuntimeParamStore
-from nearrpc.store import ChainReader, StoredBlock, StoreError
+from nearrpc.store import ServingReader, StoredBlock, StoreError
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-def store_failures_are_internal(method: Callable[_P, _R]) -> Callable[_P, _R]:
+def store_failures_are_internal(
+    method: Callable[_P, Coroutine[Any, Any, _R]],
+) -> Callable[_P, Coroutine[Any, Any, _R]]:
     """A store that cannot answer is nearcore's INTERNAL_ERROR (HTTP 500), with the reason."""
 
     @functools.wraps(method)
-    def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+    async def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
-            return method(*args, **kwargs)
+            return await method(*args, **kwargs)
         except StoreError as failure:
             raise errors.internal_error(str(failure)) from None
 
@@ -40,82 +42,80 @@ def store_failures_are_internal(method: Callable[_P, _R]) -> Callable[_P, _R]:
 
 
 class ChainHandlers:
-    def __init__(self, reader: ChainReader, runtime_params: RuntimeParamStore) -> None:
+    def __init__(self, reader: ServingReader, runtime_params: RuntimeParamStore) -> None:
         self._reader = reader
         self._runtime_params = runtime_params
-        # read once: a store's genesis never changes; an import may lack either config, and
-        # then only the methods that need it fail
-        self._genesis_json = reader.genesis_config_json()
-        self._client_json = reader.client_config_json()
         self._protocol_config_by_epoch: dict[str, bytes] = {}
 
-    def _genesis_bytes(self) -> bytes:
-        if self._genesis_json is None:
+    async def _genesis_bytes(self) -> bytes:
+        genesis = await self._reader.genesis_config_json()
+        if genesis is None:
             raise errors.internal_error("the store holds no genesis_config")
-        return self._genesis_json
+        return genesis
 
-    def _resolve(self, method: str, reference: BlockReference) -> StoredBlock:
+    async def _resolve(self, method: str, reference: BlockReference) -> StoredBlock:
         """The block of `reference`, or UNKNOWN_BLOCK as `method` reports it."""
         try:
-            return resolve(self._reader, reference)
+            return await resolve(self._reader, reference)
         except UnknownBlock as missing:
-            head = self._reader.head()
+            head = await self._reader.head()
             raise errors.unknown_block(method, reference, missing.db_message, head.height if head else None) from None
 
     # -- parameterless methods: params are ignored, as nearcore ignores them
 
     @store_failures_are_internal
-    def genesis_config(self, params: models.GenesisConfigRequest) -> bytes:
-        return self._genesis_bytes()
+    async def genesis_config(self, params: models.GenesisConfigRequest) -> bytes:
+        return await self._genesis_bytes()
 
     @store_failures_are_internal
-    def client_config(self, params: models.RpcClientConfigRequest) -> bytes:
-        if self._client_json is None:
+    async def client_config(self, params: models.RpcClientConfigRequest) -> bytes:
+        client = await self._reader.client_config_json()
+        if client is None:
             raise errors.internal_error("the store holds no client_config")
-        return self._client_json
+        return client
 
     # -- methods that read at a block
 
     @store_failures_are_internal
-    def block(self, params: models.RpcBlockRequest) -> bytes:
+    async def block(self, params: models.RpcBlockRequest) -> bytes:
         try:
-            return self._resolve("block", reference_of(params)).view_json
+            return (await self._resolve("block", reference_of(params))).view_json
         except NoEarliestBlock:
             raise errors.not_synced_yet() from None
 
     @store_failures_are_internal
-    def EXPERIMENTAL_protocol_config(self, params: models.RpcProtocolConfigRequest) -> bytes:
+    async def EXPERIMENTAL_protocol_config(self, params: models.RpcProtocolConfigRequest) -> bytes:
         reference = reference_of(params)
         try:
-            block = self._resolve("EXPERIMENTAL_protocol_config", reference)
+            block = await self._resolve("EXPERIMENTAL_protocol_config", reference)
         except NoEarliestBlock:
             raise errors.unknown_block("EXPERIMENTAL_protocol_config", reference, "EarliestAvailable", None) from None
         cached = self._protocol_config_by_epoch.get(block.epoch_id)
         if cached is None:
-            cached = self._protocol_config_json(block)
+            cached = await self._protocol_config_json(block)
             self._protocol_config_by_epoch[block.epoch_id] = cached
         return cached
 
     @store_failures_are_internal
-    def EXPERIMENTAL_view_account(self, params: models.RpcViewAccountRequest) -> bytes:
+    async def EXPERIMENTAL_view_account(self, params: models.RpcViewAccountRequest) -> bytes:
         account_id: str = params.root.account_id.root
         try:
-            block = self._resolve("EXPERIMENTAL_view_account", reference_of(params))
+            block = await self._resolve("EXPERIMENTAL_view_account", reference_of(params))
         except NoEarliestBlock:
             raise errors.internal_error("There are no fully synchronized blocks on the node yet") from None
-        view = self._reader.account_json(account_id, block.height)
+        view = await self._reader.account_json(account_id, block.height)
         if view is None:
             raise errors.unknown_account(account_id, block.height, block.hash)
         return account_view_at(view, block.height, block.hash)
 
-    def _protocol_config_json(self, block: StoredBlock) -> bytes:
-        epoch = self._reader.epoch(block.epoch_id)
+    async def _protocol_config_json(self, block: StoredBlock) -> bytes:
+        epoch = await self._reader.epoch(block.epoch_id)
         if epoch is None:
             raise errors.internal_error(f"Epoch {block.epoch_id} of block {block.hash} is not stored")
         if epoch.protocol_config_json is not None:  # recorded from a node: served as it answered
             return epoch.protocol_config_json
         config = compose_protocol_config(
-            orjson.loads(self._genesis_bytes()),
+            orjson.loads(await self._genesis_bytes()),
             epoch.protocol_version,
             orjson.loads(epoch.config_json),
             self._runtime_params,

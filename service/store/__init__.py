@@ -1,6 +1,6 @@
 """Chain storage: the reader/writer interfaces, and stores opened from a location.
 
-    reader = open_store("data/nearrpc.sqlite", "read")             # the server
+    reader = open_store("data/nearrpc.sqlite", "serve")            # the server (awaitable)
     with open_store(location, "write") as writer:                  # imports
         with writer.batch() as batch:
             batch.put_genesis_config(genesis_json)
@@ -12,8 +12,10 @@ backend module, and every backend failure surfaces as `StoreError`.
 
 from nearrpc.store.base import (
     SCHEMA_VERSION,
+    STORE_KINDS,
     ChainReader,
     ChainWriter,
+    ServingReader,
     StoredBlock,
     StoredEpoch,
     StoreError,
@@ -21,6 +23,7 @@ from nearrpc.store.base import (
     StoreIntegrityError,
     StoreNotFoundError,
     StoreSchemaError,
+    StoreVersion,
     WriteBatch,
     block_from_view,
 )
@@ -28,8 +31,10 @@ from nearrpc.store.locations import StoreLocation, StoreMode, describe_location,
 
 __all__ = [
     "SCHEMA_VERSION",
+    "STORE_KINDS",
     "ChainReader",
     "ChainWriter",
+    "ServingReader",
     "StoreError",
     "StoreInfo",
     "StoreIntegrityError",
@@ -37,6 +42,7 @@ __all__ = [
     "StoreMode",
     "StoreNotFoundError",
     "StoreSchemaError",
+    "StoreVersion",
     "StoredBlock",
     "StoredEpoch",
     "WriteBatch",

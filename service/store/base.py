@@ -107,6 +107,24 @@ class StoreInfo:
     account_state_count: int  # rows of (account, height) states, deletions included
 
 
+@dataclass(frozen=True, slots=True)
+class StoreVersion:
+    """Change counters, one per kind of data: every committed batch that writes a kind bumps its
+    counter, so a reader that caches answers drops exactly those a change invalidates."""
+
+    configs: int  # genesis and client config
+    blocks: int
+    epochs: int
+    accounts: int
+
+    def changed_since(self, earlier: StoreVersion) -> frozenset[str]:
+        """The kinds written since `earlier` ("configs", "blocks", "epochs", "accounts")."""
+        return frozenset(kind for kind in STORE_KINDS if getattr(self, kind) != getattr(earlier, kind))
+
+
+STORE_KINDS: Final = ("configs", "blocks", "epochs", "accounts")
+
+
 class ChainReader(Protocol):
     """Read access to one chain. Every lookup is a single indexed query."""
 
@@ -160,9 +178,42 @@ class ChainReader(Protocol):
         """The note a resumable import left with its last committed batch."""
         ...
 
+    def version(self) -> StoreVersion:
+        """The change counters as of now; cheap enough to ask before every request."""
+        ...
+
     def close(self) -> None:
         """Release the connection. Further calls fail."""
         ...
+
+
+class ServingReader(Protocol):
+    """What the server reads through: the lookups it needs, awaitable, so a backend that waits
+    on the network (PostgreSQL) does not block the event loop. Same semantics as ChainReader."""
+
+    async def genesis_config_json(self) -> bytes | None: ...
+
+    async def client_config_json(self) -> bytes | None: ...
+
+    async def head(self) -> StoredBlock | None: ...
+
+    async def block_by_height(self, height: int) -> StoredBlock | None: ...
+
+    async def block_by_hash(self, block_hash: str) -> StoredBlock | None: ...
+
+    async def genesis_block(self) -> StoredBlock | None: ...
+
+    async def earliest_block(self) -> StoredBlock | None: ...
+
+    async def epoch(self, epoch_id: str) -> StoredEpoch | None: ...
+
+    async def account_json(self, account_id: str, height: int) -> bytes | None: ...
+
+    async def info(self) -> StoreInfo: ...
+
+    async def version(self) -> StoreVersion: ...
+
+    async def close(self) -> None: ...
 
 
 class WriteBatch(Protocol):

@@ -2,7 +2,8 @@
 
 A location is what an operator writes after `--store`: today a path to an SQLite file. The
 mode says what the caller does with the store:
-- "read": an existing store, read-only (the server);
+- "serve": an existing store, read-only, through the awaitable interface the server uses;
+- "read": an existing store, read-only;
 - "write": an existing store, or a new one that appears with the first committed batch;
 - "replace": a new store that takes the place of whatever is at the location with its first
   committed batch (`nearrpc sample --force`).
@@ -15,10 +16,10 @@ from pathlib import Path
 from typing import Literal, TypeAlias, overload
 
 from nearrpc.store import sqlite
-from nearrpc.store.base import ChainReader, ChainWriter, StoreError
+from nearrpc.store.base import ChainReader, ChainWriter, ServingReader, StoreError
 
 StoreLocation: TypeAlias = str | os.PathLike[str]
-StoreMode: TypeAlias = Literal["read", "write", "replace"]
+StoreMode: TypeAlias = Literal["serve", "read", "write", "replace"]
 
 
 def _sqlite_path(location: StoreLocation) -> Path:
@@ -37,6 +38,10 @@ def describe_location(location: StoreLocation) -> str:
 
 
 @overload
+def open_store(location: StoreLocation, mode: Literal["serve"]) -> ServingReader: ...
+
+
+@overload
 def open_store(location: StoreLocation, mode: Literal["read"]) -> ChainReader: ...
 
 
@@ -44,8 +49,10 @@ def open_store(location: StoreLocation, mode: Literal["read"]) -> ChainReader: .
 def open_store(location: StoreLocation, mode: Literal["write", "replace"]) -> ChainWriter: ...
 
 
-def open_store(location: StoreLocation, mode: StoreMode) -> ChainReader | ChainWriter:
+def open_store(location: StoreLocation, mode: StoreMode) -> ServingReader | ChainReader | ChainWriter:
     path = _sqlite_path(location)
+    if mode == "serve":
+        return sqlite.SqliteServingReader(sqlite.open_reader(path))
     if mode == "read":
         return sqlite.open_reader(path)
     return sqlite.open_writer(path, replace=mode == "replace")

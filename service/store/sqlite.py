@@ -10,7 +10,8 @@ chain.
 Tables:
 - `nearrpc_schema(version)`: one row, the table layout version (`SCHEMA_VERSION`).
 - `meta(key, value)`: chain_id and genesis_height (from the genesis config), the row counts of
-  the three data tables, kept up to date by the writer, and a resumable import's progress note.
+  the three data tables and a change counter per kind of data (`StoreVersion`), kept up to date
+  by the writer, and a resumable import's progress note.
 - `config(name, json)`: the genesis_config and client_config results.
 - `blocks`: one row per block (forks too), keyed by hash; a partial unique index on height
   over the canonical rows answers lookups by height.
@@ -32,6 +33,7 @@ from typing import Any, Final
 from nearrpc.store import checks
 from nearrpc.store.base import (
     SCHEMA_VERSION,
+    STORE_KINDS,
     ChainReader,
     StoredBlock,
     StoredEpoch,
@@ -40,6 +42,7 @@ from nearrpc.store.base import (
     StoreIntegrityError,
     StoreNotFoundError,
     StoreSchemaError,
+    StoreVersion,
     WriteBatch,
 )
 
@@ -85,6 +88,9 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "account": "SELECT view_json FROM account_states WHERE account_id = ? AND height <= ? ORDER BY height DESC LIMIT 1",
     "config": "SELECT json FROM config WHERE name = ?",
     "meta": "SELECT value FROM meta WHERE key = ?",
+    "version": "SELECT key, value FROM meta WHERE key IN ("
+    + ", ".join(f"'version_{kind}'" for kind in STORE_KINDS)
+    + ")",
 }
 
 _GENESIS_CONFIG = "genesis_config"
@@ -97,11 +103,15 @@ _UPSERT_CONFIG: Final = (
     "INSERT INTO config (name, json) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET json = excluded.json"
 )
 
+_ADD_TO_META: Final = "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = ?"
+
 # An SQLite store is its file plus, at times, these companions.
 _SIDE_FILES: Final = ("-wal", "-shm", "-journal")
 
 # Row counts kept in `meta` by the writer, so `info()` (polled by /health) never counts rows.
 _COUNTERS: Final = {"blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count"}
+# The change counter of each kind of data, as meta keys (see StoreVersion).
+_VERSION_KEYS: Final = {kind: f"version_{kind}" for kind in STORE_KINDS}
 _EXISTS: Final = {
     "blocks": "SELECT 1 FROM blocks WHERE hash = ?",
     "epochs": "SELECT 1 FROM epochs WHERE epoch_id = ?",
@@ -160,10 +170,18 @@ class SqliteChainReader:
         self._connection = connection
         self._path = path
         self._owns_connection = owns_connection
+        self._version: StoreVersion | None = None
+        self._data_version = -1
 
     def _one(self, name: str, *params: object) -> Any:
         try:
             return self._connection.conn.execute(LOOKUP_QUERIES[name], params).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._path}: {name} lookup failed: {exc}") from exc
+
+    def _all(self, name: str) -> list[Any]:
+        try:
+            return self._connection.conn.execute(LOOKUP_QUERIES[name]).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"{self._path}: {name} lookup failed: {exc}") from exc
 
@@ -243,6 +261,19 @@ class SqliteChainReader:
         note = self._meta(_IMPORT_PROGRESS)
         return None if note is None else note.encode()
 
+    def version(self) -> StoreVersion:
+        # SQLite's data_version changes when another connection commits: one cheap pragma per
+        # call, and the counters are read again only then.
+        try:
+            data_version = self._connection.conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._path}: version lookup failed: {exc}") from exc
+        if self._version is None or data_version != self._data_version:
+            counters = {key: int(value) for key, value in self._all("version")}
+            self._version = StoreVersion(**{kind: counters.get(key, 0) for kind, key in _VERSION_KEYS.items()})
+            self._data_version = data_version
+        return self._version
+
     def close(self) -> None:
         if self._owns_connection:
             self._connection.conn.close()
@@ -255,6 +286,7 @@ class SqliteWriteBatch:
         self._conn = conn
         self._open = True
         self._added = dict.fromkeys(_COUNTERS, 0)
+        self._touched: set[str] = set()
 
     def _execute(self, sql: str, params: tuple[object, ...]) -> None:
         if not self._open:
@@ -286,16 +318,19 @@ class SqliteWriteBatch:
             raise StoreIntegrityError(
                 f"the store holds chain {stored_chain!r}; refusing a genesis config of chain {chain_id!r}"
             )
+        self._touched.add("configs")
         self._execute(_UPSERT_CONFIG, (_GENESIS_CONFIG, data))
         for key, value in (("chain_id", chain_id), ("genesis_height", str(genesis_height))):
             self._execute(_UPSERT_META, (key, value))
 
     def put_client_config(self, client_config_json: bytes) -> None:
         data = checks.check_client_config(client_config_json)
+        self._touched.add("configs")
         self._execute(_UPSERT_CONFIG, (_CLIENT_CONFIG, data))
 
     def put_block(self, block: StoredBlock, *, canonical: bool = True) -> None:
         data = checks.check_block(block)
+        self._touched.add("blocks")
         if canonical:
             # A new canonical block at a height demotes the one it replaces to a fork block.
             self._execute(
@@ -326,6 +361,7 @@ class SqliteWriteBatch:
     def put_epoch(self, epoch: StoredEpoch) -> None:
         data = checks.check_epoch(epoch)
         recorded = checks.check_recorded_protocol_config(epoch)
+        self._touched.add("epochs")
         self._note_row("epochs", epoch.epoch_id)
         self._execute(
             "INSERT INTO epochs (epoch_id, protocol_version, config_json, protocol_config_json) VALUES (?, ?, ?, ?) "
@@ -336,6 +372,7 @@ class SqliteWriteBatch:
 
     def put_account_state(self, account_id: str, height: int, view_json: bytes | None) -> None:
         data = checks.check_account_state(account_id, height, view_json)
+        self._touched.add("accounts")
         self._note_row("account_states", account_id, height)
         self._execute(
             "INSERT INTO account_states (account_id, height, view_json) VALUES (?, ?, ?) "
@@ -350,13 +387,12 @@ class SqliteWriteBatch:
             self._execute(_UPSERT_META, (_IMPORT_PROGRESS, note.decode()))
 
     def end(self) -> None:
-        """Add the batch's new rows to the stored counts and close it for further puts."""
-        for table, added in self._added.items():
-            if added:
-                self._execute(
-                    "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = ?",
-                    (added, _COUNTERS[table]),
-                )
+        """Add the batch's new rows to the stored counts, bump the change counter of every kind
+        it wrote, and close it for further puts."""
+        bumps = [(added, _COUNTERS[table]) for table, added in self._added.items() if added]
+        bumps += [(1, _VERSION_KEYS[kind]) for kind in sorted(self._touched)]
+        for amount, key in bumps:
+            self._execute(_ADD_TO_META, (amount, key))
         self._open = False
 
     def discard(self) -> None:
@@ -418,7 +454,8 @@ def _create(path: Path) -> sqlite3.Connection:
         for statement in _DDL:
             conn.execute(statement)
         conn.execute("INSERT INTO nearrpc_schema (version) VALUES (?)", (SCHEMA_VERSION,))
-        conn.executemany("INSERT INTO meta (key, value) VALUES (?, '0')", [(key,) for key in _COUNTERS.values()])
+        initial = [*_COUNTERS.values(), *_VERSION_KEYS.values()]
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, '0')", [(key,) for key in initial])
         conn.execute("COMMIT")
     except sqlite3.Error as exc:
         conn.close()
@@ -530,6 +567,50 @@ class SqliteChainWriter:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+class SqliteServingReader:
+    """`ServingReader` over an SQLite reader. SQLite lookups take microseconds and never wait on
+    a network, so they run inline on the event loop (a thread hop would cost more)."""
+
+    def __init__(self, reader: SqliteChainReader) -> None:
+        self._reader = reader
+
+    async def genesis_config_json(self) -> bytes | None:
+        return self._reader.genesis_config_json()
+
+    async def client_config_json(self) -> bytes | None:
+        return self._reader.client_config_json()
+
+    async def head(self) -> StoredBlock | None:
+        return self._reader.head()
+
+    async def block_by_height(self, height: int) -> StoredBlock | None:
+        return self._reader.block_by_height(height)
+
+    async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
+        return self._reader.block_by_hash(block_hash)
+
+    async def genesis_block(self) -> StoredBlock | None:
+        return self._reader.genesis_block()
+
+    async def earliest_block(self) -> StoredBlock | None:
+        return self._reader.earliest_block()
+
+    async def epoch(self, epoch_id: str) -> StoredEpoch | None:
+        return self._reader.epoch(epoch_id)
+
+    async def account_json(self, account_id: str, height: int) -> bytes | None:
+        return self._reader.account_json(account_id, height)
+
+    async def info(self) -> StoreInfo:
+        return self._reader.info()
+
+    async def version(self) -> StoreVersion:
+        return self._reader.version()
+
+    async def close(self) -> None:
+        self._reader.close()
 
 
 def open_reader(path: Path) -> SqliteChainReader:

@@ -24,7 +24,7 @@ from nearrpc.nearcore.genesis_fields import GENESIS_DEFAULTS, GENESIS_FIELD_ORDE
 from nearrpc.sample import sample_chain
 from nearrpc.store import open_store
 from nearrpc.store.sqlite import staging_path
-from tests.ingest.conftest import REPO, call, digest, dump
+from tests.ingest.conftest import REPO, call, digest
 from tests.ingest.genesis_files import (
     CHAIN_ID,
     GENESIS_HEIGHT,
@@ -36,6 +36,7 @@ from tests.ingest.genesis_files import (
 )
 from tests.support.cli import nearrpc
 from tests.support.live_server import running_server
+from tests.support.store_dump import dump
 
 pytestmark = pytest.mark.live
 

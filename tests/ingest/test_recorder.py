@@ -20,11 +20,12 @@ import orjson
 import pytest
 
 from nearrpc.store import open_store
-from tests.ingest.conftest import REPO, call, digest, dump, result
+from tests.ingest.conftest import REPO, call, digest, result
 from tests.ingest.proxy import Behaviour, json_rpc_proxy
 from tests.support.cli import nearrpc
 from tests.support.live_server import LiveServer, running_server
 from tests.support.sample_facts import SampleFacts, sample_facts
+from tests.support.store_dump import contents, dump
 
 pytestmark = pytest.mark.live
 
@@ -215,7 +216,7 @@ def test_sigkill_then_rerun_resumes_and_completes(recorded: Path, server_a: Live
     print(done.stdout)
     assert done.returncode == 0, done.stderr
     assert f"(resumed at height {boundary})" in done.stdout
-    assert dump(store) == dump(recorded)
+    assert contents(store) == contents(recorded)
     assert _progress_note(store) is None
 
 
@@ -228,7 +229,7 @@ def test_flaky_source_is_retried(recorded: Path, server_a: LiveServer, tmp_path:
     assert done.returncode == 0, done.stderr
     failures = behaviour.counts["503"] + behaviour.counts["429"] + behaviour.counts["dropped"]
     assert failures > 50 and f"retried: {failures}" in done.stdout
-    assert dump(store) == dump(recorded)
+    assert contents(store) == contents(recorded)
 
 
 def test_old_node_answers_views_through_query(recorded: Path, server_a: LiveServer, tmp_path: Path) -> None:
@@ -236,7 +237,7 @@ def test_old_node_answers_views_through_query(recorded: Path, server_a: LiveServ
     with json_rpc_proxy(server_a.url, Behaviour(old_node=True)) as old:
         done = record(old, store)
     assert done.returncode == 0, done.stderr
-    assert dump(store) == dump(recorded)
+    assert contents(store) == contents(recorded)
 
 
 def test_refusals_are_one_line(recorded: Path, server_a: LiveServer, tmp_path: Path) -> None:

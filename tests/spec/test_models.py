@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,13 +50,14 @@ WRONG_TYPE: dict[str, tuple[str, object]] = {
 def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     path: Path = tmp_path_factory.mktemp("models") / "sample.sqlite"
     build_sample_store(path)
-    reader = open_store(path, "read")
+    reader = open_store(path, "serve")
     handlers = ChainHandlers(reader, RuntimeParamStore.load())
-    answers = {
-        name: orjson.loads(getattr(handlers, name)(typed_params(METHODS[name], PARAMS[name]))) for name in METHODS
-    }
-    yield answers
-    reader.close()
+
+    async def answer(name: str) -> Any:
+        return orjson.loads(await getattr(handlers, name)(typed_params(METHODS[name], PARAMS[name])))
+
+    yield {name: asyncio.run(answer(name)) for name in METHODS}
+    asyncio.run(reader.close())
 
 
 def result_model(method: str) -> type[pydantic.BaseModel]:

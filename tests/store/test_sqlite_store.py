@@ -554,3 +554,26 @@ def test_import_progress_commits_with_its_batch(store_copy: Path) -> None:
         with writer.batch() as batch:
             batch.put_import_progress(None)
         assert writer.reader().import_progress() is None
+
+
+def test_version_counts_the_kinds_each_batch_wrote(store_copy: Path, chain: SampleChain) -> None:
+    reader = open_store(store_copy, "read")
+    try:
+        before = reader.version()
+        assert reader.version() is before  # unchanged store: the cached counters, no query
+        with open_store(store_copy, "write") as writer:
+            with writer.batch() as batch:
+                batch.put_account_state("zed.localnet", 3, None)
+            assert reader.version().changed_since(before) == {"accounts"}
+            with writer.batch() as batch:
+                batch.put_block(chain.blocks[5])
+                batch.put_epoch(chain.epochs[0])
+                batch.put_client_config(chain.client_config_json)
+            assert reader.version().changed_since(before) == {"accounts", "blocks", "epochs", "configs"}
+            middle = reader.version()
+            with pytest.raises(RuntimeError), writer.batch() as batch:
+                batch.put_account_state("zed.localnet", 4, None)
+                raise RuntimeError("abort")
+            assert reader.version() == middle  # a rolled-back batch changes nothing
+    finally:
+        reader.close()

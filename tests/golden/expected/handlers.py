@@ -12,13 +12,14 @@ class RpcHandlers(Protocol):
 
     Each receives its params as the generated model and returns the serialized `result`
     (compact JSON bytes of the result schema), so immutable answers can be cached as bytes.
-    Handler errors are raised as exceptions that the service's error layer renders.
+    Handler errors are raised as exceptions that the service's error layer renders. Handlers
+    are coroutines, so a store that waits on the network does not block the server.
     """
 
-    def ping(self, params: models.PingParams) -> bytes:
+    async def ping(self, params: models.PingParams) -> bytes:
         """Result schema: Pong."""
         ...
 
-    def lookup(self, params: models.LookupParams) -> bytes:
+    async def lookup(self, params: models.LookupParams) -> bytes:
         """Result schema: LookupResult."""
         ...
