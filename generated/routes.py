@@ -2,67 +2,63 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Final, Protocol
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+# Every JSON-RPC path of the spec and the method it serves (None: any method, POST /).
+JSONRPC_PATHS: Final[dict[str, str | None]] = {
+    "/": None,
+    "/genesis_config": "genesis_config",
+    "/EXPERIMENTAL_protocol_config": "EXPERIMENTAL_protocol_config",
+    "/EXPERIMENTAL_view_account": "EXPERIMENTAL_view_account",
+    "/client_config": "client_config",
+    "/block": "block",
+}
 
 
 class JsonRpcEndpoint(Protocol):
-    """Turns one HTTP request into one HTTP response; `path_method` is None for POST /."""
+    """Answers one JSON-RPC POST as a raw ASGI call; `path_method` is None for POST /."""
 
-    async def __call__(self, request: Request, path_method: str | None) -> Response: ...
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, path_method: str | None) -> None: ...
+
+
+class _PathEndpoint:
+    """The endpoint bound to one path, as an ASGI app a Starlette route can mount."""
+
+    def __init__(self, endpoint: JsonRpcEndpoint, path_method: str | None) -> None:
+        self._endpoint = endpoint
+        self._path_method = path_method
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._endpoint(scope, receive, send, self._path_method)
 
 
 def build_router(endpoint: JsonRpcEndpoint) -> APIRouter:
-    """One POST route for the shared endpoint and one per method, all delegating.
+    """POST routes on the FastAPI application for every JSON-RPC path, all delegating.
 
-    Registered as plain routes: the endpoint parses and validates the JSON-RPC body itself,
-    so FastAPI's per-request dependency and validation machinery would only cost time.
+    They serve what the fast path below leaves to the application: requests a browser sends
+    with an `Origin` header, which the application's CORS middleware must see.
     """
     router = APIRouter()
-
-    async def jsonrpc(request: Request) -> Response:
-        return await endpoint(request, None)
-
-    router.add_route("/", jsonrpc, methods=["POST"], name="jsonrpc", include_in_schema=False)
-
-    async def genesis_config(request: Request) -> Response:
-        return await endpoint(request, "genesis_config")
-
-    router.add_route(
-        "/genesis_config", genesis_config, methods=["POST"], name="genesis_config", include_in_schema=False
-    )
-
-    async def EXPERIMENTAL_protocol_config(request: Request) -> Response:
-        return await endpoint(request, "EXPERIMENTAL_protocol_config")
-
-    router.add_route(
-        "/EXPERIMENTAL_protocol_config",
-        EXPERIMENTAL_protocol_config,
-        methods=["POST"],
-        name="EXPERIMENTAL_protocol_config",
-        include_in_schema=False,
-    )
-
-    async def EXPERIMENTAL_view_account(request: Request) -> Response:
-        return await endpoint(request, "EXPERIMENTAL_view_account")
-
-    router.add_route(
-        "/EXPERIMENTAL_view_account",
-        EXPERIMENTAL_view_account,
-        methods=["POST"],
-        name="EXPERIMENTAL_view_account",
-        include_in_schema=False,
-    )
-
-    async def client_config(request: Request) -> Response:
-        return await endpoint(request, "client_config")
-
-    router.add_route("/client_config", client_config, methods=["POST"], name="client_config", include_in_schema=False)
-
-    async def block(request: Request) -> Response:
-        return await endpoint(request, "block")
-
-    router.add_route("/block", block, methods=["POST"], name="block", include_in_schema=False)
-
+    for path, path_method in JSONRPC_PATHS.items():
+        name = "jsonrpc" if path_method is None else path_method
+        router.routes.append(Route(path, _PathEndpoint(endpoint, path_method), methods=["POST"], name=name))
     return router
+
+
+def jsonrpc_front(endpoint: JsonRpcEndpoint, app: ASGIApp) -> ASGIApp:
+    """The fast path: JSON-RPC POSTs without an `Origin` header go straight to the endpoint,
+    past the application's middleware; every other request goes to `app`."""
+
+    async def front(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            path = scope["path"]
+            if path in JSONRPC_PATHS and not any(name == b"origin" for name, _ in scope["headers"]):
+                await endpoint(scope, receive, send, JSONRPC_PATHS[path])
+                return
+        await app(scope, receive, send)
+
+    return front

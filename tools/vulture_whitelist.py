@@ -24,3 +24,5 @@ daemon_threads  # socketserver attribute
 handle_error  # socketserver hook
 client_address  # socketserver hook signature
 _no_nearrpc_environment  # autouse pytest fixture
+EXPERIMENTAL_protocol_config  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_view_account  # handlers are called by method name from the generated dispatch table

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("nearrpc")
 
-_FLAGS = ("host", "port", "store", "workers", "log_level", "access_log", "cors_origins")
+_FLAGS = ("host", "port", "store", "workers", "log_level", "access_log", "cors_origins", "answer_cache_mb")
 
 
 def app_from_env() -> FastAPI:
@@ -29,7 +29,7 @@ def app_from_env() -> FastAPI:
     from nearrpc.http.app import build_app
 
     settings = ServeSettings()
-    return build_app(open_store(settings.store, "serve"), settings.cors_origins)
+    return build_app(open_store(settings.store, "serve"), settings.cors_origins, settings.answer_cache_mb << 20)
 
 
 def _ready_store(settings: ServeSettings) -> str | None:
@@ -92,4 +92,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(run, ServeSettings, "log_level", choices=["critical", "error", "warning", "info", "debug"])
     add_setting(run, ServeSettings, "access_log", action="store_const", const=True)
     add_setting(run, ServeSettings, "cors_origins")
+    add_setting(run, ServeSettings, "answer_cache_mb")
     run.set_defaults(func=_run)

@@ -32,6 +32,7 @@ class ServeSettings(StoreSettings):
     workers: int = Field(1, ge=1, le=256, description="worker processes")
     log_level: LogLevel = Field("info", description="log level")
     access_log: bool = Field(False, description="log every request (it costs about 20%% throughput)")
+    answer_cache_mb: int = Field(64, ge=0, le=65536, description="memory for answers kept between requests, MiB")
     # "*" (the default, as nearcore's) allows any origin; "" none; else a comma-separated list
     cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
         ("*",), description='allowed CORS origins, comma-separated, "*" for any, "" for none'
@@ -54,6 +55,7 @@ class ServeSettings(StoreSettings):
             f"{ENV_PREFIX}LOG_LEVEL": self.log_level,
             f"{ENV_PREFIX}ACCESS_LOG": "1" if self.access_log else "0",
             f"{ENV_PREFIX}CORS_ORIGINS": ",".join(self.cors_origins),
+            f"{ENV_PREFIX}ANSWER_CACHE_MB": str(self.answer_cache_mb),
         }
 
 

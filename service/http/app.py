@@ -1,7 +1,10 @@
 """The HTTP application: the generated JSON-RPC routes, the ops routes and CORS, over a reader.
 
-`build_app(reader)` is what servers and tests run; `nearrpc.cli.serve` builds the reader
-from the settings in each uvicorn worker.
+`build_app(reader)` is what servers and tests run; `nearrpc.cli.serve` builds the reader from
+the settings in each uvicorn worker. The application is a FastAPI app whose entry point first
+offers each request to the generated fast path (`jsonrpc_front`): JSON-RPC POSTs skip
+FastAPI's middleware stack, which costs more than answering them; everything else (health,
+status, the spec, CORS preflights, browser requests) is FastAPI's.
 """
 
 from __future__ import annotations
@@ -11,14 +14,17 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
-from nearrpc.generated.routes import build_router
+from nearrpc.generated.routes import build_router, jsonrpc_front
 from nearrpc.http.endpoint import JsonRpcEndpoint
 from nearrpc.http.ops import ops_router
 from nearrpc.methods.handlers import ChainHandlers
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.store import ServingReader
 from nearrpc.version import SERVICE_VERSION
+
+DEFAULT_ANSWER_CACHE_BYTES = 64 << 20
 
 
 def _add_cors(app: FastAPI, origins: tuple[str, ...]) -> None:
@@ -35,8 +41,23 @@ def _add_cors(app: FastAPI, origins: tuple[str, ...]) -> None:
         )
 
 
-def build_app(reader: ServingReader, cors_origins: tuple[str, ...] = ("*",)) -> FastAPI:
-    app = FastAPI(title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None)
+class NearRpcApp(FastAPI):
+    """A FastAPI application with the JSON-RPC fast path in front of its middleware."""
+
+    def __init__(self, endpoint: JsonRpcEndpoint) -> None:
+        super().__init__(title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None)
+        self.include_router(build_router(endpoint))
+        self._front = jsonrpc_front(endpoint, super().__call__)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._front(scope, receive, send)
+
+
+def build_app(
+    reader: ServingReader, cors_origins: tuple[str, ...] = ("*",), answer_cache_bytes: int = DEFAULT_ANSWER_CACHE_BYTES
+) -> FastAPI:
+    handlers = ChainHandlers(reader, RuntimeParamStore.load())
+    app = NearRpcApp(JsonRpcEndpoint(handlers, handlers.refresh, cache_bytes=answer_cache_bytes))
 
     @app.exception_handler(HTTPException)
     async def bare_http_error(request: Request, error: HTTPException) -> Response:
@@ -44,8 +65,6 @@ def build_app(reader: ServingReader, cors_origins: tuple[str, ...] = ("*",)) -> 
         # empty body; keep the status and headers (Allow), drop Starlette's JSON detail
         return Response(status_code=error.status_code, headers=error.headers)
 
-    handlers = ChainHandlers(reader, RuntimeParamStore.load())
-    app.include_router(build_router(JsonRpcEndpoint(handlers)))
     app.include_router(ops_router(reader))
     _add_cors(app, cors_origins)
     return app

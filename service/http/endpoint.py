@@ -1,26 +1,34 @@
-"""The generic JSON-RPC adapter behind every generated route: HTTP in, HTTP out.
+"""The generic JSON-RPC adapter behind every generated route, as a raw ASGI endpoint.
 
 Order of checks follows nearcore's server: body size (413), content type (415), JSON syntax
 (400, plain text), request shape (400 parse error, id null), method (400), params (400), then
 the handler. A JSON-RPC error answers with the HTTP status its RpcError carries (the error
 catalogue decides it). No stack trace ever reaches the client.
+
+Answers are kept (methods.answers) by method and params, until the store changes what they
+were computed from; the store's change counters are read before every request, so a running
+server answers from what an import has committed.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
 
 from nearrpc.generated.handlers import RpcHandlers
 from nearrpc.generated.methods import METHODS, MethodSpec
 from nearrpc.http import wire
 from nearrpc.http.envelope import read_request
 from nearrpc.http.params import typed_params
+from nearrpc.methods.answers import Answer, AnswerCache, depends_on
+from nearrpc.methods.blocks import reference_of
 from nearrpc.methods.errors import RpcError, internal_error, method_not_found, parse_error
 
 log = logging.getLogger("nearrpc.endpoint")
@@ -29,73 +37,130 @@ MAX_BODY_BYTES: Final = 10 * 1024 * 1024  # nearcore's default json_payload_max_
 # nearcore serves this older name too
 METHOD_ALIASES: Final = {"EXPERIMENTAL_genesis_config": "genesis_config"}
 
-_JSON: Final = "application/json"
-_TEXT: Final = "text/plain; charset=utf-8"
+_JSON: Final = b"application/json"
+_TEXT: Final = b"text/plain; charset=utf-8"
+_TOO_LARGE: Final = b"Failed to buffer the request body: length limit exceeded"
+_NOT_JSON: Final = b"Expected request with `Content-Type: application/json`"
+# An integer literal orjson may not hold exactly: it reads integers beyond 64 bits as floats.
+_LONG_INTEGER: Final = re.compile(rb"\d{19}")
 
 
-def _plain(status: int, text: str) -> Response:
-    return Response(text, status_code=status, media_type=_TEXT)
+@dataclass(frozen=True, slots=True)
+class Reply:
+    status: int
+    content_type: bytes
+    body: bytes
 
 
-def is_json_content_type(value: str | None) -> bool:
+def is_json_content_type(value: bytes | None) -> bool:
     if not value:
         return False
-    media = value.split(";", 1)[0].strip().lower()
-    return media == _JSON or (media.startswith("application/") and media.endswith("+json"))
-
-
-class BodyTooLarge(Exception):
-    pass
-
-
-async def read_body(request: Request, limit: int) -> bytes:
-    """The body, refusing to buffer more than `limit` bytes (a declared length is checked earlier)."""
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge()
-        chunks.append(chunk)
-    return b"".join(chunks)
+    media = value.split(b";", 1)[0].strip().lower()
+    return media == _JSON or (media.startswith(b"application/") and media.endswith(b"+json"))
 
 
 def parse_json(body: bytes) -> object:
     """Parse a request body as strictly as nearcore's parser does, keeping integers exact.
 
     orjson judges the syntax: like serde_json it refuses lone surrogate escapes, NaN, a byte
-    order mark and numbers out of range. It turns integers beyond 64 bits into floats, though,
-    so the values come from the stdlib parser, which keeps them exact (an `id` is echoed as
-    sent). Request bodies are small; parsing twice costs a few microseconds.
+    order mark and numbers out of range. It reads integers beyond 64 bits as floats, though,
+    so a body with a long digit run is read again by the stdlib parser, which keeps them exact
+    (an `id` is echoed as sent).
     """
     try:
-        orjson.loads(body)
-        return json.loads(body)
+        value = orjson.loads(body)
+        return json.loads(body) if _LONG_INTEGER.search(body) else value
     except orjson.JSONDecodeError as error:
         raise ValueError(str(error)) from None
     except RecursionError:
         raise ValueError("recursion limit exceeded") from None
 
 
+class _BodyTooLarge(Exception):
+    pass
+
+
+class _Disconnected(Exception):
+    pass
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    """The body, refusing to buffer more than `limit` bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message: Message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected()
+        chunk: bytes = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise _BodyTooLarge()
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _params_key(method: MethodSpec, params: object) -> bytes | None:
+    """The cache key of a params value (None: not cacheable); member order matters to
+    nearcore (the first reference member wins), and JSON keeps it."""
+    if not method.takes_block_reference:
+        return b""  # ignored by the method
+    try:
+        return orjson.dumps(params)
+    except TypeError:  # integers beyond 64 bits: a parse error, not worth keeping
+        return None
+
+
 class JsonRpcEndpoint:
-    def __init__(self, handlers: RpcHandlers, max_body_bytes: int = MAX_BODY_BYTES) -> None:
+    """`await endpoint(scope, receive, send, path_method)`; path_method is None for POST /."""
+
+    def __init__(
+        self,
+        handlers: RpcHandlers,
+        refresh: Callable[[], frozenset[str]],
+        *,
+        cache_bytes: int,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
         self._handlers = handlers
+        self._refresh = refresh
+        self._answers = AnswerCache(cache_bytes)
         self._max_body_bytes = max_body_bytes
 
-    async def __call__(self, request: Request, path_method: str | None) -> Response:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self._max_body_bytes:
-            return _plain(413, "Failed to buffer the request body: length limit exceeded")
-        if not is_json_content_type(request.headers.get("content-type")):
-            return _plain(415, "Expected request with `Content-Type: application/json`")
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, path_method: str | None) -> None:
         try:
-            body = await read_body(request, self._max_body_bytes)
-        except BodyTooLarge:
-            return _plain(413, "Failed to buffer the request body: length limit exceeded")
+            reply = await self._reply(scope, receive, path_method)
+        except _Disconnected:
+            return
+        await send(
+            {
+                "type": "http.response.start",
+                "status": reply.status,
+                "headers": [(b"content-length", b"%d" % len(reply.body)), (b"content-type", reply.content_type)],
+            }
+        )
+        await send({"type": "http.response.body", "body": reply.body})
+
+    async def _reply(self, scope: Scope, receive: Receive, path_method: str | None) -> Reply:
+        declared = content_type = None
+        for name, value in scope["headers"]:
+            if name == b"content-length" and declared is None:
+                declared = value
+            elif name == b"content-type" and content_type is None:
+                content_type = value
+        if declared is not None and declared.isdigit() and int(declared) > self._max_body_bytes:
+            return Reply(413, _TEXT, _TOO_LARGE)
+        if not is_json_content_type(content_type):
+            return Reply(415, _TEXT, _NOT_JSON)
+        try:
+            body = await _read_body(receive, self._max_body_bytes)
+        except _BodyTooLarge:
+            return Reply(413, _TEXT, _TOO_LARGE)
         try:
             message = parse_json(body)
         except ValueError as exc:
-            return _plain(400, f"Failed to parse the request body as JSON: {exc}")
+            return Reply(400, _TEXT, f"Failed to parse the request body as JSON: {exc}".encode())
         try:
             return await self.answer(message, path_method)
         except Exception:
@@ -103,8 +168,8 @@ class JsonRpcEndpoint:
             log.exception("unexpected failure outside the handlers")
             return self._error(wire.NULL_ID, internal_error("Unexpected internal failure"), None)
 
-    async def answer(self, message: object, path_method: str | None) -> Response:
-        """The response to one parsed JSON body."""
+    async def answer(self, message: object, path_method: str | None) -> Reply:
+        """The reply to one parsed JSON body."""
         try:
             rpc = read_request(message)
         except RpcError as error:
@@ -112,13 +177,33 @@ class JsonRpcEndpoint:
         id_json = wire.encode_id(rpc.request_id)
         try:
             method = self._method(rpc.method, path_method)
-            result = await getattr(self._handlers, method.name)(typed_params(method, rpc.params))
         except RpcError as error:
             return self._error(id_json, error, rpc.params)
+        self._answers.forget(self._refresh())
+        key = _params_key(method, rpc.params)
+        answer = None if key is None else self._answers.get((method.name, key))
+        if answer is None:
+            answer = await self._compute(method, rpc.params, key)
+        if isinstance(answer, RpcError):
+            return self._error(id_json, answer, rpc.params)
+        return Reply(200, _JSON, wire.result_body(id_json, answer))
+
+    async def _compute(self, method: MethodSpec, params: object, key: bytes | None) -> Answer:
+        reference = None
+        answer: Answer
+        try:
+            typed = typed_params(method, params)
+            reference = reference_of(typed) if method.takes_block_reference else None
+            answer = await getattr(self._handlers, method.name)(typed)
+        except RpcError as error:
+            answer = error
         except Exception:
-            log.exception("unexpected failure answering %s", rpc.method)
-            return self._error(id_json, internal_error("Unexpected internal failure"), rpc.params)
-        return Response(wire.result_body(id_json, result), media_type=_JSON)
+            log.exception("unexpected failure answering %s", method.name)
+            return internal_error("Unexpected internal failure")
+        kinds = depends_on(method.name, reference, answer)
+        if key is not None and kinds is not None:
+            self._answers.put((method.name, key), answer, kinds)
+        return answer
 
     def _method(self, name: str, path_method: str | None) -> MethodSpec:
         method = METHODS.get(METHOD_ALIASES.get(name, name))
@@ -129,6 +214,5 @@ class JsonRpcEndpoint:
         return method
 
     @staticmethod
-    def _error(id_json: bytes, error: RpcError, params: object) -> Response:
-        status = error.http_status(params)
-        return Response(wire.error_body(id_json, error), status_code=status, media_type=_JSON)
+    def _error(id_json: bytes, error: RpcError, params: object) -> Reply:
+        return Reply(error.http_status(params), _JSON, wire.error_body(id_json, error))

@@ -1,9 +1,9 @@
 """The five methods, answered from a store: implements generated.handlers.RpcHandlers.
 
 Handlers know nothing of HTTP: they take typed params and return the serialized `result`, or
-raise RpcError. Immutable answers are built once and kept as bytes: genesis and client config
-at start, the protocol config once per epoch; blocks and account states are stored as the bytes
-they are served as.
+raise RpcError. Blocks and account states are stored as the bytes they are served as; the
+protocol config of an epoch is composed once and kept, and finality and checkpoint references
+are resolved once, until `refresh()` sees a write that changes what they were made from.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from nearrpc.methods.blocks import BlockReference, NoEarliestBlock, UnknownBlock
 from nearrpc.methods.protocol_config import compose_protocol_config
 from nearrpc.nearcore.views import account_view_at
 from nearrpc.runtime_params import RuntimeParamStore
-from nearrpc.store import ServingReader, StoredBlock, StoreError
+from nearrpc.store import STORE_KINDS, ServingReader, StoredBlock, StoreError, StoreVersion
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -45,7 +45,27 @@ class ChainHandlers:
     def __init__(self, reader: ServingReader, runtime_params: RuntimeParamStore) -> None:
         self._reader = reader
         self._runtime_params = runtime_params
+        self._version: StoreVersion | None = None
         self._protocol_config_by_epoch: dict[str, bytes] = {}
+        # finality and checkpoint references (a handful of keys), resolved once per head
+        self._resolved: dict[BlockReference, StoredBlock] = {}
+
+    def refresh(self) -> frozenset[str]:
+        """The kinds of data written since the last call (all of them at the first); what was
+        derived from them is dropped. Call it before answering each request."""
+        try:
+            version = self._reader.version()
+        except StoreError:
+            return frozenset(STORE_KINDS)  # the handler will answer INTERNAL_ERROR itself
+        if version == self._version:
+            return frozenset()
+        changed = frozenset(STORE_KINDS) if self._version is None else version.changed_since(self._version)
+        self._version = version
+        if changed & {"epochs", "configs"}:
+            self._protocol_config_by_epoch.clear()
+        if "blocks" in changed:
+            self._resolved.clear()
+        return changed
 
     async def _genesis_bytes(self) -> bytes:
         genesis = await self._reader.genesis_config_json()
@@ -55,11 +75,18 @@ class ChainHandlers:
 
     async def _resolve(self, method: str, reference: BlockReference) -> StoredBlock:
         """The block of `reference`, or UNKNOWN_BLOCK as `method` reports it."""
+        if reference.kind != "block_id":
+            known = self._resolved.get(reference)
+            if known is not None:
+                return known
         try:
-            return await resolve(self._reader, reference)
+            block = await resolve(self._reader, reference)
         except UnknownBlock as missing:
             head = await self._reader.head()
             raise errors.unknown_block(method, reference, missing.db_message, head.height if head else None) from None
+        if reference.kind != "block_id":
+            self._resolved[reference] = block
+        return block
 
     # -- parameterless methods: params are ignored, as nearcore ignores them
 

@@ -606,7 +606,7 @@ class SqliteServingReader:
     async def info(self) -> StoreInfo:
         return self._reader.info()
 
-    async def version(self) -> StoreVersion:
+    def version(self) -> StoreVersion:
         return self._reader.version()
 
     async def close(self) -> None:

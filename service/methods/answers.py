@@ -1,0 +1,80 @@
+"""Answers kept in memory across requests, and which stored data each one depends on.
+
+An answer is the result bytes or the RpcError a method gave for one exact params value. It
+stays valid until a write changes a kind of data it was computed from (StoreVersion's kinds:
+configs, blocks, epochs, accounts), so a change drops exactly the answers it invalidates. The
+cache is an LRU bounded by the bytes it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Final
+
+from cachetools import LRUCache
+
+from nearrpc.methods.blocks import BlockReference
+from nearrpc.methods.errors import Cause, RpcError
+
+Answer = bytes | RpcError
+
+# What a method's answer is computed from, by the kind of reference it was asked with.
+_CONFIGS: Final = frozenset({"configs"})
+_AT_BLOCK: Final = {
+    "block": frozenset({"blocks"}),
+    "EXPERIMENTAL_protocol_config": frozenset({"blocks", "epochs", "configs"}),
+    "EXPERIMENTAL_view_account": frozenset({"blocks", "accounts"}),
+}
+# Asked by hash, a found block is the same block forever; what was read at it may still change.
+_AT_HASH: Final = {
+    "block": frozenset[str](),
+    "EXPERIMENTAL_protocol_config": frozenset({"epochs", "configs"}),
+    "EXPERIMENTAL_view_account": frozenset({"accounts"}),
+}
+_ERROR_SIZE: Final = 512  # an RpcError with its texts, roughly
+
+
+def depends_on(method: str, reference: BlockReference | None, answer: Answer) -> frozenset[str] | None:
+    """The kinds of stored data `answer` was computed from; None: do not keep it (a store
+    failure may be gone at the next request)."""
+    if isinstance(answer, RpcError):
+        if answer.kind.cause is Cause.INTERNAL_ERROR:
+            return None
+        if answer.kind.cause is Cause.PARSE_ERROR:
+            return frozenset()  # decided by the params alone
+        # unknown blocks and accounts may be written later; the 422 rule reads the head
+        return _AT_BLOCK.get(method, frozenset()) | {"blocks"}
+    if reference is None:
+        return _CONFIGS
+    by_hash = reference.kind == "block_id" and isinstance(reference.value, str)
+    return (_AT_HASH if by_hash else _AT_BLOCK)[method]
+
+
+def _size(entry: tuple[frozenset[str], Answer]) -> int:
+    answer = entry[1]
+    return len(answer) + 100 if isinstance(answer, bytes) else _ERROR_SIZE
+
+
+class AnswerCache:
+    """Answers by (method, params) key, each with the kinds of data it depends on."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self._entries: LRUCache[Hashable, tuple[frozenset[str], Answer]] = LRUCache(
+            maxsize=max(max_bytes, 1), getsizeof=_size
+        )
+        self._enabled = max_bytes > 0
+
+    def get(self, key: Hashable) -> Answer | None:
+        entry = self._entries.get(key)
+        return None if entry is None else entry[1]
+
+    def put(self, key: Hashable, answer: Answer, kinds: frozenset[str]) -> None:
+        if self._enabled and _size((kinds, answer)) <= self._entries.maxsize:
+            self._entries[key] = (kinds, answer)
+
+    def forget(self, changed: frozenset[str]) -> None:
+        """Drop every answer computed from a kind of data that has changed."""
+        if changed:
+            stale = [key for key, (kinds, _) in self._entries.items() if kinds & changed]
+            for key in stale:
+                del self._entries[key]

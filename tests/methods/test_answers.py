@@ -1,0 +1,71 @@
+"""The answer cache: bounded by bytes, and a change drops exactly the answers computed from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from nearrpc.methods import errors
+from nearrpc.methods.answers import AnswerCache, depends_on
+from nearrpc.methods.blocks import BlockReference
+
+HASH = "4reLvkAWfqk5fsqio1KLudk46cqRz9erQdaHkWZKMJDZ"
+FINAL = BlockReference("finality", "final")
+BY_HASH = BlockReference("block_id", HASH)
+BY_HEIGHT = BlockReference("block_id", 5)
+
+
+@pytest.mark.parametrize(
+    ("method", "reference", "kinds"),
+    [
+        ("genesis_config", None, {"configs"}),
+        ("client_config", None, {"configs"}),
+        ("block", FINAL, {"blocks"}),
+        ("block", BY_HEIGHT, {"blocks"}),
+        ("block", BY_HASH, set()),  # a block found by hash is the same block forever
+        ("EXPERIMENTAL_protocol_config", FINAL, {"blocks", "epochs", "configs"}),
+        ("EXPERIMENTAL_protocol_config", BY_HASH, {"epochs", "configs"}),
+        ("EXPERIMENTAL_view_account", BY_HEIGHT, {"blocks", "accounts"}),
+        ("EXPERIMENTAL_view_account", BY_HASH, {"accounts"}),
+    ],
+)
+def test_results_depend_on_what_they_were_read_from(
+    method: str, reference: BlockReference | None, kinds: set[str]
+) -> None:
+    assert depends_on(method, reference, b"{}") == kinds
+
+
+def test_errors_depend_on_what_could_make_them_go_away() -> None:
+    unknown = errors.unknown_block("block", BY_HASH, f"BLOCK: {HASH}", 10)
+    assert depends_on("block", BY_HASH, unknown) == {"blocks"}  # the block may be imported later
+    account = errors.unknown_account("x.near", 5, HASH)
+    assert depends_on("EXPERIMENTAL_view_account", BY_HASH, account) == {"blocks", "accounts"}
+    assert depends_on("block", None, errors.parse_error("Failed parsing args: ...")) == set()
+    assert depends_on("block", FINAL, errors.internal_error("disk on fire")) is None  # never kept
+
+
+def test_forget_drops_exactly_the_answers_of_the_changed_kinds() -> None:
+    cache = AnswerCache(1 << 20)
+    cache.put("head", b"head", frozenset({"blocks"}))
+    cache.put("account", b"account", frozenset({"blocks", "accounts"}))
+    cache.put("genesis", b"genesis", frozenset({"configs"}))
+    cache.put("by-hash", b"by-hash", frozenset())
+    cache.forget(frozenset({"accounts"}))
+    assert [cache.get(k) for k in ("head", "account", "genesis", "by-hash")] == [b"head", None, b"genesis", b"by-hash"]
+    cache.forget(frozenset({"blocks", "configs", "epochs"}))
+    assert [cache.get(k) for k in ("head", "genesis", "by-hash")] == [None, None, b"by-hash"]
+
+
+def test_the_cache_is_bounded_by_the_bytes_it_holds() -> None:
+    cache = AnswerCache(10_000)
+    for index in range(100):
+        cache.put(index, b"x" * 1000, frozenset())
+    kept = [index for index in range(100) if cache.get(index) is not None]
+    assert 0 < len(kept) <= 10 and kept == list(range(100 - len(kept), 100))  # the most recent ones
+    cache.put("huge", b"x" * 20_000, frozenset())  # larger than the whole budget: not kept
+    assert cache.get("huge") is None and cache.get(99) is not None
+
+
+def test_a_zero_budget_keeps_nothing() -> None:
+    cache = AnswerCache(0)
+    cache.put("k", b"v", frozenset())
+    assert cache.get("k") is None
