@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from nearrpc.sample import build_sample_store
+from tests.store.sqlite_files import contents
 from tests.support.live_server import LiveServer, running_server
-from tests.support.store_dump import contents
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -34,9 +33,9 @@ from tests.ingest.genesis_files import (
     write_big_genesis,
     write_genesis,
 )
+from tests.store.sqlite_files import count_rows, dump
 from tests.support.cli import nearrpc
 from tests.support.live_server import running_server
-from tests.support.store_dump import dump
 
 pytestmark = pytest.mark.live
 
@@ -335,11 +334,7 @@ def test_sigkill_mid_import_leaves_the_store_unchanged_and_a_rerun_completes(
     done = nearrpc(*args)
     assert done.returncode == 0, done.stderr
     assert f"records: {count}; account states written: 8000" in done.stdout
-    conn = sqlite3.connect(f"file:{existing_store}?mode=ro", uri=True)
-    try:
-        assert conn.execute("SELECT COUNT(*) FROM account_states").fetchone()[0] == 8000 + len(before["account_states"])
-    finally:
-        conn.close()
+    assert count_rows(existing_store, "account_states") == 8000 + len(before["account_states"])
 
 
 def test_sigkill_while_creating_a_store_leaves_no_store_and_a_rerun_completes(tmp_path: Path) -> None:

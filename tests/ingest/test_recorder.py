@@ -22,10 +22,10 @@ import pytest
 from nearrpc.store import open_store
 from tests.ingest.conftest import REPO, call, digest, result
 from tests.ingest.proxy import Behaviour, json_rpc_proxy
+from tests.store.sqlite_files import contents, dump
 from tests.support.cli import nearrpc
 from tests.support.live_server import LiveServer, running_server
 from tests.support.sample_facts import SampleFacts, sample_facts
-from tests.support.store_dump import contents, dump
 
 pytestmark = pytest.mark.live
 

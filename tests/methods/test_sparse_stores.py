@@ -4,7 +4,6 @@ what is missing, and says what is missing in /status."""
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ import pytest
 from nearrpc.methods.errors import CATALOGUE, METHOD_CAUSES, Cause
 from nearrpc.sample import sample_chain
 from nearrpc.store import open_store
+from tests.store.sqlite_files import drop_tables
 from tests.support.live_server import running_server
 from tests.support.rpc import call, checked
 from tests.support.stores import create_empty_store
@@ -135,9 +135,7 @@ def damaged(tmp_path_factory: pytest.TempPathFactory, sample_store: Path) -> Ite
     store = folder / "store.sqlite"
     shutil.copyfile(sample_store, store)
     with running_server(store, folder / "server.log") as live, httpx.Client(base_url=live.url) as http:
-        conn = sqlite3.connect(store)
-        conn.executescript("DROP TABLE blocks; DROP TABLE epochs;")
-        conn.close()
+        drop_tables(store, "blocks", "epochs")
         yield http
 
 

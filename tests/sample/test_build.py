@@ -10,8 +10,8 @@ from nearrpc.sample import build as build_module
 from nearrpc.sample import build_sample_store, sample_chain
 from nearrpc.sample.generator import generate_sample_chain
 from nearrpc.store import open_store
+from tests.store.sqlite_files import dump
 from tests.support.sample_facts import SampleFacts
-from tests.support.store_dump import dump
 
 
 def test_generation_is_deterministic() -> None:

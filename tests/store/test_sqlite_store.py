@@ -28,7 +28,7 @@ from nearrpc.store import (
     open_store,
 )
 from nearrpc.store.sqlite import LOOKUP_QUERIES, staging_path
-from tests.support.store_dump import dump
+from tests.store.sqlite_files import dump
 from tests.support.stores import create_empty_store
 
 REPO = Path(__file__).resolve().parents[2]

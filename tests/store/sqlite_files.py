@@ -1,4 +1,5 @@
-"""Read a store's committed contents, for before/after comparisons in tests."""
+"""SQLite store files as tests see them from outside the store package: their committed rows,
+for before/after comparisons, and deliberate damage."""
 
 from __future__ import annotations
 
@@ -23,3 +24,22 @@ def contents(path: Path) -> dict[str, list[tuple[Any, ...]]]:
     rows = dump(path)
     rows["meta"] = [row for row in rows["meta"] if not str(row[0]).startswith("version_")]
     return rows
+
+
+def count_rows(path: Path, table: str) -> int:
+    """Committed rows of one table."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        count: int = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        return count
+    finally:
+        conn.close()
+
+
+def drop_tables(path: Path, *tables: str) -> None:
+    """Damage a store the way a broken disk or a careless operator might."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.executescript("".join(f"DROP TABLE {table};" for table in tables))
+    finally:
+        conn.close()
