@@ -88,46 +88,17 @@ class EpochSyncConfig(BaseModel):
     timeout_for_epoch_sync: DurationAsStdSchemaProvider | None = None
 
 
-class S3(BaseModel):
-    bucket: str
-    region: str
-
-
-class ExternalStorageLocation1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    S3_1: Annotated[S3, Field(alias="S3")]
-
-
-class Filesystem(BaseModel):
+class ExternalStorageLocationFilesystem(BaseModel):
     root_dir: str
 
 
-class ExternalStorageLocation2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    Filesystem_1: Annotated[Filesystem, Field(alias="Filesystem")]
-
-
-class GCS(BaseModel):
+class ExternalStorageLocationGCS(BaseModel):
     bucket: str
 
 
-class ExternalStorageLocation3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    GCS_1: Annotated[GCS, Field(alias="GCS")]
-
-
-class ExternalStorageLocation(
-    RootModel[
-        ExternalStorageLocation1 | ExternalStorageLocation2 | ExternalStorageLocation3
-    ]
-):
-    root: ExternalStorageLocation1 | ExternalStorageLocation2 | ExternalStorageLocation3
+class ExternalStorageLocationS3(BaseModel):
+    bucket: str
+    region: str
 
 
 class Finality(RootModel[Literal["optimistic", "near-final", "final"]]):
@@ -154,17 +125,8 @@ class GenesisConfigRequest(RootModel[Any]):
     root: Annotated[Any, Field(title="GenesisConfigRequest")]
 
 
-class Info(BaseModel):
+class InternalErrorINTERNALERRORInfo(BaseModel):
     error_message: str
-
-
-class InternalError1(BaseModel):
-    info: Info
-    name: Literal["INTERNAL_ERROR"]
-
-
-class InternalError(RootModel[InternalError1]):
-    root: InternalError1
 
 
 class JsonRpcRequestForGenesisConfig(BaseModel):
@@ -196,35 +158,26 @@ class PublicKey(RootModel[str]):
     root: str
 
 
-class RpcBlockError1(BaseModel):
-    info: dict[str, Any]
-    name: Literal["UNKNOWN_BLOCK"]
-
-
 class RpcBlockError2(BaseModel):
     name: Literal["NOT_SYNCED_YET"]
 
 
-class RpcBlockError3(BaseModel):
-    info: Info
-    name: Literal["INTERNAL_ERROR"]
+class RpcBlockErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
 
 
-class RpcBlockError(RootModel[RpcBlockError1 | RpcBlockError2 | RpcBlockError3]):
-    root: RpcBlockError1 | RpcBlockError2 | RpcBlockError3
+class RpcBlockErrorUNKNOWNBLOCKInfo(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
 
 
 class RpcBlockRequest2(BaseModel):
     finality: Finality
 
 
-class RpcClientConfigError1(BaseModel):
-    info: Info
-    name: Literal["INTERNAL_ERROR"]
-
-
-class RpcClientConfigError(RootModel[RpcClientConfigError1]):
-    root: RpcClientConfigError1
+class RpcClientConfigErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
 
 
 class RpcClientConfigRequest(RootModel[Any]):
@@ -294,73 +247,42 @@ class RpcErrorCode(RootModel[Literal[-32700, -32601, -32000]]):
     """
 
 
-class RpcProtocolConfigError1(BaseModel):
-    info: dict[str, Any]
-    name: Literal["UNKNOWN_BLOCK"]
+class RpcProtocolConfigErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
 
 
-class RpcProtocolConfigError2(BaseModel):
-    info: Info
-    name: Literal["INTERNAL_ERROR"]
-
-
-class RpcProtocolConfigError(
-    RootModel[RpcProtocolConfigError1 | RpcProtocolConfigError2]
-):
-    root: RpcProtocolConfigError1 | RpcProtocolConfigError2
+class RpcProtocolConfigErrorUNKNOWNBLOCKInfo(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
 
 
 class RpcProtocolConfigRequest2(BaseModel):
     finality: Finality
 
 
-class Info4(BaseModel):
+class RpcRequestValidationErrorKindMETHODNOTFOUNDInfo(BaseModel):
     method_name: str
 
 
-class RpcRequestValidationErrorKind1(BaseModel):
-    info: Info4
-    name: Literal["METHOD_NOT_FOUND"]
-
-
-class Info5(BaseModel):
+class RpcRequestValidationErrorKindPARSEERRORInfo(BaseModel):
     error_message: str
 
 
-class RpcRequestValidationErrorKind2(BaseModel):
-    info: Info5
-    name: Literal["PARSE_ERROR"]
+class RpcViewAccountErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
 
 
-class RpcRequestValidationErrorKind(
-    RootModel[RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2]
-):
-    root: RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2
-
-
-class Info7(BaseModel):
+class RpcViewAccountErrorINVALIDACCOUNTInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     requested_account_id: AccountId
 
 
-class RpcViewAccountError2(BaseModel):
-    info: Info7
-    name: Literal["INVALID_ACCOUNT"]
-
-
-class RpcViewAccountError3(BaseModel):
-    info: Info7
-    name: Literal["UNKNOWN_ACCOUNT"]
-
-
-class Info9(BaseModel):
-    error_message: str
-
-
-class RpcViewAccountError4(BaseModel):
-    info: Info9
-    name: Literal["INTERNAL_ERROR"]
+class RpcViewAccountErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
 
 
 class RpcViewAccountRequest2(BaseModel):
@@ -641,6 +563,522 @@ class CongestionControlConfigView(BaseModel):
     reject_tx_congestion_threshold: float | None = None
 
 
+class ErrorWrapperForGenesisConfigError2(BaseModel):
+    cause: GenesisConfigError | None
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ExtCostsConfigView(BaseModel):
+    alt_bn128_g1_multiexp_base: NearGas | None = None
+    alt_bn128_g1_multiexp_element: NearGas | None = None
+    alt_bn128_g1_sum_base: NearGas | None = None
+    alt_bn128_g1_sum_element: NearGas | None = None
+    alt_bn128_pairing_check_base: NearGas | None = None
+    alt_bn128_pairing_check_element: NearGas | None = None
+    base: NearGas | None = None
+    bls12381_g1_multiexp_base: NearGas | None = None
+    bls12381_g1_multiexp_element: NearGas | None = None
+    bls12381_g2_multiexp_base: NearGas | None = None
+    bls12381_g2_multiexp_element: NearGas | None = None
+    bls12381_map_fp2_to_g2_base: NearGas | None = None
+    bls12381_map_fp2_to_g2_element: NearGas | None = None
+    bls12381_map_fp_to_g1_base: NearGas | None = None
+    bls12381_map_fp_to_g1_element: NearGas | None = None
+    bls12381_p1_decompress_base: NearGas | None = None
+    bls12381_p1_decompress_element: NearGas | None = None
+    bls12381_p1_sum_base: NearGas | None = None
+    bls12381_p1_sum_element: NearGas | None = None
+    bls12381_p2_decompress_base: NearGas | None = None
+    bls12381_p2_decompress_element: NearGas | None = None
+    bls12381_p2_sum_base: NearGas | None = None
+    bls12381_p2_sum_element: NearGas | None = None
+    bls12381_pairing_base: NearGas | None = None
+    bls12381_pairing_element: NearGas | None = None
+    contract_compile_base: NearGas | None = None
+    contract_compile_bytes: NearGas | None = None
+    contract_loading_base: NearGas | None = None
+    contract_loading_bytes: NearGas | None = None
+    ecrecover_base: NearGas | None = None
+    ed25519_verify_base: NearGas | None = None
+    ed25519_verify_byte: NearGas | None = None
+    keccak256_base: NearGas | None = None
+    keccak256_byte: NearGas | None = None
+    keccak512_base: NearGas | None = None
+    keccak512_byte: NearGas | None = None
+    log_base: NearGas | None = None
+    log_byte: NearGas | None = None
+    p256_verify_base: NearGas | None = None
+    p256_verify_byte: NearGas | None = None
+    promise_and_base: NearGas | None = None
+    promise_and_per_promise: NearGas | None = None
+    promise_return: NearGas | None = None
+    read_cached_trie_node: NearGas | None = None
+    read_memory_base: NearGas | None = None
+    read_memory_byte: NearGas | None = None
+    read_register_base: NearGas | None = None
+    read_register_byte: NearGas | None = None
+    ripemd160_base: NearGas | None = None
+    ripemd160_block: NearGas | None = None
+    sha256_base: NearGas | None = None
+    sha256_byte: NearGas | None = None
+    storage_has_key_base: NearGas | None = None
+    storage_has_key_byte: NearGas | None = None
+    storage_iter_create_from_byte: NearGas | None = None
+    storage_iter_create_prefix_base: NearGas | None = None
+    storage_iter_create_prefix_byte: NearGas | None = None
+    storage_iter_create_range_base: NearGas | None = None
+    storage_iter_create_to_byte: NearGas | None = None
+    storage_iter_next_base: NearGas | None = None
+    storage_iter_next_key_byte: NearGas | None = None
+    storage_iter_next_value_byte: NearGas | None = None
+    storage_large_read_overhead_base: NearGas | None = None
+    storage_large_read_overhead_byte: NearGas | None = None
+    storage_read_base: NearGas | None = None
+    storage_read_key_byte: NearGas | None = None
+    storage_read_value_byte: NearGas | None = None
+    storage_remove_base: NearGas | None = None
+    storage_remove_key_byte: NearGas | None = None
+    storage_remove_ret_value_byte: NearGas | None = None
+    storage_write_base: NearGas | None = None
+    storage_write_evicted_byte: NearGas | None = None
+    storage_write_key_byte: NearGas | None = None
+    storage_write_value_byte: NearGas | None = None
+    touching_trie_node: NearGas | None = None
+    utf16_decoding_base: NearGas | None = None
+    utf16_decoding_byte: NearGas | None = None
+    utf8_decoding_base: NearGas | None = None
+    utf8_decoding_byte: NearGas | None = None
+    validator_stake_base: NearGas | None = None
+    validator_total_stake_base: NearGas | None = None
+    write_memory_base: NearGas | None = None
+    write_memory_byte: NearGas | None = None
+    write_register_base: NearGas | None = None
+    write_register_byte: NearGas | None = None
+    yield_create_base: NearGas | None = None
+    yield_create_byte: NearGas | None = None
+    yield_create_with_id_base: NearGas | None = None
+    yield_resume_base: NearGas | None = None
+    yield_resume_byte: NearGas | None = None
+    ml_dsa_verify_base: NearGas | None = None
+    ml_dsa_verify_byte: NearGas | None = None
+    sha3_256_base: NearGas | None = None
+    sha3_256_byte: NearGas | None = None
+    sha3_384_base: NearGas | None = None
+    sha3_384_byte: NearGas | None = None
+    sha3_512_base: NearGas | None = None
+    sha3_512_byte: NearGas | None = None
+
+
+class ExternalStorageLocation1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    S3: ExternalStorageLocationS3
+
+
+class ExternalStorageLocation2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Filesystem: ExternalStorageLocationFilesystem
+
+
+class ExternalStorageLocation3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GCS: ExternalStorageLocationGCS
+
+
+class ExternalStorageLocation(
+    RootModel[
+        ExternalStorageLocation1 | ExternalStorageLocation2 | ExternalStorageLocation3
+    ]
+):
+    root: ExternalStorageLocation1 | ExternalStorageLocation2 | ExternalStorageLocation3
+
+
+class Fee(BaseModel):
+    execution: NearGas
+    send_not_sir: NearGas
+    send_sir: NearGas
+
+
+class InternalError1(BaseModel):
+    info: InternalErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class InternalError(RootModel[InternalError1]):
+    root: InternalError1
+
+
+class JsonRpcRequestForClientConfig(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["client_config"]
+    params: RpcClientConfigRequest | None = None
+
+
+class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcViewAccountResponse
+
+
+class LimitConfig(BaseModel):
+    account_id_validity_rules_version: Annotated[
+        AccountIdValidityRulesVersion, Field(validate_default=True)
+    ] = 0
+    initial_memory_pages: Annotated[int | None, Field(ge=0)] = None
+    max_actions_per_receipt: Annotated[int | None, Field(ge=0)] = None
+    max_arguments_length: Annotated[int | None, Field(ge=0)] = None
+    max_blocks_per_contract: Annotated[int | None, Field(ge=0)] = None
+    max_blocks_per_function: Annotated[int | None, Field(ge=0)] = None
+    max_contract_size: Annotated[int | None, Field(ge=0)] = None
+    max_deploy_actions_per_receipt: Annotated[int | None, Field(ge=0)] = None
+    max_elements_per_contract_table: Annotated[int | None, Field(ge=0)] = None
+    max_function_body_size: Annotated[int | None, Field(ge=0)] = None
+    max_functions_number_per_contract: Annotated[int | None, Field(ge=0)] = None
+    max_gas_burnt: NearGas | None = None
+    max_instrumented_code_size: Annotated[int | None, Field(ge=0)] = None
+    max_length_method_name: Annotated[int | None, Field(ge=0)] = None
+    max_length_returned_data: Annotated[int | None, Field(ge=0)] = None
+    max_length_storage_key: Annotated[int | None, Field(ge=0)] = None
+    max_length_storage_value: Annotated[int | None, Field(ge=0)] = None
+    max_locals_per_contract: Annotated[int | None, Field(ge=0)] = None
+    max_memory_pages: Annotated[int | None, Field(ge=0)] = None
+    max_number_bytes_method_names: Annotated[int | None, Field(ge=0)] = None
+    max_number_input_data_dependencies: Annotated[int | None, Field(ge=0)] = None
+    max_number_logs: Annotated[int | None, Field(ge=0)] = None
+    max_number_registers: Annotated[int | None, Field(ge=0)] = None
+    max_operand_stack_bytes_per_function: Annotated[int | None, Field(ge=0)] = None
+    max_params_per_contract: Annotated[int | None, Field(ge=0)] = None
+    max_params_per_function: Annotated[int | None, Field(ge=0)] = None
+    max_promises_per_function_call_action: Annotated[int | None, Field(ge=0)] = None
+    max_receipt_size: Annotated[int | None, Field(ge=0)] = None
+    max_register_size: Annotated[int | None, Field(ge=0)] = None
+    max_stack_height: Annotated[int | None, Field(ge=0)] = None
+    max_tables_per_contract: Annotated[int | None, Field(ge=0)] = None
+    max_total_log_length: Annotated[int | None, Field(ge=0)] = None
+    max_total_prepaid_gas: NearGas | None = None
+    max_transaction_size: Annotated[int | None, Field(ge=0)] = None
+    max_types_per_contract: Annotated[int | None, Field(ge=0)] = None
+    max_yield_payload_size: Annotated[int | None, Field(ge=0)] = None
+    per_receipt_storage_proof_size_limit: Annotated[int | None, Field(ge=0)] = None
+    registers_memory_limit: Annotated[int | None, Field(ge=0)] = None
+    yield_timeout_length_in_blocks: Annotated[int | None, Field(ge=0)] = None
+    max_globals_per_contract: Annotated[int | None, Field(ge=0)] = None
+
+
+class RpcBlockError1(BaseModel):
+    info: RpcBlockErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcBlockError3(BaseModel):
+    info: RpcBlockErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcBlockError(RootModel[RpcBlockError1 | RpcBlockError2 | RpcBlockError3]):
+    root: RpcBlockError1 | RpcBlockError2 | RpcBlockError3
+
+
+class RpcBlockRequest1(BaseModel):
+    block_id: BlockId
+
+
+class RpcBlockRequest3(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+
+
+class RpcBlockRequest4(RootModel[tuple[BlockId]]):
+    root: Annotated[
+        tuple[BlockId], Field(max_length=1, min_length=1, title="RpcBlockRequest")
+    ]
+
+
+class RpcBlockRequest(
+    RootModel[RpcBlockRequest1 | RpcBlockRequest2 | RpcBlockRequest3 | RpcBlockRequest4]
+):
+    root: Annotated[
+        RpcBlockRequest1 | RpcBlockRequest2 | RpcBlockRequest3 | RpcBlockRequest4,
+        Field(title="RpcBlockRequest"),
+    ]
+
+
+class RpcClientConfigError1(BaseModel):
+    info: RpcClientConfigErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcClientConfigError(RootModel[RpcClientConfigError1]):
+    root: RpcClientConfigError1
+
+
+class RpcProtocolConfigError1(BaseModel):
+    info: RpcProtocolConfigErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcProtocolConfigError2(BaseModel):
+    info: RpcProtocolConfigErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcProtocolConfigError(
+    RootModel[RpcProtocolConfigError1 | RpcProtocolConfigError2]
+):
+    root: RpcProtocolConfigError1 | RpcProtocolConfigError2
+
+
+class RpcProtocolConfigRequest1(BaseModel):
+    block_id: BlockId
+
+
+class RpcProtocolConfigRequest3(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+
+
+class RpcProtocolConfigRequest(
+    RootModel[
+        RpcProtocolConfigRequest1
+        | RpcProtocolConfigRequest2
+        | RpcProtocolConfigRequest3
+    ]
+):
+    root: Annotated[
+        RpcProtocolConfigRequest1
+        | RpcProtocolConfigRequest2
+        | RpcProtocolConfigRequest3,
+        Field(title="RpcProtocolConfigRequest"),
+    ]
+
+
+class RpcRequestValidationErrorKind1(BaseModel):
+    info: RpcRequestValidationErrorKindMETHODNOTFOUNDInfo
+    name: Literal["METHOD_NOT_FOUND"]
+
+
+class RpcRequestValidationErrorKind2(BaseModel):
+    info: RpcRequestValidationErrorKindPARSEERRORInfo
+    name: Literal["PARSE_ERROR"]
+
+
+class RpcRequestValidationErrorKind(
+    RootModel[RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2]
+):
+    root: RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2
+
+
+class RpcViewAccountError2(BaseModel):
+    info: RpcViewAccountErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcViewAccountError3(BaseModel):
+    info: RpcViewAccountErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcViewAccountError4(BaseModel):
+    info: RpcViewAccountErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcViewAccountErrorUNKNOWNBLOCKInfo(BaseModel):
+    block_reference: BlockReference
+
+
+class RpcViewAccountRequest1(BaseModel):
+    account_id: AccountId
+    block_id: BlockId
+
+
+class RpcViewAccountRequest3(BaseModel):
+    account_id: AccountId
+    sync_checkpoint: SyncCheckpoint
+
+
+class RpcViewAccountRequest(
+    RootModel[RpcViewAccountRequest1 | RpcViewAccountRequest2 | RpcViewAccountRequest3]
+):
+    root: Annotated[
+        RpcViewAccountRequest1 | RpcViewAccountRequest2 | RpcViewAccountRequest3,
+        Field(title="RpcViewAccountRequest"),
+    ]
+
+
+class ShardLayout1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    V0: ShardLayoutV0
+
+
+class ShardLayout2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    V1: ShardLayoutV1
+
+
+class ShardLayout3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    V2: ShardLayoutV2
+
+
+class ShardLayout4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    V3: ShardLayoutV3
+
+
+class ShardLayout(RootModel[ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLayout4]):
+    root: ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLayout4
+
+
+class VMConfigView(BaseModel):
+    bls12381_not_in_group_fix: bool | None = None
+    chain_id_host_fn: bool | None = None
+    discard_custom_sections: bool | None = None
+    eth_implicit_accounts: bool | None = None
+    ext_costs: ExtCostsConfigView | None = None
+    fix_contract_loading_cost: bool | None = None
+    gas_key_host_fns: bool | None = None
+    global_contract_host_fns: bool | None = None
+    grow_mem_cost: Annotated[int | None, Field(ge=0)] = None
+    implicit_account_creation: bool | None = None
+    limit_config: LimitConfig | None = None
+    linear_op_base_cost: Annotated[int | None, Field(ge=0)] = None
+    linear_op_unit_cost: Annotated[int | None, Field(ge=0)] = None
+    one_yocto_on_promise: bool | None = None
+    p256_verify_host_fn: bool | None = None
+    reftypes_bulk_memory: bool | None = None
+    regular_op_cost: Annotated[int | None, Field(ge=0)] = None
+    vm_kind: VMKind | None = None
+    yield_with_id_host_fns: bool | None = None
+    ml_dsa_verify_host_fn: bool | None = None
+    sha3_host_fns: bool | None = None
+
+
+class ValidatorStakeView(ValidatorStakeViewV1):
+    validator_stake_struct_version: Literal["V1"]
+
+
+class AccessKeyCreationConfigView(BaseModel):
+    full_access_cost: Fee
+    function_call_cost: Fee
+    function_call_cost_per_byte: Fee
+
+
+class ActionCreationConfigView(BaseModel):
+    add_key_cost: AccessKeyCreationConfigView | None = None
+    create_account_cost: Fee | None = None
+    delegate_cost: Fee | None = None
+    delete_account_cost: Fee | None = None
+    delete_key_cost: Fee | None = None
+    deploy_contract_cost: Fee | None = None
+    deploy_contract_cost_per_byte: Fee | None = None
+    function_call_cost: Fee | None = None
+    function_call_cost_per_byte: Fee | None = None
+    stake_cost: Fee | None = None
+    transfer_cost: Fee | None = None
+
+
+class BandwidthRequests1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    V1: BandwidthRequestsV1
+
+
+class BandwidthRequests(RootModel[BandwidthRequests1]):
+    root: BandwidthRequests1
+
+
+class BlockHeaderView(BaseModel):
+    approvals: list[Signature | None]
+    block_body_hash: CryptoHash | None = None
+    block_merkle_root: CryptoHash
+    block_ordinal: Annotated[int | None, Field(ge=0)] = None
+    challenges_result: list[SlashedValidator]
+    challenges_root: CryptoHash
+    chunk_endorsements: list[list[ChunkEndorsement]] | None = None
+    chunk_headers_root: CryptoHash
+    chunk_mask: list[bool]
+    chunk_receipts_root: CryptoHash
+    chunk_tx_root: CryptoHash
+    chunks_included: Annotated[int, Field(ge=0)]
+    epoch_id: CryptoHash
+    epoch_sync_data_hash: CryptoHash | None = None
+    gas_price: NearToken
+    hash: CryptoHash
+    height: Annotated[int, Field(ge=0)]
+    last_ds_final_block: CryptoHash
+    last_final_block: CryptoHash
+    latest_protocol_version: Annotated[int, Field(ge=0)]
+    next_bp_hash: CryptoHash
+    next_epoch_id: CryptoHash
+    outcome_root: CryptoHash
+    prev_hash: CryptoHash
+    prev_height: Annotated[int | None, Field(ge=0)] = None
+    prev_last_certified_block_epoch_id: EpochId | None = None
+    prev_state_root: CryptoHash
+    random_value: CryptoHash
+    rent_paid: Annotated[NearToken, Field(validate_default=True)] = "0"
+    shard_split: tuple[ShardId, AccountId] | None = None
+    signature: Signature
+    spice_chunk_endorsement_stats: list[SpiceChunkEndorsementStats] | None = None
+    timestamp: Annotated[int, Field(ge=0)]
+    timestamp_nanosec: str
+    """
+    The block timestamp in nanoseconds, as a decimal string.
+    """
+    total_supply: NearToken
+    validator_proposals: list[ValidatorStakeView]
+    validator_reward: Annotated[NearToken, Field(validate_default=True)] = "0"
+
+
+class ChunkHeaderView(BaseModel):
+    balance_burnt: NearToken
+    bandwidth_requests: BandwidthRequests | None = None
+    chunk_hash: CryptoHash
+    congestion_info: CongestionInfoView | None = None
+    encoded_length: Annotated[int, Field(ge=0)]
+    encoded_merkle_root: CryptoHash
+    gas_limit: NearGas
+    gas_used: NearGas
+    height_created: Annotated[int, Field(ge=0)]
+    height_included: Annotated[int, Field(ge=0)]
+    outcome_root: CryptoHash
+    outgoing_receipts_root: CryptoHash
+    prev_block_hash: CryptoHash
+    prev_state_root: CryptoHash
+    proposed_split: TrieSplit | None = None
+    rent_paid: Annotated[NearToken, Field(validate_default=True)] = "0"
+    shard_id: ShardId
+    signature: Signature
+    tx_root: CryptoHash
+    validator_proposals: list[ValidatorStakeView]
+    validator_reward: Annotated[NearToken, Field(validate_default=True)] = "0"
+
+
+class DataReceiptCreationConfigView(BaseModel):
+    base_cost: Fee | None = None
+    cost_per_byte: Fee | None = None
+
+
 class DumpConfig(BaseModel):
     credentials_file: str | None = None
     iteration_delay: DurationAsStdSchemaProvider | None = None
@@ -651,14 +1089,6 @@ class DumpConfig(BaseModel):
 class ErrorWrapperForGenesisConfigError1(BaseModel):
     cause: RpcRequestValidationErrorKind
     name: Literal["REQUEST_VALIDATION_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
-class ErrorWrapperForGenesisConfigError2(BaseModel):
-    cause: GenesisConfigError | None
-    name: Literal["HANDLER_ERROR"]
     code: RpcErrorCode
     message: str
     data: Any | None = None
@@ -816,493 +1246,11 @@ class ErrorWrapperForRpcViewAccountError3(BaseModel):
     data: Any | None = None
 
 
-class ExtCostsConfigView(BaseModel):
-    alt_bn128_g1_multiexp_base: NearGas | None = None
-    alt_bn128_g1_multiexp_element: NearGas | None = None
-    alt_bn128_g1_sum_base: NearGas | None = None
-    alt_bn128_g1_sum_element: NearGas | None = None
-    alt_bn128_pairing_check_base: NearGas | None = None
-    alt_bn128_pairing_check_element: NearGas | None = None
-    base: NearGas | None = None
-    bls12381_g1_multiexp_base: NearGas | None = None
-    bls12381_g1_multiexp_element: NearGas | None = None
-    bls12381_g2_multiexp_base: NearGas | None = None
-    bls12381_g2_multiexp_element: NearGas | None = None
-    bls12381_map_fp2_to_g2_base: NearGas | None = None
-    bls12381_map_fp2_to_g2_element: NearGas | None = None
-    bls12381_map_fp_to_g1_base: NearGas | None = None
-    bls12381_map_fp_to_g1_element: NearGas | None = None
-    bls12381_p1_decompress_base: NearGas | None = None
-    bls12381_p1_decompress_element: NearGas | None = None
-    bls12381_p1_sum_base: NearGas | None = None
-    bls12381_p1_sum_element: NearGas | None = None
-    bls12381_p2_decompress_base: NearGas | None = None
-    bls12381_p2_decompress_element: NearGas | None = None
-    bls12381_p2_sum_base: NearGas | None = None
-    bls12381_p2_sum_element: NearGas | None = None
-    bls12381_pairing_base: NearGas | None = None
-    bls12381_pairing_element: NearGas | None = None
-    contract_compile_base: NearGas | None = None
-    contract_compile_bytes: NearGas | None = None
-    contract_loading_base: NearGas | None = None
-    contract_loading_bytes: NearGas | None = None
-    ecrecover_base: NearGas | None = None
-    ed25519_verify_base: NearGas | None = None
-    ed25519_verify_byte: NearGas | None = None
-    keccak256_base: NearGas | None = None
-    keccak256_byte: NearGas | None = None
-    keccak512_base: NearGas | None = None
-    keccak512_byte: NearGas | None = None
-    log_base: NearGas | None = None
-    log_byte: NearGas | None = None
-    p256_verify_base: NearGas | None = None
-    p256_verify_byte: NearGas | None = None
-    promise_and_base: NearGas | None = None
-    promise_and_per_promise: NearGas | None = None
-    promise_return: NearGas | None = None
-    read_cached_trie_node: NearGas | None = None
-    read_memory_base: NearGas | None = None
-    read_memory_byte: NearGas | None = None
-    read_register_base: NearGas | None = None
-    read_register_byte: NearGas | None = None
-    ripemd160_base: NearGas | None = None
-    ripemd160_block: NearGas | None = None
-    sha256_base: NearGas | None = None
-    sha256_byte: NearGas | None = None
-    storage_has_key_base: NearGas | None = None
-    storage_has_key_byte: NearGas | None = None
-    storage_iter_create_from_byte: NearGas | None = None
-    storage_iter_create_prefix_base: NearGas | None = None
-    storage_iter_create_prefix_byte: NearGas | None = None
-    storage_iter_create_range_base: NearGas | None = None
-    storage_iter_create_to_byte: NearGas | None = None
-    storage_iter_next_base: NearGas | None = None
-    storage_iter_next_key_byte: NearGas | None = None
-    storage_iter_next_value_byte: NearGas | None = None
-    storage_large_read_overhead_base: NearGas | None = None
-    storage_large_read_overhead_byte: NearGas | None = None
-    storage_read_base: NearGas | None = None
-    storage_read_key_byte: NearGas | None = None
-    storage_read_value_byte: NearGas | None = None
-    storage_remove_base: NearGas | None = None
-    storage_remove_key_byte: NearGas | None = None
-    storage_remove_ret_value_byte: NearGas | None = None
-    storage_write_base: NearGas | None = None
-    storage_write_evicted_byte: NearGas | None = None
-    storage_write_key_byte: NearGas | None = None
-    storage_write_value_byte: NearGas | None = None
-    touching_trie_node: NearGas | None = None
-    utf16_decoding_base: NearGas | None = None
-    utf16_decoding_byte: NearGas | None = None
-    utf8_decoding_base: NearGas | None = None
-    utf8_decoding_byte: NearGas | None = None
-    validator_stake_base: NearGas | None = None
-    validator_total_stake_base: NearGas | None = None
-    write_memory_base: NearGas | None = None
-    write_memory_byte: NearGas | None = None
-    write_register_base: NearGas | None = None
-    write_register_byte: NearGas | None = None
-    yield_create_base: NearGas | None = None
-    yield_create_byte: NearGas | None = None
-    yield_create_with_id_base: NearGas | None = None
-    yield_resume_base: NearGas | None = None
-    yield_resume_byte: NearGas | None = None
-    ml_dsa_verify_base: NearGas | None = None
-    ml_dsa_verify_byte: NearGas | None = None
-    sha3_256_base: NearGas | None = None
-    sha3_256_byte: NearGas | None = None
-    sha3_384_base: NearGas | None = None
-    sha3_384_byte: NearGas | None = None
-    sha3_512_base: NearGas | None = None
-    sha3_512_byte: NearGas | None = None
-
-
 class ExternalStorageConfig(BaseModel):
     external_storage_fallback_threshold: Annotated[int, Field(ge=0)] = 3
     location: ExternalStorageLocation | None = None
     num_concurrent_requests: Annotated[int, Field(ge=0, le=255)] = 25
     num_concurrent_requests_during_catchup: Annotated[int, Field(ge=0, le=255)] = 5
-
-
-class Fee(BaseModel):
-    execution: NearGas
-    send_not_sir: NearGas
-    send_sir: NearGas
-
-
-class JsonRpcRequestForClientConfig(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    id: Any
-    jsonrpc: Literal["2.0"]
-    method: Literal["client_config"]
-    params: RpcClientConfigRequest | None = None
-
-
-class JsonRpcResponseForGenesisConfigAndGenesisConfigError2(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForGenesisConfigError
-
-
-class JsonRpcResponseForRpcBlockResponseAndRpcBlockError2(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcBlockError
-
-
-class JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError2(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcClientConfigError
-
-
-class JsonRpcResponseForRpcProtocolConfigResponseAndRpcProtocolConfigError2(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcProtocolConfigError
-
-
-class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError1(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    result: RpcViewAccountResponse
-
-
-class LimitConfig(BaseModel):
-    account_id_validity_rules_version: Annotated[
-        AccountIdValidityRulesVersion, Field(validate_default=True)
-    ] = 0
-    initial_memory_pages: Annotated[int | None, Field(ge=0)] = None
-    max_actions_per_receipt: Annotated[int | None, Field(ge=0)] = None
-    max_arguments_length: Annotated[int | None, Field(ge=0)] = None
-    max_blocks_per_contract: Annotated[int | None, Field(ge=0)] = None
-    max_blocks_per_function: Annotated[int | None, Field(ge=0)] = None
-    max_contract_size: Annotated[int | None, Field(ge=0)] = None
-    max_deploy_actions_per_receipt: Annotated[int | None, Field(ge=0)] = None
-    max_elements_per_contract_table: Annotated[int | None, Field(ge=0)] = None
-    max_function_body_size: Annotated[int | None, Field(ge=0)] = None
-    max_functions_number_per_contract: Annotated[int | None, Field(ge=0)] = None
-    max_gas_burnt: NearGas | None = None
-    max_instrumented_code_size: Annotated[int | None, Field(ge=0)] = None
-    max_length_method_name: Annotated[int | None, Field(ge=0)] = None
-    max_length_returned_data: Annotated[int | None, Field(ge=0)] = None
-    max_length_storage_key: Annotated[int | None, Field(ge=0)] = None
-    max_length_storage_value: Annotated[int | None, Field(ge=0)] = None
-    max_locals_per_contract: Annotated[int | None, Field(ge=0)] = None
-    max_memory_pages: Annotated[int | None, Field(ge=0)] = None
-    max_number_bytes_method_names: Annotated[int | None, Field(ge=0)] = None
-    max_number_input_data_dependencies: Annotated[int | None, Field(ge=0)] = None
-    max_number_logs: Annotated[int | None, Field(ge=0)] = None
-    max_number_registers: Annotated[int | None, Field(ge=0)] = None
-    max_operand_stack_bytes_per_function: Annotated[int | None, Field(ge=0)] = None
-    max_params_per_contract: Annotated[int | None, Field(ge=0)] = None
-    max_params_per_function: Annotated[int | None, Field(ge=0)] = None
-    max_promises_per_function_call_action: Annotated[int | None, Field(ge=0)] = None
-    max_receipt_size: Annotated[int | None, Field(ge=0)] = None
-    max_register_size: Annotated[int | None, Field(ge=0)] = None
-    max_stack_height: Annotated[int | None, Field(ge=0)] = None
-    max_tables_per_contract: Annotated[int | None, Field(ge=0)] = None
-    max_total_log_length: Annotated[int | None, Field(ge=0)] = None
-    max_total_prepaid_gas: NearGas | None = None
-    max_transaction_size: Annotated[int | None, Field(ge=0)] = None
-    max_types_per_contract: Annotated[int | None, Field(ge=0)] = None
-    max_yield_payload_size: Annotated[int | None, Field(ge=0)] = None
-    per_receipt_storage_proof_size_limit: Annotated[int | None, Field(ge=0)] = None
-    registers_memory_limit: Annotated[int | None, Field(ge=0)] = None
-    yield_timeout_length_in_blocks: Annotated[int | None, Field(ge=0)] = None
-    max_globals_per_contract: Annotated[int | None, Field(ge=0)] = None
-
-
-class RpcBlockRequest1(BaseModel):
-    block_id: BlockId
-
-
-class RpcBlockRequest3(BaseModel):
-    sync_checkpoint: SyncCheckpoint
-
-
-class RpcBlockRequest4(RootModel[tuple[BlockId]]):
-    root: Annotated[
-        tuple[BlockId], Field(max_length=1, min_length=1, title="RpcBlockRequest")
-    ]
-
-
-class RpcBlockRequest(
-    RootModel[RpcBlockRequest1 | RpcBlockRequest2 | RpcBlockRequest3 | RpcBlockRequest4]
-):
-    root: Annotated[
-        RpcBlockRequest1 | RpcBlockRequest2 | RpcBlockRequest3 | RpcBlockRequest4,
-        Field(title="RpcBlockRequest"),
-    ]
-
-
-class RpcProtocolConfigRequest1(BaseModel):
-    block_id: BlockId
-
-
-class RpcProtocolConfigRequest3(BaseModel):
-    sync_checkpoint: SyncCheckpoint
-
-
-class RpcProtocolConfigRequest(
-    RootModel[
-        RpcProtocolConfigRequest1
-        | RpcProtocolConfigRequest2
-        | RpcProtocolConfigRequest3
-    ]
-):
-    root: Annotated[
-        RpcProtocolConfigRequest1
-        | RpcProtocolConfigRequest2
-        | RpcProtocolConfigRequest3,
-        Field(title="RpcProtocolConfigRequest"),
-    ]
-
-
-class Info6(BaseModel):
-    block_reference: BlockReference
-
-
-class RpcViewAccountError1(BaseModel):
-    info: Info6
-    name: Literal["UNKNOWN_BLOCK"]
-
-
-class RpcViewAccountError(
-    RootModel[
-        RpcViewAccountError1
-        | RpcViewAccountError2
-        | RpcViewAccountError3
-        | RpcViewAccountError4
-    ]
-):
-    root: (
-        RpcViewAccountError1
-        | RpcViewAccountError2
-        | RpcViewAccountError3
-        | RpcViewAccountError4
-    )
-
-
-class RpcViewAccountRequest1(BaseModel):
-    account_id: AccountId
-    block_id: BlockId
-
-
-class RpcViewAccountRequest3(BaseModel):
-    account_id: AccountId
-    sync_checkpoint: SyncCheckpoint
-
-
-class RpcViewAccountRequest(
-    RootModel[RpcViewAccountRequest1 | RpcViewAccountRequest2 | RpcViewAccountRequest3]
-):
-    root: Annotated[
-        RpcViewAccountRequest1 | RpcViewAccountRequest2 | RpcViewAccountRequest3,
-        Field(title="RpcViewAccountRequest"),
-    ]
-
-
-class ShardLayout1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    V0: ShardLayoutV0
-
-
-class ShardLayout2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    V1: ShardLayoutV1
-
-
-class ShardLayout3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    V2: ShardLayoutV2
-
-
-class ShardLayout4(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    V3: ShardLayoutV3
-
-
-class ShardLayout(RootModel[ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLayout4]):
-    root: ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLayout4
-
-
-class SyncConfig1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ExternalStorage: ExternalStorageConfig
-
-
-class SyncConfig(RootModel[Literal["Peers"] | SyncConfig1]):
-    root: Literal["Peers"] | SyncConfig1
-
-
-class VMConfigView(BaseModel):
-    bls12381_not_in_group_fix: bool | None = None
-    chain_id_host_fn: bool | None = None
-    discard_custom_sections: bool | None = None
-    eth_implicit_accounts: bool | None = None
-    ext_costs: ExtCostsConfigView | None = None
-    fix_contract_loading_cost: bool | None = None
-    gas_key_host_fns: bool | None = None
-    global_contract_host_fns: bool | None = None
-    grow_mem_cost: Annotated[int | None, Field(ge=0)] = None
-    implicit_account_creation: bool | None = None
-    limit_config: LimitConfig | None = None
-    linear_op_base_cost: Annotated[int | None, Field(ge=0)] = None
-    linear_op_unit_cost: Annotated[int | None, Field(ge=0)] = None
-    one_yocto_on_promise: bool | None = None
-    p256_verify_host_fn: bool | None = None
-    reftypes_bulk_memory: bool | None = None
-    regular_op_cost: Annotated[int | None, Field(ge=0)] = None
-    vm_kind: VMKind | None = None
-    yield_with_id_host_fns: bool | None = None
-    ml_dsa_verify_host_fn: bool | None = None
-    sha3_host_fns: bool | None = None
-
-
-class ValidatorStakeView1(ValidatorStakeViewV1):
-    validator_stake_struct_version: Literal["V1"]
-
-
-class ValidatorStakeView(RootModel[ValidatorStakeView1]):
-    root: ValidatorStakeView1
-
-
-class AccessKeyCreationConfigView(BaseModel):
-    full_access_cost: Fee
-    function_call_cost: Fee
-    function_call_cost_per_byte: Fee
-
-
-class ActionCreationConfigView(BaseModel):
-    add_key_cost: AccessKeyCreationConfigView | None = None
-    create_account_cost: Fee | None = None
-    delegate_cost: Fee | None = None
-    delete_account_cost: Fee | None = None
-    delete_key_cost: Fee | None = None
-    deploy_contract_cost: Fee | None = None
-    deploy_contract_cost_per_byte: Fee | None = None
-    function_call_cost: Fee | None = None
-    function_call_cost_per_byte: Fee | None = None
-    stake_cost: Fee | None = None
-    transfer_cost: Fee | None = None
-
-
-class BandwidthRequests1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    V1: BandwidthRequestsV1
-
-
-class BandwidthRequests(RootModel[BandwidthRequests1]):
-    root: BandwidthRequests1
-
-
-class BlockHeaderView(BaseModel):
-    approvals: list[Signature | None]
-    block_body_hash: CryptoHash | None = None
-    block_merkle_root: CryptoHash
-    block_ordinal: Annotated[int | None, Field(ge=0)] = None
-    challenges_result: list[SlashedValidator]
-    challenges_root: CryptoHash
-    chunk_endorsements: list[list[ChunkEndorsement]] | None = None
-    chunk_headers_root: CryptoHash
-    chunk_mask: list[bool]
-    chunk_receipts_root: CryptoHash
-    chunk_tx_root: CryptoHash
-    chunks_included: Annotated[int, Field(ge=0)]
-    epoch_id: CryptoHash
-    epoch_sync_data_hash: CryptoHash | None = None
-    gas_price: NearToken
-    hash: CryptoHash
-    height: Annotated[int, Field(ge=0)]
-    last_ds_final_block: CryptoHash
-    last_final_block: CryptoHash
-    latest_protocol_version: Annotated[int, Field(ge=0)]
-    next_bp_hash: CryptoHash
-    next_epoch_id: CryptoHash
-    outcome_root: CryptoHash
-    prev_hash: CryptoHash
-    prev_height: Annotated[int | None, Field(ge=0)] = None
-    prev_last_certified_block_epoch_id: EpochId | None = None
-    prev_state_root: CryptoHash
-    random_value: CryptoHash
-    rent_paid: Annotated[NearToken, Field(validate_default=True)] = "0"
-    shard_split: tuple[ShardId, AccountId] | None = None
-    signature: Signature
-    spice_chunk_endorsement_stats: list[SpiceChunkEndorsementStats] | None = None
-    timestamp: Annotated[int, Field(ge=0)]
-    timestamp_nanosec: str
-    """
-    The block timestamp in nanoseconds, as a decimal string.
-    """
-    total_supply: NearToken
-    validator_proposals: list[ValidatorStakeView]
-    validator_reward: Annotated[NearToken, Field(validate_default=True)] = "0"
-
-
-class ChunkHeaderView(BaseModel):
-    balance_burnt: NearToken
-    bandwidth_requests: BandwidthRequests | None = None
-    chunk_hash: CryptoHash
-    congestion_info: CongestionInfoView | None = None
-    encoded_length: Annotated[int, Field(ge=0)]
-    encoded_merkle_root: CryptoHash
-    gas_limit: NearGas
-    gas_used: NearGas
-    height_created: Annotated[int, Field(ge=0)]
-    height_included: Annotated[int, Field(ge=0)]
-    outcome_root: CryptoHash
-    outgoing_receipts_root: CryptoHash
-    prev_block_hash: CryptoHash
-    prev_state_root: CryptoHash
-    proposed_split: TrieSplit | None = None
-    rent_paid: Annotated[NearToken, Field(validate_default=True)] = "0"
-    shard_id: ShardId
-    signature: Signature
-    tx_root: CryptoHash
-    validator_proposals: list[ValidatorStakeView]
-    validator_reward: Annotated[NearToken, Field(validate_default=True)] = "0"
-
-
-class DataReceiptCreationConfigView(BaseModel):
-    base_cost: Fee | None = None
-    cost_per_byte: Fee | None = None
-
-
-class ErrorWrapperForRpcViewAccountError2(BaseModel):
-    cause: RpcViewAccountError
-    name: Literal["HANDLER_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
-class ErrorWrapperForRpcViewAccountError(
-    RootModel[
-        ErrorWrapperForRpcViewAccountError1
-        | ErrorWrapperForRpcViewAccountError2
-        | ErrorWrapperForRpcViewAccountError3
-    ]
-):
-    root: (
-        ErrorWrapperForRpcViewAccountError1
-        | ErrorWrapperForRpcViewAccountError2
-        | ErrorWrapperForRpcViewAccountError3
-    )
 
 
 class GenesisConfig(BaseModel):
@@ -1507,6 +1455,12 @@ class JsonRpcResponseForGenesisConfigAndGenesisConfigError1(BaseModel):
     result: GenesisConfig
 
 
+class JsonRpcResponseForGenesisConfigAndGenesisConfigError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForGenesisConfigError
+
+
 class JsonRpcResponseForGenesisConfigAndGenesisConfigError(
     RootModel[
         JsonRpcResponseForGenesisConfigAndGenesisConfigError1
@@ -1520,31 +1474,49 @@ class JsonRpcResponseForGenesisConfigAndGenesisConfigError(
     ]
 
 
-class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError2(BaseModel):
+class JsonRpcResponseForRpcBlockResponseAndRpcBlockError2(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcViewAccountError
+    error: ErrorWrapperForRpcBlockError
 
 
-class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError(
-    RootModel[
-        JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError1
-        | JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError2
-    ]
-):
-    root: Annotated[
-        JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError1
-        | JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError2,
-        Field(
-            title="JsonRpcResponse_for_RpcViewAccountResponse_and_RpcViewAccountError"
-        ),
-    ]
+class JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcClientConfigError
+
+
+class JsonRpcResponseForRpcProtocolConfigResponseAndRpcProtocolConfigError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcProtocolConfigError
 
 
 class RpcBlockResponse(BaseModel):
     author: AccountId
     chunks: list[ChunkHeaderView]
     header: BlockHeaderView
+
+
+class RpcViewAccountError1(BaseModel):
+    info: RpcViewAccountErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcViewAccountError(
+    RootModel[
+        RpcViewAccountError1
+        | RpcViewAccountError2
+        | RpcViewAccountError3
+        | RpcViewAccountError4
+    ]
+):
+    root: (
+        RpcViewAccountError1
+        | RpcViewAccountError2
+        | RpcViewAccountError3
+        | RpcViewAccountError4
+    )
 
 
 class RuntimeFeesConfigView(BaseModel):
@@ -1561,11 +1533,37 @@ class RuntimeFeesConfigView(BaseModel):
     storage_usage_config: StorageUsageConfigView | None = None
 
 
-class StateSyncConfig(BaseModel):
-    concurrency: SyncConcurrency | None = None
-    dump: DumpConfig | None = None
-    parts_compression_lvl: int = 1
-    sync: SyncConfig | None = None
+class SyncConfig1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ExternalStorage: ExternalStorageConfig
+
+
+class SyncConfig(RootModel[Literal["Peers"] | SyncConfig1]):
+    root: Literal["Peers"] | SyncConfig1
+
+
+class ErrorWrapperForRpcViewAccountError2(BaseModel):
+    cause: RpcViewAccountError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewAccountError(
+    RootModel[
+        ErrorWrapperForRpcViewAccountError1
+        | ErrorWrapperForRpcViewAccountError2
+        | ErrorWrapperForRpcViewAccountError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcViewAccountError1
+        | ErrorWrapperForRpcViewAccountError2
+        | ErrorWrapperForRpcViewAccountError3
+    )
 
 
 class JsonRpcRequest(
@@ -1606,6 +1604,45 @@ class JsonRpcResponseForRpcBlockResponseAndRpcBlockError(
         | JsonRpcResponseForRpcBlockResponseAndRpcBlockError2,
         Field(title="JsonRpcResponse_for_RpcBlockResponse_and_RpcBlockError"),
     ]
+
+
+class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcViewAccountError
+
+
+class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError(
+    RootModel[
+        JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError1
+        | JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError1
+        | JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError2,
+        Field(
+            title="JsonRpcResponse_for_RpcViewAccountResponse_and_RpcViewAccountError"
+        ),
+    ]
+
+
+class RuntimeConfigView(BaseModel):
+    account_creation_charge: Annotated[NearToken, Field(validate_default=True)] = "0"
+    account_creation_config: AccountCreationConfigView | None = None
+    congestion_control_config: CongestionControlConfigView | None = None
+    min_gas_purchase_price: Annotated[NearToken, Field(validate_default=True)] = "0"
+    storage_amount_per_byte: NearToken | None = None
+    transaction_costs: RuntimeFeesConfigView | None = None
+    wasm_config: VMConfigView | None = None
+    witness_config: WitnessConfigView | None = None
+
+
+class StateSyncConfig(BaseModel):
+    concurrency: SyncConcurrency | None = None
+    dump: DumpConfig | None = None
+    parts_compression_lvl: int = 1
+    sync: SyncConfig | None = None
 
 
 class RpcClientConfigResponse(BaseModel):
@@ -1709,38 +1746,6 @@ class RpcClientConfigResponse(BaseModel):
     view_client_threads: Annotated[int | None, Field(ge=0)] = None
 
 
-class RuntimeConfigView(BaseModel):
-    account_creation_charge: Annotated[NearToken, Field(validate_default=True)] = "0"
-    account_creation_config: AccountCreationConfigView | None = None
-    congestion_control_config: CongestionControlConfigView | None = None
-    min_gas_purchase_price: Annotated[NearToken, Field(validate_default=True)] = "0"
-    storage_amount_per_byte: NearToken | None = None
-    transaction_costs: RuntimeFeesConfigView | None = None
-    wasm_config: VMConfigView | None = None
-    witness_config: WitnessConfigView | None = None
-
-
-class JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError1(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    result: RpcClientConfigResponse
-
-
-class JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError(
-    RootModel[
-        JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError1
-        | JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError2
-    ]
-):
-    root: Annotated[
-        JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError1
-        | JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError2,
-        Field(
-            title="JsonRpcResponse_for_RpcClientConfigResponse_and_RpcClientConfigError"
-        ),
-    ]
-
-
 class RpcProtocolConfigResponse(BaseModel):
     block_producer_kickout_threshold: Annotated[int | None, Field(ge=0, le=255)] = None
     chain_id: str | None = None
@@ -1789,6 +1794,27 @@ class RpcProtocolConfigResponse(BaseModel):
     shuffle_shard_assignment_for_chunk_producers: bool | None = None
     target_validator_mandates_per_shard: Annotated[int | None, Field(ge=0)] = None
     transaction_validity_period: Annotated[int | None, Field(ge=0)] = None
+
+
+class JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcClientConfigResponse
+
+
+class JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError(
+    RootModel[
+        JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError1
+        | JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError1
+        | JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError2,
+        Field(
+            title="JsonRpcResponse_for_RpcClientConfigResponse_and_RpcClientConfigError"
+        ),
+    ]
 
 
 class JsonRpcResponseForRpcProtocolConfigResponseAndRpcProtocolConfigError1(BaseModel):

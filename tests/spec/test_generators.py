@@ -83,7 +83,10 @@ def test_hand_edits_to_generated_are_caught(scratch_repo: Path) -> None:
 def test_a_new_optional_params_member_updates_models_and_stubs(scratch_repo: Path) -> None:
     spec_path = scratch_repo / "spec" / "openapi.json"
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
-    spec["components"]["schemas"]["RpcViewAccountRequest"]["properties"]["include_proof"] = {"type": "boolean"}
+    # beside the block-reference `anyOf`, where upstream declares members (the spec itself repeats
+    # them in each branch: overlay form-params-members-in-variants)
+    request = spec["components"]["schemas"]["RpcViewAccountRequest"]
+    request.setdefault("properties", {})["include_proof"] = {"type": "boolean"}
     spec_path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
 
     stale = _regenerate(scratch_repo, "--check")

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonpointer import JsonPointerException, resolve_pointer
+from jsonpointer import JsonPointerException, resolve_pointer, set_pointer
 
 from tests.conftest import REPO
-from tools.spec_sync import METHODS, _expand
+from tests.spec.equivalence import normal_form
+from tools.spec_sync import METHODS, _expand, build_spec
 
 OVERLAYS = json.loads((REPO / "spec" / "overlays.json").read_text(encoding="utf-8"))
 SPEC = json.loads((REPO / "spec" / "openapi.json").read_text(encoding="utf-8"))
@@ -59,3 +62,40 @@ def test_overlay_is_visible_in_the_spec(overlay: dict[str, Any]) -> None:
 
 def test_templated_overlays_cover_every_method() -> None:
     assert set(OVERLAYS["methods"]) == set(METHODS)
+
+
+# The `form-*` overlays restate schemas in forms the client generators take whole
+# (tests/clientgen); they must not change what the document accepts, nor any default.
+FORM_IDS = [overlay_id for overlay_id in IDS if overlay_id.startswith("form-")]
+
+
+def _normal_paths(doc: dict[str, Any]) -> Any:
+    return normal_form(doc["paths"], doc["components"]["schemas"])
+
+
+def test_form_overlays_change_no_meaning(reference: Path) -> None:
+    upstream = json.loads((reference / "nearcore-openapi.json").read_text(encoding="utf-8"))
+    descriptions = json.loads((REPO / "spec" / "descriptions.json").read_text(encoding="utf-8"))
+    content_only = {**OVERLAYS, "overlays": [o for o in OVERLAYS["overlays"] if o["id"] not in FORM_IDS]}
+    before = build_spec(upstream, content_only, descriptions)
+    assert FORM_IDS and before != SPEC
+    assert _normal_paths(before) == _normal_paths(SPEC)
+
+
+@pytest.mark.parametrize(
+    ("pointer", "value"),
+    [
+        ("/components/schemas/GCConfig/properties/gc_step_period/default/secs", 7),  # a default
+        ("/components/schemas/RpcViewAccountError_UNKNOWN_ACCOUNT_info/required", ["block_hash"]),  # a hoisted object
+        ("/components/schemas/ValidatorStakeView/allOf/1/required", []),
+        ("/components/schemas/RpcViewAccountRequest/anyOf/1/required", ["finality"]),
+        (
+            "/components/schemas/JsonRpcResponse_for_RpcBlockResponse_and_RpcBlockError/oneOf/0/properties/jsonrpc",
+            {"const": "1.0", "type": "string"},
+        ),
+    ],
+)
+def test_the_normal_form_sees_a_change_of_meaning(pointer: str, value: Any) -> None:
+    changed = copy.deepcopy(SPEC)
+    set_pointer(changed, pointer, value)
+    assert _normal_paths(changed) != _normal_paths(SPEC)
