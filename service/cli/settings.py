@@ -28,7 +28,7 @@ class StoreSettings(BaseSettings):
 
 class ServeSettings(StoreSettings):
     host: str = Field("127.0.0.1", min_length=1, description="address to listen on")
-    port: int = Field(3030, ge=1, le=65535, description="port to listen on")
+    port: int = Field(3030, ge=0, le=65535, description="port to listen on (0: any free port, printed at start)")
     workers: int = Field(1, ge=1, le=256, description="worker processes")
     log_level: LogLevel = Field("info", description="log level")
     access_log: bool = Field(False, description="log every request (it costs about 20%% throughput)")
