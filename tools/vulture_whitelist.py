@@ -24,3 +24,8 @@ daemon_threads  # socketserver attribute
 handle_error  # socketserver hook
 client_address  # socketserver hook signature
 _no_nearrpc_environment  # autouse pytest fixture
+pytest_addoption  # pytest hook (nearrpc.testing.plugin)
+pytest_runtest_setup  # pytest hook (nearrpc.testing.plugin)
+pytest_runtest_makereport  # pytest hook (nearrpc.testing.plugin)
+nearrpc_server  # pytest fixture offered to client test suites (nearrpc.testing.plugin)
+__getattr__  # module attribute hook (PEP 562): nearrpc.testing's lazy names

@@ -72,21 +72,32 @@ class RecorderSettings(StoreSettings):
     timeout: float = Field(30.0, gt=0, le=3600, description="seconds per request")
 
 
+class ConformSettings(BaseSettings):
+    """`nearrpc conform`: how hard to press the endpoint under test."""
+
+    model_config = SettingsConfigDict(env_prefix=f"{ENV_PREFIX}CONFORM_", extra="ignore", frozen=True)
+
+    max_requests: int = Field(200, ge=1, le=100_000, description="requests at most, retries included")
+    rate: float = Field(10.0, gt=0, le=1000, description="requests per second at most")
+    timeout: float = Field(10.0, gt=0, le=600, description="seconds per request")
+    retries: int = Field(3, ge=0, le=20, description="retries after transport errors, HTTP 429 and 5xx gateway answers")
+
+
 class SettingsError(Exception):
     """A setting's value is refused; the message is one line naming the flag or variable."""
 
 
-SettingsT = TypeVar("SettingsT", bound=StoreSettings)
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
 
-def env_name(cls: type[StoreSettings], field: str) -> str:
+def env_name(cls: type[BaseSettings], field: str) -> str:
     """The environment variable a field is read from."""
     alias = cls.model_fields[field].validation_alias
     prefix = cls.model_config.get("env_prefix", "")
     return alias if isinstance(alias, str) else f"{prefix}{field}".upper()
 
 
-def _source(cls: type[StoreSettings], field: str, flags: Mapping[str, Any]) -> str:
+def _source(cls: type[BaseSettings], field: str, flags: Mapping[str, Any]) -> str:
     return "--" + field.replace("_", "-") if field in flags else env_name(cls, field)
 
 
