@@ -29,3 +29,5 @@ pytest_runtest_setup  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_makereport  # pytest hook (nearrpc.testing.plugin)
 nearrpc_server  # pytest fixture offered to client test suites (nearrpc.testing.plugin)
 __getattr__  # module attribute hook (PEP 562): nearrpc.testing's lazy names
+earliest_hash  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
+missing_account  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)

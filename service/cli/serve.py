@@ -77,7 +77,7 @@ def serve(settings: ServeSettings) -> int:
 
 # --- bind first, then announce (issue 14: `--port 0` must tell which port it got) ----------
 # The socket is bound here rather than inside uvicorn, so the line below names the real port
-# (also for --port 0) and is only printed once connections can be accepted. Tools (the pytest
+# (also for --port 0) and is only printed once connections can be made. Tools (the pytest
 # plugin in nearrpc.testing) read it: it ends with ` at http://HOST:PORT/`.
 
 
@@ -86,6 +86,7 @@ def _run_bound(config: uvicorn.Config, settings: ServeSettings) -> int:
     from uvicorn.supervisors import Multiprocess
 
     sock = config.bind_socket()  # exits with uvicorn's one-line error when the port is taken
+    sock.listen(config.backlog)  # connections queue from now on, until the workers accept them
     port = sock.getsockname()[1]
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(f"nearrpc serve: serving {describe_location(settings.store)} at http://{host}:{port}/",

@@ -47,7 +47,6 @@ class Exchange:
     status: int
     content_type: str
     body: bytes
-    attempts: int
 
     def json(self) -> tuple[bool, object]:
         """(True, value) when the body is JSON (big integers kept exact), else (False, None)."""
@@ -123,7 +122,7 @@ class Endpoint:
         except httpx.TransportError as exc:
             detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             raise _Retryable(detail, None, None) from exc
-        exchange = Exchange(response.status_code, response.headers.get("content-type", ""), response.content, 1)
+        exchange = Exchange(response.status_code, response.headers.get("content-type", ""), response.content)
         if response.status_code == 429 or (response.status_code >= 500 and not _is_json_rpc(response.content)):
             raise _Retryable(f"HTTP {response.status_code}", exchange, _retry_after(response))
         return exchange
@@ -155,13 +154,11 @@ class Endpoint:
             before_sleep=self._count_retry,
             sleep=self.sleep,
         )
-        before = self.requests
         try:
             exchange: Exchange = retrying(self._attempt, body, content_type)
         except RetryError as exhausted:
             failure = exhausted.last_attempt.exception()
-            if isinstance(failure, _Retryable) and failure.exchange is not None:
-                exchange = failure.exchange
-            else:
+            if not isinstance(failure, _Retryable) or failure.exchange is None:
                 raise Unreachable(f"{self.url}: {failure}, still after {self.limits.retries} retries") from None
-        return Exchange(exchange.status, exchange.content_type, exchange.body, self.requests - before)
+            exchange = failure.exchange
+        return exchange
