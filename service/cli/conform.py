@@ -2,7 +2,7 @@
 
 Exit status: 0 when every check passed, 1 on any violation (or when the request budget ran
 out before every check ran), 2 when the URL or a setting is refused or the endpoint does not
-answer at all.
+answer at all, 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ def _run(args: argparse.Namespace) -> int:
     except Unreachable as exc:
         print(f"nearrpc conform: no answer from the endpoint: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("nearrpc conform: interrupted", file=sys.stderr)
+        return 130
     if args.json:
         json.dump(report.as_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")

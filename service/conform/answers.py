@@ -85,7 +85,7 @@ def error_violations(method: str | None, error_component: str, error: dict[str, 
     cause = error.get("cause")
     name = cause.get("name") if isinstance(cause, dict) else None
     allowed = (*_REQUEST_CAUSES, *METHOD_CAUSES.get(method or "", ()))
-    if name not in {cause.value for cause in allowed}:
+    if name not in {known.value for known in allowed}:
         found.append(Violation("error.cause.name", Kind.RULE,
                                f"{name!r} is not a cause {method or 'this request'} answers with "
                                f"({', '.join(allowed)})"))
