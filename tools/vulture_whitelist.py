@@ -26,3 +26,10 @@ client_address  # socketserver hook signature
 _no_nearrpc_environment  # autouse pytest fixture
 EXPERIMENTAL_protocol_config  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_account  # handlers are called by method name from the generated dispatch table
+pytest_addoption  # pytest hook (nearrpc.testing.plugin)
+pytest_runtest_setup  # pytest hook (nearrpc.testing.plugin)
+pytest_runtest_makereport  # pytest hook (nearrpc.testing.plugin)
+nearrpc_server  # pytest fixture offered to client test suites (nearrpc.testing.plugin)
+__getattr__  # module attribute hook (PEP 562): nearrpc.testing's lazy names
+earliest_hash  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
+missing_account  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearrpc.cli.settings import StoreSettings, env_name
+from pydantic_settings import BaseSettings
+
+from nearrpc.cli.settings import env_name
 
 
 def add_setting(
-    parser: argparse.ArgumentParser, cls: type[StoreSettings], field: str, *, help_text: str | None = None,
+    parser: argparse.ArgumentParser, cls: type[BaseSettings], field: str, *, help_text: str | None = None,
     **options: Any,
 ) -> None:
     """`--field-name VALUE`, falling back to the field's environment variable and default.

@@ -7,6 +7,7 @@ commands (imports above all) start light.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -17,6 +18,7 @@ from nearrpc.cli.settings import ServeSettings, load_settings
 from nearrpc.store import StoreError, StoreNotFoundError, describe_location, open_store
 
 if TYPE_CHECKING:
+    import uvicorn
     from fastapi import FastAPI
 
 log = logging.getLogger("nearrpc")
@@ -61,8 +63,7 @@ def serve(settings: ServeSettings) -> int:
         return 2
     # workers re-create the app from the environment, so settings travel through it
     os.environ.update(settings.to_env())
-    log.info("serving %s on http://%s:%d/", describe_location(settings.store), settings.host, settings.port)
-    uvicorn.run(
+    config = uvicorn.Config(
         "nearrpc.cli.serve:app_from_env",
         factory=True,
         host=settings.host,
@@ -71,7 +72,32 @@ def serve(settings: ServeSettings) -> int:
         log_level=settings.log_level,
         access_log=settings.access_log,
     )
-    return 0
+    return _run_bound(config, settings)
+
+
+# --- bind first, then announce (issue 14: `--port 0` must tell which port it got) ----------
+# The socket is bound here rather than inside uvicorn, so the line below names the real port
+# (also for --port 0) and is only printed once connections can be made. Tools (the pytest
+# plugin in nearrpc.testing) read it: it ends with ` at http://HOST:PORT/`.
+
+
+def _run_bound(config: uvicorn.Config, settings: ServeSettings) -> int:
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    sock = config.bind_socket()  # exits with uvicorn's one-line error when the port is taken
+    sock.listen(config.backlog)  # connections queue from now on, until the workers accept them
+    port = sock.getsockname()[1]
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    print(f"nearrpc serve: serving {describe_location(settings.store)} at http://{host}:{port}/",
+          file=sys.stderr, flush=True)
+    if config.workers > 1:
+        Multiprocess(config, sockets=[sock]).run()
+        return 0
+    server = uvicorn.Server(config)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[sock])
+    return 0 if server.started else 3  # 3: uvicorn's start-up failure status
 
 
 def _run(args: argparse.Namespace) -> int:

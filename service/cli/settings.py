@@ -28,7 +28,7 @@ class StoreSettings(BaseSettings):
 
 class ServeSettings(StoreSettings):
     host: str = Field("127.0.0.1", min_length=1, description="address to listen on")
-    port: int = Field(3030, ge=1, le=65535, description="port to listen on")
+    port: int = Field(3030, ge=0, le=65535, description="port to listen on (0: any free port, printed at start)")
     workers: int = Field(1, ge=1, le=256, description="worker processes")
     log_level: LogLevel = Field("info", description="log level")
     access_log: bool = Field(False, description="log every request (it costs about 20%% throughput)")
@@ -74,21 +74,32 @@ class RecorderSettings(StoreSettings):
     timeout: float = Field(30.0, gt=0, le=3600, description="seconds per request")
 
 
+class ConformSettings(BaseSettings):
+    """`nearrpc conform`: how hard to press the endpoint under test."""
+
+    model_config = SettingsConfigDict(env_prefix=f"{ENV_PREFIX}CONFORM_", extra="ignore", frozen=True)
+
+    max_requests: int = Field(200, ge=1, le=100_000, description="requests at most, retries included")
+    rate: float = Field(10.0, gt=0, le=1000, description="requests per second at most")
+    timeout: float = Field(10.0, gt=0, le=600, description="seconds per request")
+    retries: int = Field(3, ge=0, le=20, description="retries after transport errors, HTTP 429 and 5xx gateway answers")
+
+
 class SettingsError(Exception):
     """A setting's value is refused; the message is one line naming the flag or variable."""
 
 
-SettingsT = TypeVar("SettingsT", bound=StoreSettings)
+SettingsT = TypeVar("SettingsT", bound=BaseSettings)
 
 
-def env_name(cls: type[StoreSettings], field: str) -> str:
+def env_name(cls: type[BaseSettings], field: str) -> str:
     """The environment variable a field is read from."""
     alias = cls.model_fields[field].validation_alias
     prefix = cls.model_config.get("env_prefix", "")
     return alias if isinstance(alias, str) else f"{prefix}{field}".upper()
 
 
-def _source(cls: type[StoreSettings], field: str, flags: Mapping[str, Any]) -> str:
+def _source(cls: type[BaseSettings], field: str, flags: Mapping[str, Any]) -> str:
     return "--" + field.replace("_", "-") if field in flags else env_name(cls, field)
 
 

@@ -60,7 +60,7 @@ def test_settings_reproduce_themselves_through_the_environment(monkeypatch: pyte
     ("cls", "flags", "environment", "message"),
     [
         (ServeSettings, {"port": "abc"}, {}, "--port='abc': Input should be a valid integer"),
-        (ServeSettings, {"port": "0"}, {}, "--port='0': Input should be greater than or equal to 1"),
+        (ServeSettings, {"port": "-1"}, {}, "--port='-1': Input should be greater than or equal to 0"),
         (ServeSettings, {"port": "70000"}, {}, "--port='70000': Input should be less than or equal to 65535"),
         (ServeSettings, {"workers": "0"}, {}, "--workers='0': Input should be greater than or equal to 1"),
         (ServeSettings, {}, {"NEARRPC_PORT": "abc"}, "NEARRPC_PORT='abc': Input should be a valid integer"),

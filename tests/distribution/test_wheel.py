@@ -4,15 +4,12 @@ import namespace, `nearrpc`, and nothing generic, and `nearrpc serve` answers fr
 from __future__ import annotations
 
 import subprocess
-import sys
 import tomllib
-import venv
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import pytest
 
+from tests.distribution.venvs import run
 from tests.support.live_server import running_server
 
 REPO = Path(__file__).resolve().parents[2]
@@ -31,26 +28,8 @@ def test_every_package_folder_is_declared() -> None:
     assert _declared_packages() == on_disk
 
 
-def _run(*command: str | Path, cwd: Path, timeout: float = 600) -> str:
-    done = subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A fresh venv with the wheel of this tree installed; yields its bin/ folder."""
-    folder = tmp_path_factory.mktemp("wheel")
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", folder / "dist", REPO, cwd=folder)
-    (wheel,) = (folder / "dist").glob("nearrpc-*.whl")
-    venv.EnvBuilder(with_pip=True).create(folder / "venv")
-    bin_dir = folder / "venv" / "bin"
-    _run(bin_dir / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", wheel, cwd=folder)
-    yield bin_dir
-
-
 def test_the_wheel_adds_only_the_nearrpc_namespace(installed: Path) -> None:
-    files = _run(
+    files = run(
         installed / "python", "-c",
         "import importlib.metadata as m; print('\\n'.join(str(f) for f in m.distribution('nearrpc').files))",
         cwd=installed,

@@ -1,0 +1,66 @@
+"""`nearrpc conform URL`: check a NEAR JSON-RPC endpoint against the interface description.
+
+Exit status: 0 when every check passed, 1 on any violation (or when the request budget ran
+out before every check ran), 2 when the URL or a setting is refused or the endpoint does not
+answer at all, 130 when interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from nearrpc.cli.flags import add_setting, given
+from nearrpc.cli.settings import ConformSettings, load_settings
+
+_FLAGS = ("max_requests", "rate", "timeout", "retries")
+
+
+def _run(args: argparse.Namespace) -> int:
+    import httpx
+
+    from nearrpc.conform import Limits, Options, Unreachable, render, run_conformance
+
+    settings = load_settings(ConformSettings, given(args, *_FLAGS))
+    try:
+        url = httpx.URL(args.url)
+    except httpx.InvalidURL as exc:
+        print(f"nearrpc conform: {args.url!r}: {exc}", file=sys.stderr)
+        return 2
+    if url.scheme not in ("http", "https") or not url.host:
+        print(f"nearrpc conform: {args.url!r}: expected an http:// or https:// URL", file=sys.stderr)
+        return 2
+    limits = Limits(settings.max_requests, settings.rate, settings.timeout, settings.retries)
+    try:
+        report = run_conformance(Options(args.url, limits, args.account))
+    except Unreachable as exc:
+        print(f"nearrpc conform: no answer from the endpoint: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("nearrpc conform: interrupted", file=sys.stderr)
+        return 130
+    if args.json:
+        json.dump(report.as_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        render(report, sys.stdout)
+    return 0 if report.passed else 1
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = commands.add_parser(
+        "conform",
+        help="check a NEAR JSON-RPC endpoint against the interface description",
+        description="Send every request form of the five methods and a fixed set of bad requests to URL, "
+        "and check every answer against spec/openapi.json and nearcore's error rules. "
+        "Exits 1 on any violation. Options fall back to NEARRPC_CONFORM_* variables.",
+    )
+    run.add_argument("url", metavar="URL", help="the endpoint, e.g. http://127.0.0.1:3030")
+    run.add_argument("--account", help="an existing account to view (default: the final block's author)")
+    run.add_argument("--json", action="store_true", help="print the report as JSON (for CI)")
+    add_setting(run, ConformSettings, "max_requests")
+    add_setting(run, ConformSettings, "rate")
+    add_setting(run, ConformSettings, "timeout")
+    add_setting(run, ConformSettings, "retries")
+    run.set_defaults(func=_run)

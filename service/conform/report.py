@@ -1,0 +1,112 @@
+"""The outcome of a conformance run: one row per method and check, as a rich table or JSON."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from nearrpc.conform.violations import Violation
+
+
+class Outcome(enum.StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    NOTE = "note"  # answered within the rules, with something worth saying (e.g. no genesis block)
+    NOT_RUN = "not run"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    method: str  # a method name, or "(endpoint)" for requests no method owns
+    check: str  # e.g. "block_id height", "unknown account"
+    request: str  # what was sent, short
+    outcome: Outcome
+    http_status: int | None = None
+    violations: tuple[Violation, ...] = ()
+    note: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "check": self.check,
+            "request": self.request,
+            "outcome": str(self.outcome),
+            "http_status": self.http_status,
+            "violations": [v.as_json() for v in self.violations],
+            "note": self.note,
+        }
+
+
+@dataclass
+class Report:
+    url: str
+    interface_version: str
+    checks: list[CheckResult] = field(default_factory=list)
+    requests: int = 0
+    retries: int = 0
+    seconds: float = 0.0
+    stopped: str = ""  # why the run stopped early (request budget), "" when it ran through
+
+    @property
+    def violation_count(self) -> int:
+        return sum(len(check.violations) for check in self.checks)
+
+    @property
+    def passed(self) -> bool:
+        return self.violation_count == 0 and not self.stopped
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "interface_version": self.interface_version,
+            "passed": self.passed,
+            "violations": self.violation_count,
+            "checks": [check.as_json() for check in self.checks],
+            "requests": self.requests,
+            "retries": self.retries,
+            "seconds": round(self.seconds, 3),
+            "stopped": self.stopped,
+        }
+
+    def summary(self) -> str:
+        counts = {outcome: sum(c.outcome is outcome for c in self.checks) for outcome in Outcome}
+        text = (
+            f"{len(self.checks)} checks: {counts[Outcome.PASS]} passed, {counts[Outcome.FAIL]} failed, "
+            f"{counts[Outcome.NOTE]} with notes, {counts[Outcome.NOT_RUN]} not run; "
+            f"{self.violation_count} violations; {self.requests} requests ({self.retries} retries) "
+            f"in {self.seconds:.1f} s"
+        )
+        return text + (f"; stopped early: {self.stopped}" if self.stopped else "")
+
+
+_STYLES = {Outcome.PASS: "green", Outcome.FAIL: "bold red", Outcome.NOTE: "yellow", Outcome.NOT_RUN: "dim"}
+
+
+def render(report: Report, stream: TextIO) -> None:
+    """The report as a table; full width on a terminal, 160 columns in a log."""
+    console = Console(file=stream, highlight=False, soft_wrap=False)
+    if not console.is_terminal:
+        console = Console(file=stream, highlight=False, width=160, no_color=True)
+    table = Table(title=Text(f"nearrpc conform {report.url} (interface {report.interface_version})"))
+    table.add_column("method", no_wrap=True)
+    table.add_column("check", no_wrap=True)
+    table.add_column("HTTP", justify="right")
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("violations and notes (field path: kind, detail)")
+    for check in report.checks:
+        lines = [f"{v.path}: {v.kind}, {v.message}" for v in check.violations]
+        if check.note:
+            lines.append(check.note)
+        style = _STYLES[check.outcome]
+        # Text, not markup: paths and messages contain brackets
+        table.add_row(
+            Text(check.method), Text(check.check), Text(str(check.http_status or "-")),
+            Text(str(check.outcome), style=style), Text("\n".join(lines)),
+        )
+    console.print(table)
+    console.print(Text(report.summary(), style="bold green" if report.passed else "bold red"))

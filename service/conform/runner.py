@@ -1,0 +1,117 @@
+"""One conformance run: learn from the endpoint, probe every form and bad request, report.
+
+Order matters: `genesis_config` first (chain id, genesis height, validators), then `block` at
+`final` (a height, a hash, an author), then a short walk back from the final block for a
+height without a block (for the 422 rule), then everything else.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from nearrpc.conform.bad_requests import bad_request_probes
+from nearrpc.conform.endpoint import BudgetExhausted, Endpoint, Limits, Unreachable
+from nearrpc.conform.facts import EndpointFacts
+from nearrpc.conform.forms import final_block_probe, parameterless_probes, reference_probes
+from nearrpc.conform.probes import Probe, RequestIds, request_body
+from nearrpc.conform.report import Report
+from nearrpc.conform.spec_map import interface_version
+
+# how many blocks the walk back from the final block may fetch looking for a skipped height
+ABSENT_HEIGHT_SEARCH = 20
+_BLOCK_METHODS = ("block", "EXPERIMENTAL_protocol_config", "EXPERIMENTAL_view_account")
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    url: str
+    limits: Limits
+    account: str | None = None  # an account to view; default: the final block's author
+
+
+class _Run:
+    """Runs probes into the report, until the request budget is spent."""
+
+    def __init__(self, endpoint: Endpoint, report: Report) -> None:
+        self.endpoint = endpoint
+        self.report = report
+        self.answered = False  # some HTTP answer came: the endpoint is there
+
+    def stop(self, why: str) -> None:
+        self.report.stopped = self.report.stopped or why
+
+    def probe(self, probe: Probe, why_not: str = "") -> Any:
+        """Run a probe (or record why it does not run); the result it was answered, or None."""
+        if self.report.stopped or why_not:
+            self.report.checks.append(probe.not_run(why_not or "the request budget was spent"))
+            return None
+        try:
+            row, answer = probe.run(self.endpoint)
+        except BudgetExhausted as exc:
+            self.stop(str(exc))
+            self.report.checks.append(probe.not_run(str(exc)))
+            return None
+        except Unreachable as exc:
+            if not self.answered:
+                raise
+            self.report.checks.append(probe.unanswered(str(exc)))
+            return None
+        self.answered = True
+        self.report.checks.append(row)
+        return answer.result if answer is not None and answer.error is None else None
+
+    def absent_height(self, facts: EndpointFacts, ids: RequestIds) -> int | None:
+        """A height below the final block that has no block: below genesis if genesis is above
+        0, else a skipped height found by walking back from the final block."""
+        if facts.genesis_height:
+            return facts.genesis_height - 1
+        header = facts.final_header
+        try:
+            for _ in range(ABSENT_HEIGHT_SEARCH):
+                height = header.get("height") if header else None
+                if header is None or not isinstance(height, int) or height <= 0:
+                    return None
+                prev_height = header.get("prev_height")
+                if isinstance(prev_height, int) and prev_height < height - 1:
+                    return height - 1
+                body = request_body("block", {"block_id": header.get("prev_hash")}, ids.take())
+                is_json, answer = self.endpoint.post(body).json()
+                result = answer.get("result") if is_json and isinstance(answer, dict) else None
+                previous = result.get("header") if isinstance(result, dict) else None
+                header = previous if isinstance(previous, dict) else None
+                if header is not None and isinstance(header.get("height"), int) and header["height"] < height - 1:
+                    return height - 1
+        except BudgetExhausted as exc:
+            self.stop(str(exc))
+        except Unreachable:
+            pass
+        return None
+
+
+def run_conformance(options: Options) -> Report:
+    """Raises Unreachable when the endpoint gives no HTTP answer to the first request."""
+    report = Report(options.url, interface_version())
+    facts, ids = EndpointFacts(), RequestIds()
+    started = time.monotonic()
+    with Endpoint(options.url, options.limits) as endpoint:
+        run = _Run(endpoint, report)
+        for probe in parameterless_probes("genesis_config", facts, ids):
+            run.probe(probe)
+        facts.learn_genesis(facts.first_results.get("genesis_config"))
+        facts.learn_final_block(run.probe(final_block_probe(facts, ids)))
+        facts.account = options.account or facts.final_author or next(iter(facts.genesis_accounts), None)
+        if not report.stopped:
+            facts.absent_height = run.absent_height(facts, ids)
+        for method in _BLOCK_METHODS:
+            no_account = method == "EXPERIMENTAL_view_account" and not facts.account
+            for probe in reference_probes(method, facts, ids):
+                run.probe(probe, "no account known (name one with --account)" if no_account else "")
+        for probe in parameterless_probes("client_config", facts, ids):
+            run.probe(probe)
+        for probe, why_not in bad_request_probes(facts, ids):
+            run.probe(probe, why_not)
+        report.requests, report.retries = endpoint.requests, endpoint.retries
+    report.seconds = time.monotonic() - started
+    return report

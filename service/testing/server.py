@@ -1,0 +1,121 @@
+"""A `nearrpc serve` process for tests: started on a free loopback port, stopped cleanly.
+
+The server is the installed command (`python -m nearrpc serve --port 0`), run as a user runs
+it; its port is read from the line it prints once its socket is bound. Everything it prints
+goes to a log file, which the pytest plugin attaches to failing tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import httpx
+
+from nearrpc.testing.facts import ChainFacts, read_chain_facts
+
+# the line `nearrpc serve` prints once its socket is bound
+_BOUND = re.compile(r"at http://([^/\s]+):(\d+)/")
+_STOP_SECONDS = 15.0
+
+
+class ServerError(Exception):
+    """The server did not start; the message carries its log."""
+
+
+@dataclass(frozen=True, slots=True)
+class NearrpcServer:
+    url: str  # http://127.0.0.1:PORT, no trailing slash
+    store: Path
+    log: Path
+    pid: int
+    facts: ChainFacts
+
+    def log_size(self) -> int:
+        return self.log.stat().st_size if self.log.exists() else 0
+
+    def log_since(self, offset: int) -> str:
+        with self.log.open("rb") as stream:
+            stream.seek(offset)
+            return stream.read().decode("utf-8", "replace")
+
+
+def _command(store: Path) -> list[str]:
+    return [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--store", str(store),
+            "--log-level", "info", "--access-log"]
+
+
+def _copy_output(source: IO[bytes], log: IO[bytes], found: list[str], bound: threading.Event) -> None:
+    """Write the server's output to the log as it comes; note the URL line when it passes."""
+    for line in iter(source.readline, b""):
+        log.write(line)
+        log.flush()
+        if not bound.is_set():
+            match = _BOUND.search(line.decode("utf-8", "replace"))
+            if match:
+                found.append(f"http://{match.group(1)}:{match.group(2)}")
+                bound.set()
+    source.close()
+
+
+def _wait_healthy(url: str, process: subprocess.Popen[bytes], deadline: float) -> None:
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(f"{url}/health", timeout=2.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise ServerError(f"nearrpc serve did not answer {url}/health")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is not None:
+        return
+    if hasattr(os, "killpg"):
+        os.killpg(process.pid, signal.SIGTERM)
+    else:  # pragma: no cover - not POSIX
+        process.terminate()
+    try:
+        process.wait(timeout=_STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@contextmanager
+def running_server(store: Path, log: Path, *, startup_seconds: float = 60.0) -> Iterator[NearrpcServer]:
+    """Serve `store` (built from the sample chain first when it does not exist) until the block ends."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("NEARRPC_")}
+    with log.open("wb") as log_file:
+        process = subprocess.Popen(
+            _command(store), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+            start_new_session=hasattr(os, "killpg"),
+        )
+        assert process.stdout is not None
+        found: list[str] = []
+        bound = threading.Event()
+        copier = threading.Thread(target=_copy_output, args=(process.stdout, log_file, found, bound), daemon=True)
+        copier.start()
+        try:
+            deadline = time.monotonic() + startup_seconds
+            while not bound.wait(0.05):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    state = f"exited with {process.returncode}" if process.returncode is not None else "did not start"
+                    copier.join(timeout=5)
+                    raise ServerError(f"nearrpc serve {state}:\n{log.read_text(errors='replace')}")
+            _wait_healthy(found[0], process, deadline)
+            yield NearrpcServer(found[0], store, log, process.pid, read_chain_facts(store))
+        finally:
+            _stop(process)
+            copier.join(timeout=_STOP_SECONDS)

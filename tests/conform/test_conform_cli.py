@@ -1,0 +1,180 @@
+"""`nearrpc conform`, run as a user runs it, against this service, against a server with
+seeded defects, against a flaky one, and against real nearcore answers served by a stub."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conform.broken_server import DEFECTS, FLAKY, broken_server
+from tests.conform.captured_stub import captured_node
+from tests.support.cli import nearrpc
+from tests.support.live_server import LiveServer
+
+pytestmark = pytest.mark.live
+
+FAST = ("--rate", "1000")  # loopback only; the default (10 per second) is for real nodes
+REFERENCE_FORMS = (
+    "block_id height", "block_id hash", "finality optimistic", "finality near-final", "finality final",
+    "sync_checkpoint genesis", "sync_checkpoint earliest_available",
+)
+PARAMETERLESS_FORMS = ("params omitted", "params null", "params []", "params {}")
+# every request form the issue names, per method
+FORMS = {
+    *(("genesis_config", form) for form in PARAMETERLESS_FORMS),
+    *(("client_config", form) for form in PARAMETERLESS_FORMS),
+    *(("block", form) for form in (*REFERENCE_FORMS, "[block_id] height", "[block_id] hash")),
+    *(("EXPERIMENTAL_protocol_config", form) for form in REFERENCE_FORMS),
+    *(("EXPERIMENTAL_view_account", form) for form in REFERENCE_FORMS),
+}
+BAD_REQUESTS = {
+    ("(endpoint)", "unknown method"),
+    ("(endpoint)", "not a JSON-RPC request"),
+    ("(endpoint)", "malformed JSON"),
+    ("(endpoint)", "wrong content type"),
+    ("block", "bad params"),
+    ("EXPERIMENTAL_view_account", "bad params: no account_id"),
+    ("block", "unknown block: height above the head"),
+    ("block", "unknown block: hash"),
+    ("EXPERIMENTAL_protocol_config", "unknown block: height above the head"),
+    ("EXPERIMENTAL_view_account", "unknown block: height above the head"),
+    ("block", "unknown block: height below the head (422)"),
+    ("EXPERIMENTAL_protocol_config", "unknown block: height below the head (422)"),
+    ("EXPERIMENTAL_view_account", "unknown account"),
+}
+
+
+def conform_json(url: str, *flags: str) -> tuple[int, dict[str, Any]]:
+    done = nearrpc("conform", url, "--json", *flags, timeout=120)
+    assert done.stderr == "", done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, report
+
+
+def rows(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(row["method"], row["check"]): row for row in report["checks"]}
+
+
+def test_this_service_conforms_in_every_form_and_error(server: LiveServer) -> None:
+    code, report = conform_json(server.url, *FAST, "--account", "counter.localnet")
+    assert code == 0, json.dumps(report, indent=1)
+    viewed = [row["request"] for (method, check), row in rows(report).items()
+              if method == "EXPERIMENTAL_view_account" and (method, check) in FORMS]  # fmt: skip
+    assert viewed and all('"account_id":"counter.localnet"' in request for request in viewed)
+    assert report["violations"] == 0 and report["passed"] and report["stopped"] == ""
+    assert set(rows(report)) == FORMS | BAD_REQUESTS
+    assert {row["outcome"] for row in report["checks"]} == {"pass"}
+    assert report["interface_version"] == "1.2.14"
+    assert report["requests"] <= 200  # the default budget held
+
+
+def test_the_report_is_a_table_on_the_terminal_side(server: LiveServer) -> None:
+    done = nearrpc("conform", server.url, *FAST, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"nearrpc conform {server.url}" in done.stdout
+    assert f"{len(FORMS | BAD_REQUESTS)} checks: {len(FORMS | BAD_REQUESTS)} passed, 0 failed" in done.stdout
+    assert "0 violations" in done.stdout
+
+
+def test_every_seeded_defect_is_reported_with_its_field_path(server: LiveServer) -> None:
+    with broken_server(server.url) as url:
+        code, report = conform_json(url, *FAST)
+        table = nearrpc("conform", url, *FAST, timeout=120)
+    assert code == 1 and not report["passed"]
+    by_row = rows(report)
+    for defect in DEFECTS:
+        found = {(v["path"], v["kind"]) for v in by_row[defect.method, defect.check]["violations"]}
+        assert (defect.path, defect.kind) in found, (defect, found)
+        assert f"{defect.path}: {defect.kind}" in table.stdout, defect
+    # nothing else fails: the checker blames the spoiled answers only
+    assert {key for key, row in by_row.items() if row["outcome"] == "fail"} == {(d.method, d.check) for d in DEFECTS}
+    assert table.returncode == 1
+
+
+def test_busy_answers_are_retried(server: LiveServer) -> None:
+    with broken_server(server.url, defects=False, flaky=True) as url:
+        code, report = conform_json(url, *FAST)
+    assert code == 0, json.dumps(report, indent=1)
+    assert report["retries"] == len(FLAKY)  # a 503, a 429 and a dropped connection, each once
+
+
+def test_the_request_budget_and_the_rate_hold(server: LiveServer) -> None:
+    code, report = conform_json(server.url, "--max-requests", "12", "--rate", "10")
+    assert code == 1
+    assert report["requests"] == 12
+    assert "--max-requests" in report["stopped"]
+    assert report["seconds"] >= 11 / 10  # 12 requests started at least 0.1 s apart
+    outcomes = [row["outcome"] for row in report["checks"]]
+    assert "not run" in outcomes and "fail" not in outcomes
+    assert len(outcomes) == len(FORMS | BAD_REQUESTS)  # every check is listed, run or not
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def test_an_endpoint_that_is_not_there_is_one_line() -> None:
+    done = nearrpc("conform", f"http://127.0.0.1:{_closed_port()}", "--retries", "0", timeout=60)
+    assert done.returncode == 2
+    assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("nearrpc conform: no answer from the endpoint: ")
+    assert "ConnectError" in done.stderr
+
+
+def test_an_endpoint_that_never_answers_times_out_in_one_line() -> None:
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # connections complete in the kernel; nothing ever answers
+        port = silent.getsockname()[1]
+        done = nearrpc("conform", f"http://127.0.0.1:{port}", "--retries", "0", "--timeout", "0.5", timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "ReadTimeout" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "environment", "message"),
+    [
+        (("ftp://example.org",), {}, "nearrpc conform: 'ftp://example.org': expected an http:// or https:// URL"),
+        (("localhost:3030",), {}, "nearrpc conform: 'localhost:3030': expected an http:// or https:// URL"),
+        (("http://127.0.0.1:9", "--rate", "0"), {}, "nearrpc conform: --rate='0': Input should be greater than 0"),
+        (("http://127.0.0.1:9",), {"NEARRPC_CONFORM_MAX_REQUESTS": "0"},
+         "nearrpc conform: NEARRPC_CONFORM_MAX_REQUESTS='0': Input should be greater than or equal to 1"),
+    ],
+)
+def test_bad_input_is_refused_in_one_line(args: tuple[str, ...], environment: dict[str, str], message: str) -> None:
+    done = nearrpc("conform", *args, env=environment, timeout=60)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == message + "\n"
+
+
+@pytest.mark.reference
+def test_real_nearcore_answers_conform(reference: Path) -> None:
+    """The captured testnet block and genesis config (with members the interface no longer
+    lists) pass every check that reaches them: no false alarms on real node output."""
+    with captured_node(reference / "captured") as url:
+        _, report = conform_json(url, *FAST)
+    by_row = rows(report)
+    real = {key: row for key, row in by_row.items() if key in FORMS and key[0] in ("genesis_config", "block")}
+    assert len(real) == 4 + 9
+    for key, row in real.items():
+        assert row["violations"] == [], (key, row)
+    # the stub holds no genesis block, and says so the way nearcore does
+    assert real["block", "sync_checkpoint genesis"]["outcome"] == "note"
+    assert {row["outcome"] for key, row in real.items() if key != ("block", "sync_checkpoint genesis")} == {"pass"}
+    # methods the stub does not serve are reported, not skipped
+    assert by_row["client_config", "params {}"]["outcome"] == "fail"
+
+
+def test_the_help_names_every_knob() -> None:
+    done = nearrpc("conform", "--help")
+    text = " ".join(done.stdout.split())
+    for knob in ("--account", "--json", "--max-requests", "--rate", "--timeout", "--retries",
+                 "NEARRPC_CONFORM_RATE", "default 200"):
+        assert knob in text, knob
