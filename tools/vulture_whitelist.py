@@ -24,3 +24,9 @@ daemon_threads  # socketserver attribute
 handle_error  # socketserver hook
 client_address  # socketserver hook signature
 _no_nearrpc_environment  # autouse pytest fixture
+formatTime  # logging.Formatter hook (nearrpc.cli.logs)
+datefmt  # logging.Formatter.formatTime signature
+swagger_ui  # FastAPI route, registered by decorator
+redoc  # FastAPI route, registered by decorator
+prometheus_metrics  # FastAPI route, registered by decorator
+collect  # prometheus_client Collector hook (nearrpc.http.metrics)

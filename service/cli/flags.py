@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from nearrpc.cli.settings import StoreSettings, env_name
+from pydantic_settings import BaseSettings
+
+from nearrpc.cli.settings import env_name
 
 
 def add_setting(
-    parser: argparse.ArgumentParser, cls: type[StoreSettings], field: str, *, help_text: str | None = None,
-    **options: Any,
+    parser: argparse.ArgumentParser, cls: type[BaseSettings], field: str, *, help_text: str | None = None,
+    flag: str | None = None, **options: Any,
 ) -> None:
     """`--field-name VALUE`, falling back to the field's environment variable and default.
 
@@ -22,9 +24,8 @@ def add_setting(
     shown = (",".join(default) or '""') if isinstance(default, tuple) else default
     text = help_text or info.description or field
     options.setdefault("default", None)
-    parser.add_argument(
-        "--" + field.replace("_", "-"), dest=field, help=f"{text} ({env_name(cls, field)}, default {shown})", **options
-    )
+    name = flag or "--" + field.replace("_", "-")
+    parser.add_argument(name, dest=field, help=f"{text} ({env_name(cls, field)}, default {shown})", **options)
 
 
 def given(args: argparse.Namespace, *fields: str) -> dict[str, Any]:

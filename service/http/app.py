@@ -1,4 +1,5 @@
-"""The HTTP application: the generated JSON-RPC routes, the ops routes and CORS, over a reader.
+"""The HTTP application: the generated JSON-RPC routes, the ops routes, the docs page and CORS,
+over a reader.
 
 `build_app(reader)` is what servers and tests run; `nearrpc.cli.serve` builds the reader
 from the settings in each uvicorn worker.
@@ -13,7 +14,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from nearrpc.generated.routes import build_router
+from nearrpc.http.docs import add_docs_page
 from nearrpc.http.endpoint import JsonRpcEndpoint
+from nearrpc.http.metrics import observe_rpc
 from nearrpc.http.ops import ops_router
 from nearrpc.methods.handlers import ChainHandlers
 from nearrpc.runtime_params import RuntimeParamStore
@@ -35,7 +38,15 @@ def _add_cors(app: FastAPI, origins: tuple[str, ...]) -> None:
         )
 
 
-def build_app(reader: ChainReader, cors_origins: tuple[str, ...] = ("*",)) -> FastAPI:
+def build_app(
+    reader: ChainReader,
+    cors_origins: tuple[str, ...] = ("*",),
+    *,
+    metrics: bool = True,
+    rpc_addr: str | None = None,
+) -> FastAPI:
+    """`metrics`: count answers and serve /metrics; `rpc_addr`: where the server listens
+    (host:port), reported by /status."""
     app = FastAPI(title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None)
 
     @app.exception_handler(HTTPException)
@@ -45,7 +56,9 @@ def build_app(reader: ChainReader, cors_origins: tuple[str, ...] = ("*",)) -> Fa
         return Response(status_code=error.status_code, headers=error.headers)
 
     handlers = ChainHandlers(reader, RuntimeParamStore.load())
-    app.include_router(build_router(JsonRpcEndpoint(handlers)))
-    app.include_router(ops_router(reader))
+    endpoint = JsonRpcEndpoint(handlers, observe=observe_rpc if metrics else None)
+    app.include_router(build_router(endpoint))
+    app.include_router(ops_router(reader, rpc_addr=rpc_addr, metrics=metrics))
+    add_docs_page(app)
     _add_cors(app, cors_origins)
     return app
