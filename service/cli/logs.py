@@ -4,7 +4,7 @@
 uvicorn, which applies it in every worker process, and applies it itself in the supervisor.
 
     2026-11-22T16:55:01.123Z INFO nearrpc.serve: serving data/x.sqlite (...) at http://127.0.0.1:3030/
-    {"time": "2026-11-22T16:55:01.123Z", "level": "INFO", "logger": "nearrpc.serve", "message": "..."}
+    {"time": "2026-11-22T16:55:01.123Z", "level": "INFO", "logger": "nearrpc.serve", "pid": 4242, "message": "..."}
 
 Extra fields a log call passes (`request_id`, `rpc_method`, ...) become members of the JSON
 object; the text format shows them through the message itself.
@@ -43,8 +43,8 @@ class TextFormatter(logging.Formatter):
 class JsonFormatter(OrjsonFormatter):
     def __init__(self) -> None:
         super().__init__(
-            ["asctime", "levelname", "name", "message"],
-            rename_fields={"asctime": "time", "levelname": "level", "name": "logger"},
+            ["asctime", "levelname", "name", "process", "message"],
+            rename_fields={"asctime": "time", "levelname": "level", "name": "logger", "process": "pid"},
             # uvicorn adds a coloured copy of its messages to every record
             reserved_attrs=[*RESERVED_ATTRS, "color_message"],
         )
