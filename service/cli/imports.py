@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.logs import configure_logging
-from nearrpc.cli.settings import LogSettings, RecorderSettings, StoreSettings, load_settings
+from nearrpc.cli.settings import ImportLogSettings, RecorderSettings, StoreSettings, load_settings
 from nearrpc.ingest.errors import IngestError, one_line
 from nearrpc.store import StoreError
 
@@ -37,7 +37,7 @@ def _progress(label: str, total: int | None, unit: str) -> Progress:
     """A bar on a terminal; progress log lines every NEARRPC_PROGRESS_EVERY seconds elsewhere."""
     from nearrpc.ingest.progress import Progress
 
-    return Progress(label, total, unit, log_every=load_settings(LogSettings, {}).progress_every)
+    return Progress(label, total, unit, log_every=load_settings(ImportLogSettings, {}).progress_every)
 
 
 def _print(lines: list[str]) -> None:
@@ -95,7 +95,7 @@ def _run_rpc(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     """Run the chosen import; turn every expected failure into one line and an exit code."""
-    logs = load_settings(LogSettings, {})
+    logs = load_settings(ImportLogSettings, {})
     configure_logging(logs.log_level, logs.log_format)
     try:
         args.run(args)

@@ -35,6 +35,11 @@ class LogSettings(BaseSettings):
 
     log_level: LogLevel = Field("info", description="log level")
     log_format: LogFormat = Field("text", description="log line format: text, or json (one object a line)")
+
+
+class ImportLogSettings(LogSettings):
+    """The imports log their progress as lines where stderr is not a terminal."""
+
     progress_every: float = Field(
         10.0, gt=0, le=3600, description="seconds between progress log lines of an import when stderr is not a terminal"
     )

@@ -63,6 +63,7 @@ class Progress:
         self._started = time.monotonic()
         self._log_every = log_every
         self._next_line = self._started + log_every
+        self._logged: tuple[int, tuple[tuple[str, int], ...]] | None = None  # the state last logged
         self._bar.start()
 
     def update(self, done: int | None = None, *, advance: int = 0, **counters: int) -> None:
@@ -106,10 +107,14 @@ class Progress:
         now = time.monotonic()
         if now >= self._next_line:
             self._next_line = now + self._log_every
-            log.info("%s", self._line())
+            self._log_line()
+
+    def _log_line(self) -> None:
+        self._logged = (self._done, tuple(self._counters.items()))
+        log.info("%s", self._line())
 
     def close(self) -> None:
         """Draw the last state and end the line (or log it)."""
         self._bar.stop()
-        if not self._drawn:
-            log.info("%s", self._line())
+        if not self._drawn and self._logged != (self._done, tuple(self._counters.items())):
+            self._log_line()

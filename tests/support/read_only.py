@@ -8,8 +8,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-# $0 is the folder, the rest the command; util-linux unshare makes mounts private by default
-_SCRIPT = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+# $0 is the folder, the rest the command; util-linux unshare makes mounts private by default.
+# `cd "$PWD"` enters the read-only mount when the command runs inside the folder (the working
+# directory was entered before the mount, so it still points at the writable folder beneath).
+_SCRIPT = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && cd "$PWD" && exec "$@"'
 
 
 def read_only_wrapper(folder: Path) -> list[str]:
