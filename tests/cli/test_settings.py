@@ -71,7 +71,7 @@ def test_settings_reproduce_themselves_through_the_environment(monkeypatch: pyte
         (ServeSettings, {}, {"NEARRPC_WORKERS": "two"}, "NEARRPC_WORKERS='two': Input should be a valid integer"),
         (ServeSettings, {}, {"NEARRPC_ACCESS_LOG": "maybe"}, "NEARRPC_ACCESS_LOG='maybe': Input should be a valid"),
         (ServeSettings, {}, {"NEARRPC_LOG_LEVEL": "loud"}, "NEARRPC_LOG_LEVEL='loud': Input should be"),
-        (ServeSettings, {}, {"NEARRPC_LOG_FORMAT": "xml"}, "NEARRPC_LOG_FORMAT='xml': Input should be 'text' or 'json'"),
+        (ServeSettings, {}, {"NEARRPC_LOG_FORMAT": "xml"}, "NEARRPC_LOG_FORMAT='xml': Input should be 'text'"),
         (ServeSettings, {}, {"NEARRPC_METRICS": "perhaps"}, "NEARRPC_METRICS='perhaps': Input should be a valid"),
         (ImportLogSettings, {}, {"NEARRPC_PROGRESS_EVERY": "0"}, "NEARRPC_PROGRESS_EVERY='0': Input should be greater"),
         (ServeSettings, {"store": ""}, {}, "--store='': String should have at least 1 character"),
@@ -102,7 +102,7 @@ def test_a_bad_value_is_named_in_one_line(
         (("serve", "--workers", "0"), {}, "nearrpc serve: --workers='0': Input should be greater than or equal to 1"),
         (("serve",), {"NEARRPC_PORT": "abc"}, "nearrpc serve: NEARRPC_PORT='abc': Input should be a valid integer"),
         (("serve",), {"NEARRPC_WORKERS": "two"}, "nearrpc serve: NEARRPC_WORKERS='two': Input should be a valid"),
-        (("serve", "--port", "70000"), {}, "nearrpc serve: --port='70000': Input should be less than or equal to 65535"),
+        (("serve", "--port", "70000"), {}, "nearrpc serve: --port='70000': Input should be less than"),
         (("import", "blocks", "x.json"), {"NEARRPC_LOG_FORMAT": "xml"}, "nearrpc import: NEARRPC_LOG_FORMAT='xml'"),
         (
             ("import", "rpc", "--url", "http://127.0.0.1:9", "--from-height", "1", "--to-height", "2",

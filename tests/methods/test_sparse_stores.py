@@ -17,8 +17,8 @@ from nearrpc.methods.errors import CATALOGUE, METHOD_CAUSES, Cause
 from nearrpc.sample import sample_chain
 from nearrpc.store import open_store
 from tests.support.live_server import running_server
-from tests.support.sample_facts import sample_facts
 from tests.support.rpc import call, checked
+from tests.support.sample_facts import sample_facts
 from tests.support.stores import create_empty_store
 
 pytestmark = pytest.mark.live
