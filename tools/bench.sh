@@ -2,7 +2,10 @@
 # Throughput of nearrpc against a raw-ASGI ceiling serving the same bytes, side by side in one
 # run (the ratio is what to compare; absolute numbers are noisy on 2-core machines).
 #
-# Usage: tools/bench.sh [DURATION=5s] [CONNECTIONS=32] [ROUNDS=3]
+# The server runs as users run it, metrics on (every answer counted); METRICS=off passes
+# --no-metrics, so running both shows what counting costs.
+#
+# Usage: [METRICS=on|off] tools/bench.sh [DURATION=5s] [CONNECTIONS=32] [ROUNDS=3]
 # Needs wrk (Debian: apt-get install wrk) and the wrk harness in ../shared/bench (or BENCH_DIR).
 # Loopback only: the server is started here on 127.0.0.1 and stopped at the end.
 set -euo pipefail
@@ -15,6 +18,9 @@ work=$(mktemp -d /tmp/nearrpc-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 .venv/bin/nearrpc sample "$work/store.sqlite" >/dev/null
 port=${PORT:-3099}
+serve_flags=""
+[ "${METRICS:-on}" = off ] && serve_flags="--no-metrics"
+echo "== metrics ${METRICS:-on}"
 declare -A bodies=(
   [block_final]='{"jsonrpc":"2.0","id":"dontcare","method":"block","params":{"finality":"final"}}'
   [view_account]='{"jsonrpc":"2.0","id":"dontcare","method":"EXPERIMENTAL_view_account","params":{"account_id":"alice.localnet","finality":"final"}}'
@@ -24,7 +30,7 @@ for name in block_final view_account protocol_config; do
   printf '%s\n' "${bodies[$name]}" >"$work/$name.json"
   echo "== $name"
   PYTHON="$PWD/.venv/bin/python" \
-  PROJECT_CMD="exec $PWD/.venv/bin/nearrpc serve --store $work/store.sqlite --port $port --log-level warning" \
+  PROJECT_CMD="exec $PWD/.venv/bin/nearrpc serve --store $work/store.sqlite --port $port --log-level warning $serve_flags" \
     bash "$BENCH_DIR/vs_ceiling.sh" "http://127.0.0.1:$port/" "$work/$name.json" "${1:-5s}" "${2:-32}" "${3:-3}" \
     | grep -E '^(captured|summary)'
 done
