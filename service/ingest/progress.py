@@ -114,7 +114,9 @@ class Progress:
         log.info("%s", self._line())
 
     def close(self) -> None:
-        """Draw the last state and end the line (or log it)."""
+        """Draw the last state and end the line; or log it, when progress lines were logged and
+        it moved on since (an import that ends before its first line logs none: its summary, or
+        its error, is the one thing to say)."""
         self._bar.stop()
-        if not self._drawn and self._logged != (self._done, tuple(self._counters.items())):
+        if not self._drawn and self._logged not in (None, (self._done, tuple(self._counters.items()))):
             self._log_line()
