@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from nearrpc.generated.methods import METHODS
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 from tests.support.sample_facts import sample_facts
-from tests.support.serve_process import serving
+from tests.support.serve_process import Served, serving
 
 pytestmark = pytest.mark.live
 
@@ -130,9 +130,21 @@ def test_store_gauges_and_build_info(loaded: tuple[str, Counter[Key]]) -> None:
     assert samples["nearrpc_build_info"] == [({"version": SERVICE_VERSION, "interface_version": INTERFACE_VERSION}, 1)]
 
 
+def _wait_for_workers(served: Served, count: int) -> None:
+    """Until `count` workers have started (the first one answering is not enough)."""
+    deadline = time.monotonic() + 60
+    while True:
+        started = [line for line in served.log_lines() if "Application startup complete" in line]
+        if len(started) >= count:
+            return
+        assert time.monotonic() < deadline, served.log_lines()
+        time.sleep(0.1)
+
+
 def test_two_workers_add_up(sample_store: Path, tmp_path: Path) -> None:
     args = ("--store", sample_store, "--workers", "2", "--access-log", "--log-format", "json")
     with serving(*args, log=tmp_path / "serve.log") as served:
+        _wait_for_workers(served, 2)
         sent = _send(served.url, _load(), connections=8)
         # any worker may answer a scrape: each must report the requests of both
         for _ in range(6):
