@@ -11,6 +11,7 @@ class AccountId(RootModel[str]):
     root: Annotated[
         str,
         Field(
+            examples=["alice.near"],
             max_length=64,
             min_length=2,
             pattern="^(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+$",
@@ -67,7 +68,12 @@ class CongestionInfoView(BaseModel):
 class CryptoHash(RootModel[str]):
     root: Annotated[
         str,
-        Field(max_length=44, min_length=32, pattern="^[1-9A-HJ-NP-Za-km-z]{32,44}$"),
+        Field(
+            examples=["5bzQR498aErewbFkyLvZQJtzHasQW7F163HFvs384CX7"],
+            max_length=44,
+            min_length=32,
+            pattern="^[1-9A-HJ-NP-Za-km-z]{32,44}$",
+        ),
     ]
     """
     A 32-byte hash, base58 encoded.

@@ -4,7 +4,8 @@
 # table. The ratio is what to compare; absolute figures depend on the machine.
 #
 # Usage: tools/bench.sh [DURATION=5s] [ROUNDS=3] [WIDE_DURATION=20s]
-# Env:   FORCE=1         run even when the machine is busy (figures are then not comparable)
+# Env:   METRICS=off     serve with --no-metrics (compare with the default, metrics on)
+#        FORCE=1         run even when the machine is busy (figures are then not comparable)
 #        WORKERS=N       nearrpc serve --workers N (default 1); SERVER_CPU/LOAD_CPU as the harness
 #        NEARRPC_SERVE_ARGS  extra `nearrpc serve` options (e.g. --store postgresql://...)
 # Needs wrk (Debian: apt-get install wrk) and the wrk harness with the ceiling app in
@@ -42,6 +43,8 @@ declare -A bodies=(
 )
 serve="exec $PWD/.venv/bin/nearrpc serve --store $work/store.sqlite --port $port --log-level warning"
 serve+=" --workers ${WORKERS:-1} ${NEARRPC_SERVE_ARGS:-}"
+[ "${METRICS:-on}" = off ] && serve+=" --no-metrics"
+echo "bench: metrics ${METRICS:-on}, workers ${WORKERS:-1}" >&2
 
 run() {  # name connections duration rounds -> the harness's last line
   printf '%s\n' "${bodies[$1]}" >"$work/$1.json"

@@ -33,3 +33,9 @@ nearrpc_server  # pytest fixture offered to client test suites (nearrpc.testing.
 __getattr__  # module attribute hook (PEP 562): nearrpc.testing's lazy names
 earliest_hash  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
 missing_account  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
+formatTime  # logging.Formatter hook (nearrpc.cli.logs)
+datefmt  # logging.Formatter.formatTime signature
+swagger_ui  # FastAPI route, registered by decorator
+redoc  # FastAPI route, registered by decorator
+prometheus_metrics  # FastAPI route, registered by decorator
+collect  # prometheus_client Collector hook (nearrpc.http.metrics)

@@ -12,7 +12,7 @@ from nearrpc.cli.settings import env_name
 
 def add_setting(
     parser: argparse.ArgumentParser, cls: type[BaseSettings], field: str, *, help_text: str | None = None,
-    **options: Any,
+    flag: str | None = None, **options: Any,
 ) -> None:
     """`--field-name VALUE`, falling back to the field's environment variable and default.
 
@@ -24,9 +24,8 @@ def add_setting(
     shown = (",".join(default) or '""') if isinstance(default, tuple) else default
     text = help_text or info.description or field
     options.setdefault("default", None)
-    parser.add_argument(
-        "--" + field.replace("_", "-"), dest=field, help=f"{text} ({env_name(cls, field)}, default {shown})", **options
-    )
+    name = flag or "--" + field.replace("_", "-")
+    parser.add_argument(name, dest=field, help=f"{text} ({env_name(cls, field)}, default {shown})", **options)
 
 
 def given(args: argparse.Namespace, *fields: str) -> dict[str, Any]:

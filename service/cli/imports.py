@@ -10,11 +10,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nearrpc.cli.flags import add_setting, given
-from nearrpc.cli.settings import RecorderSettings, StoreSettings, load_settings
+from nearrpc.cli.logs import configure_logging
+from nearrpc.cli.settings import ImportLogSettings, RecorderSettings, StoreSettings, load_settings
 from nearrpc.ingest.errors import IngestError, one_line
 from nearrpc.store import StoreError
+
+if TYPE_CHECKING:
+    from nearrpc.ingest.progress import Progress
 
 _ERROR_PREFIX = "nearrpc import: error:"
 _STORE_HELP = "store to import into; created when missing (the store `nearrpc serve` uses)"
@@ -28,6 +33,13 @@ def _store(args: argparse.Namespace) -> str:
     return load_settings(StoreSettings, given(args, "store")).store
 
 
+def _progress(label: str, total: int | None, unit: str) -> Progress:
+    """A bar on a terminal; progress log lines every NEARRPC_PROGRESS_EVERY seconds elsewhere."""
+    from nearrpc.ingest.progress import Progress
+
+    return Progress(label, total, unit, log_every=load_settings(ImportLogSettings, {}).progress_every)
+
+
 def _print(lines: list[str]) -> None:
     for line in lines:
         print(line)
@@ -35,7 +47,6 @@ def _print(lines: list[str]) -> None:
 
 def _run_genesis(args: argparse.Namespace) -> None:
     from nearrpc.ingest.genesis_import import describe, ensure_readable, import_genesis
-    from nearrpc.ingest.progress import Progress
 
     for path in (args.path, args.records, args.client_config):
         if path is not None:
@@ -44,17 +55,16 @@ def _run_genesis(args: argparse.Namespace) -> None:
     store = _store(args)
     summary = import_genesis(
         args.path, store, records_path=args.records, client_config_path=args.client_config,
-        progress=Progress("genesis", size, "B"),
+        progress=_progress("genesis", size, "B"),
     )
     _print(describe(summary, store))
 
 
 def _run_blocks(args: argparse.Namespace) -> None:
     from nearrpc.ingest.blocks_import import describe, import_blocks
-    from nearrpc.ingest.progress import Progress
 
     store = _store(args)
-    summary = import_blocks(args.path, store, progress=Progress("blocks", None, "items"))
+    summary = import_blocks(args.path, store, progress=_progress("blocks", None, "items"))
     _print(describe(summary, store))
 
 
@@ -65,7 +75,6 @@ def _accounts(text: str | None) -> tuple[str, ...]:
 
 
 def _run_rpc(args: argparse.Namespace) -> None:
-    from nearrpc.ingest.progress import Progress
     from nearrpc.ingest.recorder import Recording, describe, record
     from nearrpc.ingest.rpc_client import RetryPolicy
 
@@ -80,12 +89,14 @@ def _run_rpc(args: argparse.Namespace) -> None:
         policy=RetryPolicy(retries=settings.retries, backoff=settings.backoff, timeout=settings.timeout),
     )
     total = args.to_height - args.from_height + 1
-    summary = record(recording, Progress("recording", max(total, 0), "heights"))
+    summary = record(recording, _progress("recording", max(total, 0), "heights"))
     _print(describe(summary, recording))
 
 
 def _run(args: argparse.Namespace) -> int:
     """Run the chosen import; turn every expected failure into one line and an exit code."""
+    logs = load_settings(ImportLogSettings, {})
+    configure_logging(logs.log_level, logs.log_format)
     try:
         args.run(args)
     except KeyboardInterrupt:

@@ -1,4 +1,9 @@
-"""`nearrpc serve`: check the store, then run uvicorn with the app in every worker.
+"""`nearrpc serve`: check the store, bind the port, say what is served where, then run uvicorn.
+
+Order matters to an operator: every refusal (no store, a store that fails its quick check, a
+port in use) is one line on stderr and a non-zero exit before anything says "started"; the
+start-up line comes once the port is bound, and names the real port (`--port 0`: any free one).
+The socket is bound here and handed to uvicorn, in one process or to every worker.
 
 The web stack is imported when the command runs, not when the parser is built, so the other
 commands (imports above all) start light.
@@ -7,116 +12,188 @@ commands (imports above all) start light.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import logging
 import os
+import socket
 import sys
-from typing import TYPE_CHECKING
+import tempfile
+from typing import TYPE_CHECKING, Final
 
 from nearrpc.cli.flags import add_setting, given
-from nearrpc.cli.settings import ServeSettings, load_settings
-from nearrpc.store import StoreError, StoreNotFoundError, describe_location, open_store
+from nearrpc.cli.logs import STARTUP_LOGGER, configure_logging, log_config
+from nearrpc.cli.settings import DEFAULT_STORE, ServeSettings, load_settings
+from nearrpc.store import StoreError, StoreInfo, StoreNotFoundError, describe_location, open_store
 
 if TYPE_CHECKING:
-    import uvicorn
     from fastapi import FastAPI
 
-log = logging.getLogger("nearrpc")
+log = logging.getLogger(STARTUP_LOGGER)
 
-_FLAGS = ("host", "port", "store", "workers", "log_level", "access_log", "cors_origins", "answer_cache_mb")
+_FLAGS = (
+    "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
+    "answer_cache_mb",
+)
+# prometheus_client's multiprocess mode reads its folder from this variable in every worker
+_METRICS_FOLDER_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
+_PREFIX: Final = "nearrpc serve:"
+
+
+class Refused(Exception):
+    """Why the server does not start, in one line; exit status 2 for what the operator gave
+    (store, settings), 1 for what the machine refused (the port)."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def listen_address(host: str, port: int) -> str:
+    """host:port as nearcore's rpc_addr and URLs write it (IPv6 in brackets)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def app_from_env() -> FastAPI:
-    """Factory for uvicorn (`--factory`): every worker opens the store itself."""
+    """Factory for uvicorn: every worker opens the store itself, with the settings `serve` left
+    in the environment (the port there is the bound one)."""
     from nearrpc.http.app import build_app
 
     settings = ServeSettings()
-    return build_app(open_store(settings.store, "serve"), settings.cors_origins, settings.answer_cache_mb << 20)
-
-
-def _ready_store(settings: ServeSettings) -> str | None:
-    """Build the sample chain where no store exists yet; why the store cannot be served, or None."""
-    try:
-        open_store(settings.store, "read").close()
-        return None
-    except StoreNotFoundError:
-        log.info("no store at %s: building the sample chain there", describe_location(settings.store))
-    except StoreError as exc:
-        return str(exc)
-    from nearrpc.sample import build_sample_store
-
-    try:
-        build_sample_store(settings.store)
-        open_store(settings.store, "read").close()
-    except StoreError as exc:
-        return str(exc)
-    return None
-
-
-def serve(settings: ServeSettings) -> int:
-    import uvicorn
-
-    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    problem = _ready_store(settings)
-    if problem is not None:
-        print(f"nearrpc serve: {problem}", file=sys.stderr)
-        return 2
-    # workers re-create the app from the environment, so settings travel through it
-    os.environ.update(settings.to_env())
-    config = uvicorn.Config(
-        "nearrpc.cli.serve:app_from_env",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        log_level=settings.log_level,
-        access_log=settings.access_log,
+    return build_app(
+        open_store(settings.store, "serve"), settings.cors_origins, metrics=settings.metrics,
+        rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
     )
-    return _run_bound(config, settings)
 
 
-# --- bind first, then announce (issue 14: `--port 0` must tell which port it got) ----------
-# The socket is bound here rather than inside uvicorn, so the line below names the real port
-# (also for --port 0) and is only printed once connections can be made. Tools (the pytest
-# plugin in nearrpc.testing) read it: it ends with ` at http://HOST:PORT/`.
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
-def _run_bound(config: uvicorn.Config, settings: ServeSettings) -> int:
+def _checked_store(settings: ServeSettings, build_sample: bool) -> StoreInfo:
+    """The summary of a store that passed its quick check; builds the sample chain where asked
+    (or at the default path) when no store is there."""
+    location = describe_location(settings.store)
+    try:
+        reader = open_store(settings.store, "read")
+    except StoreNotFoundError:
+        if not build_sample and settings.store != DEFAULT_STORE:
+            raise Refused(
+                f"no store at {location} (create one with `nearrpc sample {location}` or `nearrpc import`, "
+                "or add --sample to build the sample chain there)"
+            ) from None
+        log.info("no store at %s: building the sample chain there", location)
+        from nearrpc.sample import build_sample_store
+
+        try:
+            build_sample_store(settings.store)
+            reader = open_store(settings.store, "read")
+        except StoreError as exc:
+            raise Refused(str(exc)) from None
+    except StoreError as exc:
+        raise Refused(str(exc)) from None
+    try:
+        check = reader.check(thorough=False)
+        if not check.ok:
+            more = f" (and {len(check.problems) - 1} more)" if len(check.problems) > 1 else ""
+            raise Refused(
+                f"{location} fails the store's quick check: {check.problems[0]}{more}; "
+                f"`nearrpc store check --store {location}` checks it in full"
+            )
+        return reader.info()
+    except StoreError as exc:
+        raise Refused(str(exc)) from None
+    finally:
+        reader.close()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, as uvicorn would bind it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's default backlog
+    except OSError as exc:
+        sock.close()
+        raise Refused(f"cannot listen on {listen_address(host, port)}: {exc.strerror or exc}", exit_code=1) from None
+    sock.set_inheritable(True)  # the workers serve it
+    return sock
+
+
+def _describe(info: StoreInfo) -> str:
+    chain = f"chain {info.chain_id}" if info.chain_id is not None else "no genesis config"
+    head = f"head {info.latest_height}" if info.latest_height is not None else "no blocks"
+    return f"{chain}, {head}"
+
+
+def _run_uvicorn(settings: ServeSettings, sock: socket.socket) -> int:
     import uvicorn
     from uvicorn.supervisors import Multiprocess
 
-    sock = config.bind_socket()  # exits with uvicorn's one-line error when the port is taken
-    sock.listen(config.backlog)  # connections queue from now on, until the workers accept them
-    port = sock.getsockname()[1]
-    host = f"[{settings.host}]" if ":" in settings.host else settings.host
-    print(f"nearrpc serve: serving {describe_location(settings.store)} at http://{host}:{port}/",
-          file=sys.stderr, flush=True)
-    if config.workers > 1:
-        Multiprocess(config, sockets=[sock]).run()
-        return 0
-    server = uvicorn.Server(config)
-    with contextlib.suppress(KeyboardInterrupt):
+    config = uvicorn.Config(
+        "nearrpc.cli.serve:app_from_env",
+        factory=True,
+        workers=settings.workers,
+        log_config=log_config(settings.log_level, settings.log_format),
+        log_level=settings.log_level,
+        access_log=settings.access_log,
+    )
+    if settings.workers == 1:
+        os.environ.pop(_METRICS_FOLDER_ENV, None)  # one process counts in memory
+        server = uvicorn.Server(config)
         server.run(sockets=[sock])
-    return 0 if server.started else 3  # 3: uvicorn's start-up failure status
+        return 0 if server.started else 1
+    # a fresh folder per run: counts from an earlier run must not add up with this one's
+    with tempfile.TemporaryDirectory(prefix="nearrpc-metrics-") as folder:
+        os.environ[_METRICS_FOLDER_ENV] = folder
+        Multiprocess(config, sockets=[sock]).run()
+    return 0
+
+
+def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
+    configure_logging(settings.log_level, settings.log_format)
+    try:
+        info = _checked_store(settings, build_sample)
+        sock = _listen(settings.host, settings.port)
+    except Refused as refused:
+        print(f"{_PREFIX} {_one_line(str(refused))}", file=sys.stderr)
+        return refused.exit_code
+    with sock:
+        bound = settings.model_copy(update={"port": sock.getsockname()[1]})
+        # workers re-create the app from the environment, so settings travel through it
+        os.environ.update(bound.to_env())
+        address = listen_address(bound.host, bound.port)
+        log.info("serving %s (%s) at http://%s/", describe_location(bound.store), _describe(info), address)
+        try:
+            return _run_uvicorn(bound, sock)
+        except KeyboardInterrupt:
+            return 0
 
 
 def _run(args: argparse.Namespace) -> int:
-    return serve(load_settings(ServeSettings, given(args, *_FLAGS)))
+    return serve(load_settings(ServeSettings, given(args, *_FLAGS)), build_sample=args.sample)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
         "serve",
-        help="serve the JSON-RPC interface (builds the sample store on first run)",
+        help="serve the JSON-RPC interface (builds the sample store at the default path on first run)",
         description="Serve genesis_config, EXPERIMENTAL_protocol_config, EXPERIMENTAL_view_account, "
-        "client_config and block at POST / and POST /<method>. Options fall back to NEARRPC_* variables.",
+        "client_config and block at POST / and POST /<method>, with /health, /status, /metrics and the "
+        "interface at /docs. Options fall back to NEARRPC_* variables.",
     )
     add_setting(run, ServeSettings, "host")
     add_setting(run, ServeSettings, "port")
-    add_setting(run, ServeSettings, "store", help_text="an SQLite file, created from the sample chain if missing")
+    add_setting(run, ServeSettings, "store", help_text=f"an SQLite file; the sample chain is built at {DEFAULT_STORE} "
+                "when missing there, elsewhere only with --sample")
+    run.add_argument("--sample", action="store_true", help="build the sample chain at the store path if no store is "
+                     "there")
     add_setting(run, ServeSettings, "workers")
     add_setting(run, ServeSettings, "log_level", choices=["critical", "error", "warning", "info", "debug"])
+    add_setting(run, ServeSettings, "log_format", choices=["text", "json"])
     add_setting(run, ServeSettings, "access_log", action="store_const", const=True)
+    add_setting(run, ServeSettings, "metrics", flag="--no-metrics", action="store_const", const=False,
+                help_text="do not count requests nor serve GET /metrics (metrics are on by default)")
     add_setting(run, ServeSettings, "cors_origins")
     add_setting(run, ServeSettings, "answer_cache_mb")
     run.set_defaults(func=_run)

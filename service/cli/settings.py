@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from nearrpc.cli.logs import LogFormat
+
 DEFAULT_STORE = "data/nearrpc.sqlite"
 ENV_PREFIX = "NEARRPC_"
 
@@ -26,13 +28,30 @@ class StoreSettings(BaseSettings):
     store: str = Field(DEFAULT_STORE, min_length=1, description="the store: a path to an SQLite file")
 
 
-class ServeSettings(StoreSettings):
+class LogSettings(BaseSettings):
+    """How every command logs (imports read these from the environment only)."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    log_level: LogLevel = Field("info", description="log level")
+    log_format: LogFormat = Field("text", description="log line format: text, or json (one object a line)")
+
+
+class ImportLogSettings(LogSettings):
+    """The imports log their progress as lines where stderr is not a terminal."""
+
+    progress_every: float = Field(
+        10.0, gt=0, le=3600, description="seconds between progress log lines of an import when stderr is not a terminal"
+    )
+
+
+class ServeSettings(StoreSettings, LogSettings):
     host: str = Field("127.0.0.1", min_length=1, description="address to listen on")
     port: int = Field(3030, ge=0, le=65535, description="port to listen on (0: any free port, printed at start)")
     workers: int = Field(1, ge=1, le=256, description="worker processes")
-    log_level: LogLevel = Field("info", description="log level")
     access_log: bool = Field(False, description="log every request (it costs about 20%% throughput)")
     answer_cache_mb: int = Field(64, ge=0, le=65536, description="memory for answers kept between requests, MiB")
+    metrics: bool = Field(True, description="count requests for GET /metrics")
     # "*" (the default, as nearcore's) allows any origin; "" none; else a comma-separated list
     cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
         ("*",), description='allowed CORS origins, comma-separated, "*" for any, "" for none'
@@ -53,6 +72,8 @@ class ServeSettings(StoreSettings):
             f"{ENV_PREFIX}PORT": str(self.port),
             f"{ENV_PREFIX}WORKERS": str(self.workers),
             f"{ENV_PREFIX}LOG_LEVEL": self.log_level,
+            f"{ENV_PREFIX}LOG_FORMAT": self.log_format,
+            f"{ENV_PREFIX}METRICS": "1" if self.metrics else "0",
             f"{ENV_PREFIX}ACCESS_LOG": "1" if self.access_log else "0",
             f"{ENV_PREFIX}CORS_ORIGINS": ",".join(self.cors_origins),
             f"{ENV_PREFIX}ANSWER_CACHE_MB": str(self.answer_cache_mb),

@@ -1,4 +1,5 @@
-"""The HTTP application: the generated JSON-RPC routes, the ops routes and CORS, over a reader.
+"""The HTTP application: the generated JSON-RPC routes, the ops routes, the docs page and CORS,
+over a reader.
 
 `build_app(reader)` is what servers and tests run; `nearrpc.cli.serve` builds the reader from
 the settings in each uvicorn worker. The application is a FastAPI app whose entry point first
@@ -17,7 +18,9 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from nearrpc.generated.routes import build_router, jsonrpc_front
+from nearrpc.http.docs import add_docs_page
 from nearrpc.http.endpoint import JsonRpcEndpoint
+from nearrpc.http.metrics import observe_rpc
 from nearrpc.http.ops import ops_router
 from nearrpc.methods.handlers import ChainHandlers
 from nearrpc.runtime_params import RuntimeParamStore
@@ -54,10 +57,18 @@ class NearRpcApp(FastAPI):
 
 
 def build_app(
-    reader: ServingReader, cors_origins: tuple[str, ...] = ("*",), answer_cache_bytes: int = DEFAULT_ANSWER_CACHE_BYTES
+    reader: ServingReader,
+    cors_origins: tuple[str, ...] = ("*",),
+    *,
+    metrics: bool = True,
+    rpc_addr: str | None = None,
+    answer_cache_bytes: int = DEFAULT_ANSWER_CACHE_BYTES,
 ) -> FastAPI:
+    """`metrics`: count answers and serve /metrics; `rpc_addr`: where the server listens
+    (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers."""
     handlers = ChainHandlers(reader, RuntimeParamStore.load())
-    app = NearRpcApp(JsonRpcEndpoint(handlers, handlers.refresh, cache_bytes=answer_cache_bytes))
+    observe = observe_rpc if metrics else None
+    app = NearRpcApp(JsonRpcEndpoint(handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe))
 
     @app.exception_handler(HTTPException)
     async def bare_http_error(request: Request, error: HTTPException) -> Response:
@@ -65,6 +76,7 @@ def build_app(
         # empty body; keep the status and headers (Allow), drop Starlette's JSON detail
         return Response(status_code=error.status_code, headers=error.headers)
 
-    app.include_router(ops_router(reader))
+    app.include_router(ops_router(reader, rpc_addr=rpc_addr, metrics=metrics))
+    add_docs_page(app)
     _add_cors(app, cors_origins)
     return app

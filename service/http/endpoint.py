@@ -8,6 +8,10 @@ catalogue decides it). No stack trace ever reaches the client.
 Answers are kept (methods.answers) by method and params, until the store changes what they
 were computed from; the store's change counters are read before every request, so a running
 server answers from what an import has committed.
+
+Every answer is counted once where it is produced (`observe`, the Prometheus counters of
+`nearrpc.http.metrics` in a server). Every INTERNAL_ERROR is logged once, with its cause and a
+request id made for it; the answer carries that id in an `X-Request-Id` header, never a trace.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from __future__ import annotations
 import json
 import logging
 import re
+import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeAlias
 
 import orjson
 from starlette.types import Message, Receive, Scope, Send
@@ -29,9 +35,12 @@ from nearrpc.http.envelope import read_request
 from nearrpc.http.params import typed_params
 from nearrpc.methods.answers import Answer, AnswerCache, depends_on
 from nearrpc.methods.blocks import reference_of
-from nearrpc.methods.errors import RpcError, internal_error, method_not_found, parse_error
+from nearrpc.methods.errors import Cause, RpcError, internal_error, method_not_found, parse_error
 
 log = logging.getLogger("nearrpc.endpoint")
+
+# observe(method or None, error cause or None, HTTP status, seconds): one call per answer
+Observer: TypeAlias = Callable[[str | None, str | None, int, float], None]
 
 MAX_BODY_BYTES: Final = 10 * 1024 * 1024  # nearcore's default json_payload_max_size
 # nearcore serves this older name too
@@ -47,9 +56,15 @@ _LONG_INTEGER: Final = re.compile(rb"\d{19}")
 
 @dataclass(frozen=True, slots=True)
 class Reply:
+    """An answer, and what it is counted as: the method asked for (None: no request could be
+    read) and the error cause (None: a result, or a plain-text refusal)."""
+
     status: int
     content_type: bytes
     body: bytes
+    method: str | None = None
+    cause: str | None = None
+    request_id: bytes | None = None  # set on INTERNAL_ERROR answers, which are logged
 
 
 def is_json_content_type(value: bytes | None) -> bool:
@@ -121,26 +136,28 @@ class JsonRpcEndpoint:
         refresh: Callable[[], frozenset[str]],
         *,
         cache_bytes: int,
+        observe: Observer | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         self._handlers = handlers
         self._refresh = refresh
         self._answers = AnswerCache(cache_bytes)
+        self._observe = observe
         self._max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send, path_method: str | None) -> None:
+        started = time.perf_counter()
         try:
             reply = await self._reply(scope, receive, path_method)
         except _Disconnected:
             return
-        await send(
-            {
-                "type": "http.response.start",
-                "status": reply.status,
-                "headers": [(b"content-length", b"%d" % len(reply.body)), (b"content-type", reply.content_type)],
-            }
-        )
+        headers = [(b"content-length", b"%d" % len(reply.body)), (b"content-type", reply.content_type)]
+        if reply.request_id is not None:
+            headers.append((b"x-request-id", reply.request_id))
+        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
         await send({"type": "http.response.body", "body": reply.body})
+        if self._observe is not None:
+            self._observe(reply.method, reply.cause, reply.status, time.perf_counter() - started)
 
     async def _reply(self, scope: Scope, receive: Receive, path_method: str | None) -> Reply:
         declared = content_type = None
@@ -163,32 +180,34 @@ class JsonRpcEndpoint:
             return Reply(400, _TEXT, f"Failed to parse the request body as JSON: {exc}".encode())
         try:
             return await self.answer(message, path_method)
-        except Exception:
+        except Exception as exc:
             # answer() turns every handler failure into JSON-RPC already; this is the last guard
-            log.exception("unexpected failure outside the handlers")
-            return self._error(wire.NULL_ID, internal_error("Unexpected internal failure"), None)
+            return self._error(wire.NULL_ID, internal_error("Unexpected internal failure"), None, None, exc)
 
     async def answer(self, message: object, path_method: str | None) -> Reply:
         """The reply to one parsed JSON body."""
         try:
             rpc = read_request(message)
         except RpcError as error:
-            return self._error(wire.NULL_ID, error, None)
+            return self._error(wire.NULL_ID, error, None, None)
         id_json = wire.encode_id(rpc.request_id)
+        name = METHOD_ALIASES.get(rpc.method, rpc.method)
         try:
             method = self._method(rpc.method, path_method)
         except RpcError as error:
-            return self._error(id_json, error, rpc.params)
+            return self._error(id_json, error, rpc.params, name)
         self._answers.forget(self._refresh())
         key = _params_key(method, rpc.params)
         answer = None if key is None else self._answers.get((method.name, key))
+        failure = None
         if answer is None:
-            answer = await self._compute(method, rpc.params, key)
+            answer, failure = await self._compute(method, rpc.params, key)
         if isinstance(answer, RpcError):
-            return self._error(id_json, answer, rpc.params)
-        return Reply(200, _JSON, wire.result_body(id_json, answer))
+            return self._error(id_json, answer, rpc.params, name, failure)
+        return Reply(200, _JSON, wire.result_body(id_json, answer), name)
 
-    async def _compute(self, method: MethodSpec, params: object, key: bytes | None) -> Answer:
+    async def _compute(self, method: MethodSpec, params: object, key: bytes | None) -> tuple[Answer, Exception | None]:
+        """The answer, and the unexpected failure behind an INTERNAL_ERROR (for the log)."""
         reference = None
         answer: Answer
         try:
@@ -197,13 +216,12 @@ class JsonRpcEndpoint:
             answer = await getattr(self._handlers, method.name)(typed)
         except RpcError as error:
             answer = error
-        except Exception:
-            log.exception("unexpected failure answering %s", method.name)
-            return internal_error("Unexpected internal failure")
+        except Exception as exc:
+            return internal_error("Unexpected internal failure"), exc
         kinds = depends_on(method.name, reference, answer)
         if key is not None and kinds is not None:
             self._answers.put((method.name, key), answer, kinds)
-        return answer
+        return answer, None
 
     def _method(self, name: str, path_method: str | None) -> MethodSpec:
         method = METHODS.get(METHOD_ALIASES.get(name, name))
@@ -214,5 +232,21 @@ class JsonRpcEndpoint:
         return method
 
     @staticmethod
-    def _error(id_json: bytes, error: RpcError, params: object) -> Reply:
-        return Reply(error.http_status(params), _JSON, wire.error_body(id_json, error))
+    def _error(
+        id_json: bytes, error: RpcError, params: object, method: str | None, failure: Exception | None = None
+    ) -> Reply:
+        request_id = _log_internal_error(error, method, failure) if error.kind.cause is Cause.INTERNAL_ERROR else None
+        return Reply(error.http_status(params), _JSON, wire.error_body(id_json, error), method, error.kind.cause,
+                     request_id)
+
+
+def _log_internal_error(error: RpcError, method: str | None, failure: Exception | None) -> bytes:
+    """Log an INTERNAL_ERROR answer once (with the traceback of an unexpected failure); its id."""
+    request_id = secrets.token_hex(8)
+    reason = (error.info or {}).get("error_message", error.data)
+    cause = str(reason) if failure is None else f"{type(failure).__name__}: {failure}"
+    log.error(
+        "INTERNAL_ERROR request_id=%s method=%s: %s", request_id, method or "-", cause,
+        exc_info=failure, extra={"request_id": request_id, "rpc_method": method, "cause": cause},
+    )
+    return request_id.encode()

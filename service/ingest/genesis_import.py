@@ -143,7 +143,7 @@ def import_genesis(
                     raise located(f"{client_config_path}: client config", exc) from None
         summary.client_config = writer.reader().client_config_json() is not None
     if progress is not None:
-        progress.update(total)
+        progress.update(total, records=summary.records)
         progress.close()
     summary.seconds = time.monotonic() - started
     return summary

@@ -245,8 +245,13 @@ async def _record(recording: Recording, target: ChainWriter, progress: Progress 
         if progress is not None:
             progress.count("requests")
 
+    def retrying(message: str) -> None:
+        if progress is not None:
+            progress.count("retries")
+            progress.note(f"{recording.url}: {message}")
+
     async with RpcClient(recording.url, recording.policy, concurrency=recording.concurrency,
-                         on_request=counted) as rpc:
+                         on_request=counted, on_retry=retrying) as rpc:
         genesis = await rpc.result("genesis_config", None)
         client = await rpc.result("client_config", None)
         if not isinstance(genesis, dict) or not isinstance(client, dict) or "chain_id" not in genesis:

@@ -104,11 +104,13 @@ class RpcClient:
         *,
         concurrency: int,
         on_request: Callable[[], None] | None = None,
+        on_retry: Callable[[str], None] | None = None,
     ) -> None:
         self._url = url
         self._concurrency = max(1, concurrency)
         self._policy = policy
         self._on_request = on_request
+        self._on_retry = on_retry
         self._gate = asyncio.Semaphore(self._concurrency)
         self._client: httpx.AsyncClient | None = None
         self._next_id = 0
@@ -145,6 +147,13 @@ class RpcClient:
 
     def _count_retry(self, state: RetryCallState) -> None:
         self.retries += 1
+        if self._on_retry is not None:
+            failure = state.outcome.exception() if state.outcome is not None else None
+            wait = state.next_action.sleep if state.next_action is not None else 0.0
+            what = state.args[2] if len(state.args) > 2 else "a request"
+            self._on_retry(
+                f"{what}: {failure}; retry {state.attempt_number} of {self._policy.retries} in {wait:.1f} s"
+            )
 
     async def call(self, method: str, params: Any) -> RpcReply:
         """One JSON-RPC call, retried on transport errors and on 408/429/5xx."""

@@ -125,6 +125,19 @@ class StoreVersion:
 STORE_KINDS: Final = ("configs", "blocks", "epochs", "accounts")
 
 
+@dataclass(frozen=True, slots=True)
+class StoreCheck:
+    """What an integrity check of a store found."""
+
+    thorough: bool  # the full check (every index against its table, every row counted)
+    counts: Mapping[str, int]  # rows per kind: blocks, epochs, account states
+    problems: tuple[str, ...]  # empty when the store passed
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
 class ChainReader(Protocol):
     """Read access to one chain. Every lookup is a single indexed query."""
 
@@ -174,6 +187,23 @@ class ChainReader(Protocol):
         """Counts and bounds of the stored data."""
         ...
 
+    def account_count(self) -> int:
+        """How many accounts have a stored state, deleted ones included. Reads an index whole
+        (not a lookup): callers cache it, e.g. until `info().account_state_count` changes."""
+        ...
+
+    def epoch_start_height(self, block: StoredBlock) -> int | None:
+        """The height of the first block of `block`'s epoch, when the store can tell: it holds
+        the canonical block before it (of another epoch), or the epoch starts at the stored
+        genesis block. None otherwise (the store begins, or has a gap, inside the epoch)."""
+        ...
+
+    def check(self, *, thorough: bool) -> StoreCheck:
+        """Check the store's integrity: the quick check reads every page once (a server runs it
+        at start); the thorough one also checks every index and counts every row. Never raises
+        for a damaged store: what is wrong is in `problems`."""
+        ...
+
     def import_progress(self) -> bytes | None:
         """The note a resumable import left with its last committed batch."""
         ...
@@ -210,6 +240,14 @@ class ServingReader(Protocol):
     async def account_json(self, account_id: str, height: int) -> bytes | None: ...
 
     async def info(self) -> StoreInfo: ...
+
+    async def account_count(self) -> int:
+        """Distinct accounts with a stored state (for /metrics)."""
+        ...
+
+    async def epoch_start_height(self, block: StoredBlock) -> int | None:
+        """The height of the first stored block of `block`'s epoch (for /status)."""
+        ...
 
     def version(self) -> StoreVersion:
         """The change counters, without waiting on anything: the server asks before every

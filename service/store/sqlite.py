@@ -2,7 +2,10 @@
 
 Readers open it read-only (`mode=ro`); writers use WAL while they write, so a server can keep
 reading during an import, and fold it back into the file when they close, so the store is one
-file again that can be served from a read-only folder. A new store is built in a hidden file
+file again that can be served from a read-only folder. A store left in WAL mode (a writer
+closed while a server was reading it) has no writes outside the file once its writer closed;
+in a read-only folder, where SQLite cannot create the WAL index beside it, it is opened
+`immutable` instead. A new store is built in a hidden file
 beside its path and renamed into place with its first committed batch. Every lookup is one
 query on a primary key or index that reads a row or two, so its cost does not grow with the
 chain.
@@ -35,6 +38,7 @@ from nearrpc.store.base import (
     SCHEMA_VERSION,
     STORE_KINDS,
     ChainReader,
+    StoreCheck,
     StoredBlock,
     StoredEpoch,
     StoreError,
@@ -91,7 +95,19 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "version": "SELECT key, value FROM meta WHERE key IN ("
     + ", ".join(f"'version_{kind}'" for kind in STORE_KINDS)
     + ")",
+    # epoch_start_height: a walk down the canonical heights from a block to the last block of
+    # the previous epoch (at most one epoch's blocks), then the canonical block after it
+    "previous_epoch_block": "SELECT height, hash FROM blocks WHERE canonical = 1 AND height < ? AND epoch_id != ? "
+    "ORDER BY height DESC LIMIT 1",
+    "next_block": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 AND height > ? ORDER BY height ASC LIMIT 1",
 }
+
+# Distinct accounts: one walk of the account_states primary key (not a lookup).
+_ACCOUNT_COUNT: Final = "SELECT count(*) FROM (SELECT DISTINCT account_id FROM account_states)"
+# Every table of the layout; a check reports the ones missing.
+_TABLES: Final = ("nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states")
+# At most this many problems are listed by a check (SQLite's own checks stop there too).
+_MAX_PROBLEMS: Final = 20
 
 _GENESIS_CONFIG = "genesis_config"
 _CLIENT_CONFIG = "client_config"
@@ -119,9 +135,9 @@ _EXISTS: Final = {
 }
 
 
-def _uri(path: Path, mode: str) -> str:
+def _uri(path: Path, mode: str, *, immutable: bool = False) -> str:
     # Path.as_uri percent-encodes whatever needs it (spaces, '?', '#').
-    return f"{path.resolve().as_uri()}?mode={mode}"
+    return f"{path.resolve().as_uri()}?mode={mode}" + ("&immutable=1" if immutable else "")
 
 
 def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
@@ -256,6 +272,55 @@ class SqliteChainReader:
             epoch_count=count("epochs"),
             account_state_count=count("account_states"),
         )
+
+    def account_count(self) -> int:
+        try:
+            count: int = self._connection.conn.execute(_ACCOUNT_COUNT).fetchone()[0]
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._path}: counting accounts failed: {exc}") from exc
+        return count
+
+    def epoch_start_height(self, block: StoredBlock) -> int | None:
+        previous = self._one("previous_epoch_block", block.height, block.epoch_id)
+        if previous is None:
+            # nothing of another epoch below: known only when the store begins at genesis
+            earliest = self.earliest_block()
+            if earliest is None or earliest.height != self.genesis_height() or earliest.epoch_id != block.epoch_id:
+                return None
+            return earliest.height
+        first = _block(self._one("next_block", previous[0]))
+        # a gap in the stored heights could hide the epoch's real first block
+        return first.height if first is not None and first.prev_hash == previous[1] else None
+
+    def check(self, *, thorough: bool) -> StoreCheck:
+        conn = self._connection.conn
+        problems: list[str] = []
+        pragma = "integrity_check" if thorough else "quick_check"
+        try:
+            rows = conn.execute(f"PRAGMA {pragma}({_MAX_PROBLEMS})").fetchall()
+            # one row per problem, or one row of lines under a "*** in database main ***" heading
+            lines = (line.strip() for row in rows for line in str(row[0]).splitlines())
+            problems += [line for line in lines if line and line != "ok" and not line.startswith("***")]
+            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as exc:
+            return StoreCheck(thorough, {}, (*problems, f"{pragma} failed: {exc}"))
+        problems += [f"table {table} is missing" for table in _TABLES if table not in tables]
+        counts: dict[str, int] = {}
+        for table, counter in _COUNTERS.items():
+            if table not in tables:
+                continue
+            try:
+                stored = int(self._meta(counter) or 0)
+                if thorough:
+                    (counted,) = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+                    if counted != stored:
+                        problems.append(f"meta counts {stored} rows of {table}, the table holds {counted}")
+                    stored = counted
+            except (sqlite3.DatabaseError, StoreError, ValueError) as exc:
+                problems.append(f"cannot count the rows of {table}: {exc}")
+                continue
+            counts[table] = stored
+        return StoreCheck(thorough, counts, tuple(problems[:_MAX_PROBLEMS]))
 
     def import_progress(self) -> bytes | None:
         note = self._meta(_IMPORT_PROGRESS)
@@ -400,10 +465,10 @@ class SqliteWriteBatch:
         self._open = False
 
 
-def _connect(path: Path, mode: str, *, check_same_thread: bool) -> sqlite3.Connection:
+def _connect(path: Path, mode: str, *, check_same_thread: bool, immutable: bool = False) -> sqlite3.Connection:
     try:
         return sqlite3.connect(
-            _uri(path, mode),
+            _uri(path, mode, immutable=immutable),
             uri=True,
             isolation_level=None,  # transactions are explicit (BEGIN/COMMIT)
             check_same_thread=check_same_thread,
@@ -606,11 +671,39 @@ class SqliteServingReader:
     async def info(self) -> StoreInfo:
         return self._reader.info()
 
+    async def account_count(self) -> int:
+        return self._reader.account_count()
+
+    async def epoch_start_height(self, block: StoredBlock) -> int | None:
+        return self._reader.epoch_start_height(block)
+
     def version(self) -> StoreVersion:
         return self._reader.version()
 
     async def close(self) -> None:
         self._reader.close()
+
+
+def _read_only_connection(path: Path) -> sqlite3.Connection:
+    """A read-only connection, `immutable` for a store in WAL mode in a folder SQLite cannot
+    write its WAL index to (a read-only mount or folder)."""
+    conn = _connect(path, "ro", check_same_thread=False)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return conn
+    except sqlite3.DatabaseError as exc:
+        if exc.sqlite_errorcode != sqlite3.SQLITE_CANTOPEN:
+            return conn  # not a store, or damaged: the schema check says which
+        conn.close()
+    wal = Path(f"{path}-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        # immutable would skip the writes in the WAL file: refuse rather than serve old data
+        raise StoreError(
+            f"cannot read {path}: it is in WAL mode with writes in {wal.name} that are not folded into it, "
+            f"and SQLite cannot create {path.name}-shm in its folder; serve it from a writable folder once "
+            "(or copy its -shm file beside it)"
+        )
+    return _connect(path, "ro", check_same_thread=False, immutable=True)
 
 
 def open_reader(path: Path) -> SqliteChainReader:
@@ -621,7 +714,7 @@ def open_reader(path: Path) -> SqliteChainReader:
     """
     if not path.is_file():
         raise StoreNotFoundError(f"no store at {path}")
-    conn = _connect(path, "ro", check_same_thread=False)
+    conn = _read_only_connection(path)
     try:
         conn.execute("PRAGMA query_only = ON")
         _check_schema(conn, path)

@@ -57,7 +57,7 @@ def nearrpc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
     if named is not None and not named.is_file():
         pytest.fail(f"nearrpc_store: no store at {named}", pytrace=False)
     try:
-        with running_server(named or folder / "sample.sqlite", folder / "server.log") as server:
+        with running_server(named or folder / "sample.sqlite", folder / "server.log", sample=named is None) as server:
             config.stash[_SERVER] = server
             yield server
             del config.stash[_SERVER]

@@ -50,9 +50,10 @@ class NearrpcServer:
             return stream.read().decode("utf-8", "replace")
 
 
-def _command(store: Path) -> list[str]:
-    return [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--store", str(store),
-            "--log-level", "info", "--access-log"]
+def _command(store: Path, sample: bool) -> list[str]:
+    command = [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--store", str(store),
+               "--log-level", "info", "--access-log"]
+    return [*command, "--sample"] if sample else command
 
 
 def _copy_output(source: IO[bytes], log: IO[bytes], found: list[str], bound: threading.Event) -> None:
@@ -94,12 +95,15 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def running_server(store: Path, log: Path, *, startup_seconds: float = 60.0) -> Iterator[NearrpcServer]:
-    """Serve `store` (built from the sample chain first when it does not exist) until the block ends."""
+def running_server(
+    store: Path, log: Path, *, sample: bool = False, startup_seconds: float = 60.0
+) -> Iterator[NearrpcServer]:
+    """Serve `store` until the block ends; with `sample`, the sample chain is built there first
+    when no store exists."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("NEARRPC_")}
     with log.open("wb") as log_file:
         process = subprocess.Popen(
-            _command(store), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+            _command(store, sample), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
             start_new_session=hasattr(os, "killpg"),
         )
         assert process.stdout is not None

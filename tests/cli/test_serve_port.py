@@ -27,7 +27,7 @@ def test_port_zero_prints_the_bound_port_also_with_workers_and_a_quiet_log(sampl
         line = process.stderr.readline()  # the first line: nothing else is logged at this level
         match = BOUND.search(line)
         assert match, line
-        assert line.startswith(f"nearrpc serve: serving {sample_store}")
+        assert f" nearrpc.serve: serving {sample_store} (chain nearrpc-localnet, head 110) at http://" in line
         host, port = match.group(1), int(match.group(2))
         assert host == "127.0.0.1" and port > 0
         # bound before the line was printed; the workers accept on it once they have started

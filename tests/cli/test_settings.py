@@ -7,6 +7,7 @@ import pytest
 
 from nearrpc.cli.settings import (
     DEFAULT_STORE,
+    ImportLogSettings,
     RecorderSettings,
     ServeSettings,
     SettingsError,
@@ -28,6 +29,9 @@ def test_defaults() -> None:
     settings = load_settings(ServeSettings, {})
     assert (settings.host, settings.port, settings.store, settings.workers) == ("127.0.0.1", 3030, DEFAULT_STORE, 1)
     assert (settings.log_level, settings.access_log, settings.cors_origins) == ("info", False, ("*",))
+    assert (settings.log_format, settings.metrics) == ("text", True)
+    assert load_settings(ImportLogSettings, {}).progress_every == 10.0
+    assert load_settings(ServeSettings, {"port": "0"}).port == 0  # any free port
     recorder = load_settings(RecorderSettings, {})
     assert (recorder.concurrency, recorder.batch_heights, recorder.retries) == (4, 50, 5)
     assert (recorder.backoff, recorder.timeout, recorder.store) == (0.5, 30.0, DEFAULT_STORE)
@@ -67,6 +71,9 @@ def test_settings_reproduce_themselves_through_the_environment(monkeypatch: pyte
         (ServeSettings, {}, {"NEARRPC_WORKERS": "two"}, "NEARRPC_WORKERS='two': Input should be a valid integer"),
         (ServeSettings, {}, {"NEARRPC_ACCESS_LOG": "maybe"}, "NEARRPC_ACCESS_LOG='maybe': Input should be a valid"),
         (ServeSettings, {}, {"NEARRPC_LOG_LEVEL": "loud"}, "NEARRPC_LOG_LEVEL='loud': Input should be"),
+        (ServeSettings, {}, {"NEARRPC_LOG_FORMAT": "xml"}, "NEARRPC_LOG_FORMAT='xml': Input should be 'text'"),
+        (ServeSettings, {}, {"NEARRPC_METRICS": "perhaps"}, "NEARRPC_METRICS='perhaps': Input should be a valid"),
+        (ImportLogSettings, {}, {"NEARRPC_PROGRESS_EVERY": "0"}, "NEARRPC_PROGRESS_EVERY='0': Input should be greater"),
         (ServeSettings, {"store": ""}, {}, "--store='': String should have at least 1 character"),
         (RecorderSettings, {"retries": "-1"}, {}, "--retries='-1': Input should be greater than or equal to 0"),
         (RecorderSettings, {}, {"NEARRPC_RECORD_TIMEOUT": "0"}, "NEARRPC_RECORD_TIMEOUT='0': Input should be greater"),
@@ -76,7 +83,7 @@ def test_settings_reproduce_themselves_through_the_environment(monkeypatch: pyte
 )
 def test_a_bad_value_is_named_in_one_line(
     monkeypatch: pytest.MonkeyPatch,
-    cls: type[StoreSettings],
+    cls: type[StoreSettings | ImportLogSettings],
     flags: dict[str, str],
     environment: dict[str, str],
     message: str,
@@ -95,6 +102,8 @@ def test_a_bad_value_is_named_in_one_line(
         (("serve", "--workers", "0"), {}, "nearrpc serve: --workers='0': Input should be greater than or equal to 1"),
         (("serve",), {"NEARRPC_PORT": "abc"}, "nearrpc serve: NEARRPC_PORT='abc': Input should be a valid integer"),
         (("serve",), {"NEARRPC_WORKERS": "two"}, "nearrpc serve: NEARRPC_WORKERS='two': Input should be a valid"),
+        (("serve", "--port", "70000"), {}, "nearrpc serve: --port='70000': Input should be less than"),
+        (("import", "blocks", "x.json"), {"NEARRPC_LOG_FORMAT": "xml"}, "nearrpc import: NEARRPC_LOG_FORMAT='xml'"),
         (
             ("import", "rpc", "--url", "http://127.0.0.1:9", "--from-height", "1", "--to-height", "2",
              "--retries", "-1"),
@@ -116,7 +125,8 @@ def test_the_command_refuses_a_bad_value_in_one_line(
 def test_help_shows_each_settings_variable_and_default() -> None:
     serve = nearrpc("serve", "--help", timeout=60).stdout
     for text in ("NEARRPC_PORT, default 3030", "NEARRPC_WORKERS, default 1", f"NEARRPC_STORE, default {DEFAULT_STORE}",
-                 "NEARRPC_CORS_ORIGINS, default *", "NEARRPC_ACCESS_LOG, default False"):
+                 "NEARRPC_CORS_ORIGINS, default *", "NEARRPC_ACCESS_LOG, default False",
+                 "NEARRPC_LOG_FORMAT, default text", "NEARRPC_METRICS, default True", "--no-metrics", "--sample"):
         assert text in " ".join(serve.split()), text
     record = " ".join(nearrpc("import", "rpc", "--help", timeout=60).stdout.split())
     for text in ("NEARRPC_RECORD_RETRIES, default 5", "NEARRPC_RECORD_BACKOFF, default 0.5", "NEARRPC_STORE"):

@@ -46,9 +46,14 @@ def test_the_wheel_adds_only_the_nearrpc_namespace(installed: Path) -> None:
 
 def test_the_installed_command_serves_block(installed: Path, tmp_path: Path) -> None:
     store = tmp_path / "store.sqlite"
+    # serve builds the sample chain only at its default path: an explicit store is made first
+    run(installed / "nearrpc", "sample", store, cwd=tmp_path)
     command = [str(installed / "nearrpc")]
     with running_server(store, tmp_path / "serve.log", command=command, cwd=tmp_path) as server:
         body = {"jsonrpc": "2.0", "id": 1, "method": "block", "params": {"finality": "final"}}
         answer = httpx.post(server.url, json=body, timeout=10)
+        # the docs page's assets and the metrics come with the installed dependencies
+        assert httpx.get(f"{server.url}/docs/assets/swagger-ui-bundle.js", timeout=10).status_code == 200
+        assert "nearrpc_rpc_requests_total" in httpx.get(f"{server.url}/metrics", timeout=10).text
     assert answer.status_code == 200
     assert answer.json()["result"]["header"]["height"] > 0

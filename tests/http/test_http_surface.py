@@ -7,27 +7,16 @@ import pytest
 
 from nearrpc.spec import spec_bytes
 from nearrpc.version import INTERFACE_VERSION
-from tests.support.sample_facts import sample_facts
 
 pytestmark = pytest.mark.live
 
 
-def test_health(http: httpx.Client) -> None:
-    assert http.get("/health").status_code == 200
+def test_health_answers_as_nearcore_does(http: httpx.Client) -> None:
+    health = http.get("/health")
+    assert (health.status_code, health.content) == (200, b"null")
+    assert health.headers["content-type"] == "application/json"
     head = http.head("/health")
     assert head.status_code == 200 and head.content == b""
-
-
-def test_status_summarises_the_store(http: httpx.Client) -> None:
-    facts = sample_facts()
-    status = http.get("/status").json()
-    assert status["chain_id"] == facts.chain_id
-    assert status["version"]["interface"] == INTERFACE_VERSION
-    sync = status["sync_info"]
-    assert (sync["latest_block_height"], sync["latest_block_hash"]) == (facts.head_height, facts.head_hash)
-    assert (sync["earliest_block_height"], sync["earliest_block_hash"]) == (facts.genesis_height, facts.genesis_hash)
-    assert status["store"]["blocks"] == len(facts.block_heights)
-    assert http.head("/status").status_code == 200
 
 
 def test_openapi_document_is_the_spec(http: httpx.Client) -> None:

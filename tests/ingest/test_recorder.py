@@ -255,8 +255,12 @@ def test_refusals_are_one_line(recorded: Path, server_a: LiveServer, tmp_path: P
 
     with socket_closed_port() as url:
         done = record(url, store, "--retries", "2", "--backoff", "0.01")
-    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1
-    assert "genesis_config null: ConnectError" in done.stderr and "still after 2 retries" in done.stderr
+    # a warning per retry as it happens (issue 12: no silent retrying), then the one-line error
+    *retries, error = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(retries) == 2, done.stderr
+    assert all(" WARNING nearrpc.import: recording: " in line for line in retries), retries
+    assert error.startswith("nearrpc import: error: ")
+    assert "genesis_config null: ConnectError" in error and "still after 2 retries" in error
     assert not store.exists()  # nothing was stored, so no store was created
 
     sample_copy = tmp_path / "other_chain.sqlite"

@@ -18,6 +18,7 @@ from nearrpc.store import open_store
 from tests.store.sqlite_files import drop_tables
 from tests.support.live_server import running_server
 from tests.support.rpc import call, checked
+from tests.support.sample_facts import sample_facts
 from tests.support.stores import create_empty_store
 
 pytestmark = pytest.mark.live
@@ -85,8 +86,11 @@ def test_genesis_only_store_protocol_config_and_accounts(genesis_only: httpx.Cli
 
 def test_genesis_only_status_says_what_is_missing(genesis_only: httpx.Client) -> None:
     status = genesis_only.get("/status").json()
-    assert status["store"]["blocks"] == 0
-    assert any("no blocks stored" in gap for gap in status["limitations"])
+    assert status["nearrpc"]["store"]["blocks"] == 0
+    assert any("no blocks stored" in gap for gap in status["nearrpc"]["limitations"])
+    # what a store without blocks cannot say is left out, not made up
+    assert status["chain_id"] == sample_facts().chain_id
+    assert not {"sync_info", "protocol_version", "latest_protocol_version", "genesis_hash"} & set(status)
     assert genesis_only.get("/health").status_code == 200
 
 
@@ -96,7 +100,7 @@ def test_empty_store_answers_internal_errors(empty: httpx.Client) -> None:
         assert answer.status == 500 and answer.error["cause"]["name"] == "INTERNAL_ERROR"
         assert "holds no" in answer.error["cause"]["info"]["error_message"]
     status = empty.get("/status").json()
-    assert {gap.split(":")[0] for gap in status["limitations"]} >= {
+    assert {gap.split(":")[0] for gap in status["nearrpc"]["limitations"]} >= {
         "no genesis_config stored",
         "no client_config stored",
     }
@@ -107,7 +111,8 @@ def test_status_reports_an_unusable_store(tmp_path: Path) -> None:
     create_empty_store(store)
     with running_server(store, tmp_path / "server.log") as live, httpx.Client(base_url=live.url) as http:
         store.write_bytes(b"this is not a database any more" * 100)
-        assert http.get("/health").status_code == 503
+        health = http.get("/health")
+        assert (health.status_code, health.content) == (503, b"")  # nearcore's failed health answer
         assert http.get("/status").status_code == 503
         answer = call(http, "block", {"finality": "final"})
         assert answer.status == 500 and answer.body["error"]["name"] == "INTERNAL_ERROR"
