@@ -26,6 +26,8 @@ from typing import Any, cast
 
 from jsonpointer import JsonPointer, JsonPointerException
 
+from tools.crypto_hash_pattern import crypto_hash_pattern
+
 REPO = Path(__file__).resolve().parent.parent
 SPEC_DIR = REPO / "spec"
 DEFAULT_OUT = SPEC_DIR / "openapi.json"
@@ -114,17 +116,32 @@ def _substitute(value: Json, variables: dict[str, str]) -> Json:
     return value
 
 
+# Values too long to write by hand, computed by code in tools/: an op names one with
+# "value_from" instead of giving a "value".
+GENERATED_VALUES = {"crypto_hash_pattern": crypto_hash_pattern}
+
+
+def _with_value(op: dict[str, Json], overlay_id: str) -> dict[str, Json]:
+    name = op.get("value_from")
+    if name is None:
+        return op
+    if name not in GENERATED_VALUES or "value" in op:
+        raise OverlayError(f"overlay {overlay_id!r}: value_from {name!r} is not a known generated value")
+    return {**{k: v for k, v in op.items() if k != "value_from"}, "value": GENERATED_VALUES[name]()}
+
+
 def _expand(overlay: dict[str, Json], methods: dict[str, dict[str, str]]) -> Iterator[dict[str, Json]]:
     """Yield the concrete operations of one overlay (templated ones once per method)."""
     scope = overlay.get("for_each_method")
     if not scope:
-        yield from overlay["ops"]
+        for op in overlay["ops"]:
+            yield _with_value(op, overlay["id"])
         return
     names = METHODS if scope is True else scope
     for method in names:
         variables = {"method": method, **methods[method]}
         for op in overlay["ops"]:
-            yield cast(dict[str, Json], _substitute(op, variables))
+            yield _with_value(cast(dict[str, Json], _substitute(op, variables)), overlay["id"])
 
 
 def apply_op(doc: dict[str, Json], op: dict[str, Json], overlay_id: str) -> None:
