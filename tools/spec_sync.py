@@ -29,6 +29,7 @@ import difflib
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -157,7 +158,15 @@ def _expand(overlay: dict[str, Json], methods: dict[str, dict[str, str]]) -> Ite
             yield _with_value(cast(dict[str, Json], _substitute(op, variables)), overlay["id"])
 
 
-def apply_op(doc: dict[str, Json], op: dict[str, Json], overlay_id: str) -> str | None:
+@dataclass(frozen=True)
+class Redundancy:
+    """What of one op upstream already has: all of it (`whole`) or some members of a merge."""
+
+    what: str
+    whole: bool = True
+
+
+def apply_op(doc: dict[str, Json], op: dict[str, Json], overlay_id: str) -> Redundancy | None:
     """Apply one op; return what of it upstream already has (None: the op changed the document).
 
     An op that cannot apply (a guard that fails, a target or parent that upstream no longer
@@ -180,7 +189,9 @@ def _resolves(pointer: JsonPointer, doc: dict[str, Json]) -> bool:
     return True
 
 
-def _apply_op(doc: dict[str, Json], op: dict[str, Json], kind: str, pointer: JsonPointer, where: str) -> str | None:
+def _apply_op(
+    doc: dict[str, Json], op: dict[str, Json], kind: str, pointer: JsonPointer, where: str
+) -> Redundancy | None:
     path = op["path"]
     if "expect" in op:
         # guards against silently rewriting something upstream has changed
@@ -192,7 +203,7 @@ def _apply_op(doc: dict[str, Json], op: dict[str, Json], kind: str, pointer: Jso
             raise OverlayError(f"{where}: expected {op['expect']!r}, found {actual!r}")
     if kind == "set":
         if _resolves(pointer, doc) and pointer.resolve(doc) == op["value"]:
-            return f"set {path}"
+            return Redundancy(f"set {path}")
         pointer.set(doc, copy.deepcopy(op["value"]))
     elif kind == "merge":
         target = pointer.resolve(doc)
@@ -201,27 +212,28 @@ def _apply_op(doc: dict[str, Json], op: dict[str, Json], kind: str, pointer: Jso
         present = sorted(k for k, v in op["value"].items() if k in target and target[k] == v)
         target.update(copy.deepcopy(op["value"]))
         if present:
-            return f"merge {path}: {', '.join(present)}" if len(present) < len(op["value"]) else f"merge {path}"
+            whole = len(present) == len(op["value"])
+            return Redundancy(f"merge {path}" if whole else f"merge {path}: {', '.join(present)}", whole)
     elif kind == "remove":
         parent, key = pointer.to_last(doc)
         if not isinstance(parent, dict):
             raise OverlayError(f"{where}: can only remove object members")
         if key not in parent:
-            return f"remove {path}"  # upstream dropped it itself
+            return Redundancy(f"remove {path}")  # upstream dropped it itself
         del parent[key]
     elif kind == "remove_item":
         target = pointer.resolve(doc)
         if not isinstance(target, list):
             raise OverlayError(f"{where}: target is not a list")
         if op["value"] not in target:
-            return f"remove_item {path}: {op['value']!r}"
+            return Redundancy(f"remove_item {path}: {op['value']!r}")
         target.remove(op["value"])
     elif kind == "append":
         target = pointer.resolve(doc)
         if not isinstance(target, list):
             raise OverlayError(f"{where}: target is not a list")
         if op["value"] in target:
-            return f"append {path}"
+            return Redundancy(f"append {path}")
         target.append(copy.deepcopy(op["value"]))
     else:
         raise OverlayError(f"{where}: unknown op {kind!r}")
@@ -235,11 +247,12 @@ def apply_overlays(doc: dict[str, Json], overlays: dict[str, Json]) -> list[str]
     notes = []
     for overlay in overlays["overlays"]:
         ops = list(_expand(overlay, methods))
-        redundant = [note for op in ops if (note := apply_op(doc, op, overlay["id"])) is not None]
-        if redundant and len(redundant) == len(ops) and not any(":" in note for note in redundant):
+        redundant = [found for op in ops if (found := apply_op(doc, op, overlay["id"])) is not None]
+        if redundant and len(redundant) == len(ops) and all(found.whole for found in redundant):
             notes.append(f"overlay {overlay['id']!r} is redundant: upstream already has all of it; drop it")
         elif redundant:
-            notes.append(f"overlay {overlay['id']!r} is partly redundant; upstream already has: {'; '.join(redundant)}")
+            what = "; ".join(found.what for found in redundant)
+            notes.append(f"overlay {overlay['id']!r} is partly redundant; upstream already has: {what}")
     return notes
 
 
