@@ -28,11 +28,6 @@ class FlatSpec:
     required: dict[str, set[str]] = field(default_factory=dict)
     enums: dict[str, set[str]] = field(default_factory=dict)
 
-    def members(self, path: str) -> set[str]:
-        """The member names of the object at `path` (direct children only)."""
-        prefix = path + "."
-        return {p[len(prefix) :] for p in self.kinds if p.startswith(prefix) and "." not in p[len(prefix) :]}
-
 
 def _kind(schema: dict[str, Json]) -> Iterable[str]:
     declared = schema.get("type")
