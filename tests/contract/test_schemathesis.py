@@ -53,9 +53,9 @@ MIN_FUZZING_CASES = 200
 PLAIN_SEED = 1
 PLAIN_MAX_EXAMPLES = 100
 PLAIN_MIN_FUZZING_CASES = 50
-# `timeout` ends a pass after this; on 2 busy cores the steered pass took about 4 minutes and
-# the plain one about 3 (most of both in the coverage phase, building strings from the
-# CryptoHash pattern)
+# `timeout` ends a pass after this. On 2 cores shared with other jobs the steered pass took
+# 2.5 to 4 minutes and the plain one about 5; most of both is the coverage phase, where
+# Hypothesis builds strategies from the exact CryptoHash pattern (a few seconds each).
 TIME_LIMIT_SECONDS = 600
 HEIGHT_MARGIN = 5  # heights folded into [genesis, head + margin]: stored, skipped and future ones
 
