@@ -9,7 +9,7 @@ import pytest
 from jsonpointer import JsonPointerException, resolve_pointer
 
 from tests.conftest import REPO
-from tools.spec_sync import METHODS, _expand
+from tools.spec_sync import METHODS, OverlayError, _expand
 
 OVERLAYS = json.loads((REPO / "spec" / "overlays.json").read_text(encoding="utf-8"))
 SPEC = json.loads((REPO / "spec" / "openapi.json").read_text(encoding="utf-8"))
@@ -59,3 +59,11 @@ def test_overlay_is_visible_in_the_spec(overlay: dict[str, Any]) -> None:
 
 def test_templated_overlays_cover_every_method() -> None:
     assert set(OVERLAYS["methods"]) == set(METHODS)
+
+
+def test_a_generated_value_is_named_and_must_exist() -> None:
+    op = {"op": "set", "path": "/components/schemas/CryptoHash/pattern", "value_from": "crypto_hash_pattern"}
+    (expanded,) = _expand({"id": "x", "ops": [op]}, OVERLAYS["methods"])
+    assert "value_from" not in expanded and expanded["value"].startswith("^(?:")
+    with pytest.raises(OverlayError, match="overlay 'x': value_from 'nonexistent' is not a known generated value"):
+        list(_expand({"id": "x", "ops": [{**op, "value_from": "nonexistent"}]}, OVERLAYS["methods"]))
