@@ -10,7 +10,15 @@ Steps, in order, each a pure function of its input so the output is byte-determi
    the wire-reality fixes), each listed in `spec/DEVIATIONS.md`;
 4. apply our descriptions from `spec/descriptions.json`;
 5. prune components to the transitive closure of what the paths reference;
-6. write compact-but-readable JSON (indent 2, sorted component names, trailing newline).
+6. report, for the five methods, what changes against the current spec field by field
+   (`tools.bump_report`), and which overlays upstream now makes redundant;
+7. hold the result to the declared interface (spec/interface.json, `tools.interface_check`):
+   a departure spec/DEVIATIONS.md does not declare (e.g. a field of interface 1.2.14 that
+   upstream dropped) stops the sync, and nothing is written;
+8. write compact-but-readable JSON (indent 2, sorted component names, trailing newline).
+
+An overlay that no longer applies (its `expect` guard fails, its target or the target's parent
+is gone) stops the sync with a message naming it; exit status 2 for every refusal.
 """
 
 from __future__ import annotations
@@ -21,16 +29,24 @@ import difflib
 import json
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from jsonpointer import JsonPointer, JsonPointerException
+
+from tools.bump_report import changelog
+from tools.crypto_hash_pattern import crypto_hash_pattern
+from tools.interface_check import DECLARED_HEADING, declared_paths, departures, undeclared
+from tools.spec_fields import flatten
 
 REPO = Path(__file__).resolve().parent.parent
 SPEC_DIR = REPO / "spec"
 DEFAULT_OUT = SPEC_DIR / "openapi.json"
 OVERLAYS = SPEC_DIR / "overlays.json"
 DESCRIPTIONS = SPEC_DIR / "descriptions.json"
+INTERFACE = SPEC_DIR / "interface.json"
+DEVIATIONS = SPEC_DIR / "DEVIATIONS.md"
 
 METHODS = (
     "genesis_config",
@@ -114,30 +130,69 @@ def _substitute(value: Json, variables: dict[str, str]) -> Json:
     return value
 
 
+# Values too long to write by hand, computed by code in tools/: an op names one with
+# "value_from" instead of giving a "value".
+GENERATED_VALUES = {"crypto_hash_pattern": crypto_hash_pattern}
+
+
+def _with_value(op: dict[str, Json], overlay_id: str) -> dict[str, Json]:
+    name = op.get("value_from")
+    if name is None:
+        return op
+    if name not in GENERATED_VALUES or "value" in op:
+        raise OverlayError(f"overlay {overlay_id!r}: value_from {name!r} is not a known generated value")
+    return {**{k: v for k, v in op.items() if k != "value_from"}, "value": GENERATED_VALUES[name]()}
+
+
 def _expand(overlay: dict[str, Json], methods: dict[str, dict[str, str]]) -> Iterator[dict[str, Json]]:
     """Yield the concrete operations of one overlay (templated ones once per method)."""
     scope = overlay.get("for_each_method")
     if not scope:
-        yield from overlay["ops"]
+        for op in overlay["ops"]:
+            yield _with_value(op, overlay["id"])
         return
     names = METHODS if scope is True else scope
     for method in names:
         variables = {"method": method, **methods[method]}
         for op in overlay["ops"]:
-            yield cast(dict[str, Json], _substitute(op, variables))
+            yield _with_value(cast(dict[str, Json], _substitute(op, variables)), overlay["id"])
 
 
-def apply_op(doc: dict[str, Json], op: dict[str, Json], overlay_id: str) -> None:
+@dataclass(frozen=True)
+class Redundancy:
+    """What of one op upstream already has: all of it (`whole`) or some members of a merge."""
+
+    what: str
+    whole: bool = True
+
+
+def apply_op(doc: dict[str, Json], op: dict[str, Json], overlay_id: str) -> Redundancy | None:
+    """Apply one op; return what of it upstream already has (None: the op changed the document).
+
+    An op that cannot apply (a guard that fails, a target or parent that upstream no longer
+    has) raises OverlayError naming the overlay.
+    """
     kind, path = op["op"], op["path"]
     where = f"overlay {overlay_id!r}, {kind} {path}"
     try:
-        _apply_op(doc, op, kind, JsonPointer(path), where)
+        return _apply_op(doc, op, kind, JsonPointer(path), where)
     except JsonPointerException as exc:
         # a target (or its parent) upstream no longer has: fail rather than create a fragment
         raise OverlayError(f"{where}: {exc}") from None
 
 
-def _apply_op(doc: dict[str, Json], op: dict[str, Json], kind: str, pointer: JsonPointer, where: str) -> None:
+def _resolves(pointer: JsonPointer, doc: dict[str, Json]) -> bool:
+    try:
+        pointer.resolve(doc)
+    except JsonPointerException:
+        return False
+    return True
+
+
+def _apply_op(
+    doc: dict[str, Json], op: dict[str, Json], kind: str, pointer: JsonPointer, where: str
+) -> Redundancy | None:
+    path = op["path"]
     if "expect" in op:
         # guards against silently rewriting something upstream has changed
         try:
@@ -147,39 +202,58 @@ def _apply_op(doc: dict[str, Json], op: dict[str, Json], kind: str, pointer: Jso
         if actual != op["expect"]:
             raise OverlayError(f"{where}: expected {op['expect']!r}, found {actual!r}")
     if kind == "set":
+        if _resolves(pointer, doc) and pointer.resolve(doc) == op["value"]:
+            return Redundancy(f"set {path}")
         pointer.set(doc, copy.deepcopy(op["value"]))
     elif kind == "merge":
         target = pointer.resolve(doc)
         if not isinstance(target, dict):
             raise OverlayError(f"{where}: target is not an object")
+        present = sorted(k for k, v in op["value"].items() if k in target and target[k] == v)
         target.update(copy.deepcopy(op["value"]))
+        if present:
+            whole = len(present) == len(op["value"])
+            return Redundancy(f"merge {path}" if whole else f"merge {path}: {', '.join(present)}", whole)
     elif kind == "remove":
         parent, key = pointer.to_last(doc)
-        if isinstance(parent, dict):
-            if key not in parent:
-                raise OverlayError(f"{where}: nothing to remove")
-            del parent[key]
-        else:
+        if not isinstance(parent, dict):
             raise OverlayError(f"{where}: can only remove object members")
+        if key not in parent:
+            return Redundancy(f"remove {path}")  # upstream dropped it itself
+        del parent[key]
     elif kind == "remove_item":
         target = pointer.resolve(doc)
-        if not isinstance(target, list) or op["value"] not in target:
-            raise OverlayError(f"{where}: {op['value']!r} not in the list")
+        if not isinstance(target, list):
+            raise OverlayError(f"{where}: target is not a list")
+        if op["value"] not in target:
+            return Redundancy(f"remove_item {path}: {op['value']!r}")
         target.remove(op["value"])
     elif kind == "append":
         target = pointer.resolve(doc)
         if not isinstance(target, list):
             raise OverlayError(f"{where}: target is not a list")
+        if op["value"] in target:
+            return Redundancy(f"append {path}")
         target.append(copy.deepcopy(op["value"]))
     else:
         raise OverlayError(f"{where}: unknown op {kind!r}")
+    return None
 
 
-def apply_overlays(doc: dict[str, Json], overlays: dict[str, Json]) -> None:
+def apply_overlays(doc: dict[str, Json], overlays: dict[str, Json]) -> list[str]:
+    """Apply every overlay in order; return one line per overlay upstream makes redundant, in
+    whole or in part (what it already has), so the maintainer can drop or trim it."""
     methods = overlays["methods"]
+    notes = []
     for overlay in overlays["overlays"]:
-        for op in _expand(overlay, methods):
-            apply_op(doc, op, overlay["id"])
+        ops = list(_expand(overlay, methods))
+        redundant = [found for op in ops if (found := apply_op(doc, op, overlay["id"])) is not None]
+        if redundant and len(redundant) == len(ops) and all(found.whole for found in redundant):
+            notes.append(f"overlay {overlay['id']!r} is redundant: upstream already has all of it; drop it")
+        elif redundant:
+            what = "; ".join(found.what for found in redundant)
+            notes.append(f"overlay {overlay['id']!r} is partly redundant; upstream already has: {what}")
+    return notes
 
 
 # ---------------------------------------------------------------- step 4
@@ -248,13 +322,14 @@ def prune(doc: dict[str, Json]) -> None:
 
 def build_spec(
     upstream: dict[str, Json], overlays: dict[str, Json], descriptions: dict[str, Json]
-) -> dict[str, Json]:
+) -> tuple[dict[str, Json], list[str]]:
+    """The spec built from `upstream`, and the notes on overlays upstream makes redundant."""
     doc = select_methods(upstream)
     doc = cast(dict[str, Json], normalise_to_31(doc))
-    apply_overlays(doc, overlays)
+    redundant = apply_overlays(doc, overlays)
     apply_descriptions(doc, descriptions)
     prune(doc)
-    return doc
+    return doc, redundant
 
 
 def render(doc: dict[str, Json]) -> str:
@@ -266,29 +341,64 @@ def _load(path: Path) -> Json:
         return json.load(fh)
 
 
+def bump_report(current: dict[str, Json] | None, doc: dict[str, Json], methods: dict[str, Json]) -> list[str]:
+    """The field-level changelog of the five methods against the current spec."""
+    if current is None:
+        return ["no current spec to compare with"]
+    interface = _load(INTERFACE)
+    return changelog(METHODS, flatten(current, methods), flatten(doc, methods), interface)
+
+
+def interface_problems(doc: dict[str, Json], methods: dict[str, Json]) -> list[str]:
+    """The departures from the declared interface that spec/DEVIATIONS.md does not declare."""
+    found = departures(flatten(doc, methods), _load(INTERFACE))
+    declared = declared_paths(DEVIATIONS.read_text(encoding="utf-8"))
+    return [str(departure) for departure in undeclared(found, declared)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.spec_sync", description=__doc__.splitlines()[0])
     parser.add_argument("upstream", type=Path, help="a full nearcore OpenAPI document (openapi.json)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: spec/openapi.json)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 with a diff if --out differs")
     args = parser.parse_args(argv)
+    overlays = _load(OVERLAYS)
+    upstream = _load(args.upstream)
     try:
-        text = render(build_spec(_load(args.upstream), _load(OVERLAYS), _load(DESCRIPTIONS)))
+        doc, redundant = build_spec(upstream, overlays, _load(DESCRIPTIONS))
     except (OverlayError, KeyError) as exc:
         print(f"spec_sync: {exc}", file=sys.stderr)
         return 2
+    text = render(doc)
+    current = args.out.read_text(encoding="utf-8") if args.out.exists() else None
+    version = upstream.get("info", {}).get("version", "?")
+    print(f"spec_sync: changes from upstream {version} ({args.upstream.name}) against {args.out}:")
+    for line in bump_report(json.loads(current) if current else None, doc, overlays["methods"]):
+        print(f"  {line}")
+    for note in redundant:
+        print(f"spec_sync: {note}")
+    problems = interface_problems(doc, overlays["methods"])
+    if problems:
+        for problem in problems:
+            print(f"spec_sync: interface departure not declared in spec/DEVIATIONS.md: {problem}", file=sys.stderr)
+        print(
+            "spec_sync: not written; keep the field with an overlay, or declare the departure in "
+            f"spec/DEVIATIONS.md ({DECLARED_HEADING.lstrip('# ')})",
+            file=sys.stderr,
+        )
+        return 2
     if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
         if current == text:
             print(f"spec_sync: {args.out} is up to date")
             return 0
         sys.stdout.writelines(
-            difflib.unified_diff(current.splitlines(True), text.splitlines(True), str(args.out), "synced")
+            difflib.unified_diff((current or "").splitlines(True), text.splitlines(True), str(args.out), "synced")
         )
         return 1
     args.out.write_text(text, encoding="utf-8")
     print(f"spec_sync: wrote {args.out}")
     return 0
+
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 A block reference is `block_id` (height or base58 hash), `finality` or `sync_checkpoint`; the
 first of them in the request wins, later ones and unknown members are ignored. `block` also takes
-the positional `[block_id]`. Errors read like nearcore's ("Failed parsing args: ...").
+the positional `[block_id]`. A height spelled as an integral float (5.0) is that height, as JSON
+Schema reads it; nearcore refuses it. Errors read like nearcore's ("Failed parsing args: ...").
 The result is validated strictly into the generated model, so handlers get typed input.
 """
 
@@ -15,10 +16,10 @@ import pydantic
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import MethodSpec
+from nearrpc.methods.blocks import height_of
 from nearrpc.methods.errors import RpcError, parse_error
 from nearrpc.nearcore.account_id import account_id_problem
 
-MAX_U64: Final = 2**64 - 1
 FINALITIES: Final = ("optimistic", "near-final", "final")
 SYNC_CHECKPOINTS: Final = ("genesis", "earliest_available")
 
@@ -51,11 +52,13 @@ def is_block_hash(text: str) -> bool:
         return False
 
 
-def check_block_id(value: object) -> None:
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_U64:
-        return
+def checked_block_id(value: object) -> int | str:
+    """A height (integral floats read as the integer they equal) or a 32-byte base58 hash."""
+    height = height_of(value)
+    if height is not None:
+        return height
     if isinstance(value, str) and is_block_hash(value):
-        return
+        return value
     raise _failed("data did not match any variant of untagged enum BlockId")
 
 
@@ -71,7 +74,7 @@ def block_reference(params: dict[str, Any]) -> dict[str, Any]:
     """The winning reference member alone, e.g. {"finality": "final"}."""
     for key, value in params.items():
         if key == "block_id":
-            check_block_id(value)
+            value = checked_block_id(value)
         elif key == "finality":
             _check_variant(value, FINALITIES)
         elif key == "sync_checkpoint":
@@ -107,8 +110,7 @@ def normalise(method: MethodSpec, params: object) -> dict[str, Any] | tuple[obje
     if method.accepts_positional and isinstance(params, list):
         if len(params) != 1:
             raise _failed(f"invalid length {len(params)}, expected a tuple of size 1")
-        check_block_id(params[0])
-        return (params[0],)
+        return (checked_block_id(params[0]),)
     fields = _expect_object(params, method.params_schema)
     normalised: dict[str, Any] = {}
     if "account_id" in method.params_members:

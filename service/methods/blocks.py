@@ -8,11 +8,12 @@ genesis = the genesis block; earliest_available = the lowest block still stored.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from nearrpc.store import ServingReader, StoredBlock
 
 ReferenceKind = Literal["block_id", "finality", "sync_checkpoint"]
+MAX_HEIGHT: Final = 2**64 - 1  # heights are u64
 
 # nearcore's Rust names of the finality and checkpoint variants, for its Debug-style messages
 _FINALITY_VARIANT = {"optimistic": "None", "near-final": "DoomSlug", "final": "Final"}
@@ -35,6 +36,19 @@ class BlockReference:
         if self.kind == "finality":
             return f"Finality({_FINALITY_VARIANT[str(self.value)]})"
         return f"SyncCheckpoint({_CHECKPOINT_VARIANT[str(self.value)]})"
+
+
+def height_of(value: object) -> int | None:
+    """The block height a JSON `block_id` value names, or None when it names none.
+
+    JSON Schema, the spec's language, calls 5.0 the integer 5, so an integral float names that
+    height too; nearcore's parser refuses it (spec/DEVIATIONS.md, `block_id: 5.0`).
+    """
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_HEIGHT:
+        return value
+    return None
 
 
 class UnknownBlock(Exception):

@@ -13,7 +13,7 @@ import enum
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from nearrpc.methods.blocks import BlockReference
+from nearrpc.methods.blocks import BlockReference, height_of
 
 
 class Cause(enum.StrEnum):
@@ -84,11 +84,12 @@ class RpcError(Exception):
         nearcore answers UNKNOWN_BLOCK with 422 when the request's params object has a
         `block_id` member that is an integer below the head, whichever reference member
         decided the lookup, and with 200 for every other form (hashes, finality,
-        checkpoints, the positional `[block_id]`, heights at or above the head).
+        checkpoints, the positional `[block_id]`, heights at or above the head). An integral
+        float is the same integer here (see `height_of`).
         """
         if self.kind.cause is Cause.UNKNOWN_BLOCK and self._head_height is not None and isinstance(params, dict):
-            height = params.get("block_id")
-            if isinstance(height, int) and not isinstance(height, bool) and height < self._head_height:
+            height = height_of(params.get("block_id"))
+            if height is not None and height < self._head_height:
                 return UNKNOWN_BLOCK_BELOW_HEAD_STATUS
         return self.kind.http_status
 

@@ -1,30 +1,22 @@
 """Schemathesis hooks for the contract run, loaded through the SCHEMATHESIS_HOOKS variable.
 
-Only generation is adjusted here; every check runs unchanged.
+They only steer generation towards the data the sample chain holds; every value they produce is
+one the spec already admits, and every check runs unchanged. The contract test also runs a pass
+without them, so the spec alone must be exact (tests/contract/test_schemathesis.py).
 
-1. `CryptoHash` carries `format: near-crypto-hash`: base58 text of exactly 32 bytes. Its pattern
-   (base58 alphabet, 32-44 characters) also admits strings that decode to other lengths, which
-   the server refuses as a parse error, as nearcore does. The fuzzing phase draws hashes from the
-   generator registered below; half of them name blocks the sample chain holds, so positive cases
-   also read real blocks.
-2. The coverage phase builds boundary-length strings from the pattern alone and never asks a
-   custom format, so a positive case can carry e.g. 43 times "1" (43 zero bytes). `map_case`
-   turns such a value into a 32-byte hash derived from it. Negative cases are left alone.
-3. JSON Schema counts 5.0 as an integer, so a spec-valid `block_id` may arrive as 5.0; nearcore
-   (serde, u64) refuses a float, and so does the server. `map_case` sends integral floats of
-   positive cases in their integer spelling, which is the same JSON Schema value.
-4. To reach stored blocks and existing accounts, positive cases get, chosen deterministically
-   from the generated value, a height folded into the sample chain's range for two thirds of
-   the integer block ids (stored and skipped heights: 200 and 422 answers), and an account id
-   of the sample chain for a third of the account ids.
+1. `CryptoHash` carries `format: near-crypto-hash`; the generator registered for it draws half of
+   its hashes from the blocks the sample chain holds, so positive cases also read real blocks.
+   The other half are random 32-byte hashes, which the spec's pattern admits as well.
+2. Positive cases get, chosen deterministically from the generated value, a height folded into
+   the sample chain's range for two thirds of the integer block ids (stored and skipped heights:
+   200 and 422 answers), and an account id of the sample chain for a third of the account ids.
 
-The sample values come from variables the contract test sets; without them the hooks only do
-1-3 with random values.
+The sample values come from variables the contract test sets; without them the hooks do nothing
+but draw random 32-byte hashes for the format.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zlib
 from typing import Any
@@ -37,8 +29,6 @@ from hypothesis import strategies as st
 KNOWN_HASHES_ENV = "CONTRACT_KNOWN_BLOCK_HASHES"
 KNOWN_ACCOUNTS_ENV = "CONTRACT_KNOWN_ACCOUNTS"
 HEIGHT_RANGE_ENV = "CONTRACT_HEIGHT_RANGE"  # e.g. "0-115": heights to fold integers into
-
-MAX_U64 = 2**64 - 1
 
 
 def _listed(name: str) -> list[str]:
@@ -53,13 +43,6 @@ HEIGHT_RANGE = (int(_low), int(_high)) if _low and _high else None
 
 def _encode(raw: bytes) -> str:
     return base58.b58encode(raw).decode("ascii")
-
-
-def is_crypto_hash(text: str) -> bool:
-    try:
-        return len(base58.b58decode(text)) == 32
-    except ValueError:
-        return False
 
 
 def crypto_hashes() -> st.SearchStrategy[str]:
@@ -78,17 +61,10 @@ def _stable_draw(seed: str) -> int:
 
 
 def _block_id(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer() and 0 <= value <= MAX_U64:
-        value = int(value)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int) and HEIGHT_RANGE is not None:
+    if isinstance(value, int) and not isinstance(value, bool) and HEIGHT_RANGE is not None:
         low, high = HEIGHT_RANGE
         if _stable_draw(str(value)) % 3 != 0:  # two thirds of the heights
             return low + value % (high - low + 1)
-        return value
-    if isinstance(value, str) and not is_crypto_hash(value):
-        return _encode(hashlib.sha256(value.encode("utf-8", "surrogatepass")).digest())
     return value
 
 

@@ -3,7 +3,7 @@
 The inputs are exported from instance A (the sample store, served live) in every supported
 form: bare results and whole responses, a JSON array, JSON lines, a folder of single files,
 recorded exchanges and responses with context members. Instance B serves the imported store
-and must answer exactly as A does. A block shaped like one from mainnet is imported too.
+and must answer exactly as A does. Real testnet answers are imported in test_captured_answers.py.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
-from tests.ingest.conftest import REPO, call, digest, result
-from tests.ingest.genesis_files import genesis_members, write_genesis
+from tests.ingest.conftest import call, digest, result
 from tests.support.cli import nearrpc
 from tests.support.live_server import LiveServer, running_server
 from tests.support.sample_facts import SampleFacts, sample_facts
@@ -169,36 +168,6 @@ def test_blocks_without_protocol_configs_get_inferred_epochs(tmp_path: Path, ser
     with running_server(store, tmp_path / "b.log") as b:
         requests = [("EXPERIMENTAL_protocol_config", {"block_id": h}) for h in facts.block_heights]
         print(f"compared {compare(server_a, b, requests)} protocol config answers: identical")
-
-
-def test_a_block_shaped_like_mainnet_is_served_as_given(tmp_path: Path) -> None:
-    """tests/ingest/data/mainnet_shaped_block.json is NOT a block saved from a node: it is a
-    `block` response written for this test in the shape nearcore 2.x gives mainnet blocks
-    (six shards, a missing chunk carried over from an earlier height, approvals with gaps, a
-    validator proposal, chunk endorsement bitmaps, congestion info, a bandwidth request),
-    pretty-printed as a saved file would be, with made-up but well-formed values. The example
-    in NEAR's public RPC documentation (testnet block 17821130, 2020) predates several fields
-    the 1.2.14 interface has, so it is not used."""
-    fixture = REPO / "tests" / "ingest" / "data" / "mainnet_shaped_block.json"
-    saved = orjson.loads(fixture.read_bytes())
-    members = genesis_members("mainnet") | {"genesis_height": 9_820_210, "protocol_version": 29}
-    genesis = write_genesis(tmp_path / "genesis.json", members, [])
-    client = tmp_path / "client.json"
-    client.write_bytes(orjson.dumps({"chain_id": "mainnet", "rpc_addr": "0.0.0.0:3030", "archive": True}))
-    store = tmp_path / "mainnet.sqlite"
-    assert nearrpc("import", "genesis", genesis, "--client-config", client, "--store", store).returncode == 0
-    done = nearrpc("import", "blocks", fixture, "--store", store)
-    print(done.stdout)
-    assert done.returncode == 0, done.stderr
-    header = saved["result"]["header"]
-    assert f"protocol version {header['latest_protocol_version']} inferred" in done.stdout
-    expected = b'{"jsonrpc":"2.0","result":' + orjson.dumps(saved["result"]) + b',"id":"dontcare"}'
-    with running_server(store, tmp_path / "serve.log") as server:
-        for params in ({"block_id": header["height"]}, {"block_id": header["hash"]}, {"finality": "optimistic"}):
-            assert call(server.url, "block", params, request_id="dontcare") == (200, expected)
-        config = result(server.url, "EXPERIMENTAL_protocol_config", {"block_id": header["hash"]})
-        assert config["protocol_version"] == header["latest_protocol_version"]
-        assert config["chain_id"] == "mainnet"
 
 
 # -- bad input

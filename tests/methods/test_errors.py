@@ -99,6 +99,8 @@ def test_unknown_block_texts_are_each_methods_own(method: str, expected_info: ob
         ({"sync_checkpoint": "genesis"}, 100, 200),
         ([5], 100, 200),  # the positional form
         ({"block_id": True}, 100, 200),  # a boolean is no height
+        ({"block_id": 5.0}, 100, 422),  # JSON Schema's integer 5 (nearcore refuses the float)
+        ({"block_id": 100.0}, 100, 200),
         ({"block_id": 5}, None, 200),  # no head at all
     ],
 )

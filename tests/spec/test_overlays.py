@@ -12,7 +12,7 @@ from jsonpointer import JsonPointerException, resolve_pointer, set_pointer
 
 from tests.conftest import REPO
 from tests.spec.equivalence import normal_form
-from tools.spec_sync import METHODS, _expand, build_spec
+from tools.spec_sync import METHODS, OverlayError, _expand, build_spec
 
 OVERLAYS = json.loads((REPO / "spec" / "overlays.json").read_text(encoding="utf-8"))
 SPEC = json.loads((REPO / "spec" / "openapi.json").read_text(encoding="utf-8"))
@@ -77,7 +77,7 @@ def test_form_overlays_change_no_meaning(reference: Path) -> None:
     upstream = json.loads((reference / "nearcore-openapi.json").read_text(encoding="utf-8"))
     descriptions = json.loads((REPO / "spec" / "descriptions.json").read_text(encoding="utf-8"))
     content_only = {**OVERLAYS, "overlays": [o for o in OVERLAYS["overlays"] if o["id"] not in FORM_IDS]}
-    before = build_spec(upstream, content_only, descriptions)
+    before, _ = build_spec(upstream, content_only, descriptions)
     assert FORM_IDS and before != SPEC
     assert _normal_paths(before) == _normal_paths(SPEC)
 
@@ -99,3 +99,11 @@ def test_the_normal_form_sees_a_change_of_meaning(pointer: str, value: Any) -> N
     changed = copy.deepcopy(SPEC)
     set_pointer(changed, pointer, value)
     assert _normal_paths(changed) != _normal_paths(SPEC)
+
+
+def test_a_generated_value_is_named_and_must_exist() -> None:
+    op = {"op": "set", "path": "/components/schemas/CryptoHash/pattern", "value_from": "crypto_hash_pattern"}
+    (expanded,) = _expand({"id": "x", "ops": [op]}, OVERLAYS["methods"])
+    assert "value_from" not in expanded and expanded["value"].startswith("^(?:")
+    with pytest.raises(OverlayError, match="overlay 'x': value_from 'nonexistent' is not a known generated value"):
+        list(_expand({"id": "x", "ops": [{**op, "value_from": "nonexistent"}]}, OVERLAYS["methods"]))

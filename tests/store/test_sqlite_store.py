@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import base58
 import orjson
 import pytest
 
@@ -32,6 +33,9 @@ from tests.store.sqlite_files import dump
 from tests.support.stores import create_empty_store
 
 REPO = Path(__file__).resolve().parents[2]
+# Hashes no sample block or epoch has: base58 of 32 bytes, as the spec's CryptoHash requires.
+OTHER_HASH = base58.b58encode(b"\x02" * 32).decode("ascii")
+THIRD_HASH = base58.b58encode(b"\x03" * 32).decode("ascii")
 
 
 
@@ -171,7 +175,7 @@ def test_reader_works_from_another_thread(reader: ChainReader, chain: SampleChai
 def fork_of(block: StoredBlock, tag: str) -> StoredBlock:
     """A different block at the same height: same view with another hash."""
     view = orjson.loads(block.view_json)
-    new_hash = {"a": "2" * 32, "b": "3" * 32}[tag]
+    new_hash = {"a": OTHER_HASH, "b": THIRD_HASH}[tag]
     view["header"]["hash"] = new_hash
     return replace(block, hash=new_hash, view_json=orjson.dumps(view))
 
@@ -331,7 +335,7 @@ def test_batch_that_raises_leaves_the_store_unchanged(store_copy: Path, chain: S
         with pytest.raises(RuntimeError, match="abort"), writer.batch() as batch:
             batch.put_block(fork_of(chain.blocks[-1], "a"))
             batch.put_account_state("alice.localnet", 500, None)
-            batch.put_epoch(StoredEpoch("2" * 32, 90, b"{}"))
+            batch.put_epoch(StoredEpoch(OTHER_HASH, 90, b"{}"))
             raise RuntimeError("abort")
         # The writer stays usable after a rolled-back batch.
         with writer.batch() as batch:
@@ -420,7 +424,7 @@ def test_block_index_fields_must_match_the_header(store_copy: Path, chain: Sampl
         for wrong in (
             replace(block, height=block.height + 1),
             replace(block, prev_hash=chain.blocks[5].hash),
-            replace(block, epoch_id="2" * 32),
+            replace(block, epoch_id=OTHER_HASH),
             replace(block, last_final_block=block.hash),
             replace(block, last_ds_final_block=block.hash),
         ):
@@ -446,9 +450,9 @@ def test_writes_are_validated_against_the_spec(store_copy: Path, chain: SampleCh
             (StoreIntegrityError, "not valid JSON", lambda b: b.put_client_config(b"{")),
             (StoreIntegrityError, "JSON object", lambda b: b.put_client_config(b"[]")),
             (StoreIntegrityError, "not epoch-level", lambda b: b.put_epoch(
-                StoredEpoch("2" * 32, 86, b'{"chain_id":"x"}'))),
+                StoredEpoch(OTHER_HASH, 86, b'{"chain_id":"x"}'))),
             (SchemaViolation, "RpcProtocolConfigResponse", lambda b: b.put_epoch(
-                StoredEpoch("2" * 32, 86, b'{"epoch_length":"25"}'))),
+                StoredEpoch(OTHER_HASH, 86, b'{"epoch_length":"25"}'))),
             (StoreIntegrityError, "refusing a genesis config", lambda b: b.put_genesis_config(
                 orjson.dumps({**genesis, "chain_id": "mainnet"}))),
         ]  # fmt: skip

@@ -1,0 +1,134 @@
+"""A spec bump tells what changed: the field-level report of `tools.spec_sync`, redundant overlays,
+and the interface gate, shown on nearcore's newest document (1.2.13) in a temporary copy."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+from tools import spec_sync
+
+UPSTREAM_1_2_13 = "upstream/nearcore-openapi-1.2.13.json"
+BACKOFF = "client_config.response.result.state_sync_external_backoff"
+
+
+def _copy_of_the_repository(tmp_path: Path) -> Path:
+    """spec/ and tools/: all `python -m tools.spec_sync` reads and writes."""
+    copy_root = tmp_path / "repo"
+    for folder in ("spec", "tools"):
+        shutil.copytree(REPO / folder, copy_root / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy_root
+
+
+def _sync(root: Path, upstream: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tools.spec_sync", str(upstream)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_the_1_2_13_bump_reports_its_changes_and_refuses_to_drop_a_1_2_14_field(
+    reference: Path, tmp_path: Path
+) -> None:
+    root = _copy_of_the_repository(tmp_path)
+    before = (root / "spec" / "openapi.json").read_bytes()
+
+    run = _sync(root, reference / UPSTREAM_1_2_13)
+    print(run.stdout + run.stderr)  # the report, for the closing note (pytest -s)
+
+    assert run.returncode == 2
+    report = run.stdout.splitlines()
+    assert report[0].startswith("spec_sync: changes from upstream 1.2.13 (nearcore-openapi-1.2.13.json) against ")
+    client = report.index("  client_config")
+    assert report[1:client] == [
+        "  genesis_config: no change",
+        "  EXPERIMENTAL_protocol_config: no change",
+        "  EXPERIMENTAL_view_account: no change",
+    ]
+    assert report[client + 1 : client + 6] == [
+        "    + response.result.view_access_keys_limit: integer/uint32 (not in interface 1.2.14)",
+        "    - response.result.state_sync.sync.ExternalStorage: object, 11 field(s) under it",
+        "    - response.result.state_sync_external_backoff: array (a field of interface 1.2.14)",
+        "    ~ response.result.state_sync.sync: object | string -> string",
+        "    required response.result.state_sync.sync: - ExternalStorage",
+    ]
+    assert report[client + 6] == "  block: no change"
+    assert (
+        "spec_sync: overlay 'v1.2.14-ext-costs' is partly redundant; upstream already has: merge "
+        "/components/schemas/ExtCostsConfigView/properties: sha3_256_base, sha3_256_byte, sha3_384_base, "
+        "sha3_384_byte, sha3_512_base, sha3_512_byte" in report
+    )
+    assert (
+        "spec_sync: overlay 'v1.2.14-vm-config' is partly redundant; upstream already has: "
+        "set /components/schemas/VMConfigView/properties/sha3_host_fns" in report
+    )
+    assert run.stderr.splitlines() == [
+        f"spec_sync: interface departure not declared in spec/DEVIATIONS.md: {BACKOFF}: missing (a field of "
+        "interface 1.2.14)",
+        "spec_sync: not written; keep the field with an overlay, or declare the departure in spec/DEVIATIONS.md "
+        "(Interface fields the spec departs from)",
+    ]
+    assert (root / "spec" / "openapi.json").read_bytes() == before
+
+    # Declared as a departure, the same bump goes through and the spec follows upstream.
+    deviations = root / "spec" / "DEVIATIONS.md"
+    text = deviations.read_text(encoding="utf-8")
+    row = "| `client_config.response.result.state_sync_external_backoff` | dropped | upstream 1.2.13 dropped it |\n"
+    anchor = "| `client_config.request.params` |"
+    deviations.write_text(text.replace(anchor, row + anchor, 1), encoding="utf-8")
+    run = _sync(root, reference / UPSTREAM_1_2_13)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == f"spec_sync: wrote {root / 'spec' / 'openapi.json'}"
+    written = json.loads((root / "spec" / "openapi.json").read_text(encoding="utf-8"))
+    client_config = written["components"]["schemas"]["RpcClientConfigResponse"]["properties"]
+    assert "view_access_keys_limit" in client_config and "state_sync_external_backoff" not in client_config
+
+
+def _upstream(reference: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((reference / "nearcore-openapi.json").read_text(encoding="utf-8"))
+    return loaded
+
+
+def _build(upstream: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    overlays = json.loads(spec_sync.OVERLAYS.read_text(encoding="utf-8"))
+    descriptions = json.loads(spec_sync.DESCRIPTIONS.read_text(encoding="utf-8"))
+    return spec_sync.build_spec(copy.deepcopy(upstream), overlays, descriptions)
+
+
+def test_the_current_upstream_leaves_no_overlay_redundant(reference: Path) -> None:
+    assert _build(_upstream(reference))[1] == []
+
+
+def test_an_overlay_upstream_has_absorbed_is_reported_redundant(reference: Path) -> None:
+    upstream = _upstream(reference)
+    schemas = upstream["components"]["schemas"]
+    schemas["AccountState"] = {"enum": ["initialized", "uninitialized"], "type": "string"}
+    account = schemas["RpcViewAccountResponse"]["properties"]
+    account["bootstrap_nonce"] = {"format": "uint64", "minimum": 0, "type": "integer"}
+    account["state"] = {"$ref": "#/components/schemas/AccountState"}
+    del schemas["VMConfigView"]["properties"]["storage_get_mode"]  # an overlay removes it; upstream did
+    notes = _build(upstream)[1]
+    assert "overlay 'v1.2.14-account-view' is redundant: upstream already has all of it; drop it" in notes
+    assert (
+        "overlay 'v1.2.14-vm-config' is partly redundant; upstream already has: "
+        "remove /components/schemas/VMConfigView/properties/storage_get_mode" in notes
+    )
+
+
+def test_an_overlay_that_no_longer_applies_fails_naming_it(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    upstream = _upstream(reference)
+    upstream["components"]["schemas"]["BlockId"]["anyOf"][0]["format"] = "uint32"  # wire-block-id-range's guard
+    with pytest.raises(spec_sync.OverlayError, match="overlay 'wire-block-id-range', set /components/schemas/BlockId"):
+        _build(upstream)
