@@ -1,11 +1,11 @@
-"""The `nearrpc` command: serve a store, write the sample chain, import chain data."""
+"""The `nearrpc` command: serve a store, write the sample chain, import chain data, manage stores."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from nearrpc.cli import imports, sample, serve
+from nearrpc.cli import imports, sample, serve, store
 from nearrpc.cli.settings import SettingsError
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.register(commands)
     sample.register(commands)
     imports.register(commands)
+    store.register(commands)
     return parser
 
 

@@ -14,14 +14,16 @@ from typing import TYPE_CHECKING
 
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.settings import ServeSettings, load_settings
-from nearrpc.store import StoreError, StoreNotFoundError, describe_location, open_store
+from nearrpc.store import StoreError, StoreNotFoundError, describe_location, is_file_location, open_store
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
 log = logging.getLogger("nearrpc")
 
-_FLAGS = ("host", "port", "store", "workers", "log_level", "access_log", "cors_origins")
+_FLAGS = (
+    "host", "port", "store", "workers", "log_level", "access_log", "cors_origins", "store_pool_size", "store_timeout",
+)
 
 
 def app_from_env() -> FastAPI:
@@ -29,15 +31,18 @@ def app_from_env() -> FastAPI:
     from nearrpc.http.app import build_app
 
     settings = ServeSettings()
-    return build_app(open_store(settings.store, "serve"), settings.cors_origins)
+    return build_app(open_store(settings.store, "serve", settings.store_options()), settings.cors_origins)
 
 
 def _ready_store(settings: ServeSettings) -> str | None:
-    """Build the sample chain where no store exists yet; why the store cannot be served, or None."""
+    """Build the sample chain where no store file exists yet; why the store cannot be served, or
+    None. A database server is never written unasked: a database without a store is refused."""
     try:
-        open_store(settings.store, "read").close()
+        open_store(settings.store, "read", settings.store_options()).close()
         return None
-    except StoreNotFoundError:
+    except StoreNotFoundError as exc:
+        if not is_file_location(settings.store):
+            return str(exc)
         log.info("no store at %s: building the sample chain there", describe_location(settings.store))
     except StoreError as exc:
         return str(exc)
@@ -51,9 +56,24 @@ def _ready_store(settings: ServeSettings) -> str | None:
     return None
 
 
+def _hide_password_from_process_title() -> None:
+    """`ps` shows the command line, which may hold a store URL with a password: show it masked."""
+    from setproctitle import getproctitle, setproctitle
+
+    def masked_word(word: str) -> str:
+        flag, equals, value = word.rpartition("=") if "=" in word.split("://", 1)[0] else ("", "", word)
+        return flag + equals + describe_location(value) if "://" in value else word
+
+    title = getproctitle()
+    masked = " ".join(masked_word(word) for word in title.split(" "))
+    if masked != title:
+        setproctitle(masked)
+
+
 def serve(settings: ServeSettings) -> int:
     import uvicorn
 
+    _hide_password_from_process_title()
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     problem = _ready_store(settings)
     if problem is not None:
@@ -87,7 +107,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_setting(run, ServeSettings, "host")
     add_setting(run, ServeSettings, "port")
-    add_setting(run, ServeSettings, "store", help_text="an SQLite file, created from the sample chain if missing")
+    add_setting(run, ServeSettings, "store", help_text="an SQLite file (created from the sample chain if missing) "
+                "or a postgresql://user@host:port/database URL")
+    add_setting(run, ServeSettings, "store_pool_size")
+    add_setting(run, ServeSettings, "store_timeout")
     add_setting(run, ServeSettings, "workers")
     add_setting(run, ServeSettings, "log_level", choices=["critical", "error", "warning", "info", "debug"])
     add_setting(run, ServeSettings, "access_log", action="store_const", const=True)

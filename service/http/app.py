@@ -6,6 +6,9 @@ from the settings in each uvicorn worker.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
@@ -36,7 +39,14 @@ def _add_cors(app: FastAPI, origins: tuple[str, ...]) -> None:
 
 
 def build_app(reader: ServingReader, cors_origins: tuple[str, ...] = ("*",)) -> FastAPI:
-    app = FastAPI(title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None)
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        await reader.close()  # a database store's pool and watcher end with the worker
+
+    app = FastAPI(
+        title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan
+    )
 
     @app.exception_handler(HTTPException)
     async def bare_http_error(request: Request, error: HTTPException) -> Response:

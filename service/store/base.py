@@ -9,7 +9,7 @@ three protocols and raises only `StoreError` (and its subclasses) for its own fa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
@@ -26,6 +26,10 @@ class StoreError(Exception):
 
 class StoreNotFoundError(StoreError):
     """No store exists at the location."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store's server cannot be reached (or stopped answering in time); it may come back."""
 
 
 class StoreSchemaError(StoreError):
@@ -91,6 +95,14 @@ class StoredEpoch:
     protocol_config_json: bytes | None = None
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOptions:
+    """How a backend that talks to a database server connects (SQLite ignores them)."""
+
+    pool_size: int = 4  # connections per serving process (plus one that polls the change counters)
+    timeout: float = 5.0  # seconds to connect, to wait for a pooled connection, and per statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +194,20 @@ class ChainReader(Protocol):
         """The change counters as of now; cheap enough to ask before every request."""
         ...
 
+    # Whole-store scans for `nearrpc store copy`: streamed (bounded memory), in key order.
+
+    def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
+        """Every stored block with its canonical flag, by height then hash."""
+        ...
+
+    def iter_epochs(self) -> Iterator[StoredEpoch]:
+        """Every epoch record, by epoch id."""
+        ...
+
+    def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
+        """Every (account id, height, view or None for a deletion), by account then height."""
+        ...
+
     def close(self) -> None:
         """Release the connection. Further calls fail."""
         ...
@@ -211,7 +237,10 @@ class ServingReader(Protocol):
 
     async def info(self) -> StoreInfo: ...
 
-    async def version(self) -> StoreVersion: ...
+    async def version(self) -> StoreVersion:
+        """The change counters; a backend on a server may answer from a copy at most a bounded
+        time old (PostgreSQL: refreshed every 200 ms by a background poll)."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -255,9 +284,15 @@ class ChainWriter(Protocol):
     at its location only with the writer's first committed batch, so a failed or killed import
     leaves no empty or partial store behind."""
 
-    def batch(self) -> AbstractContextManager[WriteBatch]:
+    def batch(self, *, validate: bool = True) -> AbstractContextManager[WriteBatch]:
         """A transaction: commits when the `with` block ends normally, rolls back (leaving the
-        store exactly as it was) when it raises or the process dies."""
+        store exactly as it was) when it raises or the process dies.
+
+        `validate=False` is for values that come from another nearrpc store (`store copy`) or
+        from a generator that validates samples of what it writes: the spec validation is
+        skipped, every other check (JSON objects, index fields against the JSON, chain id,
+        epoch keys, account ids) still runs.
+        """
         ...
 
     def reader(self) -> ChainReader:

@@ -1,0 +1,125 @@
+"""The `nearrpc store` command group: manage stores as a whole (init, copy).
+
+Each sub-command is one `_run_*` function and one `_add_*` parser builder, so further
+sub-commands (e.g. `store check`) slot in beside them. Failures print one line
+(`nearrpc store: error: ...`) and exit 1; a store location is shown without its password.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from nearrpc.cli.flags import add_setting, given
+from nearrpc.cli.settings import StoreSettings, load_settings
+from nearrpc.store import StoreError, describe_location, open_store
+
+_ERROR_PREFIX = "nearrpc store: error:"
+
+
+def _settings(args: argparse.Namespace) -> StoreSettings:
+    return load_settings(StoreSettings, given(args, "store_timeout"))
+
+
+def _one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0].strip() if lines else "unknown failure"
+
+
+# -- init
+
+
+def _run_init(args: argparse.Namespace) -> None:
+    settings = _settings(args)
+    with open_store(args.location, "write", settings.store_options()) as writer:
+        with writer.batch():
+            pass  # the tables are created with the first batch, when missing
+        info = writer.reader().info()
+    held = f"chain {info.chain_id!r}, {info.block_count} blocks" if info.chain_id else "empty"
+    where = describe_location(args.location)
+    print(f"nearrpc store: {where} is a store of schema version {info.schema_version} ({held})")
+
+
+def _add_init(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    init = commands.add_parser(
+        "init", help="create an empty store (the tables of this build's schema)",
+        description="Create an empty store at LOCATION: an SQLite file or a PostgreSQL database (which must "
+        "exist). A location that is already a store of this schema version is left as it is.",
+    )
+    init.add_argument("location", metavar="LOCATION", help="an SQLite file or a postgresql:// URL")
+    add_setting(init, StoreSettings, "store_timeout")
+    init.set_defaults(run=_run_init)
+
+
+# -- copy
+
+
+def _run_copy(args: argparse.Namespace) -> None:
+    from nearrpc.ingest.progress import Progress
+    from nearrpc.store.copy import copy_store, total_rows
+
+    settings = _settings(args)
+    options = settings.store_options()
+    source = open_store(args.source, "read", options)
+    try:
+        total = total_rows(source.info())
+    finally:
+        source.close()
+    progress = Progress("copying", total, "rows")
+    started = time.monotonic()
+    try:
+        summary = copy_store(args.source, args.destination, options=options,
+                             advance=lambda rows: progress.update(advance=rows))
+    finally:
+        progress.close()
+    seconds = max(time.monotonic() - started, 1e-9)
+    print(
+        f"nearrpc store: copied {describe_location(args.source)} -> {describe_location(args.destination)}: "
+        f"{summary.blocks} blocks, {summary.epochs} epochs, {summary.account_states} account states, "
+        f"{summary.configs} configs in {seconds:.1f} s ({summary.blocks / seconds:.0f} blocks/s); "
+        f"counts verified (chain {summary.destination.chain_id!r}, heights "
+        f"{summary.destination.earliest_height}..{summary.destination.latest_height})"
+    )
+
+
+def _add_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    copy = commands.add_parser(
+        "copy", help="copy a store into another (SQLite <-> PostgreSQL, either way)",
+        description="Copy every config, block, epoch and account state of SOURCE into DESTINATION, in one "
+        "transaction: the destination holds the whole copy or, after a failure or a kill, what it held before. "
+        "Rows are streamed (bounded memory); counts are verified at the end. A destination holding another "
+        "chain is refused; a missing one is created.",
+    )
+    copy.add_argument("source", metavar="SOURCE", help="an SQLite file or a postgresql:// URL")
+    copy.add_argument("destination", metavar="DESTINATION", help="an SQLite file or a postgresql:// URL")
+    add_setting(copy, StoreSettings, "store_timeout")
+    copy.set_defaults(run=_run_copy)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        args.run(args)
+    except KeyboardInterrupt:
+        print(f"\n{_ERROR_PREFIX} interrupted; the destination is as it was", file=sys.stderr)
+        return 130
+    except StoreError as exc:
+        print(f"{_ERROR_PREFIX} {_one_line(str(exc))}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{_ERROR_PREFIX} {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `store init|copy` to the `nearrpc` command parser."""
+    group = commands.add_parser(
+        "store", help="manage whole stores: create one, copy one into another",
+        description="Manage whole stores. A store is an SQLite file or a PostgreSQL database "
+        "(postgresql://user@host:port/database; a password is better given by PGPASSWORD or ~/.pgpass).",
+    )
+    group.set_defaults(func=_run)
+    commands_of_store = group.add_subparsers(dest="action", required=True, metavar="ACTION")
+    _add_init(commands_of_store)
+    _add_copy(commands_of_store)

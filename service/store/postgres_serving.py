@@ -1,0 +1,213 @@
+"""The server's PostgreSQL reader: a pool of read-only connections and a watcher.
+
+Lookups borrow a pooled connection (psycopg's async pool, fair first-come first-served) and run
+one prepared statement each. A background task polls the store's change counters every
+`POLL_SECONDS` over a connection of its own, which makes `version()` free per request (at
+most `POLL_SECONDS` plus one round trip stale) and tells when the database is gone:
+
+- while the last poll failed, every lookup fails at once with StoreUnavailableError (the
+  server answers INTERNAL_ERROR, /health 503) instead of queuing for `timeout` seconds;
+- a lookup that fails on a broken connection wakes the watcher at once;
+- when a poll succeeds again, the pool is replaced by a fresh one, so service resumes within
+  one poll of the database's return instead of after the pool's reconnect back-off.
+
+Everything is created on first use, inside the event loop of the worker that serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, Final
+
+import psycopg
+from psycopg_pool import AsyncConnectionPool
+
+from nearrpc.store.base import StoredBlock, StoredEpoch, StoreInfo, StoreOptions, StoreUnavailableError, StoreVersion
+from nearrpc.store.pg_connect import connect_kwargs, describe_target, reason, store_error
+from nearrpc.store.postgres import (
+    CLIENT_CONFIG,
+    GENESIS_CONFIG,
+    INFO_KEYS,
+    LOOKUP_QUERIES,
+    VERSION_KEYS,
+    block_from_row,
+    epoch_from_row,
+    height_in_range,
+    info_from,
+    version_from_rows,
+)
+
+POLL_SECONDS: Final = 0.2
+
+log = logging.getLogger("nearrpc.store")
+# The pool logs every failed reconnection attempt; the watcher reports an outage once, when it
+# starts and when it ends, so the pool's own records are kept to errors.
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+
+
+class PostgresServingReader:
+    """`ServingReader` over PostgreSQL."""
+
+    def __init__(self, location: str, options: StoreOptions) -> None:
+        self._location = location
+        self._options = options
+        self._target = describe_target(location)
+        self._pool: AsyncConnectionPool[Any] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._polled = asyncio.Event()  # set once the first poll has ended, either way
+        self._wake = asyncio.Event()
+        self._version: StoreVersion | None = None
+        self._down: str | None = None  # why the last poll failed; None while the database answers
+        self._retired: set[asyncio.Task[None]] = set()
+
+    # -- pool and watcher
+
+    def _new_pool(self) -> AsyncConnectionPool[Any]:
+        return AsyncConnectionPool(
+            self._location,
+            min_size=self._options.pool_size,
+            max_size=self._options.pool_size,
+            kwargs=connect_kwargs(self._options, read_only=True),
+            timeout=self._options.timeout,
+            name="nearrpc",
+            open=False,
+        )
+
+    async def _start(self) -> None:
+        if self._watcher is None:
+            self._pool = self._new_pool()
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+            await self._pool.open(wait=False)
+        await self._polled.wait()
+
+    async def _poll(self, conn: psycopg.AsyncConnection[Any] | None) -> psycopg.AsyncConnection[Any]:
+        """Read the change counters (connecting first when needed); a failed poll closes the
+        connection, so the next one starts afresh."""
+        if conn is None:
+            conn = await psycopg.AsyncConnection.connect(
+                self._location, **connect_kwargs(self._options, read_only=True)
+            )
+        try:
+            cursor = await conn.execute(LOOKUP_QUERIES["metas"], (list(VERSION_KEYS.values()),))
+            self._version = version_from_rows(await cursor.fetchall())
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await conn.close()
+            raise
+        return conn
+
+    async def _watch(self) -> None:
+        conn: psycopg.AsyncConnection[Any] | None = None
+        try:
+            while True:
+                conn = await self._watch_once(conn)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+                self._wake.clear()
+        finally:
+            if conn is not None:
+                await conn.close()
+
+    async def _watch_once(self, conn: psycopg.AsyncConnection[Any] | None) -> psycopg.AsyncConnection[Any] | None:
+        """One poll; the watcher's connection afterwards (None when it broke)."""
+        try:
+            conn = await asyncio.wait_for(self._poll(conn), self._options.timeout)
+        except (psycopg.Error, OSError, TimeoutError) as exc:
+            why = reason(exc, self._location) or type(exc).__name__
+            if self._down is None:
+                log.error("PostgreSQL %s is unreachable: %s", self._target, why)
+            self._down = why
+            conn = None
+        else:
+            if self._down is not None:
+                log.warning("PostgreSQL %s answers again; renewing the connection pool", self._target)
+                self._down = None
+                await self._renew_pool()
+        self._polled.set()
+        return conn
+
+    async def _renew_pool(self) -> None:
+        """Swap in a fresh pool; the old one closes in the background (its borrowers finish)."""
+        old, self._pool = self._pool, self._new_pool()
+        await self._pool.open(wait=False)
+        if old is not None:
+            task = asyncio.get_running_loop().create_task(old.close(timeout=self._options.timeout))
+            self._retired.add(task)
+            task.add_done_callback(self._retired.discard)
+
+    # -- lookups
+
+    async def _fetch(self, name: str, *params: object, many: bool = False) -> Any:
+        await self._start()
+        if self._down is not None:
+            raise StoreUnavailableError(f"PostgreSQL {self._target} is unreachable: {self._down}")
+        assert self._pool is not None
+        try:
+            async with self._pool.connection() as conn:
+                cursor = await conn.execute(LOOKUP_QUERIES[name], params, binary=True)
+                return await (cursor.fetchall() if many else cursor.fetchone())
+        except psycopg.Error as exc:
+            if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+                self._wake.set()  # let the watcher look now rather than at its next poll
+            raise store_error(exc, self._location, f"{name} lookup") from None
+
+    async def _metas(self, keys: list[str]) -> dict[str, str]:
+        return {key: value for key, value in await self._fetch("metas", keys, many=True)}
+
+    async def _config(self, name: str) -> bytes | None:
+        row = await self._fetch("config", name)
+        return None if row is None else bytes(row[0])
+
+    async def genesis_config_json(self) -> bytes | None:
+        return await self._config(GENESIS_CONFIG)
+
+    async def client_config_json(self) -> bytes | None:
+        return await self._config(CLIENT_CONFIG)
+
+    async def head(self) -> StoredBlock | None:
+        return block_from_row(await self._fetch("head"))
+
+    async def block_by_height(self, height: int) -> StoredBlock | None:
+        return block_from_row(await self._fetch("block_by_height", height)) if height_in_range(height) else None
+
+    async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
+        return block_from_row(await self._fetch("block_by_hash", block_hash))
+
+    async def genesis_block(self) -> StoredBlock | None:
+        row = await self._fetch("meta", "genesis_height")
+        return None if row is None else await self.block_by_height(int(row[0]))
+
+    async def earliest_block(self) -> StoredBlock | None:
+        return block_from_row(await self._fetch("earliest"))
+
+    async def epoch(self, epoch_id: str) -> StoredEpoch | None:
+        return epoch_from_row(await self._fetch("epoch", epoch_id))
+
+    async def account_json(self, account_id: str, height: int) -> bytes | None:
+        if height < 0:
+            return None
+        row = await self._fetch("account", account_id, min(height, (1 << 63) - 1))
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    async def info(self) -> StoreInfo:
+        return info_from(await self._metas(INFO_KEYS), await self.earliest_block(), await self.head())
+
+    async def version(self) -> StoreVersion:
+        await self._start()
+        if self._down is not None or self._version is None:
+            raise StoreUnavailableError(f"PostgreSQL {self._target} is unreachable: {self._down}")
+        return self._version
+
+    async def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        if self._pool is not None:
+            await self._pool.close()
+        for task in list(self._retired):
+            with contextlib.suppress(Exception):
+                await task
+

@@ -1,0 +1,113 @@
+"""A real PostgreSQL server for the tests: the binaries of the `pgserver` wheel (PostgreSQL 16),
+a fresh cluster in a temporary folder, listening on a free 127.0.0.1 port with password
+authentication, so tests use URLs exactly as operators write them.
+
+PostgreSQL refuses to run as root; as root the server runs as the user `pgserver` (created
+when missing, as the wheel itself does).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+
+with warnings.catch_warnings():
+    # the wheel looks up a runtime folder on import and warns where XDG_RUNTIME_DIR is unset
+    warnings.simplefilter("ignore")
+    from pgserver import _commands as pg_commands
+    from pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
+
+from tests.support.live_server import free_port
+
+SYSTEM_USER = "pgserver"
+SUPERUSER = "postgres"
+# Durability is not what these tests are about; skipping fsync makes the suite faster.
+_FAST = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+
+
+def _as_user() -> str | None:
+    return SYSTEM_USER if os.geteuid() == 0 else None
+
+
+@dataclass
+class PostgresServer:
+    folder: Path
+    port: int
+    password: str
+    _databases: int = field(default=0)
+
+    @property
+    def data(self) -> Path:
+        return self.folder / "data"
+
+    def url(self, database: str, *, password: str | None = None) -> str:
+        secret = self.password if password is None else password
+        return f"postgresql://{SUPERUSER}:{secret}@127.0.0.1:{self.port}/{database}"
+
+    def _pg_ctl(self, *args: str) -> None:
+        pg_commands.pg_ctl(list(args), pgdata=self.data, user=_as_user(), timeout=60)
+
+    def start(self) -> None:
+        self._pg_ctl(
+            "-w", "-l", str(self.folder / "server.log"),
+            "-o", f"-h 127.0.0.1 -p {self.port} -k {self.data} {_FAST}", "start",
+        )  # fmt: skip
+
+    def stop(self, mode: str = "fast") -> None:
+        self._pg_ctl("-w", "-m", mode, "stop")
+
+    def create_database(self, prefix: str = "store") -> str:
+        """A new, empty database; its URL."""
+        self._databases += 1
+        name = f"{prefix}_{self._databases}"
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+
+def start_server(folder: Path) -> PostgresServer:
+    """initdb a fresh cluster in `folder` and start it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    server = PostgresServer(folder, free_port(), f"pw-{secrets.token_hex(8)}")
+    user = _as_user()
+    server.data.mkdir()
+    pwfile = folder / "pwfile"
+    pwfile.write_text(server.password + "\n")
+    if user is not None:
+        entry = ensure_user_exists(user)
+        assert entry is not None
+        ensure_prefix_permissions(server.data)
+        ensure_folder_permissions(pg_commands.POSTGRES_BIN_PATH, 0o555)
+        ensure_folder_permissions(pg_commands.POSTGRES_BIN_PATH.parent / "lib", 0o444)
+        for path in (folder, server.data, pwfile):
+            shutil.chown(path, entry.pw_uid, entry.pw_gid)
+    pg_commands.initdb(
+        ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={pwfile}", "--encoding=utf8",
+         "--locale=C", "-U", SUPERUSER],
+        pgdata=server.data, user=user, timeout=120,
+    )  # fmt: skip
+    server.start()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with psycopg.connect(server.url("postgres"), connect_timeout=2):
+                return server
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def stop_server(server: PostgresServer) -> None:
+    try:
+        server.stop("immediate")
+    except subprocess.CalledProcessError:
+        pass  # already stopped
