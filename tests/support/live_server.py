@@ -26,13 +26,13 @@ def free_port() -> int:
 @dataclass(frozen=True)
 class LiveServer:
     url: str  # e.g. http://127.0.0.1:41234
-    store: Path
+    store: Path | str  # a file, or a postgresql:// URL
     log: Path
 
 
 @contextmanager
 def running_server(
-    store: Path,
+    store: Path | str,
     log: Path,
     *extra: str,
     startup_seconds: float = 60.0,
