@@ -16,6 +16,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -64,13 +65,34 @@ class PostgresServer:
     def stop(self, mode: str = "fast") -> None:
         self._pg_ctl("-w", "-m", mode, "stop")
 
-    def create_database(self, prefix: str = "store") -> str:
-        """A new, empty database; its URL."""
+    def create_database(self, prefix: str = "store", *, template: str | None = None) -> str:
+        """A new database, empty or a copy of the database `template` (a URL); its URL."""
         self._databases += 1
         name = f"{prefix}_{self._databases}"
+        copy_of = "" if template is None else f' TEMPLATE "{template.rsplit("/", 1)[1]}"'
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"{copy_of}')
         return self.url(name)
+
+
+def dump(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table of a store database, sorted, with SQLite's value types (booleans
+    as 0/1, bytes), so a PostgreSQL store compares equal to an SQLite one holding the same data."""
+
+    def plain(value: object) -> object:
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, memoryview):
+            return bytes(value)
+        return value
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [row[0] for row in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")]
+        return {
+            table: sorted((tuple(plain(v) for v in row) for row in conn.execute(f"SELECT * FROM {table}")), key=repr)
+            for table in tables
+        }
 
 
 def start_server(folder: Path) -> PostgresServer:
