@@ -91,7 +91,8 @@ def test_lookup_uses_an_index(filled: str, name: str) -> None:
     """Each lookup can be answered from an index (sequential scans are disabled so the tiny
     sample tables do not make a scan the cheaper plan), and never sorts."""
     query = LOOKUP_QUERIES[name]
-    params = {"metas": (["chain_id"],), "block_by_height": (5,), "account": ("x", 5)}.get(name, ("x",) * query.count("%s"))
+    typed = {"metas": (["chain_id"],), "block_by_height": (5,), "account": ("x", 5)}
+    params = typed.get(name, ("x",) * query.count("%s"))
     with psycopg.connect(filled, autocommit=True) as conn:
         conn.execute("SET enable_seqscan = off")
         plan = "\n".join(row[0] for row in conn.execute(f"EXPLAIN {query}", params))
