@@ -111,4 +111,4 @@ def connect(location: str, options: StoreOptions, *, read_only: bool) -> psycopg
     try:
         return psycopg.Connection.connect(location, **connect_kwargs(options, read_only=read_only))
     except psycopg.Error as exc:
-        raise unavailable(exc, location, "connecting") from None
+        raise unavailable(exc, location, "connection") from None

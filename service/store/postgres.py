@@ -293,8 +293,14 @@ class PostgresChainReader:
             self._conn.close()
 
 
+# Writes are pipelined (sent without waiting for each answer); the answers that say whether
+# a row was new are read every this many writes, which bounds what is held in memory.
+_PIPELINE_DEPTH: Final = 500
+
+
 class PostgresWriteBatch:
-    """The writes of one transaction (`WriteBatch`)."""
+    """The writes of one transaction (`WriteBatch`), sent in pipeline mode: an error surfaces
+    at a later put or at the end of the batch, and rolls the whole batch back either way."""
 
     def __init__(self, conn: psycopg.Connection[Any], location: str, *, validate: bool) -> None:
         self._conn = conn
@@ -303,6 +309,7 @@ class PostgresWriteBatch:
         self._open = True
         self._added = dict.fromkeys(COUNTERS, 0)
         self._touched: set[str] = set()
+        self._pending: list[tuple[str, psycopg.Cursor[Any]]] = []
 
     def _execute(self, sql: str, params: tuple[object, ...]) -> Any:
         if not self._open:
@@ -313,10 +320,23 @@ class PostgresWriteBatch:
             raise store_error(exc, self._location, "write") from None
 
     def _upsert(self, table: str, sql: str, params: tuple[object, ...]) -> None:
-        """Insert or replace a row; a new one is added to the table's stored count."""
-        row = self._execute(sql + _INSERTED, params).fetchone()
-        if row is not None and row[0]:
-            self._added[table] += 1
+        """Insert or replace a row; a new one is added to the table's stored count (once its
+        answer has been read)."""
+        self._pending.append((table, self._execute(sql + _INSERTED, params)))
+        if len(self._pending) >= _PIPELINE_DEPTH:
+            self.drain()
+
+    def drain(self) -> None:
+        """Read the answers of the pipelined upserts and count the new rows."""
+        try:
+            for table, cursor in self._pending:
+                row = cursor.fetchone()
+                if row is not None and row[0]:
+                    self._added[table] += 1
+        except psycopg.Error as exc:
+            raise store_error(exc, self._location, "write") from None
+        finally:
+            self._pending.clear()
 
     def _meta(self, key: str) -> str | None:
         row = self._execute(LOOKUP_QUERIES["meta"], (key,)).fetchone()
@@ -403,6 +423,7 @@ class PostgresWriteBatch:
 
     def end(self) -> None:
         """Add the new rows to the stored counts, bump the change counter of every kind written."""
+        self.drain()
         bumps = [(added, COUNTERS[table]) for table, added in self._added.items() if added]
         bumps += [(1, VERSION_KEYS[kind]) for kind in sorted(self._touched)]
         for amount, key in bumps:
@@ -452,8 +473,9 @@ class PostgresChainWriter:
         try:
             with self._conn.transaction():
                 self._prepare()
-                yield batch
-                batch.end()
+                with self._conn.pipeline():
+                    yield batch
+                    batch.end()
         except psycopg.Error as exc:
             raise store_error(exc, self._location, "commit") from None
         finally:
