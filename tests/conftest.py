@@ -39,9 +39,9 @@ def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresServer]:
+def postgres() -> Iterator[PostgresServer]:
     """A real PostgreSQL 16 server on 127.0.0.1 for the whole session (one database per store)."""
-    server = start_server(tmp_path_factory.mktemp("postgres"))
+    server = start_server()
     try:
         yield server
     finally:

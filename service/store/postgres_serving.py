@@ -5,11 +5,13 @@ one prepared statement each. A background task polls the store's change counters
 `POLL_SECONDS` over a connection of its own, which makes `version()` free per request (at
 most `POLL_SECONDS` plus one round trip stale) and tells when the database is gone:
 
-- while the last poll failed, every lookup fails at once with StoreUnavailableError (the
-  server answers INTERNAL_ERROR, /health 503) instead of queuing for `timeout` seconds;
+- when a poll fails, the pool is closed (lookups waiting in it for a connection fail at once)
+  and, while the database stays unreachable, every lookup fails at once with
+  StoreUnavailableError (the server answers INTERNAL_ERROR, /health 503) instead of queuing
+  for `timeout` seconds;
 - a lookup that fails on a broken connection wakes the watcher at once;
-- when a poll succeeds again, the pool is replaced by a fresh one, so service resumes within
-  one poll of the database's return instead of after the pool's reconnect back-off.
+- when a poll succeeds again, a fresh pool is opened, so service resumes within one poll of
+  the database's return instead of after the pool's reconnect back-off.
 
 Everything is created on first use, inside the event loop of the worker that serves.
 """
@@ -77,9 +79,7 @@ class PostgresServingReader:
 
     async def _start(self) -> None:
         if self._watcher is None:
-            self._pool = self._new_pool()
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
-            await self._pool.open(wait=False)
         await self._polled.wait()
 
     async def _poll(self, conn: psycopg.AsyncConnection[Any] | None) -> psycopg.AsyncConnection[Any]:
@@ -119,19 +119,21 @@ class PostgresServingReader:
             if self._down is None:
                 log.error("PostgreSQL %s is unreachable: %s", self._target, why)
             self._down = why
+            self._retire_pool()
             conn = None
         else:
             if self._down is not None:
-                log.warning("PostgreSQL %s answers again; renewing the connection pool", self._target)
+                log.warning("PostgreSQL %s answers again; opening a new connection pool", self._target)
                 self._down = None
-                await self._renew_pool()
+            if self._pool is None:
+                self._pool = self._new_pool()
+                await self._pool.open(wait=False)
         self._polled.set()
         return conn
 
-    async def _renew_pool(self) -> None:
-        """Swap in a fresh pool; the old one closes in the background (its borrowers finish)."""
-        old, self._pool = self._pool, self._new_pool()
-        await self._pool.open(wait=False)
+    def _retire_pool(self) -> None:
+        """Close the pool in the background: lookups waiting in it fail now, not after `timeout`."""
+        old, self._pool = self._pool, None
         if old is not None:
             task = asyncio.get_running_loop().create_task(old.close(timeout=self._options.timeout))
             self._retired.add(task)
@@ -141,11 +143,11 @@ class PostgresServingReader:
 
     async def _fetch(self, name: str, *params: object, many: bool = False) -> Any:
         await self._start()
-        if self._down is not None:
+        pool = self._pool
+        if self._down is not None or pool is None:
             raise StoreUnavailableError(f"PostgreSQL {self._target} is unreachable: {self._down}")
-        assert self._pool is not None
         try:
-            async with self._pool.connection() as conn:
+            async with pool.connection() as conn:
                 cursor = await conn.execute(LOOKUP_QUERIES[name], params, binary=True)
                 return await (cursor.fetchall() if many else cursor.fetchone())
         except psycopg.Error as exc:

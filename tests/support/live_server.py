@@ -28,6 +28,7 @@ class LiveServer:
     url: str  # e.g. http://127.0.0.1:41234
     store: Path | str  # a file, or a postgresql:// URL
     log: Path
+    pid: int = 0  # of the `nearrpc serve` process
 
 
 @contextmanager
@@ -75,7 +76,7 @@ def running_server(
                         f"nearrpc serve did not answer /health in {startup_seconds} s:\n{log.read_text()}"
                     )
                 time.sleep(0.1)
-            yield LiveServer(url, store, log)
+            yield LiveServer(url, store, log, process.pid)
         finally:
             os.killpg(process.pid, signal.SIGTERM)
             try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -95,9 +95,13 @@ def dump(url: str) -> dict[str, list[tuple[Any, ...]]]:
         }
 
 
-def start_server(folder: Path) -> PostgresServer:
-    """initdb a fresh cluster in `folder` and start it."""
-    folder.mkdir(parents=True, exist_ok=True)
+def start_server() -> PostgresServer:
+    """initdb a fresh cluster in a new folder and start it.
+
+    The folder is not under pytest's temporary root: pytest (of any run on the machine) resets
+    that root to mode 0700, which would lock the server's own user out of its data folder.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="nearrpc-postgres-"))
     server = PostgresServer(folder, free_port(), f"pw-{secrets.token_hex(8)}")
     user = _as_user()
     server.data.mkdir()
@@ -129,7 +133,7 @@ def start_server(folder: Path) -> PostgresServer:
 
 
 def stop_server(server: PostgresServer) -> None:
-    try:
+    """Stop the server (when running) and remove its folder."""
+    if (server.data / "postmaster.pid").exists():
         server.stop("immediate")
-    except subprocess.CalledProcessError:
-        pass  # already stopped
+    shutil.rmtree(server.folder, ignore_errors=True)
