@@ -107,7 +107,8 @@ def test_database_outage_while_serving_answers_internal_error_then_recovers(
 
             helper = threading.Thread(target=chaos)
             helper.start()
-            outcomes = run_load(live.url, [block_request(h) for h in sample_facts().block_heights], threads=4, seconds=9.0)
+            bodies = [block_request(h) for h in sample_facts().block_heights]
+            outcomes = run_load(live.url, bodies, threads=4, seconds=9.0)
             helper.join()
             after = httpx.get(f"{live.url}/health")
         log = live.log.read_text()
@@ -131,15 +132,15 @@ def test_database_outage_while_serving_answers_internal_error_then_recovers(
 
 
 def _copy_killed_mid_way(source: str | Path, destination: str | Path, busy: Callable[[], bool]) -> None:
-    process = subprocess.Popen([sys.executable, "-m", "nearrpc", "store", "copy", str(source), str(destination)],
-                               cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not busy():
-        assert process.poll() is None, process.stderr.read() if process.stderr else ""
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    os.kill(process.pid, signal.SIGKILL)
-    process.wait()
+    command = [sys.executable, "-m", "nearrpc", "store", "copy", str(source), str(destination)]
+    with subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
+        deadline = time.monotonic() + 60
+        while not busy():
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
     assert process.returncode == -signal.SIGKILL
 
 
