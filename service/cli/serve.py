@@ -90,6 +90,9 @@ def serve(settings: ServeSettings) -> int:
         workers=settings.workers,
         log_level=settings.log_level,
         access_log=settings.access_log,
+        # each response leaves in one send, so a replica that dies mid-response is retried by
+        # a load balancer instead of leaving the client a head without a body
+        http="nearrpc.http.single_write:SingleWriteHttpProtocol",
     )
     return 0
 

@@ -78,9 +78,16 @@ def running_server(
                 time.sleep(0.1)
             yield LiveServer(url, store, log, process.pid)
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
+            _signal_group(process.pid, signal.SIGTERM)  # a test may have killed it already
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+                _signal_group(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def _signal_group(pid: int, signum: int) -> None:
+    try:
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        pass
