@@ -1,7 +1,7 @@
 """The server's PostgreSQL reader: a pool of read-only connections and a watcher.
 
-Lookups borrow a pooled connection (psycopg's async pool, fair first-come first-served) and run
-one prepared statement each. A background task polls the store's change counters every
+Lookups borrow a pooled connection (pg_pool.py: first come, first served) and run one
+prepared statement each (psycopg prepares a statement on a connection after its fifth use). A background task polls the store's change counters every
 `POLL_SECONDS` over a connection of its own, which makes `version()` free per request (at
 most `POLL_SECONDS` plus one round trip stale) and tells when the database is gone:
 
@@ -24,10 +24,10 @@ import logging
 from typing import Any, Final
 
 import psycopg
-from psycopg_pool import AsyncConnectionPool
 
 from nearrpc.store.base import StoredBlock, StoredEpoch, StoreInfo, StoreOptions, StoreUnavailableError, StoreVersion
 from nearrpc.store.pg_connect import connect_kwargs, describe_target, reason, store_error
+from nearrpc.store.pg_pool import ConnectionPool
 from nearrpc.store.postgres import (
     CLIENT_CONFIG,
     GENESIS_CONFIG,
@@ -44,9 +44,6 @@ from nearrpc.store.postgres import (
 POLL_SECONDS: Final = 0.2
 
 log = logging.getLogger("nearrpc.store")
-# The pool logs every failed reconnection attempt; the watcher reports an outage once, when it
-# starts and when it ends, so the pool's own records are kept to errors.
-logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 
 
 class PostgresServingReader:
@@ -56,7 +53,7 @@ class PostgresServingReader:
         self._location = location
         self._options = options
         self._target = describe_target(location)
-        self._pool: AsyncConnectionPool[Any] | None = None
+        self._pool: ConnectionPool | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._polled = asyncio.Event()  # set once the first poll has ended, either way
         self._wake = asyncio.Event()
@@ -65,17 +62,6 @@ class PostgresServingReader:
         self._retired: set[asyncio.Task[None]] = set()
 
     # -- pool and watcher
-
-    def _new_pool(self) -> AsyncConnectionPool[Any]:
-        return AsyncConnectionPool(
-            self._location,
-            min_size=self._options.pool_size,
-            max_size=self._options.pool_size,
-            kwargs=connect_kwargs(self._options, read_only=True),
-            timeout=self._options.timeout,
-            name="nearrpc",
-            open=False,
-        )
 
     async def _start(self) -> None:
         if self._watcher is None:
@@ -126,8 +112,8 @@ class PostgresServingReader:
                 log.warning("PostgreSQL %s answers again; opening a new connection pool", self._target)
                 self._down = None
             if self._pool is None:
-                self._pool = self._new_pool()
-                await self._pool.open(wait=False)
+                self._pool = ConnectionPool(self._location, self._options)
+                self._pool.fill()
         self._polled.set()
         return conn
 
@@ -135,25 +121,32 @@ class PostgresServingReader:
         """Close the pool in the background: lookups waiting in it fail now, not after `timeout`."""
         old, self._pool = self._pool, None
         if old is not None:
-            task = asyncio.get_running_loop().create_task(old.close(timeout=self._options.timeout))
+            task = asyncio.get_running_loop().create_task(old.close())
             self._retired.add(task)
             task.add_done_callback(self._retired.discard)
 
     # -- lookups
 
     async def _fetch(self, name: str, *params: object, many: bool = False) -> Any:
-        await self._start()
+        if not self._polled.is_set():
+            await self._start()
         pool = self._pool
         if self._down is not None or pool is None:
             raise StoreUnavailableError(f"PostgreSQL {self._target} is unreachable: {self._down}")
+        conn = await pool.acquire()
+        broken = True  # until the lookup ends normally or with an error that leaves it usable
         try:
-            async with pool.connection() as conn:
-                cursor = await conn.execute(LOOKUP_QUERIES[name], params, binary=True)
-                return await (cursor.fetchall() if many else cursor.fetchone())
+            cursor = await conn.execute(LOOKUP_QUERIES[name], params, binary=True)
+            rows = await (cursor.fetchall() if many else cursor.fetchone())
+            broken = False
+            return rows
         except psycopg.Error as exc:
-            if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+            broken = isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+            if broken:
                 self._wake.set()  # let the watcher look now rather than at its next poll
             raise store_error(exc, self._location, f"{name} lookup") from None
+        finally:
+            pool.release(conn, broken=broken)
 
     async def _metas(self, keys: list[str]) -> dict[str, str]:
         return {key: value for key, value in await self._fetch("metas", keys, many=True)}
@@ -209,6 +202,7 @@ class PostgresServingReader:
                 await self._watcher
         if self._pool is not None:
             await self._pool.close()
+            self._pool = None
         for task in list(self._retired):
             with contextlib.suppress(Exception):
                 await task
