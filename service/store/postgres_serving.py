@@ -1,8 +1,9 @@
 """The server's PostgreSQL reader: a pool of read-only connections and a watcher.
 
 Lookups borrow a pooled connection (pg_pool.py: first come, first served) and run one
-prepared statement each (psycopg prepares a statement on a connection after its fifth use). A background task polls the store's change counters every
-`POLL_SECONDS` over a connection of its own, which makes `version()` free per request (at
+prepared statement each (psycopg prepares a statement on a connection after its fifth use).
+A background task polls the store's change counters every `POLL_SECONDS` over a connection
+of its own, which makes `version()` free per request (at
 most `POLL_SECONDS` plus one round trip stale) and tells when the database is gone:
 
 - when a poll fails, the pool is closed (lookups waiting in it for a connection fail at once)
@@ -11,7 +12,7 @@ most `POLL_SECONDS` plus one round trip stale) and tells when the database is go
   for `timeout` seconds;
 - a lookup that fails on a broken connection wakes the watcher at once;
 - when a poll succeeds again, a fresh pool is opened, so service resumes within one poll of
-  the database's return instead of after the pool's reconnect back-off.
+  the database's return.
 
 Everything is created on first use, inside the event loop of the worker that serves.
 """
