@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import subprocess
 import tempfile
 import time
 import warnings
@@ -23,7 +24,7 @@ import psycopg
 with warnings.catch_warnings():
     # the wheel looks up a runtime folder on import and warns where XDG_RUNTIME_DIR is unset
     warnings.simplefilter("ignore")
-    from pgserver import _commands as pg_commands
+    from pgserver._commands import POSTGRES_BIN_PATH
     from pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
 
 from tests.support.live_server import free_port
@@ -36,6 +37,17 @@ _FAST = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 
 def _as_user() -> str | None:
     return SYSTEM_USER if os.geteuid() == 0 else None
+
+
+def _run(program: str, *args: str) -> None:
+    """One of the wheel's PostgreSQL programs, as the server's user; its output on failure."""
+    # stdout to a file, not a pipe: pg_ctl's server inherits it and would hold a pipe open
+    with tempfile.TemporaryFile() as output:
+        done = subprocess.run([str(POSTGRES_BIN_PATH / program), *args], user=_as_user(), stdout=output,
+                              stderr=subprocess.STDOUT, timeout=120, check=False)  # fmt: skip
+        if done.returncode != 0:
+            output.seek(0)
+            raise RuntimeError(f"{program} {' '.join(args)} failed: {output.read().decode(errors='replace')}")
 
 
 @dataclass
@@ -54,7 +66,7 @@ class PostgresServer:
         return f"postgresql://{SUPERUSER}:{secret}@127.0.0.1:{self.port}/{database}"
 
     def _pg_ctl(self, *args: str) -> None:
-        pg_commands.pg_ctl(list(args), pgdata=self.data, user=_as_user(), timeout=60)
+        _run("pg_ctl", "-D", str(self.data), *args)
 
     def start(self) -> None:
         self._pg_ctl(
@@ -111,15 +123,12 @@ def start_server() -> PostgresServer:
         entry = ensure_user_exists(user)
         assert entry is not None
         ensure_prefix_permissions(server.data)
-        ensure_folder_permissions(pg_commands.POSTGRES_BIN_PATH, 0o555)
-        ensure_folder_permissions(pg_commands.POSTGRES_BIN_PATH.parent / "lib", 0o444)
+        ensure_folder_permissions(POSTGRES_BIN_PATH, 0o555)
+        ensure_folder_permissions(POSTGRES_BIN_PATH.parent / "lib", 0o444)
         for path in (folder, server.data, pwfile):
             shutil.chown(path, entry.pw_uid, entry.pw_gid)
-    pg_commands.initdb(
-        ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={pwfile}", "--encoding=utf8",
-         "--locale=C", "-U", SUPERUSER],
-        pgdata=server.data, user=user, timeout=120,
-    )  # fmt: skip
+    _run("initdb", "-D", str(server.data), "--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={pwfile}",
+         "--encoding=utf8", "--locale=C", "-U", SUPERUSER)  # fmt: skip
     server.start()
     deadline = time.monotonic() + 30
     while True:
