@@ -32,7 +32,7 @@ from pathlib import Path
 
 import orjson
 
-from nearrpc.store import open_store
+from nearrpc.store import StoredBlock, open_store
 from tests.support.live_server import LiveServer, running_server
 from tests.support.postgres import PostgresServer, start_server, stop_server
 
@@ -135,7 +135,7 @@ def random_lookups(store: Path | str, rng: random.Random) -> dict[str, list[str]
     try:
         info = reader.info()
         assert info.earliest_height is not None and info.latest_height is not None
-        blocks = []
+        blocks: list[StoredBlock] = []
         while len(blocks) < RANDOM_BODIES:
             block = reader.block_by_height(rng.randint(info.earliest_height, info.latest_height))
             if block is not None:
