@@ -24,3 +24,5 @@ daemon_threads  # socketserver attribute
 handle_error  # socketserver hook
 client_address  # socketserver hook signature
 _no_nearrpc_environment  # autouse pytest fixture
+SingleWriteHttpProtocol  # uvicorn's HTTP protocol class, named by `nearrpc serve` as an import string
+itersize  # psycopg named-cursor attribute: rows fetched per round trip

@@ -17,16 +17,11 @@ from psycopg.conninfo import conninfo_to_dict
 
 from nearrpc.store.base import StoreError, StoreOptions, StoreUnavailableError
 
-SCHEMES: Final = ("postgresql://", "postgres://")
 MASK: Final = "***"
 
 # user:password@ in the authority, and password=... among the query parameters
 _USERINFO_PASSWORD = re.compile(r"^(?P<head>[a-z]+://[^:@/?#]*):(?P<password>[^@/?#]*)@", re.IGNORECASE)
 _QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)(?P<password>[^&#]*)", re.IGNORECASE)
-
-
-def is_postgres_url(location: str) -> bool:
-    return location.lower().startswith(SCHEMES)
 
 
 def mask_url(location: str) -> str:
