@@ -79,7 +79,7 @@ def test_password_stays_out_of_title_logs_status_and_errors(
 
 
 def test_database_outage_while_serving_answers_internal_error_then_recovers(
-    sample_sqlite: Path, tmp_path: Path
+    sample_sqlite: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """Stop the database under load, start it again: answers are INTERNAL_ERROR (HTTP 500) and
     /health is 503 meanwhile, and service comes back by itself."""
@@ -120,9 +120,12 @@ def test_database_outage_while_serving_answers_internal_error_then_recovers(
     recovered = [o.at for o in outcomes if o.at > marks["ready"] and o.status == 200]
     first_ok = min(recovered) - marks["ready"]
     failing_after = [o for o in outcomes if o.at > marks["ready"] + first_ok + 0.5 and o.status != 200]
-    print(f"\noutage test: {len(outcomes)} requests {dict(counts)}; database stopped at {marks['stopped']:.2f} s, "
-          f"ready again at {marks['ready']:.2f} s, first answer {first_ok:.2f} s later; /health during the outage: "
-          f"{sorted({code for _, code in health})}")
+    figures = (
+        f"database outage: {len(outcomes)} requests {dict(counts)}; database stopped at {marks['stopped']:.2f} s, "
+        f"ready again at {marks['ready']:.2f} s, first answer {first_ok:.2f} s later; /health during the outage: "
+        f"{sorted({code for _, code in health})}"
+    )
+    request.node.user_properties.append(("terminal_summary", figures))
     assert set(counts) <= {(200, "result"), (500, "INTERNAL_ERROR")}, counts
     assert during and all(o.status == 500 for o in during), [o for o in during if o.status != 500][:5]
     assert {code for at, code in health if at > marks["stopped"] + 0.5} == {503}

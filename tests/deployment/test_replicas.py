@@ -61,7 +61,7 @@ def test_readme_examples_answer_byte_identically_from_postgresql(
 
 
 def test_two_replicas_behind_haproxy_lose_no_request_when_one_is_killed(
-    postgres: PostgresServer, sample_sqlite: Path, tmp_path: Path
+    postgres: PostgresServer, sample_sqlite: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     url = copy_into_postgres(postgres, sample_sqlite)
     facts = sample_facts()
@@ -97,11 +97,12 @@ def test_two_replicas_behind_haproxy_lose_no_request_when_one_is_killed(
     counts = tally(outcomes)
     failed = [outcome for outcome in outcomes if outcome.status != 200 or outcome.what != "result"]
     after_kill = sum(1 for outcome in outcomes if outcome.at > killed_at[0])
-    print(
-        f"\nreplica failover: {len(outcomes)} requests through HAProxy in {seconds:.1f} s "
+    figures = (
+        f"replica failover: {len(outcomes)} requests through HAProxy in {seconds:.1f} s "
         f"({len(outcomes) / seconds:.0f}/s, 8 threads); replica 1 killed (SIGKILL) at {killed_at[0]:.2f} s; "
         f"{after_kill} requests after the kill; failed at the client: {len(failed)}; outcomes {dict(counts)}"
     )
+    request.node.user_properties.append(("terminal_summary", figures))  # printed at the end of the run
     assert len(outcomes) == 3000 and after_kill >= 500
     assert not failed, failed[:5]
     assert after.status_code == 200
