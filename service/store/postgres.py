@@ -11,7 +11,7 @@ at all; `replace` drops and recreates the tables in the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
 from typing import Any, Final
@@ -182,20 +182,33 @@ def schema_problem(conn: psycopg.Connection[Any], location: str) -> StoreError |
 
 
 class PostgresChainReader:
-    """`ChainReader` over one synchronous connection."""
+    """`ChainReader` over one synchronous connection. A writer's reader first writes what the
+    open batch has staged (`before_read`), so it sees the batch's own writes, as SQLite's does."""
 
-    def __init__(self, conn: psycopg.Connection[Any], location: str, *, owns_connection: bool) -> None:
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any],
+        location: str,
+        *,
+        owns_connection: bool,
+        before_read: Callable[[], None] | None = None,
+    ) -> None:
         self._conn = conn
         self._location = location
         self._owns_connection = owns_connection
+        self._before_read = before_read
 
     def _one(self, name: str, *params: object) -> Any:
+        if self._before_read is not None:
+            self._before_read()
         try:
             return self._conn.execute(LOOKUP_QUERIES[name], params, binary=True).fetchone()
         except psycopg.Error as exc:
             raise store_error(exc, self._location, f"{name} lookup") from None
 
     def _metas(self, keys: list[str]) -> dict[str, str]:
+        if self._before_read is not None:
+            self._before_read()
         try:
             rows = self._conn.execute(LOOKUP_QUERIES["metas"], (keys,)).fetchall()
         except psycopg.Error as exc:
@@ -252,14 +265,12 @@ class PostgresChainReader:
         return None if note is None else note.encode()
 
     def version(self) -> StoreVersion:
-        try:
-            rows = self._conn.execute(LOOKUP_QUERIES["metas"], (list(VERSION_KEYS.values()),)).fetchall()
-        except psycopg.Error as exc:
-            raise store_error(exc, self._location, "version lookup") from None
-        return version_from_rows(rows)
+        return version_from_rows(list(self._metas(list(VERSION_KEYS.values())).items()))
 
     def _scan(self, sql: str) -> Iterator[Any]:
         """Rows streamed through a server-side cursor, in one snapshot."""
+        if self._before_read is not None:
+            self._before_read()
         try:
             with self._conn.transaction(), self._conn.cursor(name="nearrpc_scan", binary=True) as cursor:
                 cursor.itersize = 500
@@ -293,14 +304,60 @@ class PostgresChainReader:
             self._conn.close()
 
 
-# Writes are pipelined (sent without waiting for each answer); the answers that say whether
-# a row was new are read every this many writes, which bounds what is held in memory.
-_PIPELINE_DEPTH: Final = 500
+# Blocks and account states are staged in memory and written this many at a time: COPY into a
+# temporary table, then one set-based upsert (a few statements per chunk instead of one or two
+# round trips per row), which also bounds what a batch holds in memory.
+_CHUNK_ROWS: Final = 2000
+
+_BLOCK_FIELDS: Final = "hash, height, prev_hash, epoch_id, last_final_block, last_ds_final_block, canonical, view_json"
+_BLOCK_TYPES: Final = ["text", "int8", "text", "text", "text", "text", "bool", "bytea"]
+_STATE_TYPES: Final = ["text", "int8", "bytea"]
+_STAGING: Final = (
+    "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_blocks (LIKE blocks) ON COMMIT DROP",
+    "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_states (LIKE account_states) ON COMMIT DROP",
+)
+_FLUSH_BLOCKS: Final = (
+    # a new canonical block at a height demotes the one it replaces to a fork block
+    "UPDATE blocks b SET canonical = false FROM nearrpc_staged_blocks s "
+    "WHERE s.canonical AND b.height = s.height AND b.canonical AND b.hash <> s.hash",
+    f"WITH upserted AS (INSERT INTO blocks ({_BLOCK_FIELDS}) SELECT {_BLOCK_FIELDS} FROM nearrpc_staged_blocks "
+    "ON CONFLICT (hash) DO UPDATE SET height = excluded.height, prev_hash = excluded.prev_hash, "
+    "epoch_id = excluded.epoch_id, last_final_block = excluded.last_final_block, "
+    "last_ds_final_block = excluded.last_ds_final_block, canonical = excluded.canonical, "
+    "view_json = excluded.view_json RETURNING (xmax = 0) AS new) SELECT count(*) FILTER (WHERE new) FROM upserted",
+)
+_FLUSH_STATES: Final = (
+    "WITH upserted AS (INSERT INTO account_states (account_id, height, view_json) "
+    "SELECT account_id, height, view_json FROM nearrpc_staged_states "
+    "ON CONFLICT (account_id, height) DO UPDATE SET view_json = excluded.view_json "
+    "RETURNING (xmax = 0) AS new) SELECT count(*) FILTER (WHERE new) FROM upserted",
+)
+
+
+class _Staged:
+    """Rows of one table waiting to be written; a row whose key (or canonical height) is
+    already waiting is written only after the chunk before it, so order is kept."""
+
+    def __init__(self, table: str, staging: str, types: list[str], flush: tuple[str, ...]) -> None:
+        self.table = table
+        self.staging = staging
+        self.types = types
+        self.flush_statements = flush
+        self.rows: list[tuple[object, ...]] = []
+        self.keys: set[object] = set()
+
+    def clashes(self, keys: list[object]) -> bool:
+        return any(key in self.keys for key in keys)
+
+    def add(self, row: tuple[object, ...], keys: list[object]) -> None:
+        self.rows.append(row)
+        self.keys.update(keys)
 
 
 class PostgresWriteBatch:
-    """The writes of one transaction (`WriteBatch`), sent in pipeline mode: an error surfaces
-    at a later put or at the end of the batch, and rolls the whole batch back either way."""
+    """The writes of one transaction (`WriteBatch`). Blocks and account states are written in
+    chunks (`_CHUNK_ROWS`), so an error in one may surface at a later put or at the end of the
+    batch; it rolls the whole batch back either way."""
 
     def __init__(self, conn: psycopg.Connection[Any], location: str, *, validate: bool) -> None:
         self._conn = conn
@@ -309,9 +366,11 @@ class PostgresWriteBatch:
         self._open = True
         self._added = dict.fromkeys(COUNTERS, 0)
         self._touched: set[str] = set()
-        self._pending: list[tuple[str, psycopg.Cursor[Any]]] = []
+        self._staging_ready = False
+        self._blocks = _Staged("blocks", "nearrpc_staged_blocks", _BLOCK_TYPES, _FLUSH_BLOCKS)
+        self._states = _Staged("account_states", "nearrpc_staged_states", _STATE_TYPES, _FLUSH_STATES)
 
-    def _execute(self, sql: str, params: tuple[object, ...]) -> Any:
+    def _execute(self, sql: str, params: tuple[object, ...] = ()) -> Any:
         if not self._open:
             raise StoreError("this batch has ended; open a new one with writer.batch()")
         try:
@@ -320,23 +379,48 @@ class PostgresWriteBatch:
             raise store_error(exc, self._location, "write") from None
 
     def _upsert(self, table: str, sql: str, params: tuple[object, ...]) -> None:
-        """Insert or replace a row; a new one is added to the table's stored count (once its
-        answer has been read)."""
-        self._pending.append((table, self._execute(sql + _INSERTED, params)))
-        if len(self._pending) >= _PIPELINE_DEPTH:
-            self.drain()
+        """Insert or replace a row; a new one is added to the table's stored count."""
+        row = self._execute(sql + _INSERTED, params).fetchone()
+        if row is not None and row[0]:
+            self._added[table] += 1
 
-    def drain(self) -> None:
-        """Read the answers of the pipelined upserts and count the new rows."""
+    def _stage(self, staged: _Staged, row: tuple[object, ...], keys: list[object]) -> None:
+        if not self._open:
+            raise StoreError("this batch has ended; open a new one with writer.batch()")
+        if staged.clashes(keys):
+            self._flush(staged)
+        staged.add(row, keys)
+        if len(staged.rows) >= _CHUNK_ROWS:
+            self._flush(staged)
+
+    def _flush(self, staged: _Staged) -> None:
+        """COPY the waiting rows into the staging table and upsert them from there."""
+        if not staged.rows:
+            return
         try:
-            for table, cursor in self._pending:
-                row = cursor.fetchone()
-                if row is not None and row[0]:
-                    self._added[table] += 1
+            if not self._staging_ready:
+                for statement in _STAGING:
+                    self._conn.execute(statement)
+                self._staging_ready = True
+            self._conn.execute(f"TRUNCATE {staged.staging}")
+            with self._conn.cursor() as cursor:
+                with cursor.copy(f"COPY {staged.staging} FROM STDIN (FORMAT BINARY)") as copy:
+                    copy.set_types(staged.types)
+                    for row in staged.rows:
+                        copy.write_row(row)
+                for statement in staged.flush_statements:
+                    cursor.execute(statement)
+                counted = cursor.fetchone()
         except psycopg.Error as exc:
             raise store_error(exc, self._location, "write") from None
         finally:
-            self._pending.clear()
+            staged.rows.clear()
+            staged.keys.clear()
+        self._added[staged.table] += int(counted[0]) if counted else 0
+
+    def flush(self) -> None:
+        self._flush(self._blocks)
+        self._flush(self._states)
 
     def _meta(self, key: str) -> str | None:
         row = self._execute(LOOKUP_QUERIES["meta"], (key,)).fetchone()
@@ -364,31 +448,10 @@ class PostgresWriteBatch:
         if not height_in_range(block.height):
             raise StoreIntegrityError(f"block {block.hash}: height {block.height} is out of range")
         self._touched.add("blocks")
-        if canonical:
-            # A new canonical block at a height demotes the one it replaces to a fork block.
-            self._execute(
-                "UPDATE blocks SET canonical = false WHERE height = %s AND canonical AND hash <> %s",
-                (block.height, block.hash),
-            )
-        self._upsert(
-            "blocks",
-            "INSERT INTO blocks (hash, height, prev_hash, epoch_id, last_final_block, last_ds_final_block, "
-            "canonical, view_json) VALUES (%s, %s, %s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (hash) DO UPDATE SET height = excluded.height, prev_hash = excluded.prev_hash, "
-            "epoch_id = excluded.epoch_id, last_final_block = excluded.last_final_block, "
-            "last_ds_final_block = excluded.last_ds_final_block, canonical = excluded.canonical, "
-            "view_json = excluded.view_json",
-            (
-                block.hash,
-                block.height,
-                block.prev_hash,
-                block.epoch_id,
-                block.last_final_block,
-                block.last_ds_final_block,
-                canonical,
-                data,
-            ),
-        )
+        row = (block.hash, block.height, block.prev_hash, block.epoch_id, block.last_final_block,
+               block.last_ds_final_block, canonical, data)  # fmt: skip
+        # a hash, and a canonical height, may appear once per chunk
+        self._stage(self._blocks, row, [block.hash, ("canonical", block.height)] if canonical else [block.hash])
 
     def put_epoch(self, epoch: StoredEpoch) -> None:
         data = checks.check_epoch(epoch, validate=self._validate)
@@ -408,12 +471,7 @@ class PostgresWriteBatch:
         if not height_in_range(height):
             raise StoreIntegrityError(f"account {account_id}: height {height} is out of range")
         self._touched.add("accounts")
-        self._upsert(
-            "account_states",
-            "INSERT INTO account_states (account_id, height, view_json) VALUES (%s, %s, %s) "
-            "ON CONFLICT (account_id, height) DO UPDATE SET view_json = excluded.view_json",
-            (account_id, height, data),
-        )
+        self._stage(self._states, (account_id, height, data), [(account_id, height)])
 
     def put_import_progress(self, note: bytes | None) -> None:
         if note is None:
@@ -422,8 +480,9 @@ class PostgresWriteBatch:
             self._execute(_UPSERT_META, (IMPORT_PROGRESS, note.decode()))
 
     def end(self) -> None:
-        """Add the new rows to the stored counts, bump the change counter of every kind written."""
-        self.drain()
+        """Write what waits, add the new rows to the stored counts, bump the change counter of
+        every kind written."""
+        self.flush()
         bumps = [(added, COUNTERS[table]) for table, added in self._added.items() if added]
         bumps += [(1, VERSION_KEYS[kind]) for kind in sorted(self._touched)]
         for amount, key in bumps:
@@ -432,6 +491,8 @@ class PostgresWriteBatch:
 
     def discard(self) -> None:
         self._open = False
+        self._blocks.rows.clear()
+        self._states.rows.clear()
 
 
 def _create_tables(conn: psycopg.Connection[Any], *, drop_first: bool) -> None:
@@ -454,6 +515,7 @@ class PostgresChainWriter:
         self._conn = connect(location, options, read_only=False)
         self._replace = replace
         self._in_batch = False
+        self._batch: PostgresWriteBatch | None = None
         try:
             problem = schema_problem(self._conn, location)
         except psycopg.Error as exc:
@@ -473,12 +535,13 @@ class PostgresChainWriter:
         try:
             with self._conn.transaction():
                 self._prepare()
-                with self._conn.pipeline():
-                    yield batch
-                    batch.end()
+                self._batch = batch
+                yield batch
+                batch.end()
         except psycopg.Error as exc:
             raise store_error(exc, self._location, "commit") from None
         finally:
+            self._batch = None
             batch.discard()
             self._in_batch = False
         self._replace = False
@@ -500,8 +563,14 @@ class PostgresChainWriter:
     def batch(self, *, validate: bool = True) -> AbstractContextManager[WriteBatch]:
         return self._transaction(validate)
 
+    def _flush_open_batch(self) -> None:
+        if self._batch is not None:
+            self._batch.flush()
+
     def reader(self) -> ChainReader:
-        return PostgresChainReader(self._conn, self._location, owns_connection=False)
+        return PostgresChainReader(
+            self._conn, self._location, owns_connection=False, before_read=self._flush_open_batch
+        )
 
     def close(self) -> None:
         self._conn.close()

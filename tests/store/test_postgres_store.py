@@ -297,3 +297,26 @@ def test_connection_failures_are_one_line_without_the_password(postgres: Postgre
     assert "\n" not in message and "not-the-password-42" not in message
     assert message.startswith('PostgreSQL database "postgres" on 127.0.0.1:'), message
     assert "password authentication failed" in message
+
+
+def test_a_batch_sees_its_own_writes_and_keeps_their_order(postgres: PostgresServer, chain: SampleChain) -> None:
+    """Rows are written in chunks; the writer's reader still sees every earlier put, and a
+    block replaced twice at one height within a batch ends as the last one put."""
+    url = postgres.create_database()
+    first, second = fork_of(chain.blocks[-1], "a"), fork_of(chain.blocks[-1], "b")
+    with open_store(url, "write") as writer:
+        with writer.batch() as batch:
+            batch.put_genesis_config(chain.genesis_config_json)
+            for block in chain.blocks:
+                batch.put_block(block)
+            assert writer.reader().block_by_hash(chain.blocks[7].hash) == chain.blocks[7]
+            batch.put_block(first)
+            batch.put_block(second)  # same height, canonical: demotes `first` within the batch
+            batch.put_account_state("zed.localnet", 3, None)
+            batch.put_account_state("zed.localnet", 3, None)  # the same key twice: one row
+        reader = writer.reader()
+        assert reader.block_by_height(second.height) == second == reader.head()
+        assert reader.block_by_hash(first.hash) == first
+        assert reader.block_by_hash(chain.blocks[-1].hash) == chain.blocks[-1]
+        assert reader.info().block_count == len(chain.blocks) + 2
+        assert reader.info().account_state_count == 1
