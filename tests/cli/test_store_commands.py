@@ -66,3 +66,23 @@ def test_copy_refusals_are_one_line(postgres: PostgresServer, sample: Path, tmp_
         assert done.returncode == 1, done
         assert done.stderr.startswith("nearrpc store: error: ") and done.stderr.count("\n") == 1, done.stderr
         assert message in done.stderr and "s3cret" not in done.stderr and postgres.password not in done.stderr
+
+
+def test_import_into_postgresql_shows_no_password(postgres: PostgresServer, sample: Path, tmp_path: Path) -> None:
+    """An import straight into PostgreSQL: the store appears with its batch, the summary masks
+    the URL, and what is stored equals the same import into SQLite."""
+    reader = open_store(sample, "read")
+    lines = [reader.genesis_config_json()] + [block.view_json for block, _ in list(reader.iter_blocks())[:30]]
+    reader.close()
+    items = tmp_path / "items.jsonl"
+    items.write_bytes(b"\n".join(line for line in lines if line) + b"\n")
+    url = postgres.create_database()
+    done = nearrpc("import", "blocks", items, "--store", url)
+    assert done.returncode == 0, done.stderr
+    assert postgres.password not in done.stdout + done.stderr
+    assert f"into {url.replace(postgres.password, '***')} in" in done.stdout
+    into_sqlite = tmp_path / "imported.sqlite"
+    assert nearrpc("import", "blocks", items, "--store", into_sqlite).returncode == 0
+    contents = {table: rows for table, rows in sqlite_dump(into_sqlite).items() if table != "meta"}
+    assert {table: rows for table, rows in dump(url).items() if table != "meta"} == contents
+    assert len(contents["blocks"]) == 30
