@@ -30,7 +30,7 @@ from nearrpc.store import StoredBlock, StoredEpoch, StoreLocation, WriteBatch, o
 CHAIN_ID: Final = "nearrpc-synthetic"
 EPOCH_LENGTH: Final = 43_200  # mainnet's
 VALIDATED_ROWS: Final = 100
-ROWS_PER_BATCH: Final = 20_000
+ROWS_PER_BATCH: Final = 5_000
 _TEMPLATE_HEIGHT: Final = 10
 
 
