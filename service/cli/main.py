@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from nearrpc.cli import imports, sample, serve, store
+from nearrpc.cli.proctitle import hide_passwords
 from nearrpc.cli.settings import SettingsError
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 
@@ -25,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the process's own command line: what `ps` shows
+        hide_passwords()
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

@@ -56,24 +56,9 @@ def _ready_store(settings: ServeSettings) -> str | None:
     return None
 
 
-def _hide_password_from_process_title() -> None:
-    """`ps` shows the command line, which may hold a store URL with a password: show it masked."""
-    from setproctitle import getproctitle, setproctitle
-
-    def masked_word(word: str) -> str:
-        flag, equals, value = word.rpartition("=") if "=" in word.split("://", 1)[0] else ("", "", word)
-        return flag + equals + describe_location(value) if "://" in value else word
-
-    title = getproctitle()
-    masked = " ".join(masked_word(word) for word in title.split(" "))
-    if masked != title:
-        setproctitle(masked)
-
-
 def serve(settings: ServeSettings) -> int:
     import uvicorn
 
-    _hide_password_from_process_title()
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     problem = _ready_store(settings)
     if problem is not None:

@@ -194,18 +194,19 @@ class ChainReader(Protocol):
         """The change counters as of now; cheap enough to ask before every request."""
         ...
 
-    # Whole-store scans for `nearrpc store copy`: streamed (bounded memory), in key order.
+    # Whole-store scans for `nearrpc store copy`: streamed (bounded memory) in the order the
+    # rows are stored, which needs no sort however big the store is (a copy needs no order).
 
     def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
-        """Every stored block with its canonical flag, by height then hash."""
+        """Every stored block with its canonical flag."""
         ...
 
     def iter_epochs(self) -> Iterator[StoredEpoch]:
-        """Every epoch record, by epoch id."""
+        """Every epoch record."""
         ...
 
     def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
-        """Every (account id, height, view or None for a deletion), by account then height."""
+        """Every (account id, height, view or None for a deletion)."""
         ...
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from nearrpc.store.base import ChainReader, StoreError, StoreInfo, StoreOptions
+from nearrpc.store.base import ChainReader, StoreError, StoreInfo, StoreNotFoundError, StoreOptions
 from nearrpc.store.locations import StoreLocation, describe_location, open_store
 
 
@@ -34,8 +34,6 @@ _REPORT_EVERY = 1000
 
 def _destination_chain(location: StoreLocation, options: StoreOptions | None) -> str | None:
     """The chain id the destination holds (None: no store there, or an empty one)."""
-    from nearrpc.store.base import StoreNotFoundError
-
     try:
         reader = open_store(location, "read", options)
     except StoreNotFoundError:

@@ -280,14 +280,14 @@ class PostgresChainReader:
             raise store_error(exc, self._location, "scan") from None
 
     def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
-        for row in self._scan(f"SELECT {_BLOCK_COLUMNS}, canonical FROM blocks ORDER BY height, hash"):
+        for row in self._scan(f"SELECT {_BLOCK_COLUMNS}, canonical FROM blocks"):
             block = block_from_row(row[:7])
             assert block is not None
             yield block, bool(row[7])
 
     def iter_epochs(self) -> Iterator[StoredEpoch]:
         for row in self._scan(
-            "SELECT epoch_id, protocol_version, config_json, protocol_config_json FROM epochs ORDER BY epoch_id"
+            "SELECT epoch_id, protocol_version, config_json, protocol_config_json FROM epochs"
         ):
             epoch = epoch_from_row(row)
             assert epoch is not None
@@ -295,7 +295,7 @@ class PostgresChainReader:
 
     def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
         for account_id, height, view in self._scan(
-            "SELECT account_id, height, view_json FROM account_states ORDER BY account_id, height"
+            "SELECT account_id, height, view_json FROM account_states"
         ):
             yield account_id, height, None if view is None else bytes(view)
 

@@ -281,20 +281,20 @@ class SqliteChainReader:
             raise StoreError(f"{self._path}: scan failed: {exc}") from exc
 
     def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
-        for row in self._scan(f"SELECT {_BLOCK_COLUMNS}, canonical FROM blocks ORDER BY height, hash"):
+        for row in self._scan(f"SELECT {_BLOCK_COLUMNS}, canonical FROM blocks"):
             block = _block(row[:7])
             assert block is not None
             yield block, bool(row[7])
 
     def iter_epochs(self) -> Iterator[StoredEpoch]:
         for row in self._scan(
-            "SELECT epoch_id, protocol_version, config_json, protocol_config_json FROM epochs ORDER BY epoch_id"
+            "SELECT epoch_id, protocol_version, config_json, protocol_config_json FROM epochs"
         ):
             yield StoredEpoch(row[0], row[1], bytes(row[2]), None if row[3] is None else bytes(row[3]))
 
     def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
         for account_id, height, view in self._scan(
-            "SELECT account_id, height, view_json FROM account_states ORDER BY account_id, height"
+            "SELECT account_id, height, view_json FROM account_states"
         ):
             yield account_id, height, None if view is None else bytes(view)
 

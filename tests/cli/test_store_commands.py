@@ -86,3 +86,12 @@ def test_import_into_postgresql_shows_no_password(postgres: PostgresServer, samp
     contents = {table: rows for table, rows in sqlite_dump(into_sqlite).items() if table != "meta"}
     assert {table: rows for table, rows in dump(url).items() if table != "meta"} == contents
     assert len(contents["blocks"]) == 30
+
+
+def test_command_lines_are_shown_without_passwords() -> None:
+    from nearrpc.cli.proctitle import _masked
+
+    assert _masked("postgresql://u:pw@h:5/db") == "postgresql://u:***@h:5/db"
+    assert _masked("--store=postgres://u:pw@h/db?password=pw") == "--store=postgres://u:***@h/db?password=***"
+    assert _masked("--store=data/x.sqlite") == "--store=data/x.sqlite"
+    assert _masked("serve") == "serve"
