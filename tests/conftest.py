@@ -1,5 +1,5 @@
-"""Shared test fixtures: repository paths, the optional ../shared reference data, and one real
-server over one sample store for the live tests of a session."""
+"""Shared test fixtures: repository paths, the optional ../shared reference data, the suite's own
+PostgreSQL server, and one real server per backend over the sample store for the live tests."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ import httpx
 import pytest
 
 from nearrpc.sample import build_sample_store
+from tests.support.backends import BACKENDS, store_on
 from tests.support.live_server import LiveServer, running_server
+from tests.support.postgres import PostgresServer, start_server, stop_server
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -37,8 +39,21 @@ def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def server(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    with running_server(sample_store, tmp_path_factory.mktemp("logs") / "server.log") as live:
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL 16 server on 127.0.0.1 for the whole session (one database per store)."""
+    server = start_server()
+    try:
+        yield server
+    finally:
+        stop_server(server)
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def server(
+    request: pytest.FixtureRequest, sample_store: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    store = store_on(request.param, sample_store, request)
+    with running_server(store, tmp_path_factory.mktemp("logs") / "server.log") as live:
         yield live
 
 

@@ -39,3 +39,5 @@ swagger_ui  # FastAPI route, registered by decorator
 redoc  # FastAPI route, registered by decorator
 prometheus_metrics  # FastAPI route, registered by decorator
 collect  # prometheus_client Collector hook (nearrpc.http.metrics)
+SingleWriteHttpProtocol  # uvicorn's HTTP protocol class, named by `nearrpc serve` as an import string
+itersize  # psycopg named-cursor attribute: rows fetched per round trip

@@ -1,4 +1,4 @@
-"""The `nearrpc` command: serve a store, write the sample chain, import chain data."""
+"""The `nearrpc` command: serve a store, write the sample chain, import chain data, manage stores."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from nearrpc.cli import conform, imports, sample, serve, store
+from nearrpc.cli.proctitle import hide_passwords
 from nearrpc.cli.settings import SettingsError
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 
@@ -26,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # the process's own command line: what `ps` shows
+        hide_passwords()
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.logs import STARTUP_LOGGER, configure_logging, log_config
 from nearrpc.cli.settings import DEFAULT_STORE, ServeSettings, load_settings
-from nearrpc.store import StoreError, StoreInfo, StoreNotFoundError, describe_location, open_store
+from nearrpc.store import StoreError, StoreInfo, StoreNotFoundError, describe_location, is_file_location, open_store
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -31,7 +31,7 @@ log = logging.getLogger(STARTUP_LOGGER)
 
 _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
-    "answer_cache_mb",
+    "answer_cache_mb", "store_pool_size", "store_timeout",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
 _METRICS_FOLDER_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
@@ -59,7 +59,7 @@ def app_from_env() -> FastAPI:
 
     settings = ServeSettings()
     return build_app(
-        open_store(settings.store, "serve"), settings.cors_origins, metrics=settings.metrics,
+        open_store(settings.store, "serve", settings.store_options()), settings.cors_origins, metrics=settings.metrics,
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
     )
 
@@ -72,9 +72,12 @@ def _checked_store(settings: ServeSettings, build_sample: bool) -> StoreInfo:
     """The summary of a store that passed its quick check; builds the sample chain where asked
     (or at the default path) when no store is there."""
     location = describe_location(settings.store)
+    options = settings.store_options()
     try:
-        reader = open_store(settings.store, "read")
-    except StoreNotFoundError:
+        reader = open_store(settings.store, "read", options)
+    except StoreNotFoundError as missing:
+        if not is_file_location(settings.store):
+            raise Refused(str(missing)) from None  # a database server is never filled unasked
         if not build_sample and settings.store != DEFAULT_STORE:
             raise Refused(
                 f"no store at {location} (create one with `nearrpc sample {location}` or `nearrpc import`, "
@@ -85,7 +88,7 @@ def _checked_store(settings: ServeSettings, build_sample: bool) -> StoreInfo:
 
         try:
             build_sample_store(settings.store)
-            reader = open_store(settings.store, "read")
+            reader = open_store(settings.store, "read", options)
         except StoreError as exc:
             raise Refused(str(exc)) from None
     except StoreError as exc:
@@ -137,6 +140,9 @@ def _run_uvicorn(settings: ServeSettings, sock: socket.socket) -> int:
         log_config=log_config(settings.log_level, settings.log_format),
         log_level=settings.log_level,
         access_log=settings.access_log,
+        # each response leaves in one send, so a replica that dies mid-response is retried by
+        # a load balancer instead of leaving the client a head without a body
+        http="nearrpc.http.single_write:SingleWriteHttpProtocol",
     )
     if settings.workers == 1:
         os.environ.pop(_METRICS_FOLDER_ENV, None)  # one process counts in memory
@@ -184,10 +190,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_setting(run, ServeSettings, "host")
     add_setting(run, ServeSettings, "port")
-    add_setting(run, ServeSettings, "store", help_text=f"an SQLite file; the sample chain is built at {DEFAULT_STORE} "
-                "when missing there, elsewhere only with --sample")
+    add_setting(run, ServeSettings, "store", help_text="an SQLite file (the sample chain is built at "
+                f"{DEFAULT_STORE} when missing there, elsewhere only with --sample) or a "
+                "postgresql://user@host:port/database URL")
     run.add_argument("--sample", action="store_true", help="build the sample chain at the store path if no store is "
-                     "there")
+                     "there (an SQLite file)")
+    add_setting(run, ServeSettings, "store_pool_size")
+    add_setting(run, ServeSettings, "store_timeout")
     add_setting(run, ServeSettings, "workers")
     add_setting(run, ServeSettings, "log_level", choices=["critical", "error", "warning", "info", "debug"])
     add_setting(run, ServeSettings, "log_format", choices=["text", "json"])

@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from nearrpc.cli.logs import LogFormat
+from nearrpc.store import StoreOptions, describe_location
 
 DEFAULT_STORE = "data/nearrpc.sqlite"
 ENV_PREFIX = "NEARRPC_"
@@ -23,9 +24,23 @@ LogLevel = Literal["critical", "error", "warning", "info", "debug"]
 
 
 class StoreSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True, populate_by_name=True)
 
-    store: str = Field(DEFAULT_STORE, min_length=1, description="the store: a path to an SQLite file")
+    store: str = Field(
+        DEFAULT_STORE, min_length=1, description="the store: a path to an SQLite file or a postgresql:// URL"
+    )
+    # Read by every command under these names, whatever the command's own prefix.
+    store_pool_size: int = Field(
+        4, ge=1, le=100, validation_alias=f"{ENV_PREFIX}STORE_POOL_SIZE",
+        description="connections per serving process to a PostgreSQL store (plus one that watches it)",
+    )
+    store_timeout: float = Field(
+        5.0, ge=0.1, le=300, validation_alias=f"{ENV_PREFIX}STORE_TIMEOUT",
+        description="seconds to connect to a PostgreSQL store, to wait for a pooled connection, and per lookup",
+    )
+
+    def store_options(self) -> StoreOptions:
+        return StoreOptions(pool_size=self.store_pool_size, timeout=self.store_timeout)
 
 
 class LogSettings(BaseSettings):
@@ -68,6 +83,8 @@ class ServeSettings(StoreSettings, LogSettings):
         """The environment that reproduces these settings in a worker process."""
         return {
             f"{ENV_PREFIX}STORE": self.store,
+            f"{ENV_PREFIX}STORE_POOL_SIZE": str(self.store_pool_size),
+            f"{ENV_PREFIX}STORE_TIMEOUT": repr(self.store_timeout),
             f"{ENV_PREFIX}HOST": self.host,
             f"{ENV_PREFIX}PORT": str(self.port),
             f"{ENV_PREFIX}WORKERS": str(self.workers),
@@ -133,4 +150,6 @@ def load_settings(cls: type[SettingsT], flags: Mapping[str, Any]) -> SettingsT:
         error = exc.errors()[0]
         field = str(error["loc"][0]) if error["loc"] else ""
         where = _source(cls, field, given) if field in cls.model_fields else field
-        raise SettingsError(f"{where}={error['input']!r}: {error['msg']}") from None
+        value = error["input"]
+        shown = describe_location(value) if field == "store" and isinstance(value, str) else value
+        raise SettingsError(f"{where}={shown!r}: {error['msg']}") from None

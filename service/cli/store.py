@@ -1,21 +1,64 @@
-"""`nearrpc store`: commands that look after a store (`check`; more join the group here).
+"""`nearrpc store`: commands that look after a store as a whole: init, copy, check.
 
+    nearrpc store init LOCATION
+    nearrpc store copy SOURCE DESTINATION
     nearrpc store check [--store STORE] [--quick]
 
-`check` runs the store's integrity check and prints what the store holds: exit 0 when it
-passes, 1 when it finds problems (each on a line), 2 when there is no store to check.
+Each sub-command is one `_run_*` function and one `_add_*` parser builder. Failures print one
+line and exit non-zero; a store location is shown without its password. `check` exits 0 when
+the store passes, 1 when it finds problems (each on a line), 2 when there is no store to check.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.settings import StoreSettings, load_settings
 from nearrpc.store import StoreCheck, StoreError, StoreInfo, StoreNotFoundError, describe_location, open_store
 
-_PREFIX = "nearrpc store check:"
+_ERROR_PREFIX = "nearrpc store: error:"
+_CHECK_PREFIX = "nearrpc store check:"
+
+
+def _settings(args: argparse.Namespace) -> StoreSettings:
+    return load_settings(StoreSettings, given(args, "store_timeout"))
+
+
+def _one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[0].strip() if lines else "unknown failure"
+
+
+# -- init
+
+
+def _run_init(args: argparse.Namespace) -> None:
+    settings = _settings(args)
+    with open_store(args.location, "write", settings.store_options()) as writer:
+        with writer.batch():
+            pass  # the tables are created with the first batch, when missing
+        info = writer.reader().info()
+    held = f"chain {info.chain_id!r}, {info.block_count} blocks" if info.chain_id else "empty"
+    where = describe_location(args.location)
+    print(f"nearrpc store: {where} is a store of schema version {info.schema_version} ({held})")
+
+
+def _add_init(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    init = commands.add_parser(
+        "init", help="create an empty store (the tables of this build's schema)",
+        description="Create an empty store at LOCATION: an SQLite file or a PostgreSQL database (which must "
+        "exist). A location that is already a store of this schema version is left as it is.",
+    )
+    init.add_argument("location", metavar="LOCATION", help="an SQLite file or a postgresql:// URL")
+    add_setting(init, StoreSettings, "store_timeout")
+    init.set_defaults(run=_run_init)
+
+
+# -- check
+
 
 
 def _heights(info: StoreInfo) -> str:
@@ -36,15 +79,15 @@ def _summary(location: str, info: StoreInfo | None, check: StoreCheck) -> list[s
     return lines
 
 
-def _check(args: argparse.Namespace) -> int:
+def _run_check(args: argparse.Namespace) -> int:
     location = describe_location(load_settings(StoreSettings, given(args, "store")).store)
     try:
         reader = open_store(location, "read")
     except StoreNotFoundError as exc:
-        print(f"{_PREFIX} {exc}", file=sys.stderr)
+        print(f"{_CHECK_PREFIX} {exc}", file=sys.stderr)
         return 2
     except StoreError as exc:
-        print(f"{_PREFIX} {' '.join(str(exc).split())}", file=sys.stderr)
+        print(f"{_CHECK_PREFIX} {' '.join(str(exc).split())}", file=sys.stderr)
         return 1
     try:
         check = reader.check(thorough=not args.quick)
@@ -57,19 +100,90 @@ def _check(args: argparse.Namespace) -> int:
     for line in _summary(location, info, check):
         print(line)
     for problem in check.problems:
-        print(f"{_PREFIX} {' '.join(problem.split())}", file=sys.stderr)
+        print(f"{_CHECK_PREFIX} {' '.join(problem.split())}", file=sys.stderr)
     return 0 if check.ok else 1
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    group = commands.add_parser("store", help="look after a store (check)",
-                                description="Commands that look after a store.")
-    actions = group.add_subparsers(dest="action", required=True, metavar="ACTION")
-    check = actions.add_parser(
+def _add_check(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = commands.add_parser(
         "check", help="check a store's integrity and print what it holds",
         description="Run the store's full integrity check (every page, every index, every row counted) and print "
         "its chain, heights and row counts. Exit 0: it passed; 1: problems (listed on stderr); 2: no store.",
     )
     add_setting(check, StoreSettings, "store", help_text="the store to check")
     check.add_argument("--quick", action="store_true", help="the quick check `nearrpc serve` runs at start instead")
-    check.set_defaults(func=_check)
+    check.set_defaults(run=_run_check)
+
+
+# -- copy
+
+
+def _run_copy(args: argparse.Namespace) -> None:
+    from nearrpc.ingest.progress import Progress
+    from nearrpc.store.copy import copy_store, total_rows
+
+    settings = _settings(args)
+    options = settings.store_options()
+    source = open_store(args.source, "read", options)
+    try:
+        total = total_rows(source.info())
+    finally:
+        source.close()
+    progress = Progress("copying", total, "rows")
+    started = time.monotonic()
+    try:
+        summary = copy_store(args.source, args.destination, options=options,
+                             advance=lambda rows: progress.update(advance=rows))
+    finally:
+        progress.close()
+    seconds = max(time.monotonic() - started, 1e-9)
+    print(
+        f"nearrpc store: copied {describe_location(args.source)} -> {describe_location(args.destination)}: "
+        f"{summary.blocks} blocks, {summary.epochs} epochs, {summary.account_states} account states, "
+        f"{summary.configs} configs in {seconds:.1f} s ({summary.blocks / seconds:.0f} blocks/s); "
+        f"counts verified (chain {summary.destination.chain_id!r}, heights "
+        f"{summary.destination.earliest_height}..{summary.destination.latest_height})"
+    )
+
+
+def _add_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    copy = commands.add_parser(
+        "copy", help="copy a store into another (SQLite <-> PostgreSQL, either way)",
+        description="Copy every config, block, epoch and account state of SOURCE into DESTINATION, in one "
+        "transaction: the destination holds the whole copy or, after a failure or a kill, what it held before. "
+        "Rows are streamed (bounded memory); counts are verified at the end. A destination holding another "
+        "chain is refused; a missing one is created.",
+    )
+    copy.add_argument("source", metavar="SOURCE", help="an SQLite file or a postgresql:// URL")
+    copy.add_argument("destination", metavar="DESTINATION", help="an SQLite file or a postgresql:// URL")
+    add_setting(copy, StoreSettings, "store_timeout")
+    copy.set_defaults(run=_run_copy)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        code: int | None = args.run(args)
+    except KeyboardInterrupt:
+        print(f"\n{_ERROR_PREFIX} interrupted; the destination is as it was", file=sys.stderr)
+        return 130
+    except StoreError as exc:
+        print(f"{_ERROR_PREFIX} {_one_line(str(exc))}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"{_ERROR_PREFIX} {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return code or 0
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `store init|copy|check` to the `nearrpc` command parser."""
+    group = commands.add_parser(
+        "store", help="manage whole stores: create one, copy one into another, check one",
+        description="Manage whole stores. A store is an SQLite file or a PostgreSQL database "
+        "(postgresql://user@host:port/database; a password is better given by PGPASSWORD or ~/.pgpass).",
+    )
+    group.set_defaults(func=_run)
+    commands_of_store = group.add_subparsers(dest="action", required=True, metavar="ACTION")
+    _add_init(commands_of_store)
+    _add_copy(commands_of_store)
+    _add_check(commands_of_store)

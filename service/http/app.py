@@ -10,6 +10,9 @@ status, the spec, CORS preflights, browser requests) is FastAPI's.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
@@ -47,8 +50,15 @@ def _add_cors(app: FastAPI, origins: tuple[str, ...]) -> None:
 class NearRpcApp(FastAPI):
     """A FastAPI application with the JSON-RPC fast path in front of its middleware."""
 
-    def __init__(self, endpoint: JsonRpcEndpoint) -> None:
-        super().__init__(title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None)
+    def __init__(self, endpoint: JsonRpcEndpoint, reader: ServingReader) -> None:
+        @asynccontextmanager
+        async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+            yield
+            await reader.close()  # a database store's pool and watcher end with the worker
+
+        super().__init__(
+            title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan
+        )
         self.include_router(build_router(endpoint))
         self._front = jsonrpc_front(endpoint, super().__call__)
 
@@ -68,7 +78,8 @@ def build_app(
     (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers."""
     handlers = ChainHandlers(reader, RuntimeParamStore.load())
     observe = observe_rpc if metrics else None
-    app = NearRpcApp(JsonRpcEndpoint(handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe))
+    endpoint = JsonRpcEndpoint(handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe)
+    app = NearRpcApp(endpoint, reader)
 
     @app.exception_handler(HTTPException)
     async def bare_http_error(request: Request, error: HTTPException) -> Response:

@@ -38,6 +38,7 @@ from nearrpc.store import (
     StoreLocation,
     WriteBatch,
     block_from_view,
+    describe_location,
     open_store,
 )
 
@@ -191,7 +192,8 @@ def describe(summary: BlocksSummary, store: str) -> list[str]:
     """The lines `nearrpc import blocks` prints."""
     span = "" if summary.lowest is None else f" (heights {summary.lowest}..{summary.highest})"
     lines = [
-        f"imported {summary.items} items into {store} in {summary.seconds:.1f} s: {summary.blocks} blocks{span}, "
+        f"imported {summary.items} items into {describe_location(store)} in {summary.seconds:.1f} s: "
+        f"{summary.blocks} blocks{span}, "
         f"{summary.account_states} account states ({summary.absences} of them 'no such account'), "
         f"{summary.recorded_epochs} protocol configs",
     ]

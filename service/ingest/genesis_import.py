@@ -27,7 +27,7 @@ from nearrpc.ingest.genesis_config import (
 from nearrpc.ingest.genesis_file import read_genesis, read_records
 from nearrpc.ingest.progress import Progress
 from nearrpc.spec import SchemaViolation
-from nearrpc.store import StoreError, StoreLocation, WriteBatch, open_store
+from nearrpc.store import StoreError, StoreLocation, WriteBatch, describe_location, open_store
 
 _STORE_REFUSALS = (SchemaViolation, StoreError, ValueError)
 
@@ -155,7 +155,7 @@ def describe(summary: GenesisSummary, store: str) -> list[str]:
     skipped = ", ".join(f"{count} {kind}" for kind, count in sorted(summary.skipped.items())) or "none"
     lines = [
         f"imported the genesis of chain {summary.chain_id!r} (height {summary.genesis_height}, protocol "
-        f"{summary.protocol_version}) into {store} in {summary.seconds:.1f} s",
+        f"{summary.protocol_version}) into {describe_location(store)} in {summary.seconds:.1f} s",
         f"  records: {summary.records}; account states written: {summary.accounts}; "
         f"other records (not served by this interface): {skipped}",
         "  blocks: none (a genesis block's hash needs the state root; import blocks or record them from a node)",

@@ -31,7 +31,7 @@ from nearrpc.ingest.progress import Progress
 from nearrpc.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS
 from nearrpc.spec import SchemaViolation
-from nearrpc.store import ChainWriter, StoreError, StoreLocation, open_store
+from nearrpc.store import ChainWriter, StoreError, StoreLocation, describe_location, open_store
 
 _REFUSALS = (SchemaViolation, StoreError, KeyError, TypeError, ValueError)
 _VIEW_METHOD = "EXPERIMENTAL_view_account"
@@ -259,7 +259,8 @@ async def _record(recording: Recording, target: ChainWriter, progress: Progress 
         summary.chain_id = str(genesis["chain_id"])
         stored_chain = target.reader().chain_id()
         if stored_chain not in (None, summary.chain_id):
-            raise IngestError(f"{recording.store} holds chain {stored_chain!r}; the node serves {summary.chain_id!r}")
+            where = describe_location(recording.store)
+            raise IngestError(f"{where} holds chain {stored_chain!r}; the node serves {summary.chain_id!r}")
         await _check_range(rpc, recording, int(genesis["genesis_height"]))
 
         job = _Job(summary.chain_id, recording.from_height, recording.to_height, recording.accounts)
@@ -318,7 +319,7 @@ def describe(summary: RecordSummary, recording: Recording) -> list[str]:
     rate = summary.requests / summary.seconds if summary.seconds else 0.0
     return [
         f"recorded heights {recording.from_height}..{recording.to_height} of chain {summary.chain_id!r} from "
-        f"{recording.url} into {recording.store}{resumed} in {summary.seconds:.1f} s",
+        f"{recording.url} into {describe_location(recording.store)}{resumed} in {summary.seconds:.1f} s",
         f"  blocks: {summary.blocks}; skipped heights: {len(summary.skipped)}" + (f" ({shown})" if shown else ""),
         f"  epochs with their protocol config: {summary.epochs}; account states: {summary.account_states} "
         f"({summary.absences} of them 'no such account') for {len(recording.accounts)} accounts",

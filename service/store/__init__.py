@@ -1,6 +1,7 @@
 """Chain storage: the reader/writer interfaces, and stores opened from a location.
 
     reader = open_store("data/nearrpc.sqlite", "serve")            # the server (awaitable)
+    reader = open_store("postgresql://nearrpc@db/mainnet", "serve", StoreOptions(pool_size=8))
     with open_store(location, "write") as writer:                  # imports
         with writer.batch() as batch:
             batch.put_genesis_config(genesis_json)
@@ -23,12 +24,14 @@ from nearrpc.store.base import (
     StoreInfo,
     StoreIntegrityError,
     StoreNotFoundError,
+    StoreOptions,
     StoreSchemaError,
+    StoreUnavailableError,
     StoreVersion,
     WriteBatch,
     block_from_view,
 )
-from nearrpc.store.locations import StoreLocation, StoreMode, describe_location, open_store
+from nearrpc.store.locations import StoreLocation, StoreMode, describe_location, is_file_location, open_store
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -43,12 +46,15 @@ __all__ = [
     "StoreLocation",
     "StoreMode",
     "StoreNotFoundError",
+    "StoreOptions",
     "StoreSchemaError",
+    "StoreUnavailableError",
     "StoreVersion",
     "StoredBlock",
     "StoredEpoch",
     "WriteBatch",
     "block_from_view",
     "describe_location",
+    "is_file_location",
     "open_store",
 ]

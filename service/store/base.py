@@ -9,7 +9,7 @@ three protocols and raises only `StoreError` (and its subclasses) for its own fa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
@@ -26,6 +26,10 @@ class StoreError(Exception):
 
 class StoreNotFoundError(StoreError):
     """No store exists at the location."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store's server cannot be reached (or stopped answering in time); it may come back."""
 
 
 class StoreSchemaError(StoreError):
@@ -91,6 +95,14 @@ class StoredEpoch:
     protocol_config_json: bytes | None = None
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class StoreOptions:
+    """How a backend that talks to a database server connects (SQLite ignores them)."""
+
+    pool_size: int = 4  # connections per serving process (plus one that polls the change counters)
+    timeout: float = 5.0  # seconds to connect, to wait for a pooled connection, and per statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +224,21 @@ class ChainReader(Protocol):
         """The change counters as of now; cheap enough to ask before every request."""
         ...
 
+    # Whole-store scans for `nearrpc store copy`: streamed (bounded memory) in the order the
+    # rows are stored, which needs no sort however big the store is (a copy needs no order).
+
+    def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
+        """Every stored block with its canonical flag."""
+        ...
+
+    def iter_epochs(self) -> Iterator[StoredEpoch]:
+        """Every epoch record."""
+        ...
+
+    def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
+        """Every (account id, height, view or None for a deletion)."""
+        ...
+
     def close(self) -> None:
         """Release the connection. Further calls fail."""
         ...
@@ -251,7 +278,8 @@ class ServingReader(Protocol):
 
     def version(self) -> StoreVersion:
         """The change counters, without waiting on anything: the server asks before every
-        request (SQLite: one pragma; a networked backend answers from its last poll)."""
+        request. SQLite reads them when its data_version moved; PostgreSQL answers from a copy
+        a background poll refreshes every 200 ms (so at most that old)."""
         ...
 
     async def close(self) -> None: ...
@@ -296,9 +324,15 @@ class ChainWriter(Protocol):
     at its location only with the writer's first committed batch, so a failed or killed import
     leaves no empty or partial store behind."""
 
-    def batch(self) -> AbstractContextManager[WriteBatch]:
+    def batch(self, *, validate: bool = True) -> AbstractContextManager[WriteBatch]:
         """A transaction: commits when the `with` block ends normally, rolls back (leaving the
-        store exactly as it was) when it raises or the process dies."""
+        store exactly as it was) when it raises or the process dies.
+
+        `validate=False` is for values that come from another nearrpc store (`store copy`) or
+        from a generator that validates samples of what it writes: the spec validation is
+        skipped, every other check (JSON objects, index fields against the JSON, chain id,
+        epoch keys, account ids) still runs.
+        """
         ...
 
     def reader(self) -> ChainReader:

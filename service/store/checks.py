@@ -3,6 +3,10 @@
 Each check parses the JSON, validates it against its component schema in the spec
 (`nearrpc.spec.validate_component`), checks that the index fields agree with the JSON,
 and returns the compact serialization that is stored and later served byte for byte.
+
+`validate=False` (values copied from another nearrpc store, or written by a generator that
+validates samples) skips only the schema validation of whole documents, the costly part (about
+5 ms per block); parsing, index fields, epoch keys and account id syntax are always checked.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from nearrpc.nearcore.account_id import account_id_problem
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, EPOCH_CONFIG_KEYS, ZERO_HASH
 from nearrpc.spec import validate_component
 from nearrpc.store.base import BLOCK_INDEX_FIELDS, StoredBlock, StoredEpoch, StoreIntegrityError
@@ -34,23 +39,30 @@ def compact(value: object) -> bytes:
     return orjson.dumps(value)
 
 
-def check_genesis_config(data: bytes) -> tuple[bytes, str, int]:
+def check_genesis_config(data: bytes, *, validate: bool = True) -> tuple[bytes, str, int]:
     """Return (stored bytes, chain id, genesis height)."""
     config = load_object(data, "genesis config")
-    validate_component("GenesisConfig", config)
+    if validate:
+        validate_component("GenesisConfig", config)
+    elif not isinstance(config.get("chain_id"), str) or not isinstance(config.get("genesis_height"), int):
+        raise StoreIntegrityError("genesis config: no chain_id string or genesis_height integer")
     return compact(config), str(config["chain_id"]), int(config["genesis_height"])
 
 
-def check_client_config(data: bytes) -> bytes:
+def check_client_config(data: bytes, *, validate: bool = True) -> bytes:
     config = load_object(data, "client config")
-    validate_component("RpcClientConfigResponse", config)
+    if validate:
+        validate_component("RpcClientConfigResponse", config)
     return compact(config)
 
 
-def check_block(block: StoredBlock) -> bytes:
+def check_block(block: StoredBlock, *, validate: bool = True) -> bytes:
     view = load_object(block.view_json, f"block {block.height}")
-    validate_component("RpcBlockResponse", view)
-    header = view["header"]
+    if validate:
+        validate_component("RpcBlockResponse", view)
+    header = view.get("header")
+    if not isinstance(header, dict) or not all(field in header for field in BLOCK_INDEX_FIELDS):
+        raise StoreIntegrityError(f"block {block.hash}: no header with {list(BLOCK_INDEX_FIELDS)}")
     for field in BLOCK_INDEX_FIELDS:
         if getattr(block, field) != header[field]:
             raise StoreIntegrityError(
@@ -59,27 +71,29 @@ def check_block(block: StoredBlock) -> bytes:
     return compact(view)
 
 
-def check_epoch(epoch: StoredEpoch) -> bytes:
+def check_epoch(epoch: StoredEpoch, *, validate: bool = True) -> bytes:
     if epoch.protocol_version < 0:
         raise StoreIntegrityError(f"epoch {epoch.epoch_id}: negative protocol version")
-    validate_component("CryptoHash", epoch.epoch_id)
+    validate_component("CryptoHash", epoch.epoch_id)  # epochs are few: always
     config = load_object(epoch.config_json, f"epoch {epoch.epoch_id} config")
     unknown = sorted(set(config) - set(EPOCH_CONFIG_KEYS))
     if unknown:
         raise StoreIntegrityError(f"epoch {epoch.epoch_id} config: keys {unknown} are not epoch-level settings")
     # Every protocol config field is optional in the spec, so the subset validates as is.
-    validate_component("RpcProtocolConfigResponse", config)
+    if validate:
+        validate_component("RpcProtocolConfigResponse", config)
     return compact(config)
 
 
-def check_recorded_protocol_config(epoch: StoredEpoch) -> bytes | None:
+def check_recorded_protocol_config(epoch: StoredEpoch, *, validate: bool = True) -> bytes | None:
     """The epoch's verbatim protocol config, when it carries one: a whole result that agrees
     with the epoch's protocol version and config values."""
     if epoch.protocol_config_json is None:
         return None
     what = f"epoch {epoch.epoch_id} protocol config"
     config = load_object(epoch.protocol_config_json, what)
-    validate_component("RpcProtocolConfigResponse", config)
+    if validate:
+        validate_component("RpcProtocolConfigResponse", config)
     if config.get("protocol_version") != epoch.protocol_version:
         raise StoreIntegrityError(
             f"{what}: protocol_version={config.get('protocol_version')!r} but the epoch's "
@@ -92,8 +106,13 @@ def check_recorded_protocol_config(epoch: StoredEpoch) -> bytes | None:
     return compact(config)
 
 
-def check_account_state(account_id: str, height: int, view_json: bytes | None) -> bytes | None:
-    validate_component("AccountId", account_id)
+def check_account_state(
+    account_id: str, height: int, view_json: bytes | None, *, validate: bool = True
+) -> bytes | None:
+    if validate:
+        validate_component("AccountId", account_id)
+    elif not isinstance(account_id, str) or account_id_problem(account_id) is not None:
+        raise StoreIntegrityError(f"account {account_id!r}: not a valid account id")
     if height < 0:
         raise StoreIntegrityError(f"account {account_id}: negative height {height}")
     if view_json is None:
@@ -106,5 +125,6 @@ def check_account_state(account_id: str, height: int, view_json: bytes | None) -
             "the handler adds them for the block it answers for"
         )
     # The response members are added only to validate the shape; their values do not matter.
-    validate_component("RpcViewAccountResponse", {**view, "block_height": height, "block_hash": ZERO_HASH})
+    if validate:
+        validate_component("RpcViewAccountResponse", {**view, "block_height": height, "block_hash": ZERO_HASH})
     return compact(view)

@@ -1,7 +1,8 @@
 """Opening a store from its location, the one way every caller does it.
 
-A location is what an operator writes after `--store`: today a path to an SQLite file. The
-mode says what the caller does with the store:
+A location is what an operator writes after `--store`: a path to an SQLite file, or a
+PostgreSQL URL (`postgresql://user@host:port/database`, see pg_connect.py). The mode says what
+the caller does with the store:
 - "serve": an existing store, read-only, through the awaitable interface the server uses;
 - "read": an existing store, read-only;
 - "write": an existing store, or a new one that appears with the first committed batch;
@@ -16,43 +17,87 @@ from pathlib import Path
 from typing import Literal, TypeAlias, overload
 
 from nearrpc.store import sqlite
-from nearrpc.store.base import ChainReader, ChainWriter, ServingReader, StoreError
+from nearrpc.store.base import ChainReader, ChainWriter, ServingReader, StoreError, StoreOptions
 
 StoreLocation: TypeAlias = str | os.PathLike[str]
 StoreMode: TypeAlias = Literal["serve", "read", "write", "replace"]
+
+
+_EXPECTED = "expected a path to an SQLite file or a postgresql:// URL"
+
+
+def _is_postgres(location: StoreLocation) -> bool:
+    # The test is on the text alone, so telling the kind never imports a driver.
+    return os.fspath(location).lower().startswith(("postgresql://", "postgres://"))
 
 
 def _sqlite_path(location: StoreLocation) -> Path:
     text = os.fspath(location)
     if "://" in text:
         scheme = text.split("://", 1)[0]
-        raise StoreError(f"unsupported store location {scheme}://...: expected a path to an SQLite file")
+        raise StoreError(f"unsupported store location {scheme}://...: {_EXPECTED}")
     if not text:
-        raise StoreError("empty store location: expected a path to an SQLite file")
+        raise StoreError(f"empty store location: {_EXPECTED}")
     return Path(text)
 
 
+def is_file_location(location: StoreLocation) -> bool:
+    """A store in a local file (which `nearrpc serve` may create from the sample chain), as
+    opposed to one on a database server (which is never written unasked)."""
+    return not _is_postgres(location)
+
+
 def describe_location(location: StoreLocation) -> str:
-    """The location as it may appear in messages and logs."""
+    """The location as it may appear in messages, logs and process titles: never a password."""
+    if _is_postgres(location):
+        from nearrpc.store.pg_connect import mask_url
+
+        return mask_url(os.fspath(location))
     return os.fspath(location)
 
 
 @overload
-def open_store(location: StoreLocation, mode: Literal["serve"]) -> ServingReader: ...
+def open_store(
+    location: StoreLocation, mode: Literal["serve"], options: StoreOptions | None = None
+) -> ServingReader: ...
 
 
 @overload
-def open_store(location: StoreLocation, mode: Literal["read"]) -> ChainReader: ...
+def open_store(location: StoreLocation, mode: Literal["read"], options: StoreOptions | None = None) -> ChainReader: ...
 
 
 @overload
-def open_store(location: StoreLocation, mode: Literal["write", "replace"]) -> ChainWriter: ...
+def open_store(
+    location: StoreLocation, mode: Literal["write", "replace"], options: StoreOptions | None = None
+) -> ChainWriter: ...
 
 
-def open_store(location: StoreLocation, mode: StoreMode) -> ServingReader | ChainReader | ChainWriter:
+def open_store(
+    location: StoreLocation, mode: StoreMode, options: StoreOptions | None = None
+) -> ServingReader | ChainReader | ChainWriter:
+    """The store at `location` for `mode`; `options` set pool size and time limits of stores on
+    a server (the defaults of StoreOptions when None)."""
+    if _is_postgres(location):
+        return _open_postgres(os.fspath(location), mode, options or StoreOptions())
     path = _sqlite_path(location)
     if mode == "serve":
         return sqlite.SqliteServingReader(sqlite.open_reader(path))
     if mode == "read":
         return sqlite.open_reader(path)
     return sqlite.open_writer(path, replace=mode == "replace")
+
+
+def _open_postgres(url: str, mode: StoreMode, options: StoreOptions) -> ServingReader | ChainReader | ChainWriter:
+    # imported here: SQLite users never load the PostgreSQL driver
+    from nearrpc.store import postgres
+
+    if mode == "serve":
+        from nearrpc.store.postgres_serving import PostgresServingReader
+
+        # checked now with a plain connection, so a bad URL or an unreachable server is one
+        # line at start rather than a failure on the first request
+        postgres.open_reader(url, options).close()
+        return PostgresServingReader(url, options)
+    if mode == "read":
+        return postgres.open_reader(url, options)
+    return postgres.open_writer(url, options, replace=mode == "replace")

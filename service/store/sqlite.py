@@ -339,6 +339,30 @@ class SqliteChainReader:
             self._data_version = data_version
         return self._version
 
+    def _scan(self, sql: str) -> Iterator[Any]:
+        try:
+            yield from self._connection.conn.execute(sql)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._path}: scan failed: {exc}") from exc
+
+    def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
+        for row in self._scan(f"SELECT {_BLOCK_COLUMNS}, canonical FROM blocks"):
+            block = _block(row[:7])
+            assert block is not None
+            yield block, bool(row[7])
+
+    def iter_epochs(self) -> Iterator[StoredEpoch]:
+        for row in self._scan(
+            "SELECT epoch_id, protocol_version, config_json, protocol_config_json FROM epochs"
+        ):
+            yield StoredEpoch(row[0], row[1], bytes(row[2]), None if row[3] is None else bytes(row[3]))
+
+    def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
+        for account_id, height, view in self._scan(
+            "SELECT account_id, height, view_json FROM account_states"
+        ):
+            yield account_id, height, None if view is None else bytes(view)
+
     def close(self) -> None:
         if self._owns_connection:
             self._connection.conn.close()
@@ -347,8 +371,9 @@ class SqliteChainReader:
 class SqliteWriteBatch:
     """The writes of one transaction (`WriteBatch`)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, validate: bool = True) -> None:
         self._conn = conn
+        self._validate = validate
         self._open = True
         self._added = dict.fromkeys(_COUNTERS, 0)
         self._touched: set[str] = set()
@@ -377,7 +402,7 @@ class SqliteWriteBatch:
         return None if row is None else str(row[0])
 
     def put_genesis_config(self, genesis_config_json: bytes) -> None:
-        data, chain_id, genesis_height = checks.check_genesis_config(genesis_config_json)
+        data, chain_id, genesis_height = checks.check_genesis_config(genesis_config_json, validate=self._validate)
         stored_chain = self._meta("chain_id")
         if stored_chain is not None and stored_chain != chain_id:
             raise StoreIntegrityError(
@@ -389,12 +414,12 @@ class SqliteWriteBatch:
             self._execute(_UPSERT_META, (key, value))
 
     def put_client_config(self, client_config_json: bytes) -> None:
-        data = checks.check_client_config(client_config_json)
+        data = checks.check_client_config(client_config_json, validate=self._validate)
         self._touched.add("configs")
         self._execute(_UPSERT_CONFIG, (_CLIENT_CONFIG, data))
 
     def put_block(self, block: StoredBlock, *, canonical: bool = True) -> None:
-        data = checks.check_block(block)
+        data = checks.check_block(block, validate=self._validate)
         self._touched.add("blocks")
         if canonical:
             # A new canonical block at a height demotes the one it replaces to a fork block.
@@ -424,8 +449,8 @@ class SqliteWriteBatch:
         )
 
     def put_epoch(self, epoch: StoredEpoch) -> None:
-        data = checks.check_epoch(epoch)
-        recorded = checks.check_recorded_protocol_config(epoch)
+        data = checks.check_epoch(epoch, validate=self._validate)
+        recorded = checks.check_recorded_protocol_config(epoch, validate=self._validate)
         self._touched.add("epochs")
         self._note_row("epochs", epoch.epoch_id)
         self._execute(
@@ -436,7 +461,7 @@ class SqliteWriteBatch:
         )
 
     def put_account_state(self, account_id: str, height: int, view_json: bytes | None) -> None:
-        data = checks.check_account_state(account_id, height, view_json)
+        data = checks.check_account_state(account_id, height, view_json, validate=self._validate)
         self._touched.add("accounts")
         self._note_row("account_states", account_id, height)
         self._execute(
@@ -557,11 +582,11 @@ class SqliteChainWriter:
         return self._connection.conn
 
     @contextmanager
-    def _transaction(self) -> Iterator[SqliteWriteBatch]:
+    def _transaction(self, validate: bool) -> Iterator[SqliteWriteBatch]:
         if self._in_batch:
             raise StoreError("a batch is already open on this writer")
         self._in_batch = True
-        batch = SqliteWriteBatch(self._conn)
+        batch = SqliteWriteBatch(self._conn, validate=validate)
         try:
             # IMMEDIATE takes the write lock now, so a concurrent writer fails at the start
             # of its batch instead of half way through.
@@ -601,8 +626,8 @@ class SqliteChainWriter:
         self._staging = None
         self._connection.conn = _open_for_writing(self._target)
 
-    def batch(self) -> AbstractContextManager[WriteBatch]:
-        return self._transaction()
+    def batch(self, *, validate: bool = True) -> AbstractContextManager[WriteBatch]:
+        return self._transaction(validate)
 
     def reader(self) -> ChainReader:
         return SqliteChainReader(self._connection, self._target, owns_connection=False)

@@ -79,6 +79,10 @@ def test_settings_reproduce_themselves_through_the_environment(monkeypatch: pyte
         (RecorderSettings, {}, {"NEARRPC_RECORD_TIMEOUT": "0"}, "NEARRPC_RECORD_TIMEOUT='0': Input should be greater"),
         (RecorderSettings, {"concurrency": "0"}, {}, "--concurrency='0': Input should be greater than or equal to 1"),
         (RecorderSettings, {"backoff": "soon"}, {}, "--backoff='soon': Input should be a valid number"),
+        (ServeSettings, {"store_pool_size": "0"}, {}, "--store-pool-size='0': Input should be greater than or equal"),
+        (ServeSettings, {}, {"NEARRPC_STORE_POOL_SIZE": "101"}, "NEARRPC_STORE_POOL_SIZE='101': Input should be less"),
+        (ServeSettings, {"store_timeout": "0"}, {}, "--store-timeout='0': Input should be greater than or equal"),
+        (RecorderSettings, {}, {"NEARRPC_STORE_TIMEOUT": "soon"}, "NEARRPC_STORE_TIMEOUT='soon': Input should be a"),
     ],
 )
 def test_a_bad_value_is_named_in_one_line(
@@ -122,11 +126,25 @@ def test_the_command_refuses_a_bad_value_in_one_line(
     assert done.stdout == ""
 
 
+def test_store_options_reach_every_command_and_the_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEARRPC_STORE_POOL_SIZE", "9")
+    monkeypatch.setenv("NEARRPC_STORE_TIMEOUT", "2.5")
+    for cls in (StoreSettings, ServeSettings, RecorderSettings):
+        options = load_settings(cls, {}).store_options()
+        assert (options.pool_size, options.timeout) == (9, 2.5)
+    settings = load_settings(ServeSettings, {"store_pool_size": "3"})
+    assert (settings.store_pool_size, settings.store_timeout) == (3, 2.5)
+    for name, value in settings.to_env().items():
+        monkeypatch.setenv(name, value)
+    assert ServeSettings() == settings
+
+
 def test_help_shows_each_settings_variable_and_default() -> None:
     serve = nearrpc("serve", "--help", timeout=60).stdout
     for text in ("NEARRPC_PORT, default 3030", "NEARRPC_WORKERS, default 1", f"NEARRPC_STORE, default {DEFAULT_STORE}",
                  "NEARRPC_CORS_ORIGINS, default *", "NEARRPC_ACCESS_LOG, default False",
-                 "NEARRPC_LOG_FORMAT, default text", "NEARRPC_METRICS, default True", "--no-metrics", "--sample"):
+                 "NEARRPC_LOG_FORMAT, default text", "NEARRPC_METRICS, default True", "--no-metrics", "--sample",
+                 "NEARRPC_STORE_POOL_SIZE, default 4", "NEARRPC_STORE_TIMEOUT, default 5.0"):
         assert text in " ".join(serve.split()), text
     record = " ".join(nearrpc("import", "rpc", "--help", timeout=60).stdout.split())
     for text in ("NEARRPC_RECORD_RETRIES, default 5", "NEARRPC_RECORD_BACKOFF, default 0.5", "NEARRPC_STORE"):

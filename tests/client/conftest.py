@@ -1,4 +1,5 @@
-"""The published NEAR client (near-jsonrpc-client) against a real server over a fresh sample store."""
+"""The published NEAR client (near-jsonrpc-client) against a real server over a fresh sample store,
+on each backend."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ import pytest
 from near_jsonrpc_client import NearClientSync
 
 from nearrpc.sample import build_sample_store
+from tests.support.backends import BACKENDS, store_on
 from tests.support.live_server import LiveServer, running_server
 
 
-@pytest.fixture(scope="session")
-def client_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+@pytest.fixture(scope="session", params=BACKENDS)
+def client_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     folder = tmp_path_factory.mktemp("client-server")
     build_sample_store(folder / "sample.sqlite")
-    with running_server(folder / "sample.sqlite", folder / "server.log") as live:
+    store = store_on(request.param, folder / "sample.sqlite", request)
+    with running_server(store, folder / "server.log") as live:
         yield live
 
 

@@ -26,13 +26,14 @@ def free_port() -> int:
 @dataclass(frozen=True)
 class LiveServer:
     url: str  # e.g. http://127.0.0.1:41234
-    store: Path
+    store: Path | str  # a file, or a postgresql:// URL
     log: Path
+    pid: int = 0  # of the `nearrpc serve` process
 
 
 @contextmanager
 def running_server(
-    store: Path,
+    store: Path | str,
     log: Path,
     *extra: str,
     startup_seconds: float = 60.0,
@@ -75,11 +76,18 @@ def running_server(
                         f"nearrpc serve did not answer /health in {startup_seconds} s:\n{log.read_text()}"
                     )
                 time.sleep(0.1)
-            yield LiveServer(url, store, log)
+            yield LiveServer(url, store, log, process.pid)
         finally:
-            os.killpg(process.pid, signal.SIGTERM)
+            _signal_group(process.pid, signal.SIGTERM)  # a test may have killed it already
             try:
                 process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
+                _signal_group(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def _signal_group(pid: int, signum: int) -> None:
+    try:
+        os.killpg(pid, signum)
+    except ProcessLookupError:
+        pass

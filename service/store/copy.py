@@ -1,0 +1,133 @@
+"""Copy one store into another, between any two backends (`nearrpc store copy SRC DST`).
+
+The destination is written in ONE batch, so it holds the whole copy or, after any failure or a
+kill, exactly what it held before. Rows are streamed from the source (bounded memory, whatever
+the size) and written without repeating the spec validation their first store did (see
+`ChainWriter.batch(validate=False)`; parsing and index checks still run). A destination that
+holds another chain is refused before anything is written. At the end the rows read are
+checked against the source's own counts, and the destination's counts against the source's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from nearrpc.store.base import ChainReader, StoreError, StoreInfo, StoreNotFoundError, StoreOptions
+from nearrpc.store.locations import StoreLocation, describe_location, open_store
+
+
+@dataclass(frozen=True, slots=True)
+class CopySummary:
+    blocks: int
+    epochs: int
+    account_states: int
+    configs: int
+    source: StoreInfo
+    destination: StoreInfo
+
+
+# Called with the number of rows written since the last call (for a progress bar).
+Advance = Callable[[int], None]
+_REPORT_EVERY = 1000
+
+
+def _destination_chain(location: StoreLocation, options: StoreOptions | None) -> str | None:
+    """The chain id the destination holds (None: no store there, or an empty one)."""
+    try:
+        reader = open_store(location, "read", options)
+    except StoreNotFoundError:
+        return None
+    try:
+        return reader.chain_id()
+    finally:
+        reader.close()
+
+
+def total_rows(info: StoreInfo) -> int:
+    return info.block_count + info.epoch_count + info.account_state_count
+
+
+def copy_store(
+    source: StoreLocation,
+    destination: StoreLocation,
+    *,
+    options: StoreOptions | None = None,
+    advance: Advance | None = None,
+) -> CopySummary:
+    reader: ChainReader = open_store(source, "read", options)
+    try:
+        source_info = reader.info()
+        genesis = reader.genesis_config_json()
+        client = reader.client_config_json()
+        theirs = _destination_chain(destination, options)
+        if theirs is not None and theirs != source_info.chain_id:
+            raise StoreError(
+                f"{describe_location(destination)} holds chain {theirs!r}, the source chain "
+                f"{source_info.chain_id!r}: copy into an empty store"
+            )
+        counts = {"blocks": 0, "epochs": 0, "account_states": 0}
+        pending = 0
+
+        def written(table: str) -> None:
+            nonlocal pending
+            counts[table] += 1
+            pending += 1
+            if advance is not None and pending >= _REPORT_EVERY:
+                advance(pending)
+                pending = 0
+
+        with open_store(destination, "write", options) as writer:
+            with writer.batch(validate=False) as batch:
+                if genesis is not None:
+                    batch.put_genesis_config(genesis)
+                if client is not None:
+                    batch.put_client_config(client)
+                for epoch in reader.iter_epochs():
+                    batch.put_epoch(epoch)
+                    written("epochs")
+                for block, canonical in reader.iter_blocks():
+                    batch.put_block(block, canonical=canonical)
+                    written("blocks")
+                for account_id, height, view in reader.iter_account_states():
+                    batch.put_account_state(account_id, height, view)
+                    written("account_states")
+                _check_read_all(counts, source_info)
+            destination_info = writer.reader().info()
+        if advance is not None and pending:
+            advance(pending)
+    finally:
+        reader.close()
+    _check_destination(destination_info, source_info, destination, was_empty=theirs is None)
+    configs = (genesis is not None) + (client is not None)
+    return CopySummary(counts["blocks"], counts["epochs"], counts["account_states"], configs, source_info,
+                       destination_info)
+
+
+def _check_read_all(counts: dict[str, int], info: StoreInfo) -> None:
+    """Inside the batch, before it commits: the source gave as many rows as it says it holds."""
+    expected = {"blocks": info.block_count, "epochs": info.epoch_count, "account_states": info.account_state_count}
+    if counts != expected:
+        raise StoreError(
+            f"the source changed or miscounts while it was read: read {counts}, its counts say {expected}; "
+            "nothing was written"
+        )
+
+
+def _check_destination(after: StoreInfo, source: StoreInfo, destination: StoreLocation, *, was_empty: bool) -> None:
+    """An empty destination now holds exactly the source's rows; one that held part of the same
+    chain holds at least as many of each."""
+    ours = (after.block_count, after.epoch_count, after.account_state_count)
+    theirs = (source.block_count, source.epoch_count, source.account_state_count)
+    if was_empty:
+        expected = ours == theirs and (after.earliest_height, after.latest_height) == (
+            source.earliest_height,
+            source.latest_height,
+        )
+    else:
+        expected = all(mine >= its for mine, its in zip(ours, theirs, strict=True))
+    if after.chain_id != source.chain_id or not expected:
+        raise StoreError(
+            f"{describe_location(destination)} does not hold the copy as expected after it committed "
+            f"(another writer at work?): source {source}, destination {after}"
+        )

@@ -1,0 +1,109 @@
+"""PostgreSQL locations: telling them apart, showing them without secrets, connecting.
+
+A location is a libpq URL, `postgresql://user[:password]@host[:port]/database[?param=value...]`
+(`postgres://` too); libpq's environment (PGPASSWORD, PGPASSFILE, PGHOST, ...) fills what the
+URL leaves out, so a password need not be written in it at all. Where a URL is shown (logs,
+errors, /status, the process title) its password is replaced by `***`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Final
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+from nearrpc.store.base import StoreError, StoreOptions, StoreUnavailableError
+
+MASK: Final = "***"
+
+# user:password@ in the authority, and password=... among the query parameters
+_USERINFO_PASSWORD = re.compile(r"^(?P<head>[a-z]+://[^:@/?#]*):(?P<password>[^@/?#]*)@", re.IGNORECASE)
+_QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)(?P<password>[^&#]*)", re.IGNORECASE)
+
+
+def mask_url(location: str) -> str:
+    """The URL with any password replaced by `***` (an empty password stays empty)."""
+    masked = _USERINFO_PASSWORD.sub(lambda m: f"{m['head']}:{MASK if m['password'] else ''}@", location)
+    return _QUERY_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", masked)
+
+
+def _parts(location: str) -> dict[str, str]:
+    try:
+        return {key: str(value) for key, value in conninfo_to_dict(location).items() if value is not None}
+    except psycopg.Error as exc:  # a malformed URL: psycopg's message quotes it, so it is not repeated
+        raise StoreError(f"not a usable PostgreSQL URL {mask_url(location)}: {type(exc).__name__}") from None
+
+
+def describe_target(location: str) -> str:
+    """`database "db" on host:port` (defaults as libpq applies them) for one-line messages."""
+    parts = _parts(location)
+    host = parts.get("host") or "the local socket"
+    port = parts.get("port")
+    where = f"{host}:{port}" if port else host
+    database = parts.get("dbname") or parts.get("user") or "(libpq default)"
+    return f'database "{database}" on {where}'
+
+
+def _scrub(text: str, location: str) -> str:
+    """One line of a driver message, with the URL's password removed should it ever appear."""
+    line = text.strip().splitlines()[0] if text.strip() else "no detail"
+    password = _parts(location).get("password")
+    if password:
+        line = line.replace(password, MASK)
+    return line
+
+
+def reason(exc: BaseException, location: str) -> str:
+    """What a driver error says, in one line: libpq's `connection to server ... failed: X`
+    becomes X (the target is named by the caller)."""
+    line = _scrub(str(exc), location)
+    return line.rsplit(" failed: ", 1)[-1] if " failed: " in line else line
+
+
+def unavailable(exc: BaseException, location: str, doing: str) -> StoreUnavailableError:
+    return StoreUnavailableError(
+        f"PostgreSQL {describe_target(location)}: {doing} failed: {reason(exc, location)}"
+    )
+
+
+def store_error(exc: psycopg.Error, location: str, doing: str) -> StoreError:
+    """A driver error as a StoreError: a lost or refused connection is StoreUnavailableError."""
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return unavailable(exc, location, doing)
+    return StoreError(f"PostgreSQL {describe_target(location)}: {doing} failed: {reason(exc, location)}")
+
+
+def connect_kwargs(options: StoreOptions, *, read_only: bool) -> dict[str, Any]:
+    """Connection parameters besides the URL: time limits from the options, autocommit (every
+    read is one statement), and for readers a session that refuses writes. Readers' statements
+    end after `timeout`; writers' statements may take long (a big batch), but waiting for
+    another writer's lock ends after `timeout`, as an SQLite writer's does."""
+    statement_ms = max(1, round(options.timeout * 1000))
+    if read_only:
+        settings = f"-c statement_timeout={statement_ms} -c default_transaction_read_only=on"
+    else:
+        settings = f"-c lock_timeout={statement_ms}"
+    return {
+        "autocommit": True,
+        "application_name": "nearrpc",
+        # libpq counts whole seconds and treats less than 2 as 2
+        "connect_timeout": max(2, math.ceil(options.timeout)),
+        "options": settings,
+        # a server that vanishes without closing the connection is noticed after about this long
+        "tcp_user_timeout": statement_ms if read_only else 0,
+        "keepalives": 1,
+        "keepalives_idle": max(1, math.ceil(options.timeout)),
+        "keepalives_interval": 1,
+        "keepalives_count": 3,
+    }
+
+
+def connect(location: str, options: StoreOptions, *, read_only: bool) -> psycopg.Connection[Any]:
+    """A synchronous connection (imports, copies, checks), or StoreUnavailableError in one line."""
+    try:
+        return psycopg.Connection.connect(location, **connect_kwargs(options, read_only=read_only))
+    except psycopg.Error as exc:
+        raise unavailable(exc, location, "connection") from None

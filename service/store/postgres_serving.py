@@ -1,0 +1,232 @@
+"""The server's PostgreSQL reader: a pool of read-only connections and a watcher.
+
+Lookups borrow a pooled connection (pg_pool.py: first come, first served) and run one
+prepared statement each (psycopg prepares a statement on a connection after its fifth use).
+A background task polls the store's change counters every `POLL_SECONDS` over a connection
+of its own, which makes `version()` free per request (at
+most `POLL_SECONDS` plus one round trip stale) and tells when the database is gone:
+
+- when a poll fails, the pool is closed (lookups waiting in it for a connection fail at once)
+  and, while the database stays unreachable, every lookup fails at once with
+  StoreUnavailableError (the server answers INTERNAL_ERROR, /health 503) instead of queuing
+  for `timeout` seconds;
+- a lookup that fails on a broken connection wakes the watcher at once;
+- when a poll succeeds again, a fresh pool is opened, so service resumes within one poll of
+  the database's return.
+
+Everything is created on first use, inside the event loop of the worker that serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any, Final
+
+import psycopg
+
+from nearrpc.store.base import StoredBlock, StoredEpoch, StoreInfo, StoreOptions, StoreUnavailableError, StoreVersion
+from nearrpc.store.pg_connect import connect_kwargs, describe_target, reason, store_error
+from nearrpc.store.pg_pool import ConnectionPool
+from nearrpc.store.postgres import (
+    ACCOUNT_COUNT,
+    CLIENT_CONFIG,
+    GENESIS_CONFIG,
+    INFO_KEYS,
+    LOOKUP_QUERIES,
+    VERSION_KEYS,
+    block_from_row,
+    epoch_from_row,
+    height_in_range,
+    info_from,
+    version_from_rows,
+)
+
+POLL_SECONDS: Final = 0.2
+
+log = logging.getLogger("nearrpc.store")
+
+
+class PostgresServingReader:
+    """`ServingReader` over PostgreSQL."""
+
+    def __init__(self, location: str, options: StoreOptions) -> None:
+        self._location = location
+        self._options = options
+        self._target = describe_target(location)
+        self._pool: ConnectionPool | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._polled = asyncio.Event()  # set once the first poll has ended, either way
+        self._wake = asyncio.Event()
+        self._version: StoreVersion | None = None
+        self._down: str | None = None  # why the last poll failed; None while the database answers
+        self._retired: set[asyncio.Task[None]] = set()
+
+    # -- pool and watcher
+
+    async def _start(self) -> None:
+        if self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+        await self._polled.wait()
+
+    async def _poll(self, conn: psycopg.AsyncConnection[Any] | None) -> psycopg.AsyncConnection[Any]:
+        """Read the change counters (connecting first when needed); a failed poll closes the
+        connection, so the next one starts afresh."""
+        if conn is None:
+            conn = await psycopg.AsyncConnection.connect(
+                self._location, **connect_kwargs(self._options, read_only=True)
+            )
+        try:
+            cursor = await conn.execute(LOOKUP_QUERIES["metas"], (list(VERSION_KEYS.values()),))
+            self._version = version_from_rows(await cursor.fetchall())
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await conn.close()
+            raise
+        return conn
+
+    async def _watch(self) -> None:
+        conn: psycopg.AsyncConnection[Any] | None = None
+        try:
+            while True:
+                conn = await self._watch_once(conn)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), POLL_SECONDS)
+                self._wake.clear()
+        finally:
+            if conn is not None:
+                await conn.close()
+
+    async def _watch_once(self, conn: psycopg.AsyncConnection[Any] | None) -> psycopg.AsyncConnection[Any] | None:
+        """One poll; the watcher's connection afterwards (None when it broke)."""
+        try:
+            conn = await asyncio.wait_for(self._poll(conn), self._options.timeout)
+        except (psycopg.Error, OSError, TimeoutError) as exc:
+            why = reason(exc, self._location) or type(exc).__name__
+            if self._down is None:
+                log.error("PostgreSQL %s is unreachable: %s", self._target, why)
+            self._down = why
+            self._retire_pool()
+            conn = None
+        else:
+            if self._down is not None:
+                log.warning("PostgreSQL %s answers again; opening a new connection pool", self._target)
+                self._down = None
+            if self._pool is None:
+                self._pool = ConnectionPool(self._location, self._options)
+                self._pool.fill()
+        self._polled.set()
+        return conn
+
+    def _retire_pool(self) -> None:
+        """Close the pool in the background: lookups waiting in it fail now, not after `timeout`."""
+        old, self._pool = self._pool, None
+        if old is not None:
+            task = asyncio.get_running_loop().create_task(old.close())
+            self._retired.add(task)
+            task.add_done_callback(self._retired.discard)
+
+    # -- lookups
+
+    async def _fetch(self, name: str, *params: object, many: bool = False) -> Any:
+        return await self._fetch_sql(LOOKUP_QUERIES[name], f"{name} lookup", *params, many=many)
+
+    async def _fetch_sql(self, sql: str, what: str, *params: object, many: bool = False) -> Any:
+        if not self._polled.is_set():
+            await self._start()
+        pool = self._pool
+        if self._down is not None or pool is None:
+            raise StoreUnavailableError(f"PostgreSQL {self._target} is unreachable: {self._down}")
+        conn = await pool.acquire()
+        broken = True  # until the lookup ends normally or with an error that leaves it usable
+        try:
+            cursor = await conn.execute(sql, params, binary=True)
+            rows = await (cursor.fetchall() if many else cursor.fetchone())
+            broken = False
+            return rows
+        except psycopg.Error as exc:
+            broken = isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+            if broken:
+                self._wake.set()  # let the watcher look now rather than at its next poll
+            raise store_error(exc, self._location, what) from None
+        finally:
+            pool.release(conn, broken=broken)
+
+    async def _metas(self, keys: list[str]) -> dict[str, str]:
+        return {key: value for key, value in await self._fetch("metas", keys, many=True)}
+
+    async def _config(self, name: str) -> bytes | None:
+        row = await self._fetch("config", name)
+        return None if row is None else bytes(row[0])
+
+    async def genesis_config_json(self) -> bytes | None:
+        return await self._config(GENESIS_CONFIG)
+
+    async def client_config_json(self) -> bytes | None:
+        return await self._config(CLIENT_CONFIG)
+
+    async def head(self) -> StoredBlock | None:
+        return block_from_row(await self._fetch("head"))
+
+    async def block_by_height(self, height: int) -> StoredBlock | None:
+        return block_from_row(await self._fetch("block_by_height", height)) if height_in_range(height) else None
+
+    async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
+        return block_from_row(await self._fetch("block_by_hash", block_hash))
+
+    async def genesis_block(self) -> StoredBlock | None:
+        row = await self._fetch("meta", "genesis_height")
+        return None if row is None else await self.block_by_height(int(row[0]))
+
+    async def earliest_block(self) -> StoredBlock | None:
+        return block_from_row(await self._fetch("earliest"))
+
+    async def epoch(self, epoch_id: str) -> StoredEpoch | None:
+        return epoch_from_row(await self._fetch("epoch", epoch_id))
+
+    async def account_json(self, account_id: str, height: int) -> bytes | None:
+        if height < 0:
+            return None
+        row = await self._fetch("account", account_id, min(height, (1 << 63) - 1))
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    async def info(self) -> StoreInfo:
+        return info_from(await self._metas(INFO_KEYS), await self.earliest_block(), await self.head())
+
+    async def account_count(self) -> int:
+        row = await self._fetch_sql(ACCOUNT_COUNT, "counting accounts")
+        return int(row[0]) if row is not None else 0
+
+    async def epoch_start_height(self, block: StoredBlock) -> int | None:
+        previous = await self._fetch("previous_epoch_block", block.height, block.epoch_id)
+        if previous is None:
+            earliest = await self.earliest_block()
+            genesis = await self._fetch("meta", "genesis_height")
+            if earliest is None or genesis is None or earliest.height != int(genesis[0]):
+                return None
+            return earliest.height if earliest.epoch_id == block.epoch_id else None
+        first = block_from_row(await self._fetch("next_block", previous[0]))
+        return first.height if first is not None and first.prev_hash == previous[1] else None
+
+    def version(self) -> StoreVersion:
+        """The counters of the watcher's last poll (at most POLL_SECONDS old); before the first
+        poll, and while the database is down, StoreUnavailableError."""
+        if self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(self._watch())
+        if self._down is not None or self._version is None:
+            raise StoreUnavailableError(f"PostgreSQL {self._target} is unreachable: {self._down or 'not polled yet'}")
+        return self._version
+
+    async def close(self) -> None:
+        if self._watcher is not None:
+            self._watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watcher
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+        for task in list(self._retired):
+            with contextlib.suppress(Exception):
+                await task
+
