@@ -3,6 +3,12 @@
 The spec travels with the installed package as `nearrpc/generated/openapi.json` (a byte copy of
 `spec/openapi.json` written by `tools.regenerate`), so validation works without the repo.
 OpenAPI 3.1 components are plain JSON Schema 2020-12, so jsonschema reads them directly.
+
+Every write to a store is validated, so validation bounds the rate of imports: jsonschema takes
+milliseconds for a block. jsonschema-rs (compiled) decides whether a value is valid in tens of
+microseconds; only a value it refuses goes through jsonschema, whose verdict and message (the
+best-matching error, with its path) are the ones given. A test holds the two to the
+same verdicts (tests/spec/test_validation.py).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -50,8 +57,18 @@ def validator(component: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema, registry=_registry())
 
 
+@cache
+def _fast_validator(component: str) -> jsonschema_rs.Validator:
+    validator(component)  # the same KeyError for a component the spec lacks
+    schema = {"$ref": f"{_SPEC_URI}#/components/schemas/{component}"}
+    registry = jsonschema_rs.Registry([(_SPEC_URI, spec_document())])
+    return jsonschema_rs.validator_for(schema, registry=registry)
+
+
 def validate_component(component: str, instance: object) -> None:
     """Raise SchemaViolation when `instance` does not match `#/components/schemas/<component>`."""
+    if _fast_validator(component).is_valid(instance):
+        return
     error = jsonschema.exceptions.best_match(validator(component).iter_errors(instance))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
