@@ -41,3 +41,4 @@ prometheus_metrics  # FastAPI route, registered by decorator
 collect  # prometheus_client Collector hook (nearrpc.http.metrics)
 SingleWriteHttpProtocol  # uvicorn's HTTP protocol class, named by `nearrpc serve` as an import string
 itersize  # psycopg named-cursor attribute: rows fetched per round trip
+frame  # signal handler signature

@@ -12,6 +12,7 @@ commands (imports above all) start light.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import socket
@@ -108,19 +109,14 @@ def _checked_store(settings: ServeSettings, build_sample: bool) -> StoreInfo:
         reader.close()
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    """A listening socket on host:port, as uvicorn would bind it."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+def _listen(host: str, port: int, workers: int) -> list[socket.socket]:
+    """A listening socket on host:port per worker (one port, SO_REUSEPORT); uvicorn's backlog."""
+    from nearrpc.cli.workers import reuse_port_sockets
+
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(2048)  # uvicorn's default backlog
+        return reuse_port_sockets(host, port, workers, backlog=2048)
     except OSError as exc:
-        sock.close()
         raise Refused(f"cannot listen on {listen_address(host, port)}: {exc.strerror or exc}", exit_code=1) from None
-    sock.set_inheritable(True)  # the workers serve it
-    return sock
 
 
 def _describe(info: StoreInfo) -> str:
@@ -129,9 +125,10 @@ def _describe(info: StoreInfo) -> str:
     return f"{chain}, {head}"
 
 
-def _run_uvicorn(settings: ServeSettings, sock: socket.socket) -> int:
+def _run_uvicorn(settings: ServeSettings, sockets: list[socket.socket]) -> int:
     import uvicorn
-    from uvicorn.supervisors import Multiprocess
+
+    from nearrpc.cli.workers import WorkerPool
 
     config = uvicorn.Config(
         "nearrpc.cli.serve:app_from_env",
@@ -147,31 +144,32 @@ def _run_uvicorn(settings: ServeSettings, sock: socket.socket) -> int:
     if settings.workers == 1:
         os.environ.pop(_METRICS_FOLDER_ENV, None)  # one process counts in memory
         server = uvicorn.Server(config)
-        server.run(sockets=[sock])
+        server.run(sockets=sockets)
         return 0 if server.started else 1
     # a fresh folder per run: counts from an earlier run must not add up with this one's
     with tempfile.TemporaryDirectory(prefix="nearrpc-metrics-") as folder:
         os.environ[_METRICS_FOLDER_ENV] = folder
-        Multiprocess(config, sockets=[sock]).run()
-    return 0
+        return WorkerPool(config, sockets).run()
 
 
 def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
     configure_logging(settings.log_level, settings.log_format)
     try:
         info = _checked_store(settings, build_sample)
-        sock = _listen(settings.host, settings.port)
+        sockets = _listen(settings.host, settings.port, settings.workers)
     except Refused as refused:
         print(f"{_PREFIX} {_one_line(str(refused))}", file=sys.stderr)
         return refused.exit_code
-    with sock:
-        bound = settings.model_copy(update={"port": sock.getsockname()[1]})
+    with contextlib.ExitStack() as held:
+        for sock in sockets:
+            held.enter_context(sock)
+        bound = settings.model_copy(update={"port": sockets[0].getsockname()[1]})
         # workers re-create the app from the environment, so settings travel through it
         os.environ.update(bound.to_env())
         address = listen_address(bound.host, bound.port)
         log.info("serving %s (%s) at http://%s/", describe_location(bound.store), _describe(info), address)
         try:
-            return _run_uvicorn(bound, sock)
+            return _run_uvicorn(bound, sockets)
         except KeyboardInterrupt:
             return 0
 

@@ -1,0 +1,97 @@
+"""Several uvicorn worker processes, each accepting on a listening socket of its own.
+
+uvicorn's own supervisor gives every worker the same socket, and a worker that wakes up first
+accepts a whole burst of connections: measured with 8 connections and 2 workers, one worker
+sometimes got all 8 and the other none, and the pair served less than one worker alone. Here
+each worker has its own socket on the same port (SO_REUSEPORT), and the kernel spreads new
+connections over the sockets evenly. A worker that dies is started again on its socket;
+SIGINT and SIGTERM stop them all.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import signal
+import socket
+import threading
+from multiprocessing.process import BaseProcess
+from types import FrameType
+from typing import Final
+
+import uvicorn
+
+log = logging.getLogger("nearrpc.serve")
+
+STARTUP_FAILURE: Final = 3  # uvicorn's exit status for a worker that could not start
+_STOP_SECONDS: Final = 30.0
+
+
+def reuse_port_sockets(host: str, port: int, count: int, backlog: int) -> list[socket.socket]:
+    """`count` listening sockets on one port; port 0: the first picks a free port, the rest join it."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind((host, port))
+            sock.listen(backlog)
+            sock.set_inheritable(True)
+            port = sock.getsockname()[1]
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
+
+
+def _serve_one(config: uvicorn.Config, sock: socket.socket) -> None:
+    config.configure_logging()  # a spawned interpreter starts with none
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+class WorkerPool:
+    """One process per socket, kept running until asked to stop."""
+
+    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]) -> None:
+        self._config = config
+        self._sockets = sockets
+        self._context = multiprocessing.get_context("spawn")  # a fresh interpreter, as uvicorn's workers
+        self._stop = threading.Event()
+
+    def _start(self, index: int) -> BaseProcess:
+        process = self._context.Process(target=_serve_one, args=(self._config, self._sockets[index]))
+        process.start()
+        return process
+
+    def _ask_to_stop(self, signum: int, frame: FrameType | None) -> None:
+        self._stop.set()
+
+    def run(self) -> int:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._ask_to_stop)
+        processes = [self._start(index) for index in range(len(self._sockets))]
+        status = 0
+        while not self._stop.wait(0.5):
+            for index, process in enumerate(processes):
+                if process.is_alive():
+                    continue
+                if process.exitcode == STARTUP_FAILURE:
+                    log.error("worker %s could not start; stopping", process.pid)
+                    self._stop.set()
+                    status = 1
+                    break
+                log.warning("worker %s ended (exit status %s); starting another", process.pid, process.exitcode)
+                processes[index] = self._start(index)
+        for process in processes:
+            if process.is_alive() and process.pid is not None:
+                process.terminate()  # SIGTERM: uvicorn's graceful shutdown
+        for process in processes:
+            process.join(_STOP_SECONDS)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        return status
