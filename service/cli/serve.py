@@ -32,11 +32,13 @@ log = logging.getLogger(STARTUP_LOGGER)
 
 _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
-    "answer_cache_mb", "store_pool_size", "store_timeout",
+    "answer_cache_mb", "store_pool_size", "store_timeout", "store_check",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
 _METRICS_FOLDER_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 _PREFIX: Final = "nearrpc serve:"
+# above this size, say why the start takes a while (a 6.4 GB store took 132 s to check here)
+_SLOW_CHECK_BYTES: Final = 1 << 30
 
 
 class Refused(Exception):
@@ -95,6 +97,12 @@ def _checked_store(settings: ServeSettings, build_sample: bool) -> StoreInfo:
     except StoreError as exc:
         raise Refused(str(exc)) from None
     try:
+        if settings.store_check == "off":
+            log.warning("store check off: %s is served unchecked (`nearrpc store check` checks it)", location)
+            return reader.info()
+        size = _file_size(settings.store)
+        if size >= _SLOW_CHECK_BYTES:
+            log.info("quick check of %s (%.1f GB) before serving; --store-check off skips it", location, size / 1e9)
         check = reader.check(thorough=False)
         if not check.ok:
             more = f" (and {len(check.problems) - 1} more)" if len(check.problems) > 1 else ""
@@ -107,6 +115,15 @@ def _checked_store(settings: ServeSettings, build_sample: bool) -> StoreInfo:
         raise Refused(str(exc)) from None
     finally:
         reader.close()
+
+
+def _file_size(store: str) -> int:
+    """Bytes of an SQLite store file (0 for a database server, whose check reads no pages)."""
+    if not is_file_location(store):
+        return 0
+    with contextlib.suppress(OSError):
+        return os.stat(store).st_size
+    return 0
 
 
 def _listen(host: str, port: int, workers: int) -> list[socket.socket]:
@@ -203,4 +220,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                 help_text="do not count requests nor serve GET /metrics (metrics are on by default)")
     add_setting(run, ServeSettings, "cors_origins")
     add_setting(run, ServeSettings, "answer_cache_mb")
+    add_setting(run, ServeSettings, "store_check", choices=["quick", "off"])
     run.set_defaults(func=_run)

@@ -67,6 +67,10 @@ class ServeSettings(StoreSettings, LogSettings):
     access_log: bool = Field(False, description="log every request (it costs about 20%% throughput)")
     answer_cache_mb: int = Field(64, ge=0, le=65536, description="memory for answers kept between requests, MiB")
     metrics: bool = Field(True, description="count requests for GET /metrics")
+    # a quick check reads every page once: seconds for the sample, minutes for a store of many GB
+    store_check: Literal["quick", "off"] = Field(
+        "quick", description="check the store before serving: quick (refuse a damaged store), or off"
+    )
     # "*" (the default, as nearcore's) allows any origin; "" none; else a comma-separated list
     cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
         ("*",), description='allowed CORS origins, comma-separated, "*" for any, "" for none'

@@ -92,14 +92,37 @@ def test_the_default_store_path_gets_the_sample_chain(tmp_path: Path) -> None:
     assert (tmp_path / DEFAULT_STORE).is_file()
 
 
-def test_a_store_that_fails_the_quick_check_is_refused_in_one_line(sample_store: Path, tmp_path: Path) -> None:
+def _damaged_copy(sample_store: Path, tmp_path: Path, *, damaged_bytes: int | None = None) -> Path:
+    """The sample store with its end overwritten (by default its second half)."""
     store = tmp_path / "damaged.sqlite"
     shutil.copyfile(sample_store, store)
     data = bytearray(store.read_bytes())
-    half = len(data) // 2
-    data[half:] = bytes((i * 7 + 3) % 256 for i in range(len(data) - half))  # the second half overwritten
+    start = len(data) // 2 if damaged_bytes is None else len(data) - damaged_bytes
+    data[start:] = bytes((i * 7 + 3) % 256 for i in range(len(data) - start))
     store.write_bytes(bytes(data))
+    return store
+
+
+def test_a_store_that_fails_the_quick_check_is_refused_in_one_line(sample_store: Path, tmp_path: Path) -> None:
+    store = _damaged_copy(sample_store, tmp_path)
     done = nearrpc("serve", "--store", store, "--port", "0", timeout=60)
     line = _one_line_refusal(done, 2)
     assert line.startswith(f"nearrpc serve: {store} fails the store's quick check: ")
     assert line.endswith(f"`nearrpc store check --store {store}` checks it in full")
+
+
+def test_store_check_off_serves_the_store_unchecked_and_says_so(sample_store: Path, tmp_path: Path) -> None:
+    # what an operator of a store of many GB chooses (its quick check takes minutes), having
+    # checked it offline: a store whose last page the quick check refuses is served
+    store = _damaged_copy(sample_store, tmp_path, damaged_bytes=4096)
+    assert nearrpc("serve", "--store", store, "--port", "0", timeout=60).returncode == 2
+    env = {"NEARRPC_STORE_CHECK": "off"}
+    with serving("--store", store, log=tmp_path / "serve.log", env=env) as served:
+        lines = served.log_lines()
+        assert httpx.get(f"{served.url}/health").status_code == 200
+    warned = [line for line in lines if "store check off" in line]
+    assert len(warned) == 1 and re.fullmatch(
+        f"{TIMESTAMP} WARNING nearrpc.serve: store check off: {re.escape(str(store))} is served unchecked "
+        r"\(`nearrpc store check` checks it\)", warned[0]), lines
+    refused = nearrpc("serve", "--store", store, "--port", "0", "--store-check", "thorough", timeout=60)
+    assert "--store-check" in refused.stderr and refused.returncode == 2, refused.stderr
