@@ -171,13 +171,27 @@ def nearrpc(*args: str | Path) -> list[str]:
     return [sys.executable, "-m", "nearrpc", *map(str, args)]
 
 
-def serving(stack: ExitStack, stores: dict[str, Path | str], folder: Path, cpu: str) -> dict[str, LiveServer]:
-    """A server per store (stopped when `stack` closes), each pinned to `cpu`."""
+def serving(
+    stack: ExitStack, stores: dict[str, Path | str], folder: Path, cpu: str, *extra: str
+) -> dict[str, LiveServer]:
+    """A server per store (stopped when `stack` closes), each pinned to `cpu`. Unchecked at start:
+    the quick check of a big store takes minutes (README, "Operating it")."""
     servers = {}
     for name, where in stores.items():
-        servers[name] = stack.enter_context(running_server(where, folder / f"{name}.log"))
+        servers[name] = stack.enter_context(
+            running_server(where, folder / f"{name}.log", "--store-check", "off", *extra)
+        )
         pin(servers[name].pid, cpu)
     return servers
+
+
+def warm(*paths: Path) -> None:
+    """Read files (or every file under folders) once, so lookups start from the page cache."""
+    for path in paths:
+        for file in [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]:
+            with file.open("rb") as data:
+                while data.read(1 << 20):
+                    pass
 
 
 def export_blocks(store: Path, count: int, path: Path) -> int:
@@ -198,6 +212,14 @@ def export_blocks(store: Path, count: int, path: Path) -> int:
     return written
 
 
+def compare_methods(sample: Path, sample_pg: str, folder: Path, args: argparse.Namespace) -> None:
+    with ExitStack() as stack:
+        servers = serving(stack, {"sqlite": sample, "postgresql": sample_pg}, folder, args.server_cpu)
+        for label, bodies in sample_bodies(sample).items():
+            medians = compare(label, servers, bodies_file(folder, label.replace(" ", "_"), bodies), args)
+            print(f"{'':34s} postgresql/sqlite throughput {medians['postgresql'].rps / medians['sqlite'].rps:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--big", type=Path, help="a big SQLite store (python -m bench.generate_store)")
@@ -208,6 +230,7 @@ def main() -> None:
     parser.add_argument("--server-cpu", default="0")
     parser.add_argument("--load-cpu", default="1")
     parser.add_argument("--import-blocks", type=int, default=20_000, help="blocks for the import rate")
+    parser.add_argument("--no-methods", action="store_true", help="skip section 1 (methods over the sample store)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("bench: wrk not found (apt-get install wrk)")
@@ -222,11 +245,10 @@ def main() -> None:
         subprocess.run(nearrpc("store", "copy", sample, sample_pg), check=True, capture_output=True)
         print(f"== 1. methods over the sample store: SQLite vs PostgreSQL ({args.rounds} rounds of "
               f"{args.duration}, {args.connections} connections, server on cpu {args.server_cpu})")
-        with ExitStack() as stack:
-            servers = serving(stack, {"sqlite": sample, "postgresql": sample_pg}, folder, args.server_cpu)
-            for label, bodies in sample_bodies(sample).items():
-                medians = compare(label, servers, bodies_file(folder, label.replace(" ", "_"), bodies), args)
-                print(f"{'':34s} postgresql/sqlite throughput {medians['postgresql'].rps / medians['sqlite'].rps:.2f}")
+        if args.no_methods:
+            print("skipped (--no-methods)")
+        else:
+            compare_methods(sample, sample_pg, folder, args)
         if args.big is None:
             print("== 2., 3.: give --big PATH (python -m bench.generate_store PATH) for the big-store figures")
             return
@@ -248,13 +270,15 @@ def main() -> None:
         imported_pg = database.create_database("imported")
         seconds = timed(nearrpc("import", "blocks", folder / "blocks.jsonl", "--store", imported_pg))
         print(f"import blocks into PostgreSQL: {exported / seconds:.0f} blocks/s ({exported} blocks)")
-        print("== 2. random lookups: big store vs sample store, per backend")
+        print("== 2. random lookups: big store vs sample store, per backend (answer cache off: every "
+              "request is a store lookup)")
         stores: dict[str, Path | str] = {
             "sample-sqlite": sample, "big-sqlite": args.big, "sample-postgresql": sample_pg, "big-postgresql": big_pg,
         }  # fmt: skip
+        lookups = {name: random_lookups(store, rng) for name, store in stores.items()}
+        warm(args.big, database.data)
         with ExitStack() as stack:
-            servers = serving(stack, stores, folder, args.server_cpu)
-            lookups = {name: random_lookups(store, rng) for name, store in stores.items()}
+            servers = serving(stack, stores, folder, args.server_cpu, "--answer-cache-mb", "0")
             for label in lookups["big-sqlite"]:
                 for backend in ("sqlite", "postgresql"):
                     pair = [f"sample-{backend}", f"big-{backend}"]
@@ -263,7 +287,13 @@ def main() -> None:
                     medians = compare(f"{label} [{backend}]", {name: servers[name] for name in pair}, files, args)
                     ratio = medians[f"big-{backend}"].rps / medians[f"sample-{backend}"].rps
                     print(f"{'':34s} big/sample throughput ({backend}) {ratio:.2f}")
-            for name, server in servers.items():
+        print("== 2b. RSS of a serving process on the big store, default settings (answer cache on), "
+              "after each random load once")
+        with ExitStack() as stack:
+            big_servers = serving(stack, {"big-sqlite": args.big, "big-postgresql": big_pg}, folder, args.server_cpu)
+            for name, server in big_servers.items():
+                for label, bodies in lookups[name].items():
+                    wrk(server.url, bodies_file(folder, f"rss-{name}-{label.replace(' ', '_')}", bodies), args)
                 print(f"RSS of the {name} serving process after its runs: {rss_mb(server.pid):.0f} MB")
     finally:
         stop_server(database)
