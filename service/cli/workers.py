@@ -27,16 +27,34 @@ STARTUP_FAILURE: Final = 3  # uvicorn's exit status for a worker that could not 
 _STOP_SECONDS: Final = 30.0
 
 
+def _claim(family: socket.AddressFamily, host: str, port: int) -> int:
+    """The port, once no other socket holds it: a bind without SO_REUSEPORT fails while any
+    socket is bound there, including another server's SO_REUSEPORT group, which would
+    otherwise let this server join it and take a share of its connections. Port 0: a free one."""
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT leftovers are no owner
+        probe.bind((host, port))
+        bound: int = probe.getsockname()[1]
+        return bound
+
+
 def reuse_port_sockets(host: str, port: int, count: int, backlog: int) -> list[socket.socket]:
-    """`count` listening sockets on one port; port 0: the first picks a free port, the rest join it."""
+    """`count` listening sockets on one port (port 0: a free one); with one, a plain socket.
+
+    A group is bound only after `_claim`: two servers started in the same instant could still
+    both pass it, but a server started beside a running one is refused.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if count > 1:
+        port = _claim(family, host, port)
     sockets: list[socket.socket] = []
     try:
         for _ in range(count):
             sock = socket.socket(family, socket.SOCK_STREAM)
             sockets.append(sock)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            if count > 1:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             sock.bind((host, port))
             sock.listen(backlog)
             sock.set_inheritable(True)

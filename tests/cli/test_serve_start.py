@@ -65,6 +65,21 @@ def test_a_port_in_use_is_one_line_before_anything_starts(sample_store: Path) ->
     assert done.stdout == ""
 
 
+@pytest.mark.parametrize(("running_workers", "second_workers"), [(1, 1), (2, 1), (1, 2), (2, 2)])
+def test_a_port_a_running_nearrpc_holds_is_refused_not_shared(
+    sample_store: Path, tmp_path: Path, running_workers: int, second_workers: int
+) -> None:
+    # several workers bind one port with SO_REUSEPORT; a second server must not join that
+    # group and take a share of the first one's connections (of another store, perhaps)
+    with serving("--store", sample_store, "--workers", str(running_workers), log=tmp_path / "serve.log") as served:
+        port = served.url.rsplit(":", 1)[1]
+        done = nearrpc("serve", "--store", sample_store, "--port", port, "--workers", str(second_workers),
+                       timeout=60)
+        line = _one_line_refusal(done, 1)
+        assert line == f"nearrpc serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+        assert httpx.get(f"{served.url}/health").status_code == 200
+
+
 @pytest.mark.parametrize("given", ["flag", "environment"])
 def test_an_explicit_missing_store_is_one_line_and_creates_nothing(tmp_path: Path, given: str) -> None:
     missing = tmp_path / "no" / "such" / "dir" / "x.sqlite"
