@@ -80,9 +80,10 @@ def _summary(location: str, info: StoreInfo | None, check: StoreCheck) -> list[s
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    location = describe_location(load_settings(StoreSettings, given(args, "store")).store)
+    settings = load_settings(StoreSettings, given(args, "store", "store_timeout"))
+    location = describe_location(settings.store)  # what is printed; the store opens with its password
     try:
-        reader = open_store(location, "read")
+        reader = open_store(settings.store, "read", settings.store_options())
     except StoreNotFoundError as exc:
         print(f"{_CHECK_PREFIX} {exc}", file=sys.stderr)
         return 2
@@ -111,6 +112,7 @@ def _add_check(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "its chain, heights and row counts. Exit 0: it passed; 1: problems (listed on stderr); 2: no store.",
     )
     add_setting(check, StoreSettings, "store", help_text="the store to check")
+    add_setting(check, StoreSettings, "store_timeout")
     check.add_argument("--quick", action="store_true", help="the quick check `nearrpc serve` runs at start instead")
     check.set_defaults(run=_run_check)
 
