@@ -7,7 +7,6 @@ addresses and test-sized check intervals.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import signal
@@ -20,24 +19,16 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.support.debian import PackageUnavailable, ensure_package
 from tests.support.live_server import free_port
 
 
 def ensure_haproxy() -> str:
     """The haproxy binary; installed with apt-get (as root) when missing, as `.ci/run` does."""
-    found = shutil.which("haproxy")
-    if found:
-        return found
-    if os.geteuid() != 0:
-        pytest.fail("haproxy is not installed and this user cannot install it: apt-get install haproxy")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "haproxy"]
-    if subprocess.run(install, env=env, capture_output=True, check=False).returncode != 0:
-        subprocess.run(["apt-get", "update", "-qq"], env=env, capture_output=True, check=True)
-        subprocess.run(install, env=env, capture_output=True, check=True)
-    found = shutil.which("haproxy")
-    assert found, "apt-get installed haproxy, but it is not on PATH"
-    return found
+    try:
+        return ensure_package("haproxy", lambda: shutil.which("haproxy"))
+    except PackageUnavailable as unavailable:
+        pytest.fail(str(unavailable))
 
 
 DEPLOYED_CONFIG = Path(__file__).resolve().parents[2] / "deploy" / "haproxy.cfg"

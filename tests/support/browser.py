@@ -9,8 +9,6 @@ Every request the page makes is recorded; any not to 127.0.0.1 is aborted and re
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,6 +19,7 @@ from urllib.parse import urlsplit
 from playwright.sync_api import Page, Request, Response, Route, sync_playwright
 
 from tests.support.cli import REPO
+from tests.support.debian import ensure_package
 
 CHROMIUM = Path(os.environ.get("NEARRPC_CHROMIUM", "/usr/bin/chromium"))
 _FLAGS = [
@@ -45,18 +44,7 @@ def artifacts_dir() -> Path:
 
 def ensure_chromium() -> Path:
     """The system chromium, installed with apt-get when missing (root only, as in CI)."""
-    if CHROMIUM.is_file():
-        return CHROMIUM
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        raise RuntimeError(f"{CHROMIUM} is missing; install Debian's chromium (apt-get install chromium)")
-    environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends", "chromium"]):
-        done = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=900, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
-    if not CHROMIUM.is_file():
-        raise RuntimeError(f"apt-get installed chromium, but {CHROMIUM} is not there")
-    return CHROMIUM
+    return ensure_package("chromium", lambda: CHROMIUM if CHROMIUM.is_file() else None)
 
 
 @dataclass

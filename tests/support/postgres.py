@@ -1,6 +1,7 @@
-"""A real PostgreSQL server for the tests: the binaries of the `pgserver` wheel (PostgreSQL 16),
-a fresh cluster in a temporary folder, listening on a free 127.0.0.1 port with password
-authentication, so tests use URLs exactly as operators write them.
+"""A real PostgreSQL server for the tests, a fresh cluster in a temporary folder, listening on a
+free 127.0.0.1 port with password authentication, so tests use URLs exactly as operators write
+them. Its programs are the `pgserver` wheel's (PostgreSQL 16) or any other installation's
+(`start_server(bin_dir)`: Debian's PostgreSQL 15, the version Debian 12 ships).
 
 PostgreSQL refuses to run as root; as root the server runs as the user `pgserver` (created
 when missing, as the wheel itself does).
@@ -39,11 +40,11 @@ def _as_user() -> str | None:
     return SYSTEM_USER if os.geteuid() == 0 else None
 
 
-def _run(program: str, *args: str) -> None:
-    """One of the wheel's PostgreSQL programs, as the server's user; its output on failure."""
+def _run(bin_dir: Path, program: str, *args: str) -> None:
+    """One of the server's PostgreSQL programs, as the server's user; its output on failure."""
     # stdout to a file, not a pipe: pg_ctl's server inherits it and would hold a pipe open
     with tempfile.TemporaryFile() as output:
-        done = subprocess.run([str(POSTGRES_BIN_PATH / program), *args], user=_as_user(), stdout=output,
+        done = subprocess.run([str(bin_dir / program), *args], user=_as_user(), stdout=output,
                               stderr=subprocess.STDOUT, timeout=120, check=False)  # fmt: skip
         if done.returncode != 0:
             output.seek(0)
@@ -55,6 +56,7 @@ class PostgresServer:
     folder: Path
     port: int
     password: str
+    bin_dir: Path = POSTGRES_BIN_PATH
     _databases: int = field(default=0)
 
     @property
@@ -66,7 +68,7 @@ class PostgresServer:
         return f"postgresql://{SUPERUSER}:{secret}@127.0.0.1:{self.port}/{database}"
 
     def _pg_ctl(self, *args: str) -> None:
-        _run("pg_ctl", "-D", str(self.data), *args)
+        _run(self.bin_dir, "pg_ctl", "-D", str(self.data), *args)
 
     def start(self) -> None:
         self._pg_ctl(
@@ -107,14 +109,20 @@ def dump(url: str) -> dict[str, list[tuple[Any, ...]]]:
         }
 
 
-def start_server() -> PostgresServer:
-    """initdb a fresh cluster in a new folder and start it.
+def debian_postgres_bin() -> Path | None:
+    """The newest PostgreSQL of Debian's packages (`/usr/lib/postgresql/N/bin`), if installed."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"), key=lambda p: int(p.parent.parent.name))
+    return found[-1].parent if found else None
+
+
+def start_server(bin_dir: Path = POSTGRES_BIN_PATH) -> PostgresServer:
+    """initdb a fresh cluster in a new folder and start it, with the programs in `bin_dir`.
 
     The folder is not under pytest's temporary root: pytest (of any run on the machine) resets
     that root to mode 0700, which would lock the server's own user out of its data folder.
     """
     folder = Path(tempfile.mkdtemp(prefix="nearrpc-postgres-"))
-    server = PostgresServer(folder, free_port(), f"pw-{secrets.token_hex(8)}")
+    server = PostgresServer(folder, free_port(), f"pw-{secrets.token_hex(8)}", bin_dir)
     user = _as_user()
     server.data.mkdir()
     pwfile = folder / "pwfile"
@@ -123,12 +131,13 @@ def start_server() -> PostgresServer:
         entry = ensure_user_exists(user)
         assert entry is not None
         ensure_prefix_permissions(server.data)
-        ensure_folder_permissions(POSTGRES_BIN_PATH, 0o555)
-        ensure_folder_permissions(POSTGRES_BIN_PATH.parent / "lib", 0o444)
+        if bin_dir == POSTGRES_BIN_PATH:  # opened up for the server's user, as the wheel itself does
+            ensure_folder_permissions(POSTGRES_BIN_PATH, 0o555)
+            ensure_folder_permissions(POSTGRES_BIN_PATH.parent / "lib", 0o444)
         for path in (folder, server.data, pwfile):
             shutil.chown(path, entry.pw_uid, entry.pw_gid)
-    _run("initdb", "-D", str(server.data), "--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={pwfile}",
-         "--encoding=utf8", "--locale=C", "-U", SUPERUSER)  # fmt: skip
+    _run(bin_dir, "initdb", "-D", str(server.data), "--auth-local=trust", "--auth-host=scram-sha-256",
+         f"--pwfile={pwfile}", "--encoding=utf8", "--locale=C", "-U", SUPERUSER)  # fmt: skip
     server.start()
     deadline = time.monotonic() + 30
     while True:
