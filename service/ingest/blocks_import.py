@@ -67,12 +67,56 @@ def stored_block(view: dict[str, Any]) -> StoredBlock:
     return block_from_view(view, jsonio.compact(view))
 
 
+@dataclass(frozen=True)
+class _SeenBlock:
+    where: str
+    height: int
+    hash: str
+    latest_protocol_version: int
+
+
+class _ChainFit:
+    """What a block file can tell of its chain. A block names no chain id, so belonging cannot
+    be shown; what cannot belong is refused: a block below the genesis height, or one produced
+    by a binary older than the chain's genesis protocol (a producer runs at least the current
+    version, and versions never go below the genesis one)."""
+
+    def __init__(self) -> None:
+        self.lowest: _SeenBlock | None = None
+        self.oldest: _SeenBlock | None = None
+
+    def observe(self, where: str, view: dict[str, Any]) -> None:
+        header = view["header"]
+        seen = _SeenBlock(where, int(header["height"]), str(header["hash"]), int(header["latest_protocol_version"]))
+        if self.lowest is None or seen.height < self.lowest.height:
+            self.lowest = seen
+        if self.oldest is None or seen.latest_protocol_version < self.oldest.latest_protocol_version:
+            self.oldest = seen
+
+    def check(self, genesis: dict[str, Any]) -> None:
+        chain = f"chain {genesis['chain_id']!r}"
+        if self.lowest is not None and self.lowest.height < int(genesis["genesis_height"]):
+            raise located(
+                self.lowest.where,
+                f"block {self.lowest.hash} at height {self.lowest.height} is not of {chain}, whose genesis height "
+                f"is {genesis['genesis_height']}",
+            )
+        if self.oldest is not None and self.oldest.latest_protocol_version < int(genesis["protocol_version"]):
+            raise located(
+                self.oldest.where,
+                f"block {self.oldest.hash} at height {self.oldest.height} is not of {chain}: its producer runs "
+                f"protocol version {self.oldest.latest_protocol_version}, older than the genesis protocol version "
+                f"{genesis['protocol_version']}",
+            )
+
+
 class _Run:
     def __init__(self, batch: WriteBatch, reader: ChainReader, summary: BlocksSummary) -> None:
         self._batch = batch
         self._reader = reader
         self._summary = summary
         self._epochs = EpochTracker()
+        self._chain_fit = _ChainFit()
         self._protocol_configs: list[tuple[str, ProtocolConfigItem]] = []
 
     def add(self, source: SourceItem) -> None:
@@ -81,6 +125,8 @@ class _Run:
             if isinstance(item, ProtocolConfigItem):  # tied to its epoch once all blocks are in
                 self._protocol_configs.append((source.where, item))
             else:
+                if isinstance(item, BlockItem):
+                    self._chain_fit.observe(source.where, item.view)
                 self._write(item)
         except (*_REFUSALS, IngestError) as exc:
             raise located(source.where, exc) from None
@@ -126,6 +172,7 @@ class _Run:
                 "first (nearrpc import genesis) or add a genesis_config result to the input"
             )
         genesis = orjson.loads(genesis_json)
+        self._chain_fit.check(genesis)
         recorded = self._recorded_epochs(str(genesis["chain_id"]))
         genesis_block = self._reader.genesis_block()
         genesis_hash = None if genesis_block is None else genesis_block.hash

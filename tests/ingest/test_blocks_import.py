@@ -258,3 +258,26 @@ def test_blocks_need_a_genesis_config(tmp_path: Path, exported: Path) -> None:
     assert done.returncode == 1
     assert "the store holds no genesis config and the input has none" in done.stderr
     assert not store.exists()
+
+
+def test_a_block_that_cannot_be_of_the_stores_chain_is_refused(tmp_path: Path, base_store: Path,
+                                                               exported: Path) -> None:
+    # a block names no chain; one produced for a protocol older than the genesis one, or below
+    # the genesis height, cannot be of this chain
+    genesis = orjson.loads((exported / "configs" / "genesis.json").read_bytes())["result"]
+    old_producer = result_of(exported, 30)
+    old_producer["header"]["latest_protocol_version"] = genesis["protocol_version"] - 1
+    older = tmp_path / "older.jsonl"
+    _lines(older, [result_of(exported, 31), old_producer])
+    _fails(base_store, older, rf"older.jsonl: line 2: block {old_producer['header']['hash']} at height 30 is not "
+                              rf"of chain 'nearrpc-localnet': its producer runs protocol version "
+                              rf"{genesis['protocol_version'] - 1}, older than the genesis protocol version "
+                              rf"{genesis['protocol_version']}$")
+    later_genesis = tmp_path / "later_genesis.jsonl"
+    below = result_of(exported, 5)
+    _lines(later_genesis, [_response({**genesis, "genesis_height": 10}), result_of(exported, 12), below])
+    store = tmp_path / "new.sqlite"
+    done = nearrpc("import", "blocks", later_genesis, "--store", store)
+    assert done.returncode == 1 and not store.exists()
+    assert done.stderr == (f"nearrpc import: error: {later_genesis}: line 3: block {below['header']['hash']} at "
+                           "height 5 is not of chain 'nearrpc-localnet', whose genesis height is 10\n")

@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from nearrpc.nearcore.genesis_fields import GENESIS_FIELD_ORDER
-from tests.ingest.conftest import call, result
+from tests.ingest.conftest import call, digest, result
 from tests.support.cli import nearrpc
 from tests.support.live_server import running_server
 
@@ -79,3 +79,17 @@ def test_a_genesis_file_with_the_captured_config_answers_as_a_current_node(refer
         served = result(server.url, "genesis_config", None)
     assert list(served) == list(GENESIS_FIELD_ORDER)  # nearcore's struct order
     assert served == {key: value for key, value in captured.items() if key not in LEGACY_SEAT_FIELDS}
+
+
+def test_the_captured_testnet_block_is_refused_by_a_localnet_store(
+    reference: Path, sample_store: Path, tmp_path: Path
+) -> None:
+    store = tmp_path / "localnet.sqlite"
+    store.write_bytes(sample_store.read_bytes())
+    before = digest(store)
+    block_file = reference / "captured" / "block_testnet_h187310138.json"
+    done = nearrpc("import", "blocks", block_file, "--store", store)
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"nearrpc import: error: {block_file}: block ")
+    assert "is not of chain 'nearrpc-localnet': its producer runs protocol version" in done.stderr
+    assert done.stderr.count("\n") == 1 and digest(store) == before
