@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from nearrpc.cli import conform, imports, sample, serve, store
 from nearrpc.cli.proctitle import hide_passwords
@@ -11,8 +12,16 @@ from nearrpc.cli.settings import SettingsError
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 
 
+class OneLineErrors(argparse.ArgumentParser):
+    """A parser whose refusals are one line, as the settings' are, instead of the usage block
+    and the error; sub-command parsers are of the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrors(
         prog="nearrpc",
         description=f"NEAR node JSON-RPC query service (interface {INTERFACE_VERSION}), read-only, from a store.",
     )

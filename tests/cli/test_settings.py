@@ -149,3 +149,21 @@ def test_help_shows_each_settings_variable_and_default() -> None:
     record = " ".join(nearrpc("import", "rpc", "--help", timeout=60).stdout.split())
     for text in ("NEARRPC_RECORD_RETRIES, default 5", "NEARRPC_RECORD_BACKOFF, default 0.5", "NEARRPC_STORE"):
         assert text in record, text
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("serve", "--log-format", "xml"),
+         "nearrpc serve: argument --log-format: invalid choice: 'xml' (choose from 'text', 'json') "
+         "(see nearrpc serve --help)"),
+        (("import", "rpc", "--from-height", "x"),
+         "nearrpc import rpc: argument --from-height: invalid int value: 'x' (see nearrpc import rpc --help)"),
+        (("store", "copy", "only-one"),
+         "nearrpc store copy: the following arguments are required: DESTINATION (see nearrpc store copy --help)"),
+        ((), "nearrpc: the following arguments are required: COMMAND (see nearrpc --help)"),
+    ],
+)  # fmt: skip
+def test_what_the_parser_refuses_is_one_line_too(args: tuple[str, ...], line: str) -> None:
+    done = nearrpc(*args)
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n")
