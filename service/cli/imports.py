@@ -16,6 +16,7 @@ from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.logs import configure_logging
 from nearrpc.cli.settings import ImportLogSettings, RecorderSettings, StoreSettings, load_settings
 from nearrpc.ingest.errors import IngestError, one_line
+from nearrpc.nearcore.account_id import account_id_problem
 from nearrpc.store import StoreError
 
 if TYPE_CHECKING:
@@ -69,9 +70,15 @@ def _run_blocks(args: argparse.Namespace) -> None:
 
 
 def _accounts(text: str | None) -> tuple[str, ...]:
+    """The ids of --accounts, each checked before the node is asked for it."""
     if not text:
         return ()
-    return tuple(dict.fromkeys(account.strip() for account in text.split(",") if account.strip()))
+    accounts = tuple(dict.fromkeys(account.strip() for account in text.split(",") if account.strip()))
+    for account in accounts:
+        problem = account_id_problem(account)
+        if problem is not None:
+            raise IngestError(f"--accounts: {account!r} is not a NEAR account id: {problem}")
+    return accounts
 
 
 def _run_rpc(args: argparse.Namespace) -> None:

@@ -252,6 +252,13 @@ def test_refusals_are_one_line(recorded: Path, server_a: LiveServer, tmp_path: P
         done = record(server_a.url, store, heights=heights)
         assert done.returncode == 1 and done.stderr.strip().startswith("nearrpc import: error: ")
         assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    # an id the node would refuse is refused before anything is asked of it
+    with socket_closed_port() as nowhere:
+        done = record(nowhere, store, "--accounts", "alice.localnet,Bad Name", "--retries", "0")
+        assert done.returncode == 1 and done.stderr == (
+            "nearrpc import: error: --accounts: 'Bad Name' is not a NEAR account id: the Account ID contains an "
+            "invalid character 'B' at index 0\n"
+        )
 
     with socket_closed_port() as url:
         done = record(url, store, "--retries", "2", "--backoff", "0.01")
