@@ -38,3 +38,13 @@ def test_the_documented_client_test_passes_in_a_fresh_venv(installed: Path, tmp_
     for name in collected:
         assert re.search(rf"test_client\.py::{name}\S* PASSED", output), (name, output)
     assert re.search(r"\b5 passed\b", output), output  # four tests, one of them for two references
+
+
+def test_the_doc_installs_the_wheel_this_version_builds() -> None:
+    from nearrpc.version import SERVICE_VERSION
+
+    install = re.search(r"```sh\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
+    assert install is not None
+    wheel = f"dist/nearrpc-{SERVICE_VERSION}-py3-none-any.whl"
+    assert f"pip install {wheel} pytest" in install.group(1)
+    assert "pip wheel --no-deps --wheel-dir dist " in install.group(1)
