@@ -126,6 +126,23 @@ def _file_size(store: str) -> int:
     return 0
 
 
+def _cannot_listen(host: str, port: int, error: OSError) -> Refused:
+    return Refused(f"cannot listen on {listen_address(host, port)}: {error.strerror or error}", exit_code=1)
+
+
+def _port_is_free(host: str, port: int) -> None:
+    """Refuse a port in use before the store is checked (minutes for a big one) or the sample
+    chain is built; the port is bound for good once the store passed."""
+    from nearrpc.cli.workers import address_family, claim_port
+
+    if port == 0:
+        return
+    try:
+        claim_port(address_family(host), host, port)
+    except OSError as exc:
+        raise _cannot_listen(host, port, exc) from None
+
+
 def _listen(host: str, port: int, workers: int) -> list[socket.socket]:
     """A listening socket on host:port per worker (one port, SO_REUSEPORT); uvicorn's backlog."""
     from nearrpc.cli.workers import reuse_port_sockets
@@ -133,7 +150,7 @@ def _listen(host: str, port: int, workers: int) -> list[socket.socket]:
     try:
         return reuse_port_sockets(host, port, workers, backlog=2048)
     except OSError as exc:
-        raise Refused(f"cannot listen on {listen_address(host, port)}: {exc.strerror or exc}", exit_code=1) from None
+        raise _cannot_listen(host, port, exc) from None
 
 
 def _describe(info: StoreInfo) -> str:
@@ -172,6 +189,7 @@ def _run_uvicorn(settings: ServeSettings, sockets: list[socket.socket]) -> int:
 def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
     configure_logging(settings.log_level, settings.log_format)
     try:
+        _port_is_free(settings.host, settings.port)
         info = _checked_store(settings, build_sample)
         sockets = _listen(settings.host, settings.port, settings.workers)
     except Refused as refused:

@@ -27,7 +27,7 @@ STARTUP_FAILURE: Final = 3  # uvicorn's exit status for a worker that could not 
 _STOP_SECONDS: Final = 30.0
 
 
-def _claim(family: socket.AddressFamily, host: str, port: int) -> int:
+def claim_port(family: socket.AddressFamily, host: str, port: int) -> int:
     """The port, once no other socket holds it: a bind without SO_REUSEPORT fails while any
     socket is bound there, including another server's SO_REUSEPORT group, which would
     otherwise let this server join it and take a share of its connections. Port 0: a free one."""
@@ -38,15 +38,19 @@ def _claim(family: socket.AddressFamily, host: str, port: int) -> int:
         return bound
 
 
+def address_family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
 def reuse_port_sockets(host: str, port: int, count: int, backlog: int) -> list[socket.socket]:
     """`count` listening sockets on one port (port 0: a free one); with one, a plain socket.
 
-    A group is bound only after `_claim`: two servers started in the same instant could still
+    A group is bound only after `claim_port`: two servers started in the same instant could still
     both pass it, but a server started beside a running one is refused.
     """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    family = address_family(host)
     if count > 1:
-        port = _claim(family, host, port)
+        port = claim_port(family, host, port)
     sockets: list[socket.socket] = []
     try:
         for _ in range(count):

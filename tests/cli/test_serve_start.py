@@ -65,6 +65,16 @@ def test_a_port_in_use_is_one_line_before_anything_starts(sample_store: Path) ->
     assert done.stdout == ""
 
 
+def test_a_port_in_use_is_refused_before_the_sample_chain_is_built(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = nearrpc("serve", "--port", str(port), cwd=tmp_path, timeout=60)
+    assert _one_line_refusal(done, 1) == f"nearrpc serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert list(tmp_path.iterdir()) == []  # the default store was not built
+
+
 @pytest.mark.parametrize(("running_workers", "second_workers"), [(1, 1), (2, 1), (1, 2), (2, 2)])
 def test_a_port_a_running_nearrpc_holds_is_refused_not_shared(
     sample_store: Path, tmp_path: Path, running_workers: int, second_workers: int

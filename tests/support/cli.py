@@ -11,12 +11,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def nearrpc(
-    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 600
+    *args: str | Path, env: dict[str, str] | None = None, timeout: float = 600, cwd: Path = REPO
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m nearrpc ARGS` with no NEARRPC_* variables but `env`; never raises on a
-    non-zero exit."""
+    """`python -m nearrpc ARGS` in `cwd` with no NEARRPC_* variables but `env`; never raises on
+    a non-zero exit."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("NEARRPC_")}
     return subprocess.run(
         [sys.executable, "-m", "nearrpc", *map(str, args)],
-        cwd=REPO, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=timeout, check=False,
+        cwd=cwd, env={**clean, **(env or {})}, capture_output=True, text=True, timeout=timeout, check=False,
     )
