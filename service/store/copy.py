@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nearrpc.store.base import ChainReader, StoreError, StoreInfo, StoreNotFoundError, StoreOptions
-from nearrpc.store.locations import StoreLocation, describe_location, open_store
+from nearrpc.store.locations import StoreLocation, describe_location, open_store, same_store
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,8 @@ def copy_store(
     options: StoreOptions | None = None,
     advance: Advance | None = None,
 ) -> CopySummary:
+    if same_store(source, destination):
+        raise StoreError(f"{describe_location(destination)} is the source itself: copy into another store")
     reader: ChainReader = open_store(source, "read", options)
     try:
         source_info = reader.info()

@@ -56,6 +56,21 @@ def describe_location(location: StoreLocation) -> str:
     return os.fspath(location)
 
 
+def same_store(first: StoreLocation, second: StoreLocation) -> bool:
+    """Whether two locations name one store: one file (however the paths are spelled), or one
+    database on one server."""
+    if _is_postgres(first) != _is_postgres(second):
+        return False
+    if _is_postgres(first):
+        from nearrpc.store.pg_connect import database_identity
+
+        return database_identity(os.fspath(first)) == database_identity(os.fspath(second))
+    a, b = _sqlite_path(first), _sqlite_path(second)
+    if a.exists() and b.exists():
+        return os.path.samefile(a, b)
+    return a.resolve() == b.resolve()
+
+
 @overload
 def open_store(
     location: StoreLocation, mode: Literal["serve"], options: StoreOptions | None = None

@@ -47,6 +47,13 @@ def describe_target(location: str) -> str:
     return f'database "{database}" on {where}'
 
 
+def database_identity(location: str) -> tuple[str, str, str]:
+    """(host, port, database) as libpq fills them in, to tell two URLs of one database apart
+    from two databases (user and password do not change which database it is)."""
+    parts = _parts(location)
+    return (parts.get("host") or "", parts.get("port") or "5432", parts.get("dbname") or parts.get("user") or "")
+
+
 def _scrub(text: str, location: str) -> str:
     """One line of a driver message, with the URL's password removed should it ever appear."""
     line = text.strip().splitlines()[0] if text.strip() else "no detail"

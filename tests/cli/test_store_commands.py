@@ -60,6 +60,9 @@ def test_copy_refusals_are_one_line(postgres: PostgresServer, sample: Path, tmp_
         ((tmp_path / "absent.sqlite", url), "no store at"),
         ((sample, f"postgresql://nearrpc:s3cret@127.0.0.1:{free_port()}/chain"),
          'PostgreSQL database "chain" on 127.0.0.1:'),
+        # one store under two spellings: nothing to copy, and nothing may be lost
+        ((sample, sample.parent / "." / sample.name), f"{sample.parent / '.' / sample.name} is the source itself"),
+        ((url, url + "?application_name=other"), "is the source itself: copy into another store"),
     ]  # fmt: skip
     for (source, destination), message in cases:
         done = nearrpc("store", "copy", source, destination)
