@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from nearrpc.cli import conform, imports, sample, serve, store
 from nearrpc.cli.proctitle import hide_passwords
@@ -26,7 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
         description=f"NEAR node JSON-RPC query service (interface {INTERFACE_VERSION}), read-only, from a store.",
     )
     parser.add_argument("--version", action="version", version=f"nearrpc {SERVICE_VERSION}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # the commands' parsers (and theirs) are OneLineErrors too; they only need to be parsers
+    commands = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
     serve.register(commands)
     sample.register(commands)
     imports.register(commands)
