@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 
 from nearrpc.sample import sample_chain
 from nearrpc.store import open_store
+from tests.store.sqlite_files import drop_tables
 from tests.support.serve_process import STARTED, Served, serving
 
 pytestmark = pytest.mark.live
@@ -51,9 +51,7 @@ def test_internal_errors_are_logged_once_with_cause_and_request_id(sample_store:
         assert records and all({"time", "level", "logger", "message"} <= set(r) for r in records)
         assert records[0]["logger"] == "nearrpc.serve" and STARTED.search(records[0]["message"])
 
-        conn = sqlite3.connect(store)
-        conn.executescript("DROP TABLE account_states;")
-        conn.close()
+        drop_tables(store, "account_states")
         _internal_error_logged_once(served, http, "EXPERIMENTAL_view_account",
                                     {"account_id": "alice.localnet", "finality": "final"}, "no such table")
 
