@@ -32,7 +32,9 @@ work=$(mktemp -d /tmp/nearrpc-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 .venv/bin/nearrpc sample "$work/store.sqlite" >/dev/null
 port=${PORT:-3099}
-names=(genesis_config client_config block_final block_height view_account_final protocol_config_final)
+names=(genesis_config client_config block_final block_height view_account_final protocol_config_final
+       block_final_at_/block)
+# every request goes to POST /, but the last: the same body at the method's own path
 declare -A bodies=(
   [genesis_config]='{"jsonrpc":"2.0","id":"dontcare","method":"genesis_config"}'
   [client_config]='{"jsonrpc":"2.0","id":"dontcare","method":"client_config"}'
@@ -40,6 +42,7 @@ declare -A bodies=(
   [block_height]='{"jsonrpc":"2.0","id":"dontcare","method":"block","params":{"block_id":50}}'
   [view_account_final]='{"jsonrpc":"2.0","id":"dontcare","method":"EXPERIMENTAL_view_account","params":{"account_id":"alice.localnet","finality":"final"}}'
   [protocol_config_final]='{"jsonrpc":"2.0","id":"dontcare","method":"EXPERIMENTAL_protocol_config","params":{"finality":"final"}}'
+  [block_final_at_/block]='{"jsonrpc":"2.0","id":"dontcare","method":"block","params":{"finality":"final"}}'
 )
 serve="exec $PWD/.venv/bin/nearrpc serve --store $work/store.sqlite --port $port --log-level warning"
 serve+=" --workers ${WORKERS:-1} ${NEARRPC_SERVE_ARGS:-}"
@@ -47,11 +50,13 @@ serve+=" --workers ${WORKERS:-1} ${NEARRPC_SERVE_ARGS:-}"
 echo "bench: metrics ${METRICS:-on}, workers ${WORKERS:-1}" >&2
 
 run() {  # name connections duration rounds -> the harness's last line
-  printf '%s\n' "${bodies[$1]}" >"$work/$1.json"
+  local file=${1//\//_} path=/
+  [[ $1 == *_at_/* ]] && path=/${1##*_at_/}
+  printf '%s\n' "${bodies[$1]}" >"$work/$file.json"
   PYTHON="$PWD/.venv/bin/python" PROJECT_CMD="$serve" \
-    bash "$BENCH_DIR/vs_ceiling.sh" "http://127.0.0.1:$port/" "$work/$1.json" "$3" "$2" "$4" >"$work/$1.$2.log" 2>&1 \
-    || { cat "$work/$1.$2.log" >&2; exit 1; }
-  echo "log=$work/$1.$2.log $(tail -1 "$work/$1.$2.log")"
+    bash "$BENCH_DIR/vs_ceiling.sh" "http://127.0.0.1:$port$path" "$work/$file.json" "$3" "$2" "$4" \
+    >"$work/$file.$2.log" 2>&1 || { cat "$work/$file.$2.log" >&2; exit 1; }
+  echo "log=$work/$file.$2.log $(tail -1 "$work/$file.$2.log")"
 }
 
 results=()

@@ -3,8 +3,8 @@ of new connections is spread by the kernel over the sockets: every one must be a
 socket no worker accepts on would leave its share hanging) and every worker must get some.
 
 That a shared socket lets one busy worker take a whole burst shows only under load (wrk, 8
-connections, 2 workers: all 8 on one worker in one round of three); tools/bench.sh measures
-that, not this test."""
+connections, 2 workers: all 8 on one worker in one round of three); bench/workers_bench.py
+measures that, not this test."""
 
 from __future__ import annotations
 
