@@ -10,6 +10,7 @@ status, the spec, CORS preflights, browser requests) is FastAPI's.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -53,6 +54,12 @@ class NearRpcApp(FastAPI):
     def __init__(self, endpoint: JsonRpcEndpoint, reader: ServingReader) -> None:
         @asynccontextmanager
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+            # What is loaded by now (the app, models, the spec, parameter tables: about 78,000
+            # objects) lives as long as the worker; a full garbage collection walked them all
+            # in about 27 ms, stalling every connection: p99 at 256 connections was 3x the
+            # ceiling's. Frozen, the collector leaves them alone.
+            gc.collect()
+            gc.freeze()
             yield
             await reader.close()  # a database store's pool and watcher end with the worker
 
