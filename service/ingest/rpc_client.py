@@ -84,7 +84,7 @@ def _parse(body: bytes) -> RpcReply | None:
 
 def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:
     """Exponential backoff with jitter, never shorter than the server's Retry-After."""
-    backoff = wait_exponential_jitter(initial=policy.backoff, max=policy.max_backoff, jitter=policy.backoff / 2)
+    backoff = wait_exponential_jitter(multiplier=policy.backoff, max=policy.max_backoff, jitter=policy.backoff / 2)
 
     def wait(state: RetryCallState) -> float:
         failure = state.outcome.exception() if state.outcome is not None else None

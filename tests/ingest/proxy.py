@@ -1,5 +1,6 @@
 """A JSON-RPC proxy on 127.0.0.1 for recorder tests: it forwards to a real server and can be
-slow, flaky (503, 429, dropped connections), or play an older node without
+slow, flaky (503, 429, dropped connections), fail its first requests as scripted, or play an
+older node without
 EXPERIMENTAL_view_account (answering `query` view_account instead)."""
 
 from __future__ import annotations
@@ -23,12 +24,20 @@ class Behaviour:
     failure_rate: float = 0.0  # share of requests answered with a failure instead
     seed: int = 7
     old_node: bool = False  # no EXPERIMENTAL_view_account; `query` view_account instead
+    # the first requests' answers, in order, before any drawn failure: (HTTP status, headers)
+    scripted: list[tuple[int, dict[str, str]]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=lambda: {"forwarded": 0, "503": 0, "429": 0, "dropped": 0})
+    arrivals: list[float] = field(default_factory=list)  # time.monotonic() of every request
     _random: random.Random = field(init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self._random = random.Random(self.seed)
+
+    def next_scripted(self) -> tuple[int, dict[str, str]] | None:
+        with self._lock:
+            self.arrivals.append(time.monotonic())
+            return self.scripted.pop(0) if self.scripted else None
 
     def draw(self) -> str | None:
         with self._lock:
@@ -74,6 +83,11 @@ def json_rpc_proxy(target: str, behaviour: Behaviour) -> Iterator[str]:
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             if behaviour.delay:
                 time.sleep(behaviour.delay)
+            scripted = behaviour.next_scripted()
+            if scripted is not None:
+                status, headers = scripted
+                self._answer(status, b"scripted failure", headers)
+                return
             failure = behaviour.draw()
             if failure == "dropped":
                 self.close_connection = True
