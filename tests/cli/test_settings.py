@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from pydantic_settings import BaseSettings
+
 from nearrpc.cli.settings import (
     DEFAULT_STORE,
+    ConformSettings,
     ImportLogSettings,
     RecorderSettings,
     ServeSettings,
@@ -167,3 +170,30 @@ def test_help_shows_each_settings_variable_and_default() -> None:
 def test_what_the_parser_refuses_is_one_line_too(args: tuple[str, ...], line: str) -> None:
     done = nearrpc(*args)
     assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n")
+
+
+def _upper_bounds() -> list[tuple[type[BaseSettings], str, float]]:
+    from annotated_types import Le
+
+    classes: list[type[BaseSettings]] = [ServeSettings, RecorderSettings, ImportLogSettings, ConformSettings]
+    return [
+        (cls, name, bound.le)
+        for cls in classes
+        for name, info in cls.model_fields.items()
+        for bound in info.metadata
+        if isinstance(bound, Le)
+    ]
+
+
+@pytest.mark.parametrize(("cls", "name", "bound"), _upper_bounds(), ids=lambda value: getattr(value, "__name__", value))
+def test_every_upper_bound_is_kept(cls: type[BaseSettings], name: str, bound: float) -> None:
+    assert load_settings(cls, {name: str(bound)})
+    flag = "--" + name.replace("_", "-")
+    with pytest.raises(SettingsError, match=rf"^{flag}='{bound + 1}': Input should be less than or equal to {bound}$"):
+        load_settings(cls, {name: str(bound + 1)})
+
+
+def test_the_bounds_an_operator_meets_first_are_among_them() -> None:
+    bounded = {(cls.__name__, name) for cls, name, _ in _upper_bounds()}
+    assert {("ServeSettings", "workers"), ("ServeSettings", "port"), ("RecorderSettings", "retries"),
+            ("ServeSettings", "store_pool_size"), ("ConformSettings", "max_requests")} <= bounded

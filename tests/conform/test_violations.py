@@ -8,6 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
+from nearrpc.conform.answers import error_violations
 from nearrpc.conform.violations import Kind, Violation, field_path, schema_violations
 from nearrpc.sample import sample_chain
 
@@ -86,3 +87,29 @@ def test_no_clear_variant_is_reported_at_the_union() -> None:
 def test_paths_read_like_the_json() -> None:
     assert field_path("result", ["chunks", 3, "gas_used"]) == "result.chunks[3].gas_used"
     assert field_path("", ["a", "b"]) == "a.b"
+
+
+UNKNOWN_BLOCK_ERROR: dict[str, Any] = {
+    "name": "HANDLER_ERROR", "cause": {"name": "UNKNOWN_BLOCK", "info": {}}, "code": -32000,
+    "message": "Server error", "data": "DB Not Found Error: BLOCK HEIGHT: 7 \n Cause: Unknown",
+}  # fmt: skip
+
+
+def test_an_error_as_nearcore_sends_it_has_no_violations() -> None:
+    assert error_violations("block", "ErrorWrapper_for_RpcBlockError", UNKNOWN_BLOCK_ERROR) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"data": None}, "error.data"),  # None: the member left out
+        ({"code": -32603}, "error.code"),
+        ({"message": "Internal error"}, "error.message"),
+        ({"cause": {"name": "UNKNOWN_BLOCK"}}, "error.cause.info"),
+        ({"cause": {"name": "UNKNOWN_ACCOUNT", "info": {}}}, "error.cause.name"),
+    ],
+)
+def test_each_departure_from_nearcores_error_rules_is_named(change: dict[str, Any], path: str) -> None:
+    error = {key: value for key, value in {**UNKNOWN_BLOCK_ERROR, **change}.items() if value is not None}
+    found = error_violations("block", "ErrorWrapper_for_RpcBlockError", error)
+    assert any(violation.path == path and violation.kind is Kind.RULE for violation in found), found

@@ -5,6 +5,7 @@ of both workers add up; `--no-metrics` turns it off."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from nearrpc.generated.methods import METHODS
+from nearrpc.store import open_store
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 from tests.support.sample_facts import sample_facts
 from tests.support.serve_process import Served, serving
@@ -159,3 +161,21 @@ def test_no_metrics_turns_counting_off(sample_store: Path, tmp_path: Path) -> No
         assert httpx.get(f"{served.url}/metrics").status_code == 404
         assert httpx.post(served.url, json={"jsonrpc": "2.0", "id": 1, "method": "block",
                                             "params": {"finality": "final"}}).status_code == 200
+
+
+def test_store_gauges_follow_what_an_import_adds(sample_store: Path, tmp_path: Path) -> None:
+    store = tmp_path / "growing.sqlite"
+    shutil.copyfile(sample_store, store)
+    facts = sample_facts()
+    with serving("--store", store, log=tmp_path / "serve.log") as served:
+        before = _samples(served.url)
+        reader = open_store(store, "read")
+        assert reader.account_json("gauge-test.localnet", facts.head_height) is None  # a new account
+        view = reader.account_json("alice.localnet", facts.head_height)
+        reader.close()
+        assert view is not None
+        with open_store(store, "write") as writer, writer.batch() as batch:
+            batch.put_account_state("gauge-test.localnet", facts.head_height, view)
+        after = _samples(served.url)
+    for name, added in (("nearrpc_store_accounts", 1), ("nearrpc_store_account_states", 1), ("nearrpc_store_blocks", 0)):
+        assert after[name][0][1] == before[name][0][1] + added, name

@@ -56,6 +56,17 @@ def test_projection_orders_defaults_and_drops() -> None:
         project_genesis_config(members)
 
 
+@pytest.mark.parametrize("field", sorted(GENESIS_DEFAULTS))
+def test_every_optional_field_a_file_leaves_out_gets_its_default_in_place(field: str) -> None:
+    members = {**genesis_members(), **GENESIS_DEFAULTS}
+    members[field] = "given"  # not the default, so both ways are seen
+    assert project_genesis_config(members).config[field] == "given"
+    del members[field]
+    projected = project_genesis_config(members)
+    assert tuple(projected.config) == GENESIS_FIELD_ORDER
+    assert projected.config[field] == GENESIS_DEFAULTS[field] and projected.defaulted == (field,)
+
+
 def test_account_records_become_account_views() -> None:
     zero = "11111111111111111111111111111111"
     account: dict[str, Any] = {"amount": 5, "locked": "0", "code_hash": zero, "storage_usage": 100, "version": "V2",

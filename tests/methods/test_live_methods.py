@@ -265,9 +265,13 @@ def test_root_and_method_paths_answer_identically(http: httpx.Client, method: st
     assert (via_root.status, via_root.raw) == (via_path.status, via_path.raw)
 
 
-@pytest.mark.parametrize("request_id", ["dontcare", 7, -1.5, None, {"nested": [1, "x"]}, [1, 2], True, 2**70])
+# integers around the 64-bit limits of JSON parsers: 2**64 - 1 is the largest orjson keeps
+BIG_IDS = [2**63, 2**64 - 1, 2**64, -(2**63) - 1, 10**19, 2**70]
+
+
+@pytest.mark.parametrize("request_id", ["dontcare", 7, -1.5, None, {"nested": [1, "x"]}, [1, 2], True, *BIG_IDS])
 def test_id_is_echoed_as_sent(http: httpx.Client, request_id: Any) -> None:
     answer = call(http, "block", {"finality": "final"}, request_id=request_id)
     assert answer.status == 200
-    expected = b"%d" % request_id if request_id == 2**70 else orjson.dumps(request_id)
+    expected = b"%d" % request_id if request_id in BIG_IDS else orjson.dumps(request_id)
     assert answer.raw.endswith(b',"id":' + expected + b"}")

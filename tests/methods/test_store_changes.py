@@ -4,6 +4,7 @@ counters tell it which kept answers and resolved references to drop."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -89,3 +90,24 @@ def test_an_import_into_the_served_store_is_answered_without_a_restart(
     assert expected is not None
     now = call(http, "EXPERIMENTAL_view_account", {"account_id": account.account_id, "finality": "optimistic"})
     assert now.result["amount"] == orjson.loads(expected)["amount"] != before.result["amount"]
+
+
+def test_a_rewritten_epoch_is_answered_anew(served_prefix: tuple[LiveServer, httpx.Client]) -> None:
+    # the protocol config of an epoch is composed once and kept; an import that records the
+    # epoch's config as a node answered it must replace what was kept
+    live, http = served_prefix
+    chain = sample_chain()
+    block = next(block for block in chain.blocks if block.height == 30)
+    epoch = next(epoch for epoch in chain.epochs if epoch.epoch_id == block.epoch_id)
+    method = "EXPERIMENTAL_protocol_config"
+    composed = checked(call(http, method, {"block_id": 30}), method).result
+    by_hash = checked(call(http, method, {"block_id": block.hash}), method).result
+    assert by_hash == composed
+    # a value of the runtime config (an epoch's own values must agree with its record)
+    recorded = {**composed, "runtime_config": {**composed["runtime_config"],
+                                               "storage_amount_per_byte": "1"}}  # fmt: skip
+    assert recorded != composed
+    with open_store(live.store, "write") as writer, writer.batch() as batch:
+        batch.put_epoch(replace(epoch, protocol_config_json=orjson.dumps(recorded)))
+    for params in ({"block_id": 30}, {"block_id": block.hash}):
+        assert checked(call(http, method, params), method).result == recorded, params
