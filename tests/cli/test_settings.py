@@ -4,7 +4,6 @@ checked, and a bad value refused in one line naming where it came from."""
 from __future__ import annotations
 
 import pytest
-
 from pydantic_settings import BaseSettings
 
 from nearrpc.cli.settings import (
