@@ -177,5 +177,6 @@ def test_store_gauges_follow_what_an_import_adds(sample_store: Path, tmp_path: P
         with open_store(store, "write") as writer, writer.batch() as batch:
             batch.put_account_state("gauge-test.localnet", facts.head_height, view)
         after = _samples(served.url)
-    for name, added in (("nearrpc_store_accounts", 1), ("nearrpc_store_account_states", 1), ("nearrpc_store_blocks", 0)):
-        assert after[name][0][1] == before[name][0][1] + added, name
+    added = {"nearrpc_store_accounts": 1, "nearrpc_store_account_states": 1, "nearrpc_store_blocks": 0}
+    for name, more in added.items():
+        assert after[name][0][1] == before[name][0][1] + more, name
