@@ -8,20 +8,16 @@ measures that, not this test."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import signal
 import socket
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import orjson
 import pytest
 
@@ -32,7 +28,6 @@ pytestmark = pytest.mark.live
 CONNECTIONS = 16
 BODY = {"jsonrpc": "2.0", "id": 1, "method": "block", "params": {"finality": "final"}}
 CLIENT = re.compile(r"^(?P<client>\S+) - \"POST / ")
-BOUND = re.compile(r"at http://127\.0\.0\.1:(\d+)/")
 
 
 def _workers_started(served: Served, count: int) -> None:
@@ -105,30 +100,17 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_workers_end_with_a_killed_supervisor(sample_store: Path) -> None:
+def test_workers_end_with_a_killed_supervisor(sample_store: Path, tmp_path: Path) -> None:
     # a supervisor killed with SIGKILL (an OOM kill, kill -9) must not leave its workers serving
     # on the port, where they would answer from a store nobody manages and refuse a restart
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEARRPC_")}
-    command = [sys.executable, "-m", "nearrpc", "serve", "--port", "0", "--store", str(sample_store),
-               "--workers", "2", "--log-level", "warning"]  # fmt: skip
-    supervisor = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
-    try:
-        assert supervisor.stderr is not None
-        port = int(BOUND.search(supervisor.stderr.readline())[1])  # type: ignore[index]
-        deadline = time.monotonic() + 60
-        while len(workers := _children(supervisor.pid)) < 2:
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
-        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=30).status_code == 200
-        os.kill(supervisor.pid, signal.SIGKILL)
-        supervisor.wait(timeout=10)
+    with serving("--store", sample_store, "--workers", "2", log=tmp_path / "serve.log") as served:
+        _workers_started(served, 2)
+        workers = _children(served.pid)
+        assert len(workers) >= 2, workers
+        os.kill(served.pid, signal.SIGKILL)
         deadline = time.monotonic() + 30
         while any(_alive(pid) for pid in workers):
             assert time.monotonic() < deadline, [pid for pid in workers if _alive(pid)]
             time.sleep(0.1)
         with socket.socket() as probe:  # the port is free for the restart
-            probe.bind(("127.0.0.1", port))
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(supervisor.pid, signal.SIGKILL)
-        supervisor.communicate(timeout=10)
+            probe.bind(("127.0.0.1", int(served.url.rsplit(":", 1)[1])))

@@ -3,6 +3,7 @@ start-up line (`... serving STORE (chain C, head H) at http://HOST:PORT/`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -38,6 +39,7 @@ class Served:
     url: str  # without the final slash, e.g. http://127.0.0.1:41234
     log: Path  # stderr and stdout of the server
     started_line: str  # the log line as written (text, or a JSON object)
+    pid: int  # of `nearrpc serve` (with --workers N, the supervisor of the workers)
 
     def log_lines(self) -> list[str]:
         return self.log.read_text(encoding="utf-8", errors="replace").splitlines()
@@ -83,11 +85,13 @@ def serving(
                 raise RuntimeError(f"nearrpc serve did not start in {startup_seconds} s:\n{log.read_text()}")
             time.sleep(0.1)
         assert line is not None
-        yield Served(url, log, line)
+        yield Served(url, log, line, process.pid)
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(ProcessLookupError):  # a test may have ended it already
+            os.killpg(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
             process.wait()
