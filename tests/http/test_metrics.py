@@ -4,6 +4,7 @@ of both workers add up; `--no-metrics` turns it off."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import shutil
 import time
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -56,16 +58,23 @@ def _load() -> list[tuple[bytes, dict[str, str], Key]]:
 
 def _send(url: str, load: list[tuple[bytes, dict[str, str], Key]], connections: int) -> Counter[Key]:
     """Each request on a connection of its own (so several workers share them), `connections` at a time."""
+    address = urlsplit(url)
 
     def one(item: tuple[bytes, dict[str, str], Key]) -> Key:
         body, headers, key = item
-        answer = client.post(url, content=body, headers=headers)
-        assert str(answer.status_code) == key[2], (key, answer.status_code, answer.text[:200])
+        # one connection per request and per thread: a shared httpx.Client without keep-alive
+        # raced on closing its pooled sockets across threads (EBADF at the client, once in CI)
+        connection = http.client.HTTPConnection(address.hostname or "127.0.0.1", address.port, timeout=30)
+        try:
+            connection.request("POST", "/", body=body, headers=headers)
+            answer = connection.getresponse()
+            text = answer.read()
+        finally:
+            connection.close()
+        assert str(answer.status) == key[2], (key, answer.status, text[:200])
         return key
 
-    # no keep-alive: a new connection per request (a new client per request costs ~100 ms)
-    no_reuse = httpx.Limits(max_keepalive_connections=0)
-    with httpx.Client(timeout=30, limits=no_reuse) as client, ThreadPoolExecutor(connections) as pool:
+    with ThreadPoolExecutor(connections) as pool:
         return Counter(pool.map(one, load))
 
 
