@@ -180,7 +180,7 @@ def _upper_bounds() -> list[tuple[type[BaseSettings], str, float]]:
         for cls in classes
         for name, info in cls.model_fields.items()
         for bound in info.metadata
-        if isinstance(bound, Le)
+        if isinstance(bound, Le) and isinstance(bound.le, int | float)
     ]
 
 

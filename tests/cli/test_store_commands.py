@@ -55,7 +55,7 @@ def test_copy_refusals_are_one_line(postgres: PostgresServer, sample: Path, tmp_
     url = postgres.create_database()
     with open_store(url, "write") as writer, writer.batch() as batch:
         batch.put_genesis_config(genesis.replace(b'"chain_id":"nearrpc-localnet"', b'"chain_id":"elsewhere"'))
-    cases = [
+    cases: list[tuple[tuple[str | Path, str | Path], str]] = [
         ((sample, url), "holds chain 'elsewhere', the source chain 'nearrpc-localnet': copy into an empty store"),
         ((tmp_path / "absent.sqlite", url), "no store at"),
         ((sample, f"postgresql://nearrpc:s3cret@127.0.0.1:{free_port()}/chain"),

@@ -17,14 +17,14 @@ def _pytest_pin() -> str:
     """The pytest this project tests with (the client brings their own; any recent one will do)."""
     extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     (pin,) = [requirement for requirement in extras["test"] if requirement.startswith("pytest==")]
-    return pin
+    return str(pin)
 
 
 def _client_tests() -> str:
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
     tests = [block for block in blocks if "def test_" in block]
     assert len(tests) == 1, "the doc shows one client test file"
-    return tests[0]
+    return str(tests[0])
 
 
 def test_the_documented_client_test_passes_in_a_fresh_venv(installed: Path, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ answers. A screenshot of the page after the call is left in the test artifacts f
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -35,7 +36,9 @@ def test_the_docs_page_assets_come_from_the_server(http: httpx.Client) -> None:
     assert "://" not in page.text.replace("http://127.0.0.1", "")  # no absolute URL to elsewhere
 
 
-def test_try_it_out_of_block_in_a_real_browser(server: LiveServer, record_property: pytest.RecordProperty) -> None:
+def test_try_it_out_of_block_in_a_real_browser(
+    server: LiveServer, record_property: Callable[[str, object], None]
+) -> None:
     facts = sample_facts()
     with browser_page() as (page, traffic):
         page.goto(f"{server.url}/docs")

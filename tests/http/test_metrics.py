@@ -9,7 +9,7 @@ import json
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -103,7 +103,7 @@ def loaded(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 
 def test_every_answer_is_counted_once_by_method_cause_and_status(
-    loaded: tuple[str, Counter[Key]], record_property: pytest.RecordProperty
+    loaded: tuple[str, Counter[Key]], record_property: Callable[[str, object], None]
 ) -> None:
     url, sent = loaded
     samples = _samples(url)

@@ -6,8 +6,8 @@ import pytest
 
 from nearrpc.generated.methods import METHODS
 from nearrpc.http.params import typed_params
+from nearrpc.methods.blocks import reference_of
 from nearrpc.methods.errors import RpcError
-from nearrpc.methods.handlers import reference_of
 
 HASH = "4reLvkAWfqk5fsqio1KLudk46cqRz9erQdaHkWZKMJDZ"
 

@@ -34,15 +34,15 @@ BY_HEIGHT = BlockReference("block_id", 5)
 def test_results_depend_on_what_they_were_read_from(
     method: str, reference: BlockReference | None, kinds: set[str]
 ) -> None:
-    assert depends_on(method, reference, b"{}") == kinds
+    assert depends_on(method, reference, b"{}") == frozenset(kinds)
 
 
 def test_errors_depend_on_what_could_make_them_go_away() -> None:
     unknown = errors.unknown_block("block", BY_HASH, f"BLOCK: {HASH}", 10)
-    assert depends_on("block", BY_HASH, unknown) == {"blocks"}  # the block may be imported later
+    assert depends_on("block", BY_HASH, unknown) == frozenset({"blocks"})  # the block may be imported later
     account = errors.unknown_account("x.near", 5, HASH)
-    assert depends_on("EXPERIMENTAL_view_account", BY_HASH, account) == {"blocks", "accounts"}
-    assert depends_on("block", None, errors.parse_error("Failed parsing args: ...")) == set()
+    assert depends_on("EXPERIMENTAL_view_account", BY_HASH, account) == frozenset({"blocks", "accounts"})
+    assert depends_on("block", None, errors.parse_error("Failed parsing args: ...")) == frozenset()
     assert depends_on("block", FINAL, errors.internal_error("disk on fire")) is None  # never kept
 
 

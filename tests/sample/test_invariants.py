@@ -156,7 +156,7 @@ def test_epochs_and_protocol_versions(headers: list[dict[str, Any]], facts: Samp
 
 
 def by_hash_height(headers: list[dict[str, Any]], height: int) -> str:
-    return next(h["hash"] for h in headers if h["height"] == height)
+    return str(next(h["hash"] for h in headers if h["height"] == height))
 
 
 def test_four_shards_and_chunks(views: list[dict[str, Any]], facts: SampleFacts) -> None:

@@ -60,15 +60,14 @@ def _simplify(node: dict[str, Json]) -> Json:
             members.append(node)
         return members[0] if len(members) == 1 else {"allOf": members}
     for union in _UNIONS:
-        members = node.get(union)
-        if not isinstance(members, list):
+        found = node.get(union)
+        if not isinstance(found, list):
             continue
-        shared = {key: node.pop(key) for key in ("properties", "required") if key in node}
-        if shared:
-            members = [_conjoin(member, shared) for member in members]
-        node[union] = members
-        if len(members) == 1 and set(node) == {union}:
-            return members[0]
+        shared: dict[str, Json] = {key: node.pop(key) for key in ("properties", "required") if key in node}
+        variants: list[Json] = [_conjoin(member, shared) for member in found] if shared else found
+        node[union] = variants
+        if len(variants) == 1 and set(node) == {union}:
+            return variants[0]
     return node
 
 

@@ -56,7 +56,7 @@ def test_the_interface_covers_the_briefs_objects() -> None:
 
 
 def _without_field(schema: str, name: str) -> dict[str, Any]:
-    spec = copy.deepcopy(SPEC)
+    spec: dict[str, Any] = copy.deepcopy(SPEC)
     del spec["components"]["schemas"][schema]["properties"][name]
     return spec
 

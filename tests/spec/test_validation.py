@@ -28,6 +28,7 @@ def _mutations(value: Any, depth: int = 0) -> Iterator[Any]:
     """Values near `value`: a member dropped, retyped, or added; a string or number changed."""
     if isinstance(value, dict):
         for key in list(value)[:6]:
+            variant: object
             for variant in (None, "x", -1, 2**70, [], {"extra": 1}):
                 changed = dict(value)
                 changed[key] = variant

@@ -187,7 +187,7 @@ def test_schema_versions_and_foreign_tables_are_refused(postgres: PostgresServer
         conn.execute("UPDATE nearrpc_schema SET version = 1")
     for mode in ("read", "write"):
         with pytest.raises(StoreSchemaError, match=f"schema version 1, this build reads version {SCHEMA_VERSION}"):
-            open_store(pg_copy, mode)  # type: ignore[call-overload]
+            open_store(pg_copy, mode)
     foreign = postgres.create_database("foreign")
     with psycopg.connect(foreign, autocommit=True) as conn:
         conn.execute("CREATE TABLE blocks (id int)")

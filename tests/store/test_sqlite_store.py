@@ -28,7 +28,7 @@ from nearrpc.store import (
     StoreSchemaError,
     open_store,
 )
-from nearrpc.store.sqlite import LOOKUP_QUERIES, staging_path
+from nearrpc.store.sqlite import LOOKUP_QUERIES, SqliteChainReader, staging_path
 from tests.store.sqlite_files import dump
 from tests.support.stores import create_empty_store
 
@@ -216,6 +216,7 @@ def test_new_canonical_block_demotes_the_old_one(store_copy: Path, chain: Sample
 def test_read_only_open_refuses_writes(filled_store_file: Path) -> None:
     before = dump(filled_store_file)
     reader = open_store(filled_store_file, "read")
+    assert isinstance(reader, SqliteChainReader)
     conn = reader._connection.conn  # the reader's own connection
     try:
         with pytest.raises(sqlite3.OperationalError, match=r"readonly|read-only|query_only"):
@@ -505,6 +506,7 @@ def _vm_steps(path: Path, action: Any) -> int:
         return 0
 
     try:
+        assert isinstance(reader, SqliteChainReader)
         reader._connection.conn.set_progress_handler(count, 1)
         action(reader)
     finally:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from playwright.sync_api import Page, Request, Response, Route, sync_playwright
+from playwright.sync_api import ConsoleMessage, Page, Request, Response, Route, sync_playwright
 
 from tests.support.cli import REPO
 from tests.support.debian import ensure_package
@@ -83,6 +83,10 @@ def browser_page(width: int = 1280, height: int = 1000) -> Iterator[tuple[Page, 
     def on_failed(request: Request) -> None:
         traffic.failed.append((request.url, request.failure))
 
+    def on_console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            traffic.console_errors.append(message.text)
+
     with sync_playwright() as playwright, tempfile.TemporaryDirectory(prefix="nearrpc-chromium-") as profile:
         # a persistent context is how Playwright takes a user data folder (a fresh one here)
         context = playwright.chromium.launch_persistent_context(
@@ -95,7 +99,7 @@ def browser_page(width: int = 1280, height: int = 1000) -> Iterator[tuple[Page, 
             page.on("request", lambda request: traffic.requests.append(request.url))
             page.on("requestfailed", on_failed)
             page.on("response", on_response)
-            page.on("console", lambda message: message.type == "error" and traffic.console_errors.append(message.text))
+            page.on("console", on_console)
             page.on("pageerror", lambda error: traffic.console_errors.append(str(error)))
             yield page, traffic
         finally:
