@@ -21,13 +21,10 @@ import psycopg
 from nearrpc.store import checks
 from nearrpc.store.base import (
     SCHEMA_VERSION,
-    STORE_KINDS,
     ChainReader,
-    StoreCheck,
     StoredBlock,
     StoredEpoch,
     StoreError,
-    StoreInfo,
     StoreIntegrityError,
     StoreNotFoundError,
     StoreOptions,
@@ -35,9 +32,17 @@ from nearrpc.store.base import (
     StoreVersion,
     WriteBatch,
 )
+from nearrpc.store.layout import (
+    BLOCK_COLUMNS,
+    COUNTERS,
+    EPOCH_COLUMNS,
+    TABLES,
+    VERSION_KEYS,
+    height_in_range,
+    version_from_rows,
+)
 from nearrpc.store.pg_connect import connect, describe_target, store_error
-
-TABLES: Final = ("nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states")
+from nearrpc.store.sql import SqlChainReader, SqlWriteBatch
 
 # A block's JSON (5.6 KB in the benchmark's store, mainnet's are alike) is kept inline and
 # uncompressed, as SQLite keeps it: PostgreSQL's pglz cost 70 µs a block when written (half of a
@@ -73,17 +78,14 @@ _DDL: Final = (
     )""",
 )
 
-_BLOCK_COLUMNS: Final = "height, hash, prev_hash, epoch_id, last_final_block, last_ds_final_block, view_json"
-_MAX_BIGINT: Final = (1 << 63) - 1
-
 # The lookups readers run, by name (the async serving reader runs the same text). Tests check
 # with EXPLAIN that each one is answered from a primary key or index.
 LOOKUP_QUERIES: Final[dict[str, str]] = {
-    "head": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE canonical ORDER BY height DESC LIMIT 1",
-    "earliest": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE canonical ORDER BY height ASC LIMIT 1",
-    "block_by_height": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE height = %s AND canonical",
-    "block_by_hash": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE hash = %s",
-    "epoch": "SELECT epoch_id, protocol_version, config_json, protocol_config_json FROM epochs WHERE epoch_id = %s",
+    "head": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical ORDER BY height DESC LIMIT 1",
+    "earliest": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical ORDER BY height ASC LIMIT 1",
+    "block_by_height": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE height = %s AND canonical",
+    "block_by_hash": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE hash = %s",
+    "epoch": f"SELECT {EPOCH_COLUMNS} FROM epochs WHERE epoch_id = %s",
     "account": "SELECT view_json FROM account_states WHERE account_id = %s AND height <= %s "
     "ORDER BY height DESC LIMIT 1",
     "config": "SELECT json FROM config WHERE name = %s",
@@ -93,70 +95,13 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     # the previous epoch (at most one epoch's blocks), then the canonical block after it
     "previous_epoch_block": "SELECT height, hash FROM blocks WHERE canonical AND height < %s AND epoch_id <> %s "
     "ORDER BY height DESC LIMIT 1",
-    "next_block": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE canonical AND height > %s ORDER BY height ASC LIMIT 1",
+    "next_block": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical AND height > %s ORDER BY height ASC LIMIT 1",
 }
-# Distinct accounts with a stored state: reads the primary key's index once (for /metrics,
-# which redoes it only when states were added).
-ACCOUNT_COUNT: Final = "SELECT count(*) FROM (SELECT DISTINCT account_id FROM account_states) AS accounts"
-STORE_TABLES: Final = ("nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states")
 
-GENESIS_CONFIG: Final = "genesis_config"
-CLIENT_CONFIG: Final = "client_config"
-IMPORT_PROGRESS: Final = "import_progress"
-# Row counts and change counters kept in `meta` by the writer (as in the SQLite store).
-COUNTERS: Final = {"blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count"}
-VERSION_KEYS: Final = {kind: f"version_{kind}" for kind in STORE_KINDS}
-INFO_KEYS: Final = ["chain_id", "genesis_height", *COUNTERS.values()]
-
-_UPSERT_META: Final = (
-    "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-)
-_UPSERT_CONFIG: Final = (
-    "INSERT INTO config (name, json) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET json = excluded.json"
-)
-_ADD_TO_META: Final = "UPDATE meta SET value = (value::bigint + %s)::text WHERE key = %s"
 # `xmax = 0` holds for a row this statement inserted, not for one it updated: new rows are counted
 _INSERTED: Final = " RETURNING (xmax = 0)"
 # Any constant: the advisory lock that makes writers of one database take turns.
 _WRITER_LOCK: Final = 0x6E656172727063
-
-
-def block_from_row(row: Any) -> StoredBlock | None:
-    if row is None:
-        return None
-    height, block_hash, prev_hash, epoch_id, last_final, last_ds_final, view_json = row
-    return StoredBlock(height, block_hash, prev_hash, epoch_id, last_final, last_ds_final, bytes(view_json))
-
-
-def epoch_from_row(row: Any) -> StoredEpoch | None:
-    if row is None:
-        return None
-    recorded = None if row[3] is None else bytes(row[3])
-    return StoredEpoch(row[0], row[1], bytes(row[2]), protocol_config_json=recorded)
-
-
-def height_in_range(height: int) -> bool:
-    """Heights outside BIGINT are never stored (and would fail as parameters)."""
-    return 0 <= height <= _MAX_BIGINT
-
-
-def version_from_rows(rows: list[Any]) -> StoreVersion:
-    counters = {key: int(value) for key, value in rows}
-    return StoreVersion(**{kind: counters.get(key, 0) for kind, key in VERSION_KEYS.items()})
-
-
-def info_from(meta: dict[str, str], earliest: StoredBlock | None, head: StoredBlock | None) -> StoreInfo:
-    genesis_height = meta.get("genesis_height")
-    return StoreInfo(
-        schema_version=SCHEMA_VERSION,
-        chain_id=meta.get("chain_id"),
-        genesis_height=None if genesis_height is None else int(genesis_height),
-        earliest_height=None if earliest is None else earliest.height,
-        latest_height=None if head is None else head.height,
-        block_count=int(meta.get("block_count", 0)),
-        epoch_count=int(meta.get("epoch_count", 0)),
-        account_state_count=int(meta.get("account_state_count", 0)),
-    )
 
 
 class ForeignTablesError(StoreSchemaError):
@@ -196,7 +141,7 @@ def schema_problem(conn: psycopg.Connection[Any], location: str) -> StoreError |
     return None
 
 
-class PostgresChainReader:
+class PostgresChainReader(SqlChainReader):
     """`ChainReader` over one synchronous connection. A writer's reader first writes what the
     open batch has staged (`before_read`), so it sees the batch's own writes, as SQLite's does."""
 
@@ -213,124 +158,28 @@ class PostgresChainReader:
         self._owns_connection = owns_connection
         self._before_read = before_read
 
-    def _one(self, name: str, *params: object) -> Any:
+    def _run(self, sql: str, params: tuple[object, ...], what: str) -> Any:
         if self._before_read is not None:
             self._before_read()
         try:
-            return self._conn.execute(LOOKUP_QUERIES[name], params, binary=True).fetchone()
-        except psycopg.Error as exc:
-            raise store_error(exc, self._location, f"{name} lookup") from None
-
-    def _metas(self, keys: list[str]) -> dict[str, str]:
-        if self._before_read is not None:
-            self._before_read()
-        try:
-            rows = self._conn.execute(LOOKUP_QUERIES["metas"], (keys,)).fetchall()
-        except psycopg.Error as exc:
-            raise store_error(exc, self._location, "meta lookup") from None
-        return {key: value for key, value in rows}
-
-    def _meta(self, key: str) -> str | None:
-        row = self._one("meta", key)
-        return None if row is None else str(row[0])
-
-    def _config(self, name: str) -> bytes | None:
-        row = self._one("config", name)
-        return None if row is None else bytes(row[0])
-
-    def chain_id(self) -> str | None:
-        return self._meta("chain_id")
-
-    def genesis_config_json(self) -> bytes | None:
-        return self._config(GENESIS_CONFIG)
-
-    def client_config_json(self) -> bytes | None:
-        return self._config(CLIENT_CONFIG)
-
-    def head(self) -> StoredBlock | None:
-        return block_from_row(self._one("head"))
-
-    def block_by_height(self, height: int) -> StoredBlock | None:
-        return block_from_row(self._one("block_by_height", height)) if height_in_range(height) else None
-
-    def block_by_hash(self, block_hash: str) -> StoredBlock | None:
-        return block_from_row(self._one("block_by_hash", block_hash))
-
-    def genesis_block(self) -> StoredBlock | None:
-        height = self._meta("genesis_height")
-        return None if height is None else self.block_by_height(int(height))
-
-    def earliest_block(self) -> StoredBlock | None:
-        return block_from_row(self._one("earliest"))
-
-    def epoch(self, epoch_id: str) -> StoredEpoch | None:
-        return epoch_from_row(self._one("epoch", epoch_id))
-
-    def account_json(self, account_id: str, height: int) -> bytes | None:
-        if height < 0:
-            return None
-        row = self._one("account", account_id, min(height, _MAX_BIGINT))
-        return None if row is None or row[0] is None else bytes(row[0])
-
-    def info(self) -> StoreInfo:
-        return info_from(self._metas(INFO_KEYS), self.earliest_block(), self.head())
-
-    def account_count(self) -> int:
-        row = self._run(ACCOUNT_COUNT, "counting accounts").fetchone()
-        return int(row[0]) if row is not None else 0
-
-    def epoch_start_height(self, block: StoredBlock) -> int | None:
-        previous = self._one("previous_epoch_block", block.height, block.epoch_id)
-        if previous is None:
-            # nothing of another epoch below: known only when the store begins at genesis
-            earliest = self.earliest_block()
-            genesis_height = self._meta("genesis_height")
-            if earliest is None or str(earliest.height) != genesis_height or earliest.epoch_id != block.epoch_id:
-                return None
-            return earliest.height
-        first = block_from_row(self._one("next_block", previous[0]))
-        # a gap in the stored heights could hide the epoch's real first block
-        return first.height if first is not None and first.prev_hash == previous[1] else None
-
-    def check(self, *, thorough: bool) -> StoreCheck:
-        """PostgreSQL keeps its own pages consistent; here: the tables are there and (thorough)
-        the row counts kept in `meta` are the tables' real counts."""
-        problems: list[str] = []
-        try:
-            rows = self._run("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()", "check").fetchall()
-        except StoreError as exc:
-            return StoreCheck(thorough, {}, (str(exc),))
-        tables = {str(row[0]) for row in rows}
-        problems += [f"table {table} is missing" for table in STORE_TABLES if table not in tables]
-        counts: dict[str, int] = {}
-        for table, counter in COUNTERS.items():
-            if table not in tables:
-                continue
-            try:
-                stored = int(self._meta(counter) or 0)
-                if thorough:
-                    row = self._run(f"SELECT count(*) FROM {table}", "counting rows").fetchone()
-                    counted = int(row[0]) if row is not None else 0
-                    if counted != stored:
-                        problems.append(f"meta counts {stored} rows of {table}, the table holds {counted}")
-                    stored = counted
-            except (StoreError, ValueError) as exc:
-                problems.append(f"cannot count the rows of {table}: {exc}")
-                continue
-            counts[table] = stored
-        return StoreCheck(thorough, counts, tuple(problems))
-
-    def _run(self, sql: str, what: str) -> Any:
-        if self._before_read is not None:
-            self._before_read()
-        try:
-            return self._conn.execute(sql)
+            return self._conn.execute(sql, params, binary=True)
         except psycopg.Error as exc:
             raise store_error(exc, self._location, what) from None
 
-    def import_progress(self) -> bytes | None:
-        note = self._meta(IMPORT_PROGRESS)
-        return None if note is None else note.encode()
+    def _one(self, name: str, *params: object) -> Any:
+        return self._run(LOOKUP_QUERIES[name], params, f"{name} lookup").fetchone()
+
+    def _metas(self, keys: list[str]) -> dict[str, str]:
+        rows = self._run(LOOKUP_QUERIES["metas"], (keys,), "meta lookup").fetchall()
+        return {key: value for key, value in rows}
+
+    def _count(self, sql: str, what: str) -> int:
+        row = self._run(sql, (), what).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def _tables(self) -> set[str]:
+        rows = self._run("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()", (), "check")
+        return {str(row[0]) for row in rows.fetchall()}
 
     def version(self) -> StoreVersion:
         return version_from_rows(list(self._metas(list(VERSION_KEYS.values())).items()))
@@ -346,26 +195,6 @@ class PostgresChainReader:
                 yield from cursor
         except psycopg.Error as exc:
             raise store_error(exc, self._location, "scan") from None
-
-    def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
-        for row in self._scan(f"SELECT {_BLOCK_COLUMNS}, canonical FROM blocks"):
-            block = block_from_row(row[:7])
-            assert block is not None
-            yield block, bool(row[7])
-
-    def iter_epochs(self) -> Iterator[StoredEpoch]:
-        for row in self._scan(
-            "SELECT epoch_id, protocol_version, config_json, protocol_config_json FROM epochs"
-        ):
-            epoch = epoch_from_row(row)
-            assert epoch is not None
-            yield epoch
-
-    def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
-        for account_id, height, view in self._scan(
-            "SELECT account_id, height, view_json FROM account_states"
-        ):
-            yield account_id, height, None if view is None else bytes(view)
 
     def close(self) -> None:
         if self._owns_connection:
@@ -422,25 +251,31 @@ class _Staged:
         self.keys.update(keys)
 
 
-class PostgresWriteBatch:
+class PostgresWriteBatch(SqlWriteBatch):
     """The writes of one transaction (`WriteBatch`). Blocks and account states are written in
     chunks (`_CHUNK_ROWS`), so an error in one may surface at a later put or at the end of the
     batch; it rolls the whole batch back either way."""
 
+    UPSERT_META = (
+        "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    )
+    UPSERT_CONFIG = (
+        "INSERT INTO config (name, json) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET json = excluded.json"
+    )
+    LOOKUP_META = LOOKUP_QUERIES["meta"]
+    DELETE_META = "DELETE FROM meta WHERE key = %s"
+    ADD_TO_META = "UPDATE meta SET value = (value::bigint + %s)::text WHERE key = %s"
+
     def __init__(self, conn: psycopg.Connection[Any], location: str, *, validate: bool) -> None:
+        super().__init__(validate=validate)
         self._conn = conn
         self._location = location
-        self._validate = validate
-        self._open = True
-        self._added = dict.fromkeys(COUNTERS, 0)
-        self._touched: set[str] = set()
         self._staging_ready = False
         self._blocks = _Staged("blocks", "nearrpc_staged_blocks", _BLOCK_TYPES, _FLUSH_BLOCKS)
         self._states = _Staged("account_states", "nearrpc_staged_states", _STATE_TYPES, _FLUSH_STATES)
 
     def _execute(self, sql: str, params: tuple[object, ...] = ()) -> Any:
-        if not self._open:
-            raise StoreError("this batch has ended; open a new one with writer.batch()")
+        self._ensure_open()
         try:
             return self._conn.execute(sql, params, binary=True)
         except psycopg.Error as exc:
@@ -453,8 +288,7 @@ class PostgresWriteBatch:
             self._added[table] += 1
 
     def _stage(self, staged: _Staged, row: tuple[object, ...], keys: list[object]) -> None:
-        if not self._open:
-            raise StoreError("this batch has ended; open a new one with writer.batch()")
+        self._ensure_open()
         if staged.clashes(keys):
             self._flush(staged)
         staged.add(row, keys)
@@ -490,26 +324,8 @@ class PostgresWriteBatch:
         self._flush(self._blocks)
         self._flush(self._states)
 
-    def _meta(self, key: str) -> str | None:
-        row = self._execute(LOOKUP_QUERIES["meta"], (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def put_genesis_config(self, genesis_config_json: bytes) -> None:
-        data, chain_id, genesis_height = checks.check_genesis_config(genesis_config_json, validate=self._validate)
-        stored_chain = self._meta("chain_id")
-        if stored_chain is not None and stored_chain != chain_id:
-            raise StoreIntegrityError(
-                f"the store holds chain {stored_chain!r}; refusing a genesis config of chain {chain_id!r}"
-            )
-        self._touched.add("configs")
-        self._execute(_UPSERT_CONFIG, (GENESIS_CONFIG, data))
-        for key, value in (("chain_id", chain_id), ("genesis_height", str(genesis_height))):
-            self._execute(_UPSERT_META, (key, value))
-
-    def put_client_config(self, client_config_json: bytes) -> None:
-        data = checks.check_client_config(client_config_json, validate=self._validate)
-        self._touched.add("configs")
-        self._execute(_UPSERT_CONFIG, (CLIENT_CONFIG, data))
+    def _before_end(self) -> None:
+        self.flush()
 
     def put_block(self, block: StoredBlock, *, canonical: bool = True) -> None:
         data = checks.check_block(block, validate=self._validate)
@@ -541,24 +357,8 @@ class PostgresWriteBatch:
         self._touched.add("accounts")
         self._stage(self._states, (account_id, height, data), [(account_id, height)])
 
-    def put_import_progress(self, note: bytes | None) -> None:
-        if note is None:
-            self._execute("DELETE FROM meta WHERE key = %s", (IMPORT_PROGRESS,))
-        else:
-            self._execute(_UPSERT_META, (IMPORT_PROGRESS, note.decode()))
-
-    def end(self) -> None:
-        """Write what waits, add the new rows to the stored counts, bump the change counter of
-        every kind written."""
-        self.flush()
-        bumps = [(added, COUNTERS[table]) for table, added in self._added.items() if added]
-        bumps += [(1, VERSION_KEYS[kind]) for kind in sorted(self._touched)]
-        for amount, key in bumps:
-            self._execute(_ADD_TO_META, (amount, key))
-        self._open = False
-
     def discard(self) -> None:
-        self._open = False
+        super().discard()
         self._blocks.rows.clear()
         self._states.rows.clear()
 

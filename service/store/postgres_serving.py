@@ -27,14 +27,11 @@ from typing import Any, Final
 import psycopg
 
 from nearrpc.store.base import StoredBlock, StoredEpoch, StoreInfo, StoreOptions, StoreUnavailableError, StoreVersion
-from nearrpc.store.pg_connect import connect_kwargs, describe_target, reason, store_error
-from nearrpc.store.pg_pool import ConnectionPool
-from nearrpc.store.postgres import (
+from nearrpc.store.layout import (
     ACCOUNT_COUNT,
     CLIENT_CONFIG,
     GENESIS_CONFIG,
     INFO_KEYS,
-    LOOKUP_QUERIES,
     VERSION_KEYS,
     block_from_row,
     epoch_from_row,
@@ -42,6 +39,9 @@ from nearrpc.store.postgres import (
     info_from,
     version_from_rows,
 )
+from nearrpc.store.pg_connect import connect_kwargs, describe_target, reason, store_error
+from nearrpc.store.pg_pool import ConnectionPool
+from nearrpc.store.postgres import LOOKUP_QUERIES
 
 POLL_SECONDS: Final = 0.2
 

@@ -37,19 +37,18 @@ from typing import Any, Final
 from nearrpc.store import checks
 from nearrpc.store.base import (
     SCHEMA_VERSION,
-    STORE_KINDS,
     ChainReader,
-    StoreCheck,
     StoredBlock,
     StoredEpoch,
     StoreError,
     StoreInfo,
-    StoreIntegrityError,
     StoreNotFoundError,
     StoreSchemaError,
     StoreVersion,
     WriteBatch,
 )
+from nearrpc.store.layout import BLOCK_COLUMNS, COUNTERS, EPOCH_COLUMNS, VERSION_KEYS, version_from_rows
+from nearrpc.store.sql import MAX_PROBLEMS, SqlChainReader, SqlWriteBatch
 
 _DDL: Final = (
     "CREATE TABLE nearrpc_schema (version INTEGER NOT NULL)",
@@ -80,57 +79,30 @@ _DDL: Final = (
     ) WITHOUT ROWID""",
 )
 
-_BLOCK_COLUMNS: Final = "height, hash, prev_hash, epoch_id, last_final_block, last_ds_final_block, view_json"
-
 # The lookups readers run, by name. Tests check with EXPLAIN QUERY PLAN that each one is
 # answered from a primary key or index.
 LOOKUP_QUERIES: Final[dict[str, str]] = {
-    "head": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 ORDER BY height DESC LIMIT 1",
-    "earliest": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 ORDER BY height ASC LIMIT 1",
-    "block_by_height": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE height = ? AND canonical = 1",
-    "block_by_hash": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE hash = ?",
-    "epoch": "SELECT epoch_id, protocol_version, config_json, protocol_config_json FROM epochs WHERE epoch_id = ?",
+    "head": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 ORDER BY height DESC LIMIT 1",
+    "earliest": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 ORDER BY height ASC LIMIT 1",
+    "block_by_height": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE height = ? AND canonical = 1",
+    "block_by_hash": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE hash = ?",
+    "epoch": f"SELECT {EPOCH_COLUMNS} FROM epochs WHERE epoch_id = ?",
     "account": "SELECT view_json FROM account_states WHERE account_id = ? AND height <= ? ORDER BY height DESC LIMIT 1",
     "config": "SELECT json FROM config WHERE name = ?",
     "meta": "SELECT value FROM meta WHERE key = ?",
-    "version": "SELECT key, value FROM meta WHERE key IN ("
-    + ", ".join(f"'version_{kind}'" for kind in STORE_KINDS)
-    + ")",
+    "version": f"SELECT key, value FROM meta WHERE key IN ({', '.join(repr(key) for key in VERSION_KEYS.values())})",
     # epoch_start_height: a walk down the canonical heights from a block to the last block of
     # the previous epoch (at most one epoch's blocks), then the canonical block after it
     "previous_epoch_block": "SELECT height, hash FROM blocks WHERE canonical = 1 AND height < ? AND epoch_id != ? "
     "ORDER BY height DESC LIMIT 1",
-    "next_block": f"SELECT {_BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 AND height > ? ORDER BY height ASC LIMIT 1",
+    "next_block": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 AND height > ? ORDER BY height ASC LIMIT 1",
 }
 
-# Distinct accounts: one walk of the account_states primary key (not a lookup).
-_ACCOUNT_COUNT: Final = "SELECT count(*) FROM (SELECT DISTINCT account_id FROM account_states)"
-# Every table of the layout; a check reports the ones missing.
-_TABLES: Final = ("nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states")
-# At most this many problems are listed by a check (SQLite's own checks stop there too).
-_MAX_PROBLEMS: Final = 20
-
-_GENESIS_CONFIG = "genesis_config"
-_CLIENT_CONFIG = "client_config"
-_IMPORT_PROGRESS = "import_progress"
-_UPSERT_META: Final = (
-    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-)
-_UPSERT_CONFIG: Final = (
-    "INSERT INTO config (name, json) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET json = excluded.json"
-)
-
 VERSION_CHECK_SECONDS: Final = 0.001  # how old a serving reader's change counters may be
-
-_ADD_TO_META: Final = "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = ?"
 
 # An SQLite store is its file plus, at times, these companions.
 _SIDE_FILES: Final = ("-wal", "-shm", "-journal")
 
-# Row counts kept in `meta` by the writer, so `info()` (polled by /health) never counts rows.
-_COUNTERS: Final = {"blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count"}
-# The change counter of each kind of data, as meta keys (see StoreVersion).
-_VERSION_KEYS: Final = {kind: f"version_{kind}" for kind in STORE_KINDS}
 _EXISTS: Final = {
     "blocks": "SELECT 1 FROM blocks WHERE hash = ?",
     "epochs": "SELECT 1 FROM epochs WHERE epoch_id = ?",
@@ -159,21 +131,6 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
         )
 
 
-def _block(row: Any) -> StoredBlock | None:
-    if row is None:
-        return None
-    height, block_hash, prev_hash, epoch_id, last_final, last_ds_final, view_json = row
-    return StoredBlock(
-        height=height,
-        hash=block_hash,
-        prev_hash=prev_hash,
-        epoch_id=epoch_id,
-        last_final_block=last_final,
-        last_ds_final_block=last_ds_final,
-        view_json=bytes(view_json),
-    )
-
-
 class _Connection:
     """The connection a writer and the readers it hands out share; the writer replaces it
     when a new store moves into place."""
@@ -182,7 +139,7 @@ class _Connection:
         self.conn = conn
 
 
-class SqliteChainReader:
+class SqliteChainReader(SqlChainReader):
     """`ChainReader` over an SQLite connection."""
 
     def __init__(self, connection: _Connection, path: Path, *, owns_connection: bool) -> None:
@@ -198,149 +155,12 @@ class SqliteChainReader:
         except sqlite3.Error as exc:
             raise StoreError(f"{self._path}: {name} lookup failed: {exc}") from exc
 
-    def _all(self, name: str) -> list[Any]:
+    def _count(self, sql: str, what: str) -> int:
         try:
-            return self._connection.conn.execute(LOOKUP_QUERIES[name]).fetchall()
+            (count,) = self._connection.conn.execute(sql).fetchone()
         except sqlite3.Error as exc:
-            raise StoreError(f"{self._path}: {name} lookup failed: {exc}") from exc
-
-    def _meta(self, key: str) -> str | None:
-        row = self._one("meta", key)
-        return None if row is None else str(row[0])
-
-    def _config(self, name: str) -> bytes | None:
-        row = self._one("config", name)
-        return None if row is None else bytes(row[0])
-
-    def chain_id(self) -> str | None:
-        return self._meta("chain_id")
-
-    def genesis_height(self) -> int | None:
-        value = self._meta("genesis_height")
-        return None if value is None else int(value)
-
-    def genesis_config_json(self) -> bytes | None:
-        return self._config(_GENESIS_CONFIG)
-
-    def client_config_json(self) -> bytes | None:
-        return self._config(_CLIENT_CONFIG)
-
-    def head(self) -> StoredBlock | None:
-        return _block(self._one("head"))
-
-    def block_by_height(self, height: int) -> StoredBlock | None:
-        if height < 0 or height >= 1 << 63:  # outside SQLite's integer range: never stored
-            return None
-        return _block(self._one("block_by_height", height))
-
-    def block_by_hash(self, block_hash: str) -> StoredBlock | None:
-        return _block(self._one("block_by_hash", block_hash))
-
-    def genesis_block(self) -> StoredBlock | None:
-        height = self.genesis_height()
-        return None if height is None else self.block_by_height(height)
-
-    def earliest_block(self) -> StoredBlock | None:
-        return _block(self._one("earliest"))
-
-    def epoch(self, epoch_id: str) -> StoredEpoch | None:
-        row = self._one("epoch", epoch_id)
-        if row is None:
-            return None
-        recorded = None if row[3] is None else bytes(row[3])
-        return StoredEpoch(row[0], row[1], bytes(row[2]), protocol_config_json=recorded)
-
-    def account_json(self, account_id: str, height: int) -> bytes | None:
-        if height < 0:
-            return None
-        height = min(height, (1 << 63) - 1)
-        row = self._one("account", account_id, height)
-        if row is None or row[0] is None:
-            return None
-        return bytes(row[0])
-
-    def info(self) -> StoreInfo:
-        def count(table: str) -> int:
-            return int(self._meta(_COUNTERS[table]) or 0)
-
-        earliest = self.earliest_block()
-        head = self.head()
-        return StoreInfo(
-            schema_version=SCHEMA_VERSION,
-            chain_id=self._meta("chain_id"),
-            genesis_height=self.genesis_height(),
-            earliest_height=None if earliest is None else earliest.height,
-            latest_height=None if head is None else head.height,
-            block_count=count("blocks"),
-            epoch_count=count("epochs"),
-            account_state_count=count("account_states"),
-        )
-
-    def account_count(self) -> int:
-        try:
-            count: int = self._connection.conn.execute(_ACCOUNT_COUNT).fetchone()[0]
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self._path}: counting accounts failed: {exc}") from exc
-        return count
-
-    def epoch_start_height(self, block: StoredBlock) -> int | None:
-        previous = self._one("previous_epoch_block", block.height, block.epoch_id)
-        if previous is None:
-            # nothing of another epoch below: known only when the store begins at genesis
-            earliest = self.earliest_block()
-            if earliest is None or earliest.height != self.genesis_height() or earliest.epoch_id != block.epoch_id:
-                return None
-            return earliest.height
-        first = _block(self._one("next_block", previous[0]))
-        # a gap in the stored heights could hide the epoch's real first block
-        return first.height if first is not None and first.prev_hash == previous[1] else None
-
-    def check(self, *, thorough: bool) -> StoreCheck:
-        conn = self._connection.conn
-        problems: list[str] = []
-        pragma = "integrity_check" if thorough else "quick_check"
-        try:
-            rows = conn.execute(f"PRAGMA {pragma}({_MAX_PROBLEMS})").fetchall()
-            # one row per problem, or one row of lines under a "*** in database main ***" heading
-            lines = (line.strip() for row in rows for line in str(row[0]).splitlines())
-            problems += [line for line in lines if line and line != "ok" and not line.startswith("***")]
-            tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        except sqlite3.DatabaseError as exc:
-            return StoreCheck(thorough, {}, (*problems, f"{pragma} failed: {exc}"))
-        problems += [f"table {table} is missing" for table in _TABLES if table not in tables]
-        counts: dict[str, int] = {}
-        for table, counter in _COUNTERS.items():
-            if table not in tables:
-                continue
-            try:
-                stored = int(self._meta(counter) or 0)
-                if thorough:
-                    (counted,) = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
-                    if counted != stored:
-                        problems.append(f"meta counts {stored} rows of {table}, the table holds {counted}")
-                    stored = counted
-            except (sqlite3.DatabaseError, StoreError, ValueError) as exc:
-                problems.append(f"cannot count the rows of {table}: {exc}")
-                continue
-            counts[table] = stored
-        return StoreCheck(thorough, counts, tuple(problems[:_MAX_PROBLEMS]))
-
-    def import_progress(self) -> bytes | None:
-        note = self._meta(_IMPORT_PROGRESS)
-        return None if note is None else note.encode()
-
-    def version(self) -> StoreVersion:
-        # SQLite's data_version changes when another connection commits: one cheap pragma per
-        # call, and the counters are read again only then.
-        try:
-            data_version = self._connection.conn.execute("PRAGMA data_version").fetchone()[0]
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self._path}: version lookup failed: {exc}") from exc
-        if self._version is None or data_version != self._data_version:
-            counters = {key: int(value) for key, value in self._all("version")}
-            self._version = StoreVersion(**{kind: counters.get(key, 0) for kind, key in _VERSION_KEYS.items()})
-            self._data_version = data_version
-        return self._version
+            raise StoreError(f"{self._path}: {what} failed: {exc}") from exc
+        return int(count)
 
     def _scan(self, sql: str) -> Iterator[Any]:
         try:
@@ -348,78 +168,71 @@ class SqliteChainReader:
         except sqlite3.Error as exc:
             raise StoreError(f"{self._path}: scan failed: {exc}") from exc
 
-    def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
-        for row in self._scan(f"SELECT {_BLOCK_COLUMNS}, canonical FROM blocks"):
-            block = _block(row[:7])
-            assert block is not None
-            yield block, bool(row[7])
+    def _tables(self) -> set[str]:
+        try:
+            rows = self._connection.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+            return {str(row[0]) for row in rows}
+        except sqlite3.Error as exc:
+            raise StoreError(f"listing the tables failed: {exc}") from exc
 
-    def iter_epochs(self) -> Iterator[StoredEpoch]:
-        for row in self._scan(
-            "SELECT epoch_id, protocol_version, config_json, protocol_config_json FROM epochs"
-        ):
-            yield StoredEpoch(row[0], row[1], bytes(row[2]), None if row[3] is None else bytes(row[3]))
+    def _storage_problems(self, *, thorough: bool) -> list[str]:
+        """SQLite's own page check: the quick one reads every page once, the integrity check
+        also checks every index."""
+        pragma = "integrity_check" if thorough else "quick_check"
+        try:
+            rows = self._connection.conn.execute(f"PRAGMA {pragma}({MAX_PROBLEMS})").fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{pragma} failed: {exc}") from exc
+        # one row per problem, or one row of lines under a "*** in database main ***" heading
+        lines = (line.strip() for row in rows for line in str(row[0]).splitlines())
+        return [line for line in lines if line and line != "ok" and not line.startswith("***")]
 
-    def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
-        for account_id, height, view in self._scan(
-            "SELECT account_id, height, view_json FROM account_states"
-        ):
-            yield account_id, height, None if view is None else bytes(view)
+    def version(self) -> StoreVersion:
+        # SQLite's data_version changes when another connection commits: one cheap pragma per
+        # call, and the counters are read again only then.
+        try:
+            data_version = self._connection.conn.execute("PRAGMA data_version").fetchone()[0]
+            if self._version is None or data_version != self._data_version:
+                self._version = version_from_rows(self._connection.conn.execute(LOOKUP_QUERIES["version"]).fetchall())
+                self._data_version = data_version
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._path}: version lookup failed: {exc}") from exc
+        return self._version
 
     def close(self) -> None:
         if self._owns_connection:
             self._connection.conn.close()
 
 
-class SqliteWriteBatch:
-    """The writes of one transaction (`WriteBatch`)."""
+class SqliteWriteBatch(SqlWriteBatch):
+    """The writes of one transaction (`WriteBatch`), each row as it is put."""
+
+    UPSERT_META = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    UPSERT_CONFIG = (
+        "INSERT INTO config (name, json) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET json = excluded.json"
+    )
+    LOOKUP_META = LOOKUP_QUERIES["meta"]
+    DELETE_META = "DELETE FROM meta WHERE key = ?"
+    ADD_TO_META = "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = ?"
 
     def __init__(self, conn: sqlite3.Connection, *, validate: bool = True) -> None:
+        super().__init__(validate=validate)
         self._conn = conn
-        self._validate = validate
-        self._open = True
-        self._added = dict.fromkeys(_COUNTERS, 0)
-        self._touched: set[str] = set()
 
-    def _execute(self, sql: str, params: tuple[object, ...]) -> None:
-        if not self._open:
-            raise StoreError("this batch has ended; open a new one with writer.batch()")
+    def _execute(self, sql: str, params: tuple[object, ...]) -> Any:
+        self._ensure_open()
         try:
-            self._conn.execute(sql, params)
+            return self._conn.execute(sql, params)
         except sqlite3.Error as exc:
             raise StoreError(f"write failed: {exc}") from exc
 
-    def _fetch(self, sql: str, params: tuple[object, ...]) -> Any:
-        try:
-            return self._conn.execute(sql, params).fetchone()
-        except sqlite3.Error as exc:
-            raise StoreError(f"read failed: {exc}") from exc
+    def _before_end(self) -> None:
+        pass  # every row was written when it was put
 
     def _note_row(self, table: str, *key: object) -> None:
         """Count the row about to be written if it is a new one (not a replacement)."""
-        if self._fetch(_EXISTS[table], key) is None:
+        if self._execute(_EXISTS[table], key).fetchone() is None:
             self._added[table] += 1
-
-    def _meta(self, key: str) -> str | None:
-        row = self._fetch(LOOKUP_QUERIES["meta"], (key,))
-        return None if row is None else str(row[0])
-
-    def put_genesis_config(self, genesis_config_json: bytes) -> None:
-        data, chain_id, genesis_height = checks.check_genesis_config(genesis_config_json, validate=self._validate)
-        stored_chain = self._meta("chain_id")
-        if stored_chain is not None and stored_chain != chain_id:
-            raise StoreIntegrityError(
-                f"the store holds chain {stored_chain!r}; refusing a genesis config of chain {chain_id!r}"
-            )
-        self._touched.add("configs")
-        self._execute(_UPSERT_CONFIG, (_GENESIS_CONFIG, data))
-        for key, value in (("chain_id", chain_id), ("genesis_height", str(genesis_height))):
-            self._execute(_UPSERT_META, (key, value))
-
-    def put_client_config(self, client_config_json: bytes) -> None:
-        data = checks.check_client_config(client_config_json, validate=self._validate)
-        self._touched.add("configs")
-        self._execute(_UPSERT_CONFIG, (_CLIENT_CONFIG, data))
 
     def put_block(self, block: StoredBlock, *, canonical: bool = True) -> None:
         data = checks.check_block(block, validate=self._validate)
@@ -472,25 +285,6 @@ class SqliteWriteBatch:
             "ON CONFLICT (account_id, height) DO UPDATE SET view_json = excluded.view_json",
             (account_id, height, data),
         )
-
-    def put_import_progress(self, note: bytes | None) -> None:
-        if note is None:
-            self._execute("DELETE FROM meta WHERE key = ?", (_IMPORT_PROGRESS,))
-        else:
-            self._execute(_UPSERT_META, (_IMPORT_PROGRESS, note.decode()))
-
-    def end(self) -> None:
-        """Add the batch's new rows to the stored counts, bump the change counter of every kind
-        it wrote, and close it for further puts."""
-        bumps = [(added, _COUNTERS[table]) for table, added in self._added.items() if added]
-        bumps += [(1, _VERSION_KEYS[kind]) for kind in sorted(self._touched)]
-        for amount, key in bumps:
-            self._execute(_ADD_TO_META, (amount, key))
-        self._open = False
-
-    def discard(self) -> None:
-        """Close the batch without touching the counts (it is being rolled back)."""
-        self._open = False
 
 
 def _connect(path: Path, mode: str, *, check_same_thread: bool, immutable: bool = False) -> sqlite3.Connection:
@@ -547,7 +341,7 @@ def _create(path: Path) -> sqlite3.Connection:
         for statement in _DDL:
             conn.execute(statement)
         conn.execute("INSERT INTO nearrpc_schema (version) VALUES (?)", (SCHEMA_VERSION,))
-        initial = [*_COUNTERS.values(), *_VERSION_KEYS.values()]
+        initial = [*COUNTERS.values(), *VERSION_KEYS.values()]
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, '0')", [(key,) for key in initial])
         conn.execute("COMMIT")
     except sqlite3.Error as exc:

@@ -1,0 +1,78 @@
+"""The table layout both SQL stores share (SQLite and PostgreSQL hold the same tables, columns
+and `meta` keys; see `sqlite.py` for what each table holds), and the conversions from their
+rows to the store's records."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from nearrpc.store.base import SCHEMA_VERSION, STORE_KINDS, StoredBlock, StoredEpoch, StoreInfo, StoreVersion
+
+# Every table of the layout; a check reports the ones missing.
+TABLES: Final = ("nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states")
+
+# The columns a block lookup selects, in the order `block_from_row` reads them.
+BLOCK_COLUMNS: Final = "height, hash, prev_hash, epoch_id, last_final_block, last_ds_final_block, view_json"
+EPOCH_COLUMNS: Final = "epoch_id, protocol_version, config_json, protocol_config_json"
+
+# Names in the `config` table.
+GENESIS_CONFIG: Final = "genesis_config"
+CLIENT_CONFIG: Final = "client_config"
+
+# Keys in the `meta` table besides chain_id and genesis_height: a resumable import's note, the
+# row counts the writer keeps (so `info()`, polled by /health, never counts rows) and a change
+# counter per kind of data (`StoreVersion`).
+IMPORT_PROGRESS: Final = "import_progress"
+COUNTERS: Final = {"blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count"}
+VERSION_KEYS: Final = {kind: f"version_{kind}" for kind in STORE_KINDS}
+INFO_KEYS: Final = ["chain_id", "genesis_height", *COUNTERS.values()]
+
+# Distinct accounts with a stored state: one walk of the account_states primary key, not a
+# lookup (for /metrics, which redoes it only when states were added).
+ACCOUNT_COUNT: Final = "SELECT count(*) FROM (SELECT DISTINCT account_id FROM account_states) AS accounts"
+
+# Heights are signed 64-bit integers in both engines; a lookup outside finds nothing.
+MAX_HEIGHT: Final = (1 << 63) - 1
+
+
+def height_in_range(height: int) -> bool:
+    """Heights outside a signed 64-bit integer are never stored (and would fail as parameters)."""
+    return 0 <= height <= MAX_HEIGHT
+
+
+def block_from_row(row: Any) -> StoredBlock | None:
+    """A block from a row of `BLOCK_COLUMNS`."""
+    if row is None:
+        return None
+    height, block_hash, prev_hash, epoch_id, last_final, last_ds_final, view_json = row
+    return StoredBlock(height, block_hash, prev_hash, epoch_id, last_final, last_ds_final, bytes(view_json))
+
+
+def epoch_from_row(row: Any) -> StoredEpoch | None:
+    """An epoch from a row of `EPOCH_COLUMNS`."""
+    if row is None:
+        return None
+    recorded = None if row[3] is None else bytes(row[3])
+    return StoredEpoch(row[0], row[1], bytes(row[2]), protocol_config_json=recorded)
+
+
+def version_from_rows(rows: list[Any]) -> StoreVersion:
+    """The change counters from (key, value) rows of `meta`."""
+    counters = {key: int(value) for key, value in rows}
+    return StoreVersion(**{kind: counters.get(key, 0) for kind, key in VERSION_KEYS.items()})
+
+
+def info_from(meta: Mapping[str, str], earliest: StoredBlock | None, head: StoredBlock | None) -> StoreInfo:
+    """The store's summary from the `INFO_KEYS` values of `meta` and its lowest and highest block."""
+    genesis_height = meta.get("genesis_height")
+    return StoreInfo(
+        schema_version=SCHEMA_VERSION,
+        chain_id=meta.get("chain_id"),
+        genesis_height=None if genesis_height is None else int(genesis_height),
+        earliest_height=None if earliest is None else earliest.height,
+        latest_height=None if head is None else head.height,
+        block_count=int(meta.get("block_count", 0)),
+        epoch_count=int(meta.get("epoch_count", 0)),
+        account_state_count=int(meta.get("account_state_count", 0)),
+    )

@@ -1,0 +1,241 @@
+"""What the SQLite and PostgreSQL stores do alike over the same layout (`layout.py`): a
+`ChainReader` and the part of a `WriteBatch` that does not depend on how rows reach the engine.
+
+A backend supplies the primitives (run a named lookup, count, scan, list its tables, execute a
+write) and its SQL texts; the meaning of every lookup and write is here, once."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from typing import Any, ClassVar, Final
+
+from nearrpc.store import checks
+from nearrpc.store.base import StoreCheck, StoredBlock, StoredEpoch, StoreError, StoreInfo, StoreIntegrityError
+from nearrpc.store.layout import (
+    ACCOUNT_COUNT,
+    BLOCK_COLUMNS,
+    CLIENT_CONFIG,
+    COUNTERS,
+    EPOCH_COLUMNS,
+    GENESIS_CONFIG,
+    IMPORT_PROGRESS,
+    INFO_KEYS,
+    MAX_HEIGHT,
+    TABLES,
+    VERSION_KEYS,
+    block_from_row,
+    epoch_from_row,
+    height_in_range,
+    info_from,
+)
+
+# At most this many problems are listed by a check (SQLite's own checks stop there too).
+MAX_PROBLEMS: Final = 20
+
+
+class SqlChainReader(ABC):
+    """`ChainReader` over a backend's named lookups (its `LOOKUP_QUERIES`)."""
+
+    @abstractmethod
+    def _one(self, name: str, *params: object) -> Any:
+        """The first row of lookup `name`, or None; StoreError when the engine fails."""
+
+    @abstractmethod
+    def _count(self, sql: str, what: str) -> int:
+        """The single number `sql` selects; StoreError (naming `what`) when the engine fails."""
+
+    @abstractmethod
+    def _scan(self, sql: str) -> Iterator[Any]:
+        """Every row `sql` selects, streamed."""
+
+    @abstractmethod
+    def _tables(self) -> set[str]:
+        """The names of the tables in the store's database or schema."""
+
+    def _storage_problems(self, *, thorough: bool) -> list[str]:
+        """What the engine itself finds wrong with the stored pages (StoreError when it cannot
+        look); none for an engine that keeps its own pages consistent."""
+        return []
+
+    def _meta(self, key: str) -> str | None:
+        row = self._one("meta", key)
+        return None if row is None else str(row[0])
+
+    def _metas(self, keys: list[str]) -> dict[str, str]:
+        """The values stored for `keys` (missing ones left out)."""
+        values = {key: self._meta(key) for key in keys}
+        return {key: value for key, value in values.items() if value is not None}
+
+    def _config(self, name: str) -> bytes | None:
+        row = self._one("config", name)
+        return None if row is None else bytes(row[0])
+
+    def chain_id(self) -> str | None:
+        return self._meta("chain_id")
+
+    def genesis_config_json(self) -> bytes | None:
+        return self._config(GENESIS_CONFIG)
+
+    def client_config_json(self) -> bytes | None:
+        return self._config(CLIENT_CONFIG)
+
+    def head(self) -> StoredBlock | None:
+        return block_from_row(self._one("head"))
+
+    def block_by_height(self, height: int) -> StoredBlock | None:
+        return block_from_row(self._one("block_by_height", height)) if height_in_range(height) else None
+
+    def block_by_hash(self, block_hash: str) -> StoredBlock | None:
+        return block_from_row(self._one("block_by_hash", block_hash))
+
+    def genesis_block(self) -> StoredBlock | None:
+        height = self._meta("genesis_height")
+        return None if height is None else self.block_by_height(int(height))
+
+    def earliest_block(self) -> StoredBlock | None:
+        return block_from_row(self._one("earliest"))
+
+    def epoch(self, epoch_id: str) -> StoredEpoch | None:
+        return epoch_from_row(self._one("epoch", epoch_id))
+
+    def account_json(self, account_id: str, height: int) -> bytes | None:
+        if height < 0:
+            return None
+        row = self._one("account", account_id, min(height, MAX_HEIGHT))
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    def info(self) -> StoreInfo:
+        return info_from(self._metas(INFO_KEYS), self.earliest_block(), self.head())
+
+    def account_count(self) -> int:
+        return self._count(ACCOUNT_COUNT, "counting accounts")
+
+    def epoch_start_height(self, block: StoredBlock) -> int | None:
+        previous = self._one("previous_epoch_block", block.height, block.epoch_id)
+        if previous is None:
+            # nothing of another epoch below: known only when the store begins at genesis
+            earliest = self.earliest_block()
+            genesis_height = self._meta("genesis_height")
+            if earliest is None or str(earliest.height) != genesis_height or earliest.epoch_id != block.epoch_id:
+                return None
+            return earliest.height
+        first = block_from_row(self._one("next_block", previous[0]))
+        # a gap in the stored heights could hide the epoch's real first block
+        return first.height if first is not None and first.prev_hash == previous[1] else None
+
+    def check(self, *, thorough: bool) -> StoreCheck:
+        try:
+            problems = self._storage_problems(thorough=thorough)
+            tables = self._tables()
+        except StoreError as exc:
+            return StoreCheck(thorough, {}, (str(exc),))
+        problems += [f"table {table} is missing" for table in TABLES if table not in tables]
+        counts: dict[str, int] = {}
+        for table, counter in COUNTERS.items():
+            if table not in tables:
+                continue
+            try:
+                stored = int(self._meta(counter) or 0)
+                if thorough:
+                    counted = self._count(f"SELECT count(*) FROM {table}", f"counting the rows of {table}")
+                    if counted != stored:
+                        problems.append(f"meta counts {stored} rows of {table}, the table holds {counted}")
+                    stored = counted
+            except (StoreError, ValueError) as exc:
+                problems.append(f"cannot count the rows of {table}: {exc}")
+                continue
+            counts[table] = stored
+        return StoreCheck(thorough, counts, tuple(problems[:MAX_PROBLEMS]))
+
+    def import_progress(self) -> bytes | None:
+        note = self._meta(IMPORT_PROGRESS)
+        return None if note is None else note.encode()
+
+    def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
+        for row in self._scan(f"SELECT {BLOCK_COLUMNS}, canonical FROM blocks"):
+            block = block_from_row(row[:7])
+            assert block is not None
+            yield block, bool(row[7])
+
+    def iter_epochs(self) -> Iterator[StoredEpoch]:
+        for row in self._scan(f"SELECT {EPOCH_COLUMNS} FROM epochs"):
+            epoch = epoch_from_row(row)
+            assert epoch is not None
+            yield epoch
+
+    def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
+        for account_id, height, view in self._scan("SELECT account_id, height, view_json FROM account_states"):
+            yield account_id, height, None if view is None else bytes(view)
+
+
+class SqlWriteBatch(ABC):
+    """The writes of one transaction (`WriteBatch`) that both backends make alike: configs,
+    the import note, and the counters of what the batch added and touched. Blocks, epochs and
+    account states are the backend's (SQLite writes each row, PostgreSQL stages them)."""
+
+    # the backend's SQL, with its parameter marks
+    UPSERT_META: ClassVar[str]
+    UPSERT_CONFIG: ClassVar[str]
+    LOOKUP_META: ClassVar[str]
+    DELETE_META: ClassVar[str]
+    ADD_TO_META: ClassVar[str]
+
+    def __init__(self, *, validate: bool) -> None:
+        self._validate = validate
+        self._open = True
+        self._added = dict.fromkeys(COUNTERS, 0)
+        self._touched: set[str] = set()
+
+    @abstractmethod
+    def _execute(self, sql: str, params: tuple[object, ...]) -> Any:
+        """Run one statement in the batch's transaction; StoreError when the engine fails."""
+
+    def _ensure_open(self) -> None:
+        if not self._open:
+            raise StoreError("this batch has ended; open a new one with writer.batch()")
+
+    @abstractmethod
+    def _before_end(self) -> None:
+        """Write whatever the backend still holds back of the batch."""
+
+    def _meta(self, key: str) -> str | None:
+        row = self._execute(self.LOOKUP_META, (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def put_genesis_config(self, genesis_config_json: bytes) -> None:
+        data, chain_id, genesis_height = checks.check_genesis_config(genesis_config_json, validate=self._validate)
+        stored_chain = self._meta("chain_id")
+        if stored_chain is not None and stored_chain != chain_id:
+            raise StoreIntegrityError(
+                f"the store holds chain {stored_chain!r}; refusing a genesis config of chain {chain_id!r}"
+            )
+        self._touched.add("configs")
+        self._execute(self.UPSERT_CONFIG, (GENESIS_CONFIG, data))
+        for key, value in (("chain_id", chain_id), ("genesis_height", str(genesis_height))):
+            self._execute(self.UPSERT_META, (key, value))
+
+    def put_client_config(self, client_config_json: bytes) -> None:
+        data = checks.check_client_config(client_config_json, validate=self._validate)
+        self._touched.add("configs")
+        self._execute(self.UPSERT_CONFIG, (CLIENT_CONFIG, data))
+
+    def put_import_progress(self, note: bytes | None) -> None:
+        if note is None:
+            self._execute(self.DELETE_META, (IMPORT_PROGRESS,))
+        else:
+            self._execute(self.UPSERT_META, (IMPORT_PROGRESS, note.decode()))
+
+    def end(self) -> None:
+        """Write what waits, add the batch's new rows to the stored counts, bump the change
+        counter of every kind it wrote, and close it for further puts."""
+        self._before_end()
+        bumps = [(added, COUNTERS[table]) for table, added in self._added.items() if added]
+        bumps += [(1, VERSION_KEYS[kind]) for kind in sorted(self._touched)]
+        for amount, key in bumps:
+            self._execute(self.ADD_TO_META, (amount, key))
+        self._open = False
+
+    def discard(self) -> None:
+        """Close the batch without touching the counts (it is being rolled back)."""
+        self._open = False
