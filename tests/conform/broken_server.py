@@ -13,10 +13,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+
+from tests.support.http_stub import StubHandler, serving_stub
 
 
 @dataclass(frozen=True)
@@ -140,56 +141,34 @@ def broken_server(upstream: str, *, defects: bool = True, flaky: bool = False) -
     lock = threading.Lock()
     counter = {"requests": 0}
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _answer(self, status: int, content_type: str, body: bytes, headers: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            for name, value in {"Content-Type": content_type, **(headers or {})}.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
+    class Handler(StubHandler):
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            body = self.body()
             with lock:
                 counter["requests"] += 1
                 number = counter["requests"]
             failure = FLAKY.get(number) if flaky else None
             if failure == "503":
-                self._answer(503, "text/plain", b"upstream busy")
+                self.answer(503, b"upstream busy", "text/plain")
                 return
             if failure == "429":
-                self._answer(429, "text/plain", b"slow down", {"Retry-After": "0"})
+                self.answer(429, b"slow down", "text/plain", {"Retry-After": "0"})
                 return
             if failure == "drop":
-                self.close_connection = True
-                self.connection.close()
+                self.drop()
                 return
-            upstream_answer = client.post(
+            forwarded = client.post(
                 upstream, content=body, headers={"Content-Type": self.headers.get("Content-Type", "")}
             )
-            answer = (upstream_answer.status_code, upstream_answer.headers.get("content-type", ""),
-                      upstream_answer.content)
+            status, content_type, content = (
+                forwarded.status_code, forwarded.headers.get("content-type", ""), forwarded.content
+            )
             if defects:
-                answer = _spoiled(body, *answer)
-            self._answer(*answer)
+                status, content_type, content = _spoiled(body, status, content_type, content)
+            self.answer(status, content, content_type)
 
-    class Server(ThreadingHTTPServer):
-        daemon_threads = True
-
-    server = Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        with serving_stub(Handler) as url:
+            yield url
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
         client.close()

@@ -9,12 +9,12 @@ nearcore's 422 for a `block_id` height below it. Every other method is METHOD_NO
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from tests.support.http_stub import StubHandler, serving_stub
 
 BLOCK_FILE = "block_testnet_h187310138.json"
 GENESIS_FILE = "genesis_config_testnet.json"
@@ -61,37 +61,16 @@ class _Node:
 def captured_node(captured: Path) -> Iterator[str]:
     node = _Node(captured)
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(StubHandler):
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             try:
-                request = json.loads(body)
+                request = json.loads(self.body())
                 status, answer = node.answer(request)
                 payload = json.dumps({"jsonrpc": "2.0", **answer, "id": request.get("id")}).encode()
                 content_type = "application/json"
             except (ValueError, AttributeError):
                 status, payload, content_type = 400, b"Failed to parse the request body as JSON", "text/plain"
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            self.answer(status, payload, content_type)
 
-    class Server(ThreadingHTTPServer):
-        daemon_threads = True
-
-    server = Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving_stub(Handler) as url:
+        yield url

@@ -11,11 +11,12 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import orjson
+
+from tests.support.http_stub import StubHandler, serving_stub
 
 
 @dataclass
@@ -64,59 +65,34 @@ def _translate(request: dict[str, Any]) -> dict[str, Any]:
 def json_rpc_proxy(target: str, behaviour: Behaviour) -> Iterator[str]:
     client = httpx.Client(timeout=30)
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body go out in separate writes
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _answer(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            for name, value in {"Content-Type": "application/json", **(headers or {})}.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
+    class Handler(StubHandler):
         def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            body = self.body()
             if behaviour.delay:
                 time.sleep(behaviour.delay)
             scripted = behaviour.next_scripted()
             if scripted is not None:
                 status, headers = scripted
-                self._answer(status, b"scripted failure", headers)
+                self.answer(status, b"scripted failure", headers=headers)
                 return
             failure = behaviour.draw()
             if failure == "dropped":
-                self.close_connection = True
-                self.connection.close()
+                self.drop()
                 return
             if failure == "503":
-                self._answer(503, b"Service Unavailable")
+                self.answer(503, b"Service Unavailable")
                 return
             if failure == "429":
-                self._answer(429, b'{"error": "rate limited"}', {"Retry-After": "0"})
+                self.answer(429, b'{"error": "rate limited"}', headers={"Retry-After": "0"})
                 return
             if behaviour.old_node:
                 body = orjson.dumps(_translate(orjson.loads(body)))
             upstream = client.post(target, content=body, headers={"Content-Type": "application/json"})
-            self._answer(upstream.status_code, upstream.content)
+            self.answer(upstream.status_code, upstream.content)
 
-    class Server(ThreadingHTTPServer):
-        daemon_threads = True
-
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            pass  # clients killed mid-request (the SIGKILL test) are expected
-
-    server = Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        # clients killed mid-request (the SIGKILL test) are expected
+        with serving_stub(Handler, quiet_client_errors=True) as url:
+            yield url
     finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
         client.close()
