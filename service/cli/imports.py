@@ -26,12 +26,13 @@ _ERROR_PREFIX = "nearrpc import: error:"
 _STORE_HELP = "store to import into; created when missing (the store `nearrpc serve` uses)"
 
 
-def _store_option(parser: argparse.ArgumentParser, cls: type[StoreSettings]) -> None:
+def _store_options(parser: argparse.ArgumentParser, cls: type[StoreSettings]) -> None:
     add_setting(parser, cls, "store", help_text=_STORE_HELP)
+    add_setting(parser, cls, "store_timeout")
 
 
-def _store(args: argparse.Namespace) -> str:
-    return load_settings(StoreSettings, given(args, "store")).store
+def _store(args: argparse.Namespace) -> StoreSettings:
+    return load_settings(StoreSettings, given(args, "store", "store_timeout"))
 
 
 def _progress(label: str, total: int | None, unit: str) -> Progress:
@@ -55,18 +56,19 @@ def _run_genesis(args: argparse.Namespace) -> None:
     size = args.path.stat().st_size + (args.records.stat().st_size if args.records else 0)
     store = _store(args)
     summary = import_genesis(
-        args.path, store, records_path=args.records, client_config_path=args.client_config,
-        progress=_progress("genesis", size, "B"),
+        args.path, store.store, records_path=args.records, client_config_path=args.client_config,
+        progress=_progress("genesis", size, "B"), options=store.store_options(),
     )
-    _print(describe(summary, store))
+    _print(describe(summary, store.store))
 
 
 def _run_blocks(args: argparse.Namespace) -> None:
     from nearrpc.ingest.blocks_import import describe, import_blocks
 
     store = _store(args)
-    summary = import_blocks(args.path, store, progress=_progress("blocks", None, "items"))
-    _print(describe(summary, store))
+    summary = import_blocks(args.path, store.store, progress=_progress("blocks", None, "items"),
+                            options=store.store_options())
+    _print(describe(summary, store.store))
 
 
 def _accounts(text: str | None) -> tuple[str, ...]:
@@ -94,6 +96,7 @@ def _run_rpc(args: argparse.Namespace) -> None:
         url=args.url, store=settings.store, from_height=args.from_height, to_height=args.to_height,
         accounts=_accounts(args.accounts), concurrency=settings.concurrency, batch_heights=settings.batch_heights,
         policy=RetryPolicy(retries=settings.retries, backoff=settings.backoff, timeout=settings.timeout),
+        store_options=settings.store_options(),
     )
     total = args.to_height - args.from_height + 1
     summary = record(recording, _progress("recording", max(total, 0), "heights"))
@@ -120,7 +123,7 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-_RECORDER_FLAGS = ("store", "concurrency", "batch_heights", "retries", "backoff", "timeout")
+_RECORDER_FLAGS = ("store", "store_timeout", "concurrency", "batch_heights", "retries", "backoff", "timeout")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -147,7 +150,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                          "nearcore's genesis_records_file)")
     genesis.add_argument("--client-config", type=Path, help="a saved client_config result (bare or a "
                          "JSON-RPC response); without one, client_config answers INTERNAL_ERROR")
-    _store_option(genesis, StoreSettings)
+    _store_options(genesis, StoreSettings)
     genesis.set_defaults(run=_run_genesis)
 
     blocks = sources.add_parser(
@@ -158,7 +161,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "are told apart by shape. Blocks are served back byte for byte as given.",
     )
     blocks.add_argument("path", type=Path, help="a .json/.jsonl file or a folder of them")
-    _store_option(blocks, StoreSettings)
+    _store_options(blocks, StoreSettings)
     blocks.set_defaults(run=_run_blocks)
 
     rpc = sources.add_parser(
@@ -172,7 +175,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     rpc.add_argument("--to-height", type=int, required=True, help="last height to record (at most the node's "
                      "final block)")
     rpc.add_argument("--accounts", help="comma-separated account ids whose state to record at every block")
-    for field in _RECORDER_FLAGS[1:]:
+    for field in _RECORDER_FLAGS[2:]:
         add_setting(rpc, RecorderSettings, field)
-    _store_option(rpc, RecorderSettings)
+    _store_options(rpc, RecorderSettings)
     rpc.set_defaults(run=_run_rpc)

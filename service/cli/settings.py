@@ -36,7 +36,8 @@ class StoreSettings(BaseSettings):
     )
     store_timeout: float = Field(
         5.0, ge=0.1, le=300, validation_alias=f"{ENV_PREFIX}STORE_TIMEOUT",
-        description="seconds to connect to a PostgreSQL store, to wait for a pooled connection, and per lookup",
+        description="seconds to connect to a PostgreSQL store; serving, to wait for a pooled connection and per "
+        "lookup; writing, to wait for another writer",
     )
 
     def store_options(self) -> StoreOptions:

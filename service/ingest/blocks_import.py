@@ -36,6 +36,7 @@ from nearrpc.store import (
     StoredBlock,
     StoreError,
     StoreLocation,
+    StoreOptions,
     WriteBatch,
     block_from_view,
     describe_location,
@@ -216,12 +217,14 @@ class _Run:
         return block.epoch_id
 
 
-def import_blocks(path: Path, store: StoreLocation, *, progress: Progress | None = None) -> BlocksSummary:
+def import_blocks(
+    path: Path, store: StoreLocation, *, progress: Progress | None = None, options: StoreOptions | None = None
+) -> BlocksSummary:
     """Import everything under `path` into `store` in one batch: all of it lands or nothing."""
     started = time.monotonic()
     input_files(path)  # fail early on a missing path or an empty folder
     summary = BlocksSummary()
-    with open_store(store, "write") as writer:
+    with open_store(store, "write", options) as writer:
         with writer.batch() as batch:
             run = _Run(batch, writer.reader(), summary)
             for item in read_items(path):

@@ -27,7 +27,7 @@ from nearrpc.ingest.genesis_config import (
 from nearrpc.ingest.genesis_file import read_genesis, read_records
 from nearrpc.ingest.progress import Progress
 from nearrpc.spec import SchemaViolation
-from nearrpc.store import StoreError, StoreLocation, WriteBatch, describe_location, open_store
+from nearrpc.store import StoreError, StoreLocation, StoreOptions, WriteBatch, describe_location, open_store
 
 _STORE_REFUSALS = (SchemaViolation, StoreError, ValueError)
 
@@ -97,6 +97,7 @@ def import_genesis(
     records_path: Path | None = None,
     client_config_path: Path | None = None,
     progress: Progress | None = None,
+    options: StoreOptions | None = None,
 ) -> GenesisSummary:
     """Import `path` (and a separate records file, and a client config) into `store` in one
     batch: all of it lands or nothing does."""
@@ -111,7 +112,7 @@ def import_genesis(
         if progress is not None:
             progress.update(read_before + position, records=summary.records)
 
-    with open_store(store, "write") as writer:
+    with open_store(store, "write", options) as writer:
 
         def same_chain(members: dict[str, Any]) -> None:
             # refuse another chain's file before streaming its records, not after

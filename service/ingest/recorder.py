@@ -31,7 +31,7 @@ from nearrpc.ingest.progress import Progress
 from nearrpc.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS
 from nearrpc.spec import SchemaViolation
-from nearrpc.store import ChainWriter, StoreError, StoreLocation, describe_location, open_store
+from nearrpc.store import ChainWriter, StoreError, StoreLocation, StoreOptions, describe_location, open_store
 
 _REFUSALS = (SchemaViolation, StoreError, KeyError, TypeError, ValueError)
 _VIEW_METHOD = "EXPERIMENTAL_view_account"
@@ -47,6 +47,7 @@ class Recording:
     concurrency: int
     batch_heights: int
     policy: RetryPolicy
+    store_options: StoreOptions | None = None  # connecting to, and waiting on, a database server
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +291,7 @@ def record(recording: Recording, progress: Progress | None = None) -> RecordSumm
         raise IngestError(f"--from-height {recording.from_height} is above --to-height {recording.to_height}")
     started = time.monotonic()
     try:
-        with open_store(recording.store, "write") as target:
+        with open_store(recording.store, "write", recording.store_options) as target:
             summary = asyncio.run(_record(recording, target, progress))
     finally:
         if progress is not None:

@@ -380,6 +380,7 @@ class PostgresChainWriter:
 
     def __init__(self, location: str, options: StoreOptions, *, replace: bool) -> None:
         self._location = location
+        self._lock_wait = options.timeout
         self._conn = connect(location, options, read_only=False)
         self._replace = replace
         self._in_batch = False
@@ -417,7 +418,13 @@ class PostgresChainWriter:
     def _prepare(self) -> None:
         """Take the writers' lock, then create (or replace) the tables when this batch must."""
         try:
-            self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITER_LOCK,))
+            try:
+                self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITER_LOCK,))
+            except psycopg.errors.LockNotAvailable:
+                raise StoreError(
+                    f"PostgreSQL {describe_target(self._location)}: another writer is writing to this store; "
+                    f"gave up waiting for it after {self._lock_wait:g} s (the store timeout)"
+                ) from None
             problem = schema_problem(self._conn, self._location)  # again: another writer may have been first
             if isinstance(problem, ForeignTablesError):
                 raise problem  # never drop tables that are not a store's

@@ -3,6 +3,7 @@ one line without a password, exit statuses."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,32 @@ def test_import_into_postgresql_shows_no_password(postgres: PostgresServer, samp
     contents = {table: rows for table, rows in sqlite_dump(into_sqlite).items() if table != "meta"}
     assert {table: rows for table, rows in dump(url).items() if table != "meta"} == contents
     assert len(contents["blocks"]) == 30
+
+
+def test_an_import_waits_for_another_writer_as_long_as_store_timeout(
+    postgres: PostgresServer, sample: Path, tmp_path: Path
+) -> None:
+    """Writers of one database take turns; an import that finds another writer's batch open
+    waits --store-timeout (or NEARRPC_STORE_TIMEOUT) for it, then gives up in one line."""
+    reader = open_store(sample, "read")
+    genesis = reader.genesis_config_json()
+    reader.close()
+    assert genesis is not None
+    items = tmp_path / "genesis.json"
+    items.write_bytes(genesis)
+    url = postgres.create_database()
+    with open_store(url, "write") as other, other.batch() as batch:
+        batch.put_genesis_config(genesis)  # the batch holds the writers' lock until it ends
+        for flags, env in ((("--store-timeout", "0.5"), {}), ((), {"NEARRPC_STORE_TIMEOUT": "0.5"})):
+            started = time.monotonic()
+            done = nearrpc("import", "blocks", items, "--store", url, *flags, env=env, timeout=60)
+            waited = time.monotonic() - started
+            assert done.returncode == 1, done
+            assert done.stderr.startswith("nearrpc import: error: ") and done.stderr.count("\n") == 1, done.stderr
+            assert "another writer is writing to this store; gave up waiting for it after 0.5 s" in done.stderr
+            assert waited < 5, waited  # the default, 5 s, was not what it waited for
+    # the other writer done, the same import lands
+    assert nearrpc("import", "blocks", items, "--store", url, "--store-timeout", "0.5").returncode == 0
 
 
 def test_command_lines_are_shown_without_passwords() -> None:
