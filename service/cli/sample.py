@@ -29,6 +29,9 @@ def _run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"nearrpc sample: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # e.g. a read-only file system where the file would be renamed into place
+        print(f"nearrpc sample: cannot write {args.store}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     print(f"nearrpc: wrote the sample chain to {describe_location(args.store)}")
     return 0
 

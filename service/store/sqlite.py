@@ -332,9 +332,22 @@ def _open_for_writing(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def _refuse_a_non_file(target: Path) -> None:
+    """A store is a regular file: never put one in place of a folder, a device, a FIFO or a
+    socket, nor over a symbolic link that leads nowhere (the link would be replaced)."""
+    if target.is_symlink() and not target.exists():
+        raise StoreError(f"{target} is a symbolic link to a missing file; refusing to replace the link with a store")
+    if target.exists() and not target.is_file():
+        kind = "a folder" if target.is_dir() else "not a regular file"
+        raise StoreError(f"{target} is {kind}; a store is a file: name a file path")
+
+
 def _create(path: Path) -> sqlite3.Connection:
     """A new, empty store file with the current schema (rollback journal: one file)."""
-    _remove_store_files(path)  # left by a build that was killed
+    try:
+        _remove_store_files(path)  # left by a build that was killed
+    except OSError as exc:
+        raise StoreError(f"cannot create store {path}: {exc.strerror or exc}") from exc
     conn = _connect(path, "rwc", check_same_thread=True)
     try:
         conn.execute("BEGIN IMMEDIATE")
@@ -360,6 +373,7 @@ class SqliteChainWriter:
     """
 
     def __init__(self, target: Path, *, replace: bool) -> None:
+        _refuse_a_non_file(target)
         self._target = target
         self._staging: Path | None = None
         if target.is_file() and not replace:
@@ -417,9 +431,13 @@ class SqliteChainWriter:
     def _promote(self, staging: Path) -> None:
         """Move the staging store into place, then go on writing there."""
         self._conn.close()
-        _fsync(staging)
-        os.replace(staging, self._target)
-        _fsync(self._target.parent)
+        try:
+            _fsync(staging)
+            os.replace(staging, self._target)
+            _fsync(self._target.parent)
+        except OSError as exc:
+            _remove_store_files(staging)
+            raise StoreError(f"cannot move the new store into place at {self._target}: {exc.strerror or exc}") from exc
         self._staging = None
         self._connection.conn = _open_for_writing(self._target)
 

@@ -148,3 +148,16 @@ def test_the_default_store_in_a_read_only_folder_is_one_line(tmp_path: Path) -> 
     assert tried.endswith("INFO nearrpc.serve: no store at data/nearrpc.sqlite: building the sample chain there")
     assert refused == "nearrpc serve: cannot create store data/nearrpc.sqlite: Read-only file system"
     assert done.returncode == 2 and list(folder.iterdir()) == []
+
+
+def test_the_sample_into_a_read_only_folder_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("NEARRPC_")}
+    command = [*read_only_wrapper(folder), sys.executable, "-m", "nearrpc", "sample", str(folder / "new.sqlite")]
+    done = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=120, check=False)
+    assert (done.returncode, done.stdout) == (1, ""), done
+    assert done.stderr == (
+        f"nearrpc sample: cannot create store {folder / '.new.sqlite.building'}: Read-only file system\n"
+    )
+    assert list(folder.iterdir()) == []

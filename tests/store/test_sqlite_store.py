@@ -3,13 +3,14 @@ batches, schema versions and index use."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import base58
 import orjson
@@ -588,3 +589,25 @@ def test_version_counts_the_kinds_each_batch_wrote(store_copy: Path, chain: Samp
             assert reader.version() == middle  # a rolled-back batch changes nothing
     finally:
         reader.close()
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "dangling link"])
+@pytest.mark.parametrize("mode", ["write", "replace"])
+def test_a_store_is_never_put_in_place_of_what_is_not_a_file(
+    tmp_path: Path, kind: str, mode: Literal["write", "replace"]
+) -> None:
+    """An import, a copy or `sample --force` aimed at a folder, a device or FIFO, or a dangling
+    link is refused; it stays what it was (as root, /dev/null was once replaced by a store)."""
+    target = tmp_path / "target"
+    if kind == "folder":
+        target.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to(tmp_path / "missing")
+    before = os.lstat(target)
+    with pytest.raises(StoreError, match=r"is a folder|is not a regular file|symbolic link to a missing file"):
+        open_store(target, mode)
+    after = os.lstat(target)
+    assert (after.st_mode, after.st_ino) == (before.st_mode, before.st_ino)
+    assert [path.name for path in tmp_path.iterdir()] == ["target"]  # no staging file left either
