@@ -19,6 +19,7 @@ from nearrpc.nearcore.account_id import account_id_problem
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, EPOCH_CONFIG_KEYS, ZERO_HASH
 from nearrpc.spec import validate_component
 from nearrpc.store.base import BLOCK_INDEX_FIELDS, StoredBlock, StoredEpoch, StoreIntegrityError
+from nearrpc.store.layout import MAX_HEIGHT, height_in_range
 
 
 def load_object(data: bytes, what: str) -> dict[str, Any]:
@@ -46,6 +47,7 @@ def check_genesis_config(data: bytes, *, validate: bool = True) -> tuple[bytes, 
         validate_component("GenesisConfig", config)
     elif not isinstance(config.get("chain_id"), str) or not isinstance(config.get("genesis_height"), int):
         raise StoreIntegrityError("genesis config: no chain_id string or genesis_height integer")
+    _check_height("genesis config", int(config["genesis_height"]))
     return compact(config), str(config["chain_id"]), int(config["genesis_height"])
 
 
@@ -56,7 +58,23 @@ def check_client_config(data: bytes, *, validate: bool = True) -> bytes:
     return compact(config)
 
 
+def _check_height(what: str, height: int) -> None:
+    """Both engines keep heights as signed 64-bit integers: refuse what they cannot hold rather
+    than fail deep in the driver (or, in SQLite, store a float)."""
+    if not height_in_range(height):
+        raise StoreIntegrityError(f"{what}: height {height} is out of range (0 to {MAX_HEIGHT})")
+
+
+def moved_block(block_hash: str, stored_height: int, height: int) -> StoreIntegrityError:
+    """A block's hash fixes its height: the same hash at another height is refused, never a move."""
+    return StoreIntegrityError(
+        f"block {block_hash} is stored at height {stored_height}; refusing it at height {height} "
+        "(a block's hash fixes its height)"
+    )
+
+
 def check_block(block: StoredBlock, *, validate: bool = True) -> bytes:
+    _check_height(f"block {block.hash}", block.height)
     view = load_object(block.view_json, f"block {block.height}")
     if validate:
         validate_component("RpcBlockResponse", view)
@@ -113,8 +131,7 @@ def check_account_state(
         validate_component("AccountId", account_id)
     elif not isinstance(account_id, str) or account_id_problem(account_id) is not None:
         raise StoreIntegrityError(f"account {account_id!r}: not a valid account id")
-    if height < 0:
-        raise StoreIntegrityError(f"account {account_id}: negative height {height}")
+    _check_height(f"account {account_id}", height)
     if view_json is None:
         return None
     view = load_object(view_json, f"account {account_id} at {height}")

@@ -25,7 +25,6 @@ from nearrpc.store.base import (
     StoredBlock,
     StoredEpoch,
     StoreError,
-    StoreIntegrityError,
     StoreNotFoundError,
     StoreOptions,
     StoreSchemaError,
@@ -38,7 +37,6 @@ from nearrpc.store.layout import (
     EPOCH_COLUMNS,
     TABLES,
     VERSION_KEYS,
-    height_in_range,
     version_from_rows,
 )
 from nearrpc.store.pg_connect import connect, describe_target, store_error
@@ -223,6 +221,11 @@ _FLUSH_BLOCKS: Final = (
     "last_ds_final_block = excluded.last_ds_final_block, canonical = excluded.canonical, "
     "view_json = excluded.view_json RETURNING (xmax = 0) AS new) SELECT count(*) FILTER (WHERE new) FROM upserted",
 )
+# a staged block whose hash is stored at another height (one lookup per staged row, by key)
+_MOVED_BLOCK: Final = (
+    "SELECT s.hash, b.height, s.height FROM nearrpc_staged_blocks s JOIN blocks b ON b.hash = s.hash "
+    "WHERE b.height <> s.height LIMIT 1"
+)
 _FLUSH_STATES: Final = (
     "WITH upserted AS (INSERT INTO account_states (account_id, height, view_json) "
     "SELECT account_id, height, view_json FROM nearrpc_staged_states "
@@ -310,6 +313,10 @@ class PostgresWriteBatch(SqlWriteBatch):
                     copy.set_types(staged.types)
                     for row in staged.rows:
                         copy.write_row(row)
+                if staged is self._blocks:
+                    moved = cursor.execute(_MOVED_BLOCK).fetchone()
+                    if moved is not None:
+                        raise checks.moved_block(*moved)
                 for statement in staged.flush_statements:
                     cursor.execute(statement)
                 counted = cursor.fetchone()
@@ -329,8 +336,6 @@ class PostgresWriteBatch(SqlWriteBatch):
 
     def put_block(self, block: StoredBlock, *, canonical: bool = True) -> None:
         data = checks.check_block(block, validate=self._validate)
-        if not height_in_range(block.height):
-            raise StoreIntegrityError(f"block {block.hash}: height {block.height} is out of range")
         self._touched.add("blocks")
         row = (block.hash, block.height, block.prev_hash, block.epoch_id, block.last_final_block,
                block.last_ds_final_block, canonical, data)  # fmt: skip
@@ -352,8 +357,6 @@ class PostgresWriteBatch(SqlWriteBatch):
 
     def put_account_state(self, account_id: str, height: int, view_json: bytes | None) -> None:
         data = checks.check_account_state(account_id, height, view_json, validate=self._validate)
-        if not height_in_range(height):
-            raise StoreIntegrityError(f"account {account_id}: height {height} is out of range")
         self._touched.add("accounts")
         self._stage(self._states, (account_id, height, data), [(account_id, height)])
 

@@ -104,7 +104,7 @@ VERSION_CHECK_SECONDS: Final = 0.001  # how old a serving reader's change counte
 _SIDE_FILES: Final = ("-wal", "-shm", "-journal")
 
 _EXISTS: Final = {
-    "blocks": "SELECT 1 FROM blocks WHERE hash = ?",
+    "blocks": "SELECT height FROM blocks WHERE hash = ?",
     "epochs": "SELECT 1 FROM epochs WHERE epoch_id = ?",
     "account_states": "SELECT 1 FROM account_states WHERE account_id = ? AND height = ?",
 }
@@ -236,6 +236,11 @@ class SqliteWriteBatch(SqlWriteBatch):
 
     def put_block(self, block: StoredBlock, *, canonical: bool = True) -> None:
         data = checks.check_block(block, validate=self._validate)
+        stored = self._execute(_EXISTS["blocks"], (block.hash,)).fetchone()
+        if stored is None:
+            self._added["blocks"] += 1
+        elif stored[0] != block.height:
+            raise checks.moved_block(block.hash, stored[0], block.height)
         self._touched.add("blocks")
         if canonical:
             # A new canonical block at a height demotes the one it replaces to a fork block.
@@ -243,7 +248,6 @@ class SqliteWriteBatch(SqlWriteBatch):
                 "UPDATE blocks SET canonical = 0 WHERE height = ? AND canonical = 1 AND hash != ?",
                 (block.height, block.hash),
             )
-        self._note_row("blocks", block.hash)
         self._execute(
             "INSERT INTO blocks (hash, height, prev_hash, epoch_id, last_final_block, "
             "last_ds_final_block, canonical, view_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "

@@ -1,4 +1,5 @@
-"""Store fixtures: SQLite files in temporary folders, filled with the sample chain."""
+"""Store fixtures: SQLite files in temporary folders and PostgreSQL databases of the suite's
+server, filled with the sample chain."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from nearrpc.sample import SampleChain, sample_chain, write_chain
 from nearrpc.store import ChainReader, open_store
+from tests.support.postgres import PostgresServer
 
 
 @pytest.fixture(scope="session")
@@ -39,3 +41,25 @@ def reader(filled_store_file: Path) -> Iterator[ChainReader]:
     store = open_store(filled_store_file, "read")
     yield store
     store.close()
+
+
+@pytest.fixture(scope="module")
+def filled(postgres: PostgresServer, chain: SampleChain) -> str:
+    """A database holding the sample chain, written through the writer API. Do not modify."""
+    url = postgres.create_database("filled")
+    with open_store(url, "write") as writer:
+        write_chain(writer, chain)
+    return url
+
+
+@pytest.fixture
+def pg_copy(postgres: PostgresServer, filled: str) -> str:
+    """A private copy of the filled database that a test may write to."""
+    return postgres.create_database("copy", template=filled)
+
+
+@pytest.fixture
+def pg_reader(filled: str) -> Iterator[ChainReader]:
+    reader = open_store(filled, "read")
+    yield reader
+    reader.close()

@@ -8,7 +8,6 @@ import contextlib
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import orjson
 import psycopg
 import pytest
 
-from nearrpc.sample import SampleChain, write_chain
+from nearrpc.sample import SampleChain
 from nearrpc.spec import SchemaViolation
 from nearrpc.store import (
     SCHEMA_VERSION,
@@ -37,28 +36,6 @@ from tests.store.test_sqlite_store import OTHER_HASH, expected_account, fork_of
 from tests.support.postgres import PostgresServer, dump
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def filled(postgres: PostgresServer, chain: SampleChain) -> str:
-    """A database holding the sample chain, written through the writer API. Do not modify."""
-    url = postgres.create_database("filled")
-    with open_store(url, "write") as writer:
-        write_chain(writer, chain)
-    return url
-
-
-@pytest.fixture
-def pg_copy(postgres: PostgresServer, filled: str) -> str:
-    """A private copy of the filled database that a test may write to."""
-    return postgres.create_database("copy", template=filled)
-
-
-@pytest.fixture
-def pg_reader(filled: str) -> Iterator[ChainReader]:
-    reader = open_store(filled, "read")
-    yield reader
-    reader.close()
 
 
 def test_answers_equal_the_sqlite_stores(pg_reader: ChainReader, reader: ChainReader, chain: SampleChain) -> None:
