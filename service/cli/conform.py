@@ -13,6 +13,7 @@ import sys
 
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.settings import ConformSettings, load_settings
+from nearrpc.nearcore.account_id import account_id_problem
 
 _FLAGS = ("max_requests", "rate", "timeout", "retries")
 
@@ -30,6 +31,10 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if url.scheme not in ("http", "https") or not url.host:
         print(f"nearrpc conform: {args.url!r}: expected an http:// or https:// URL", file=sys.stderr)
+        return 2
+    problem = None if args.account is None else account_id_problem(args.account)
+    if problem is not None:
+        print(f"nearrpc conform: --account {args.account!r} is not a NEAR account id: {problem}", file=sys.stderr)
         return 2
     limits = Limits(settings.max_requests, settings.rate, settings.timeout, settings.retries)
     try:

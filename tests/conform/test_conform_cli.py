@@ -120,6 +120,16 @@ def _closed_port() -> int:
         return port
 
 
+def test_an_account_that_is_no_account_id_is_refused_before_any_request() -> None:
+    # the endpoint is not asked (nothing listens there): the flag is wrong, not the endpoint
+    done = nearrpc("conform", f"http://127.0.0.1:{_closed_port()}", "--account", "BAD!", timeout=60)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "nearrpc conform: --account 'BAD!' is not a NEAR account id: "
+        "the Account ID contains an invalid character 'B' at index 0\n"
+    )
+
+
 def test_an_endpoint_that_is_not_there_is_one_line() -> None:
     done = nearrpc("conform", f"http://127.0.0.1:{_closed_port()}", "--retries", "0", timeout=60)
     assert done.returncode == 2
