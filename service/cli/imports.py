@@ -88,10 +88,6 @@ def _run_rpc(args: argparse.Namespace) -> None:
     from nearrpc.ingest.rpc_client import RetryPolicy
 
     settings = load_settings(RecorderSettings, given(args, *_RECORDER_FLAGS))
-    if args.from_height < 0:
-        raise IngestError("--from-height must not be negative")
-    if not args.url.startswith(("http://", "https://")):
-        raise IngestError(f"--url {args.url!r}: expected an http:// or https:// URL")
     recording = Recording(
         url=args.url, store=settings.store, from_height=args.from_height, to_height=args.to_height,
         accounts=_accounts(args.accounts), concurrency=settings.concurrency, batch_heights=settings.batch_heights,
@@ -101,6 +97,23 @@ def _run_rpc(args: argparse.Namespace) -> None:
     total = args.to_height - args.from_height + 1
     summary = record(recording, _progress("recording", max(total, 0), "heights"))
     _print(describe(summary, recording))
+
+
+def _height(text: str) -> int:
+    """A block height flag: a non-negative integer (argparse turns the error into one line, exit 2)."""
+    try:
+        height = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if height < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative; heights start at 0")
+    return height
+
+
+def _node_url(text: str) -> str:
+    if not text.startswith(("http://", "https://")):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected an http:// or https:// URL")
+    return text
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -170,9 +183,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "every epoch met and the states of chosen accounts at those blocks from a NEAR JSON-RPC endpoint. "
         "Batches of heights land one by one; a re-run of the same command continues after the last one.",
     )
-    rpc.add_argument("--url", required=True, help="the node's JSON-RPC URL")
-    rpc.add_argument("--from-height", type=int, required=True, help="first height to record")
-    rpc.add_argument("--to-height", type=int, required=True, help="last height to record (at most the node's "
+    rpc.add_argument("--url", type=_node_url, required=True, help="the node's JSON-RPC URL")
+    rpc.add_argument("--from-height", type=_height, required=True, help="first height to record")
+    rpc.add_argument("--to-height", type=_height, required=True, help="last height to record (at most the node's "
                      "final block)")
     rpc.add_argument("--accounts", help="comma-separated account ids whose state to record at every block")
     for field in _RECORDER_FLAGS[2:]:

@@ -160,7 +160,13 @@ def test_help_shows_each_settings_variable_and_default() -> None:
          "nearrpc serve: argument --log-format: invalid choice: 'xml' (choose from 'text', 'json') "
          "(see nearrpc serve --help)"),
         (("import", "rpc", "--from-height", "x"),
-         "nearrpc import rpc: argument --from-height: invalid int value: 'x' (see nearrpc import rpc --help)"),
+         "nearrpc import rpc: argument --from-height: 'x' is not an integer (see nearrpc import rpc --help)"),
+        (("import", "rpc", "--url", "http://127.0.0.1:9", "--from-height", "-5", "--to-height", "3"),
+         "nearrpc import rpc: argument --from-height: '-5' is negative; heights start at 0 "
+         "(see nearrpc import rpc --help)"),
+        (("import", "rpc", "--url", "htp://127.0.0.1:9", "--from-height", "0", "--to-height", "3"),
+         "nearrpc import rpc: argument --url: 'htp://127.0.0.1:9': expected an http:// or https:// URL "
+         "(see nearrpc import rpc --help)"),
         (("store", "copy", "only-one"),
          "nearrpc store copy: the following arguments are required: DESTINATION (see nearrpc store copy --help)"),
         ((), "nearrpc: the following arguments are required: COMMAND (see nearrpc --help)"),
