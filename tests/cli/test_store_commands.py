@@ -11,6 +11,7 @@ import pytest
 from nearrpc.sample import build_sample_store
 from nearrpc.store import open_store
 from tests.store.sqlite_files import dump as sqlite_dump
+from tests.store.sqlite_files import genesis_config_of
 from tests.support.cli import nearrpc
 from tests.support.live_server import free_port
 from tests.support.postgres import PostgresServer, dump
@@ -49,10 +50,7 @@ def test_copy_prints_what_it_copied(postgres: PostgresServer, sample: Path, tmp_
 
 
 def test_copy_refusals_are_one_line(postgres: PostgresServer, sample: Path, tmp_path: Path) -> None:
-    reader = open_store(sample, "read")
-    genesis = reader.genesis_config_json()
-    reader.close()
-    assert genesis is not None
+    genesis = genesis_config_of(sample)
     url = postgres.create_database()
     with open_store(url, "write") as writer, writer.batch() as batch:
         batch.put_genesis_config(genesis.replace(b'"chain_id":"nearrpc-localnet"', b'"chain_id":"elsewhere"'))
@@ -97,10 +95,7 @@ def test_an_import_waits_for_another_writer_as_long_as_store_timeout(
 ) -> None:
     """Writers of one database take turns; an import that finds another writer's batch open
     waits --store-timeout (or NEARRPC_STORE_TIMEOUT) for it, then gives up in one line."""
-    reader = open_store(sample, "read")
-    genesis = reader.genesis_config_json()
-    reader.close()
-    assert genesis is not None
+    genesis = genesis_config_of(sample)
     items = tmp_path / "genesis.json"
     items.write_bytes(genesis)
     url = postgres.create_database()

@@ -1,11 +1,13 @@
 """SQLite store files as tests see them from outside the store package: their committed rows,
-for before/after comparisons, and deliberate damage."""
+for before/after comparisons, deliberate damage, and what to import elsewhere."""
 
 from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
 from typing import Any
+
+from nearrpc.store import open_store
 
 
 def dump(path: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -46,3 +48,14 @@ def drop_tables(path: Path, *tables: str) -> None:
         conn.executescript("".join(f"DROP TABLE {table};" for table in tables))
     finally:
         conn.close()
+
+
+def genesis_config_of(path: Path) -> bytes:
+    """The genesis config a store holds (the sample's, say, to import elsewhere)."""
+    reader = open_store(path, "read")
+    try:
+        genesis = reader.genesis_config_json()
+    finally:
+        reader.close()
+    assert genesis is not None, f"{path} holds no genesis config"
+    return genesis

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from nearrpc.store import open_store
+from tests.store.sqlite_files import genesis_config_of
 from tests.support.cli import nearrpc
 from tests.support.debian import PackageUnavailable, ensure_package
 from tests.support.postgres import PostgresServer, debian_postgres_bin, dump, start_server, stop_server
@@ -51,10 +51,7 @@ def test_debian_postgresql_holds_and_serves_a_store(
         assert debian_postgres.password not in done.stdout + done.stderr
     assert "integrity check ok" in done.stdout
     # an import creates its store on a new database as well
-    reader = open_store(sample_store, "read")
-    genesis = reader.genesis_config_json()
-    reader.close()
-    assert genesis is not None
+    genesis = genesis_config_of(sample_store)
     genesis_file = tmp_path / "genesis_config.json"
     genesis_file.write_bytes(genesis)
     imported = debian_postgres.create_database()
