@@ -26,7 +26,7 @@ _ERROR_PREFIX = "nearrpc import: error:"
 _STORE_HELP = "store to import into; created when missing (the store `nearrpc serve` uses)"
 
 
-def _store_options(parser: argparse.ArgumentParser, cls: type[StoreSettings]) -> None:
+def _add_store_flags(parser: argparse.ArgumentParser, cls: type[StoreSettings]) -> None:
     add_setting(parser, cls, "store", help_text=_STORE_HELP)
     add_setting(parser, cls, "store_timeout")
 
@@ -163,7 +163,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                          "nearcore's genesis_records_file)")
     genesis.add_argument("--client-config", type=Path, help="a saved client_config result (bare or a "
                          "JSON-RPC response); without one, client_config answers INTERNAL_ERROR")
-    _store_options(genesis, StoreSettings)
+    _add_store_flags(genesis, StoreSettings)
     genesis.set_defaults(run=_run_genesis)
 
     blocks = sources.add_parser(
@@ -174,7 +174,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "are told apart by shape. Blocks are served back byte for byte as given.",
     )
     blocks.add_argument("path", type=Path, help="a .json/.jsonl file or a folder of them")
-    _store_options(blocks, StoreSettings)
+    _add_store_flags(blocks, StoreSettings)
     blocks.set_defaults(run=_run_blocks)
 
     rpc = sources.add_parser(
@@ -190,5 +190,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     rpc.add_argument("--accounts", help="comma-separated account ids whose state to record at every block")
     for field in _RECORDER_FLAGS[2:]:
         add_setting(rpc, RecorderSettings, field)
-    _store_options(rpc, RecorderSettings)
+    _add_store_flags(rpc, RecorderSettings)
     rpc.set_defaults(run=_run_rpc)

@@ -103,8 +103,10 @@ VERSION_CHECK_SECONDS: Final = 0.001  # how old a serving reader's change counte
 # An SQLite store is its file plus, at times, these companions.
 _SIDE_FILES: Final = ("-wal", "-shm", "-journal")
 
+# Where a put looks first: whether its row is new (to count it), and for a block the height
+# its hash is stored at (a hash never moves to another height).
+_STORED_BLOCK_HEIGHT: Final = "SELECT height FROM blocks WHERE hash = ?"
 _EXISTS: Final = {
-    "blocks": "SELECT height FROM blocks WHERE hash = ?",
     "epochs": "SELECT 1 FROM epochs WHERE epoch_id = ?",
     "account_states": "SELECT 1 FROM account_states WHERE account_id = ? AND height = ?",
 }
@@ -236,7 +238,7 @@ class SqliteWriteBatch(SqlWriteBatch):
 
     def put_block(self, block: StoredBlock, *, canonical: bool = True) -> None:
         data = checks.check_block(block, validate=self._validate)
-        stored = self._execute(_EXISTS["blocks"], (block.hash,)).fetchone()
+        stored = self._execute(_STORED_BLOCK_HEIGHT, (block.hash,)).fetchone()
         if stored is None:
             self._added["blocks"] += 1
         elif stored[0] != block.height:
