@@ -7,13 +7,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+from tests.support.serve_process import wait_until_serving
 
 
 def free_port() -> int:
@@ -40,15 +39,16 @@ def running_server(
     command: list[str] | None = None,
     cwd: Path | None = None,
 ) -> Iterator[LiveServer]:
-    """`nearrpc serve` (or `command serve`, e.g. an installed script) on `store`."""
-    port = free_port()
+    """`nearrpc serve` (or `command serve`, e.g. an installed script) on `store`, on a port the
+    server picks itself (`--port 0`: a port picked here could be taken by a parallel test before
+    the server binds it), read off its start-up line."""
     command = [
         *(command or [sys.executable, "-m", "nearrpc"]),
         "serve",
         "--host",
         "127.0.0.1",
         "--port",
-        str(port),
+        "0",
         "--store",
         str(store),
         "--log-level",
@@ -60,22 +60,8 @@ def running_server(
         process = subprocess.Popen(
             command, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
         )
-        url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + startup_seconds
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"nearrpc serve exited with {process.returncode}:\n{log.read_text()}")
-                try:
-                    if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"nearrpc serve did not answer /health in {startup_seconds} s:\n{log.read_text()}"
-                    )
-                time.sleep(0.1)
+            url, _ = wait_until_serving(process, log, startup_seconds)
             yield LiveServer(url, store, log, process.pid)
         finally:
             _signal_group(process.pid, signal.SIGTERM)  # a test may have killed it already

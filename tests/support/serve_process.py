@@ -50,6 +50,30 @@ def _environment(env: dict[str, str] | None) -> dict[str, str]:
     return {**clean, **(env or {})}
 
 
+def wait_until_serving(process: subprocess.Popen[bytes], log: Path, startup_seconds: float) -> tuple[str, str]:
+    """The URL (without the final slash) and start-up line of a `nearrpc serve` started with
+    `--port 0` that writes its log to `log`, once it answers /health."""
+    deadline = time.monotonic() + startup_seconds
+    url = line = None
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"nearrpc serve exited with {process.returncode}:\n{log.read_text()}")
+        if url is None:
+            for text in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                found = STARTED.search(message_of(text))
+                if found:
+                    url, line = found["url"], text
+        if url is not None and line is not None:
+            try:
+                if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
+                    return url, line
+            except httpx.TransportError:
+                pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"nearrpc serve did not start in {startup_seconds} s:\n{log.read_text()}")
+        time.sleep(0.1)
+
+
 @contextmanager
 def serving(
     *args: str | Path,
@@ -65,26 +89,7 @@ def serving(
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=cwd, env=_environment(env),
                                    start_new_session=True)
     try:
-        deadline = time.monotonic() + startup_seconds
-        url = line = None
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"nearrpc serve exited with {process.returncode}:\n{log.read_text()}")
-            if url is None:
-                for text in log.read_text(encoding="utf-8", errors="replace").splitlines():
-                    found = STARTED.search(message_of(text))
-                    if found:
-                        url, line = found["url"], text
-            if url is not None:
-                try:
-                    if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"nearrpc serve did not start in {startup_seconds} s:\n{log.read_text()}")
-            time.sleep(0.1)
-        assert line is not None
+        url, line = wait_until_serving(process, log, startup_seconds)
         yield Served(url, log, line, process.pid)
     finally:
         with contextlib.suppress(ProcessLookupError):  # a test may have ended it already
