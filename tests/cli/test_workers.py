@@ -37,6 +37,16 @@ def _workers_started(served: Served, count: int) -> None:
         time.sleep(0.1)
 
 
+def _access_records(served: Served, count: int) -> list[dict[str, str]]:
+    """The JSON log records once `count` access lines are in (a worker logs after it answers)."""
+    deadline = time.monotonic() + 10
+    while True:
+        records = [json.loads(line) for line in served.log_lines() if line.startswith("{")]
+        if sum(record["logger"] == "uvicorn.access" for record in records) >= count or time.monotonic() > deadline:
+            return records
+        time.sleep(0.02)
+
+
 def _burst(url: str) -> None:
     """Open every connection at once (as a load generator does), then send one request on each."""
     address = urlsplit(url)
@@ -66,8 +76,7 @@ def test_a_burst_of_connections_reaches_every_worker(sample_store: Path, tmp_pat
     with serving(*args, log=tmp_path / "serve.log") as served:
         _workers_started(served, 2)
         _burst(served.url)
-        time.sleep(0.5)  # the access log lines of the last answers
-        records = [json.loads(line) for line in served.log_lines() if line.startswith("{")]
+        records = _access_records(served, CONNECTIONS)
     # the access log names the client's address:port, one per connection, and the worker's pid
     connections = {
         (match["client"], record["pid"])
