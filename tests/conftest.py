@@ -63,6 +63,27 @@ def http(server: LiveServer) -> Iterator[httpx.Client]:
         yield client
 
 
+def _minutes(item: pytest.Item) -> float:
+    marker = item.get_closest_marker("long")
+    return float(marker.args[0]) if marker is not None else 0.0
+
+
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the tests by their parametrized fixtures
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked `long` first, longest first, each followed by one short test.
+
+    xdist (`--dist load --maxschedchunk 2`, pyproject.toml) hands tests out two at a time, in
+    this order, to whichever worker runs low. So the long tests start at once on different
+    workers, none of them waits behind another (the test queued behind it is a short one), and
+    the short tests fill in around them. Collected in file order, the long tests had started
+    late or two to a worker, and the run waited for them.
+    """
+    long = sorted((item for item in items if _minutes(item) > 0), key=_minutes, reverse=True)
+    short = [item for item in items if _minutes(item) == 0]
+    paired = [test for pair in zip(long, short, strict=False) for test in pair]
+    items[:] = paired + long[len(paired) // 2 :] + short[len(paired) // 2 :]
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> Iterator[None]:
     """Print what tests left as ("terminal_summary", text) user properties, at the very end.

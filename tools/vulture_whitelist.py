@@ -14,6 +14,7 @@ identifier  # read by the Jinja2 templates in tools/templates
 yaml_implicit_resolvers  # PyYAML loader class attribute
 pytestmark  # pytest module marks
 pytest_terminal_summary  # pytest hook
+pytest_collection_modifyitems  # pytest hook (tests/conftest.py: long tests first)
 map_case  # schemathesis hook
 _http_client  # pytest fixture
 disable_nagle_algorithm  # http.server handler attribute

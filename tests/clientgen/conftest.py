@@ -16,12 +16,15 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from filelock import FileLock
 
 from tests.conftest import REPO
+from tests.support.debian import ensure_package
 from tests.support.live_server import LiveServer, running_server
 from tests.support.stores import create_empty_store
 
@@ -87,13 +90,8 @@ def empty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServe
 
 def _ensure_node() -> None:
     """node and npm, installed from the system's packages when missing (as .ci/run does)."""
-    if shutil.which("node") and shutil.which("npm"):
-        return
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.fail("node and npm are needed for the TypeScript client test: install nodejs and npm", pytrace=False)
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "nodejs", "npm"]):
-        done = _run(command, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-        assert done.returncode == 0, done.stdout + done.stderr
+    for package, program in (("nodejs", "node"), ("npm", "npm")):
+        ensure_package(package, partial(shutil.which, program))
 
 
 @pytest.fixture(scope="session")
@@ -103,14 +101,20 @@ def node_tools() -> Path:
     lock = (HERE / "package-lock.json").read_bytes()
     target = NPM_CACHE / f"clientgen-npm-{hashlib.sha256(lock).hexdigest()[:16]}"
     bin_dir = target / "node_modules" / ".bin"
-    if not (bin_dir / "tsc").exists():
-        staging = NPM_CACHE / f"{target.name}.partial-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        staging.mkdir(parents=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(HERE / name, staging / name)
-        done = _run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=staging)
-        assert done.returncode == 0, done.stdout + done.stderr
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)  # whole or not at all
+    NPM_CACHE.mkdir(exist_ok=True)
+    with FileLock(NPM_CACHE / f"{target.name}.lock"):  # parallel workers: one installs, the others wait
+        if not (bin_dir / "tsc").exists():
+            _npm_ci(target)
     return bin_dir
+
+
+def _npm_ci(target: Path) -> None:
+    staging = NPM_CACHE / f"{target.name}.partial-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(HERE / name, staging / name)
+    done = _run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=staging)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)  # whole or not at all

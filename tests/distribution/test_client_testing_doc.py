@@ -7,6 +7,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.distribution.venvs import run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,6 +29,7 @@ def _client_tests() -> str:
     return str(tests[0])
 
 
+@pytest.mark.long(0.5)  # builds the wheel and a venv
 def test_the_documented_client_test_passes_in_a_fresh_venv(installed: Path, tmp_path: Path) -> None:
     run(installed / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check", _pytest_pin(),
         cwd=tmp_path)

@@ -36,6 +36,7 @@ def test_the_docs_page_assets_come_from_the_server(http: httpx.Client) -> None:
     assert "://" not in page.text.replace("http://127.0.0.1", "")  # no absolute URL to elsewhere
 
 
+@pytest.mark.long(0.3)  # a browser's first start
 def test_try_it_out_of_block_in_a_real_browser(
     server: LiveServer, record_property: Callable[[str, object], None]
 ) -> None:

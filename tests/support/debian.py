@@ -9,6 +9,8 @@ import subprocess
 from collections.abc import Callable
 from typing import TypeVar
 
+from tests.support.once import machine_lock
+
 Found = TypeVar("Found")
 
 
@@ -19,6 +21,14 @@ class PackageUnavailable(RuntimeError):
 def ensure_package(package: str, find: Callable[[], Found | None]) -> Found:
     """What `find` finds, after `apt-get install package` when it finds nothing at first."""
     found = find()
+    if found is not None:
+        return found
+    with machine_lock("apt-get"):  # apt-get refuses to run beside another; parallel workers wait
+        return _install(package, find)
+
+
+def _install(package: str, find: Callable[[], Found | None]) -> Found:
+    found = find()  # another worker may have installed it while this one waited
     if found is not None:
         return found
     if os.geteuid() != 0 or shutil.which("apt-get") is None:

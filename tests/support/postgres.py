@@ -29,6 +29,7 @@ with warnings.catch_warnings():
     from pgserver.utils import ensure_folder_permissions, ensure_prefix_permissions, ensure_user_exists
 
 from tests.support.live_server import free_port
+from tests.support.once import machine_lock
 
 SYSTEM_USER = "pgserver"
 SUPERUSER = "postgres"
@@ -128,7 +129,8 @@ def start_server(bin_dir: Path = POSTGRES_BIN_PATH) -> PostgresServer:
     pwfile = folder / "pwfile"
     pwfile.write_text(server.password + "\n")
     if user is not None:
-        entry = ensure_user_exists(user)
+        with machine_lock("pgserver-user"):  # parallel workers would race to useradd it
+            entry = ensure_user_exists(user)
         assert entry is not None
         ensure_prefix_permissions(server.data)
         if bin_dir == POSTGRES_BIN_PATH:  # opened up for the server's user, as the wheel itself does
