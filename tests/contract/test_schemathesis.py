@@ -1,8 +1,9 @@
 """Contract test: the schemathesis CLI against the real server, for every operation of the spec.
 
 Two passes of `schemathesis run spec/openapi.json` as subprocesses over HTTP against
-`nearrpc serve` on 127.0.0.1 (a fresh sample store), each with a fixed seed and no example
-database, so a run is reproducible, and each capped by `timeout`:
+`nearrpc serve` on 127.0.0.1 (the suite's server over the sample store, tests/conftest.py),
+each with a fixed seed and no example database, so a run is reproducible, and each capped by
+`timeout`:
 
 * the steered pass: the configuration tests/contract/schemathesis.toml and the hooks
   tests/contract/hooks.py, which steer cases towards the stored blocks and accounts, with many
@@ -157,10 +158,10 @@ def run_and_check(
 @pytest.mark.live
 @pytest.mark.long(2.5)
 def test_schemathesis_finds_no_failure(
-    contract_server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
+    server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """The steered pass: this project's configuration and hooks, many examples."""
-    options = ["--config-file", str(CONFIG), "run", str(SPEC), "--url", contract_server.url, "--mode", "all"]
+    options = ["--config-file", str(CONFIG), "run", str(SPEC), "--url", server.url, "--mode", "all"]
     run_and_check(
         request,
         tmp_path,
@@ -174,14 +175,14 @@ def test_schemathesis_finds_no_failure(
 
 @pytest.mark.live
 @pytest.mark.long(3)
-@pytest.mark.parametrize("contract_server", ["sqlite"], indirect=True)  # the spec's pass: one backend is enough
+@pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # the spec's pass: one backend is enough
 def test_plain_schemathesis_finds_no_failure(
-    contract_server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
+    server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """The plain pass: the spec, no hooks, schemathesis' defaults but for the repository's own
     schemathesis.toml (passed explicitly, so the run writes nothing into the checkout)."""
     options = [
-        "--config-file", str(ROOT_CONFIG), "run", str(SPEC), "--url", contract_server.url,
+        "--config-file", str(ROOT_CONFIG), "run", str(SPEC), "--url", server.url,
         "--checks", "all", "--mode", "all", "--phases", "examples,coverage,fuzzing",
     ]  # fmt: skip
     run_and_check(

@@ -12,7 +12,6 @@ import httpx
 import orjson
 import pytest
 
-from nearrpc.sample import build_sample_store
 from tests.store.sqlite_files import contents
 from tests.support.live_server import LiveServer, running_server
 
@@ -56,14 +55,6 @@ def error_cause(url: str, method: str, params: Any) -> str:
     _, content = call(url, method, params)
     error = orjson.loads(content)["error"]
     return str(error["cause"]["name"])
-
-
-@pytest.fixture(scope="session")
-def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample chain's store. Do not modify."""
-    path = tmp_path_factory.mktemp("sample") / "sample.sqlite"
-    build_sample_store(path)
-    return path
 
 
 @pytest.fixture(scope="session")
