@@ -36,7 +36,7 @@ def add_docs_page(app: FastAPI) -> None:
     app.mount(ASSETS_PATH, StaticFiles(directory=str(assets)), name="docs-assets")
     title = f"{spec_document()['info']['title']} - Swagger UI"
 
-    @app.get("/docs", include_in_schema=False)
+    @app.api_route("/docs", methods=["GET", "HEAD"], include_in_schema=False)
     async def swagger_ui(request: Request) -> Response:
         root = request.scope.get("root_path", "").rstrip("/")
         page = get_swagger_ui_html(
@@ -50,6 +50,6 @@ def add_docs_page(app: FastAPI) -> None:
         page.headers["Content-Security-Policy"] = _CSP
         return page
 
-    @app.get("/redoc", include_in_schema=False)
+    @app.api_route("/redoc", methods=["GET", "HEAD"], include_in_schema=False)
     async def redoc(request: Request) -> Response:
         return RedirectResponse(f"{request.scope.get('root_path', '').rstrip('/')}/docs")

@@ -49,7 +49,7 @@ def ops_router(reader: ServingReader, *, rpc_addr: str | None, metrics: bool) ->
         store_gauges = StoreCollector(reader)
         registry = scrape_registry(store_gauges)
 
-        @router.get("/metrics", include_in_schema=False)
+        @router.api_route("/metrics", methods=["GET", "HEAD"], include_in_schema=False)
         async def prometheus_metrics() -> Response:
             await store_gauges.read()  # the store's figures now; the registry renders them
             return metrics_response(registry)
