@@ -19,7 +19,6 @@ from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.settings import StoreSettings, load_settings
 from nearrpc.store import StoreCheck, StoreError, StoreInfo, StoreNotFoundError, describe_location, open_store
 
-_ERROR_PREFIX = "nearrpc store: error:"
 _CHECK_PREFIX = "nearrpc store check:"
 
 
@@ -163,16 +162,17 @@ def _add_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def _run(args: argparse.Namespace) -> int:
+    prefix = f"nearrpc store {args.action}:"  # as every command says it: `nearrpc <command>: <what>`
     try:
         code: int | None = args.run(args)
     except KeyboardInterrupt:
-        print(f"\n{_ERROR_PREFIX} interrupted; the destination is as it was", file=sys.stderr)
+        print(f"\n{prefix} interrupted; the destination is as it was", file=sys.stderr)
         return 130
     except StoreError as exc:
-        print(f"{_ERROR_PREFIX} {_one_line(str(exc))}", file=sys.stderr)
+        print(f"{prefix} {_one_line(str(exc))}", file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"{_ERROR_PREFIX} {exc.strerror or exc}", file=sys.stderr)
+        print(f"{prefix} {exc.strerror or exc}", file=sys.stderr)
         return 1
     return code or 0
 

@@ -66,7 +66,7 @@ def test_copy_refusals_are_one_line(postgres: PostgresServer, sample: Path, tmp_
     for (source, destination), message in cases:
         done = nearrpc("store", "copy", source, destination)
         assert done.returncode == 1, done
-        assert done.stderr.startswith("nearrpc store: error: ") and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith("nearrpc store copy: ") and done.stderr.count("\n") == 1, done.stderr
         assert message in done.stderr and "s3cret" not in done.stderr and postgres.password not in done.stderr
 
 
