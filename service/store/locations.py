@@ -99,7 +99,7 @@ def open_store(
         return sqlite.SqliteServingReader(sqlite.open_reader(path))
     if mode == "read":
         return sqlite.open_reader(path)
-    return sqlite.open_writer(path, replace=mode == "replace")
+    return sqlite.open_writer(path, replace=mode == "replace", wait_seconds=(options or StoreOptions()).timeout)
 
 
 def _open_postgres(url: str, mode: StoreMode, options: StoreOptions) -> ServingReader | ChainReader | ChainWriter:

@@ -47,6 +47,7 @@ from nearrpc.store.base import (
     StoreVersion,
     WriteBatch,
 )
+from nearrpc.store.file_creation import CreationLock, publish
 from nearrpc.store.layout import BLOCK_COLUMNS, COUNTERS, EPOCH_COLUMNS, VERSION_KEYS, version_from_rows
 from nearrpc.store.sql import MAX_PROBLEMS, SqlChainReader, SqlWriteBatch
 
@@ -378,10 +379,12 @@ class SqliteChainWriter:
     store (renamed over the target) once the first batch has committed.
     """
 
-    def __init__(self, target: Path, *, replace: bool) -> None:
+    def __init__(self, target: Path, *, replace: bool, wait_seconds: float) -> None:
         _refuse_a_non_file(target)
         self._target = target
+        self._replace = replace
         self._staging: Path | None = None
+        self._creation: CreationLock | None = None
         if target.is_file() and not replace:
             conn = _open_for_writing(target)
         else:
@@ -389,10 +392,29 @@ class SqliteChainWriter:
                 target.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create store {target}: {exc.strerror or exc}") from exc
-            self._staging = staging_path(target)
-            conn = _create(self._staging)
+            # another process may be creating this store: wait for it (file_creation.py)
+            self._creation = CreationLock(target, wait_seconds)
+            try:
+                conn = self._open_after_waiting()
+            except BaseException:
+                self._release_creation()
+                raise
         self._connection = _Connection(conn)
         self._in_batch = False
+        self._closed = False
+
+    def _open_after_waiting(self) -> sqlite3.Connection:
+        """The store the writer that held the lock created, or a new staging store."""
+        if self._target.is_file() and not self._replace:
+            self._release_creation()
+            return _open_for_writing(self._target)
+        self._staging = staging_path(self._target)
+        return _create(self._staging)
+
+    def _release_creation(self) -> None:
+        if self._creation is not None:
+            self._creation.release()
+            self._creation = None
 
     @property
     def _conn(self) -> sqlite3.Connection:
@@ -437,15 +459,19 @@ class SqliteChainWriter:
     def _promote(self, staging: Path) -> None:
         """Move the staging store into place, then go on writing there."""
         self._conn.close()
+        self._closed = True  # until the store in place is open: close() has nothing to fold back
         try:
             _fsync(staging)
-            os.replace(staging, self._target)
+            publish(staging, self._target, replace=self._replace)
             _fsync(self._target.parent)
         except OSError as exc:
-            _remove_store_files(staging)
             raise StoreError(f"cannot move the new store into place at {self._target}: {exc.strerror or exc}") from exc
-        self._staging = None
+        finally:
+            self._staging = None
+            _remove_store_files(staging)  # what is left of it when publishing failed
+            self._release_creation()
         self._connection.conn = _open_for_writing(self._target)
+        self._closed = False
 
     def batch(self, *, validate: bool = True) -> AbstractContextManager[WriteBatch]:
         return self._transaction(validate)
@@ -454,9 +480,12 @@ class SqliteChainWriter:
         return SqliteChainReader(self._connection, self._target, owns_connection=False)
 
     def close(self) -> None:
+        if self._closed:
+            return
         if self._staging is not None:  # nothing was committed: no store appears
             self._conn.close()
             _remove_store_files(self._staging)
+            self._release_creation()
             return
         try:
             # One file again, readable from a folder the reader cannot write to (no -wal/-shm).
@@ -581,7 +610,8 @@ def open_reader(path: Path) -> SqliteChainReader:
     return SqliteChainReader(_Connection(conn), path, owns_connection=True)
 
 
-def open_writer(path: Path, *, replace: bool = False) -> SqliteChainWriter:
+def open_writer(path: Path, *, replace: bool = False, wait_seconds: float = 5.0) -> SqliteChainWriter:
     """A writer on the store at `path`; a new store there (or, with `replace`, one that
-    replaces the current one) appears with the first committed batch."""
-    return SqliteChainWriter(path, replace=replace)
+    replaces the current one) appears with the first committed batch. `wait_seconds`: how long
+    to wait for another process that is creating the same store."""
+    return SqliteChainWriter(path, replace=replace, wait_seconds=wait_seconds)

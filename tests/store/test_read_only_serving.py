@@ -158,6 +158,6 @@ def test_the_sample_into_a_read_only_folder_is_one_line(tmp_path: Path) -> None:
     done = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stdout) == (1, ""), done
     assert done.stderr == (
-        f"nearrpc sample: cannot create store {folder / '.new.sqlite.building'}: Read-only file system\n"
+        f"nearrpc sample: cannot create store {folder / 'new.sqlite'}: Read-only file system\n"
     )
     assert list(folder.iterdir()) == []
