@@ -128,9 +128,15 @@ class StoreVersion:
     blocks: int
     epochs: int
     accounts: int
+    # Which store the counters belong to: a server that starts reading another one (a file
+    # replaced while served) bumps it, and then everything counts as changed, whatever the
+    # new store's counters say.
+    generation: int = 0
 
     def changed_since(self, earlier: StoreVersion) -> frozenset[str]:
         """The kinds written since `earlier` ("configs", "blocks", "epochs", "accounts")."""
+        if self.generation != earlier.generation:
+            return frozenset(STORE_KINDS)
         return frozenset(kind for kind in STORE_KINDS if getattr(self, kind) != getattr(earlier, kind))
 
 

@@ -96,7 +96,7 @@ def open_store(
         return _open_postgres(os.fspath(location), mode, options or StoreOptions())
     path = _sqlite_path(location)
     if mode == "serve":
-        return sqlite.SqliteServingReader(sqlite.open_reader(path))
+        return sqlite.open_serving_reader(path)
     if mode == "read":
         return sqlite.open_reader(path)
     return sqlite.open_writer(path, replace=mode == "replace", wait_seconds=(options or StoreOptions()).timeout)

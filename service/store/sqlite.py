@@ -25,6 +25,8 @@ Tables:
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
 import sqlite3
 import time
@@ -99,7 +101,10 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "next_block": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 AND height > ? ORDER BY height ASC LIMIT 1",
 }
 
+log = logging.getLogger("nearrpc.store")
+
 VERSION_CHECK_SECONDS: Final = 0.001  # how old a serving reader's change counters may be
+FILE_CHECK_SECONDS: Final = 0.25  # how soon a serving reader notices its file was replaced
 
 # An SQLite store is its file plus, at times, these companions.
 _SIDE_FILES: Final = ("-wal", "-shm", "-journal")
@@ -512,16 +517,53 @@ class SqliteChainWriter:
 class SqliteServingReader:
     """`ServingReader` over an SQLite reader. SQLite lookups take microseconds and never wait on
     a network, so they run inline on the event loop (a thread hop would cost more).
-
     `version()` reads SQLite's data_version at most once per VERSION_CHECK_SECONDS: the pragma
     costs about 4 us, a tenth of a whole request, and the server asks before every request. An
     import's commit is thus seen by every request that starts a millisecond after it.
+
+    A store file replaced while served (`nearrpc sample --force`, a copy moved into place, a
+    restored backup) is another file at the same path, which data_version cannot see: at most
+    once per FILE_CHECK_SECONDS the path's identity (device, inode) is compared with the open
+    file's. A new file that opens as a store is served from then on, with a new generation in
+    the version, so everything cached is dropped; one that does not (or a path left empty)
+    leaves the open file served, and says why once in the log.
     """
 
-    def __init__(self, reader: SqliteChainReader) -> None:
+    def __init__(self, reader: SqliteChainReader, path: Path, identity: tuple[int, int]) -> None:
         self._reader = reader
+        self._path = path
+        self._identity = identity
+        self._generation = 0
         self._version_checked = -VERSION_CHECK_SECONDS
         self._version: StoreVersion | None = None
+        self._file_checked = time.monotonic()
+        self._not_followed: str | None = None  # why the file at the path is not served (logged once)
+
+    def _follow_a_replaced_file(self) -> None:
+        try:
+            identity = _file_identity(self._path)
+        except OSError as exc:
+            self._keep_serving(f"{self._path} cannot be read ({exc.strerror or exc})")
+            return
+        if identity == self._identity:
+            return
+        try:
+            reader = open_reader(self._path)
+            info = reader.info()
+        except StoreError as exc:
+            self._keep_serving(f"{self._path} was replaced by a file that cannot be served: {exc}")
+            return
+        previous, self._reader, self._identity = self._reader, reader, identity
+        self._generation += 1
+        self._version, self._not_followed = None, None
+        previous.close()
+        log.warning("%s was replaced; serving the new file (chain %s, schema %s)", self._path, info.chain_id,
+                    info.schema_version)  # fmt: skip
+
+    def _keep_serving(self, why: str) -> None:
+        if why != self._not_followed:
+            log.error("%s; still serving the store as it was when opened", why)
+            self._not_followed = why
 
     async def genesis_config_json(self) -> bytes | None:
         return self._reader.genesis_config_json()
@@ -561,8 +603,11 @@ class SqliteServingReader:
 
     def version(self) -> StoreVersion:
         now = time.monotonic()
+        if now - self._file_checked >= FILE_CHECK_SECONDS:
+            self._file_checked = now
+            self._follow_a_replaced_file()
         if self._version is None or now - self._version_checked >= VERSION_CHECK_SECONDS:
-            self._version = self._reader.version()
+            self._version = dataclasses.replace(self._reader.version(), generation=self._generation)
             self._version_checked = now
         return self._version
 
@@ -608,6 +653,17 @@ def open_reader(path: Path) -> SqliteChainReader:
         conn.close()
         raise
     return SqliteChainReader(_Connection(conn), path, owns_connection=True)
+
+
+def _file_identity(path: Path) -> tuple[int, int]:
+    found = os.stat(path)
+    return found.st_dev, found.st_ino
+
+
+def open_serving_reader(path: Path) -> SqliteServingReader:
+    """The server's reader of the store at `path`, which follows a file replaced there."""
+    identity = _file_identity(path) if path.is_file() else (0, 0)  # taken first: a later file is followed
+    return SqliteServingReader(open_reader(path), path, identity)
 
 
 def open_writer(path: Path, *, replace: bool = False, wait_seconds: float = 5.0) -> SqliteChainWriter:
