@@ -33,8 +33,10 @@ def mask_url(location: str) -> str:
 def _parts(location: str) -> dict[str, str]:
     try:
         return {key: str(value) for key, value in conninfo_to_dict(location).items() if value is not None}
-    except psycopg.Error as exc:  # a malformed URL: psycopg's message quotes it, so it is not repeated
-        raise StoreError(f"not a usable PostgreSQL URL {mask_url(location)}: {type(exc).__name__}") from None
+    except psycopg.Error as exc:
+        # psycopg's reason ends by quoting the URL, password and all: keep the reason only
+        reason = str(exc).strip().split(': "', 1)[0].replace(location, mask_url(location)) or "malformed"
+        raise StoreError(f"not a usable PostgreSQL URL {mask_url(location)}: {reason}") from None
 
 
 def describe_target(location: str) -> str:
