@@ -1,8 +1,8 @@
 """The `nearrpc import` command group: genesis, blocks, rpc.
 
 Heavy modules (ijson, httpx) are imported when a command runs, not when the parser is built.
-Failures print one line (`nearrpc import: error: ...`) and exit 1; an interrupted import exits
-130. Neither leaves a partial batch in the store.
+Failures print one line (`nearrpc import <source>: ...`) with the exit code cli/refusals.py
+gives; an interrupted import exits 130. Neither leaves a partial batch in the store.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING
 
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.logs import configure_logging
+from nearrpc.cli.refusals import FAILED, INTERRUPTED, command_path, exit_code, refuse
 from nearrpc.cli.settings import ImportLogSettings, RecorderSettings, StoreSettings, load_settings
-from nearrpc.ingest.errors import IngestError, one_line
+from nearrpc.ingest.errors import ImportRequestError, IngestError
 from nearrpc.nearcore.account_id import account_id_problem
 from nearrpc.store import StoreError
 
 if TYPE_CHECKING:
     from nearrpc.ingest.progress import Progress
 
-_ERROR_PREFIX = "nearrpc import: error:"
 _STORE_HELP = "store to import into; created when missing (the store `nearrpc serve` uses)"
 
 
@@ -79,7 +79,7 @@ def _accounts(text: str | None) -> tuple[str, ...]:
     for account in accounts:
         problem = account_id_problem(account)
         if problem is not None:
-            raise IngestError(f"--accounts: {account!r} is not a NEAR account id: {problem}")
+            raise ImportRequestError(f"--accounts: {account!r} is not a NEAR account id: {problem}")
     return accounts
 
 
@@ -120,19 +120,21 @@ def _run(args: argparse.Namespace) -> int:
     """Run the chosen import; turn every expected failure into one line and an exit code."""
     logs = load_settings(ImportLogSettings, {})
     configure_logging(logs.log_level, logs.log_format)
+    command = command_path(args)
     try:
         args.run(args)
     except KeyboardInterrupt:
-        print(f"\n{_ERROR_PREFIX} interrupted; the batch in progress was not stored (import rpc: the same "
-              "command continues after the last stored batch)", file=sys.stderr)
-        return 130
+        print(file=sys.stderr)
+        refuse(command, "interrupted; the batch in progress was not stored (import rpc: the same command "
+               "continues after the last stored batch)")
+        return INTERRUPTED
     except (IngestError, StoreError) as exc:
-        print(f"{_ERROR_PREFIX} {one_line(str(exc))}", file=sys.stderr)
-        return 1
+        refuse(command, str(exc))
+        return exit_code(exc)
     except OSError as exc:
         name = f"{exc.filename}: " if exc.filename else ""
-        print(f"{_ERROR_PREFIX} {name}{exc.strerror or exc}", file=sys.stderr)
-        return 1
+        refuse(command, f"{name}{exc.strerror or exc}")
+        return FAILED
     return 0
 
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import NoReturn, cast
 
 from nearrpc.cli import conform, imports, sample, serve, store
 from nearrpc.cli.proctitle import hide_passwords
+from nearrpc.cli.refusals import USAGE, command_path, refuse
 from nearrpc.cli.settings import SettingsError
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 
@@ -46,8 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.func(args)
     except SettingsError as exc:
-        print(f"nearrpc {args.command}: {exc}", file=sys.stderr)
-        return 2
+        refuse(command_path(args), str(exc))
+        return USAGE
     return code
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from nearrpc.cli.refusals import FAILED, USAGE, exit_code, refuse
 from nearrpc.store import StoreError, StoreNotFoundError, describe_location, open_store
 
 
@@ -19,20 +19,23 @@ def _exists(location: str) -> bool:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if not args.store.strip():
+        refuse("sample", "STORE is empty: name the SQLite file to write")
+        return USAGE
     if not args.force and _exists(args.store):
-        print(f"nearrpc: {describe_location(args.store)} exists (use --force to replace it)", file=sys.stderr)
-        return 1
+        refuse("sample", f"{describe_location(args.store)} exists (use --force to replace it)")
+        return USAGE
     from nearrpc.sample import build_sample_store
 
     try:
         build_sample_store(args.store)
     except StoreError as exc:
-        print(f"nearrpc sample: {exc}", file=sys.stderr)
-        return 1
+        refuse("sample", str(exc))
+        return exit_code(exc)
     except OSError as exc:  # e.g. a read-only file system where the file would be renamed into place
-        print(f"nearrpc sample: cannot write {args.store}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
-    print(f"nearrpc: wrote the sample chain to {describe_location(args.store)}")
+        refuse("sample", f"cannot write {args.store}: {exc.strerror or exc}")
+        return FAILED
+    print(f"nearrpc sample: wrote the sample chain to {describe_location(args.store)}")
     return 0
 
 

@@ -18,6 +18,7 @@ import os
 import socket
 import sys
 import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from nearrpc.cli.flags import add_setting, given
@@ -71,6 +72,13 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _make_folder_of(store: str) -> None:
+    try:
+        Path(store).parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Refused(f"cannot create store {store}: {exc.strerror or exc}") from None
+
+
 def _checked_store(settings: ServeSettings, build_sample: bool) -> StoreInfo:
     """The summary of a store that passed its quick check; builds the sample chain where asked
     (or at the default path) when no store is there."""
@@ -90,6 +98,8 @@ def _checked_store(settings: ServeSettings, build_sample: bool) -> StoreInfo:
         from nearrpc.sample import build_sample_store
 
         try:
+            if settings.store == DEFAULT_STORE:  # the documented default: its folder is ours to make
+                _make_folder_of(DEFAULT_STORE)
             build_sample_store(settings.store)
             reader = open_store(settings.store, "read", options)
         except StoreError as exc:

@@ -24,7 +24,9 @@ LogLevel = Literal["critical", "error", "warning", "info", "debug"]
 
 
 class StoreSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True, populate_by_name=True)
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="ignore", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
     store: str = Field(
         DEFAULT_STORE, min_length=1, description="the store: a path to an SQLite file or a postgresql:// URL"
@@ -47,7 +49,7 @@ class StoreSettings(BaseSettings):
 class LogSettings(BaseSettings):
     """How every command logs (imports read these from the environment only)."""
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True, allow_inf_nan=False)
 
     log_level: LogLevel = Field("info", description="log level")
     log_format: LogFormat = Field("text", description="log line format: text, or json (one object a line)")
@@ -106,7 +108,7 @@ class RecorderSettings(StoreSettings):
     """`nearrpc import rpc`: how hard to press the node."""
 
     model_config = SettingsConfigDict(
-        env_prefix=f"{ENV_PREFIX}RECORD_", extra="ignore", frozen=True, populate_by_name=True
+        env_prefix=f"{ENV_PREFIX}RECORD_", extra="ignore", frozen=True, populate_by_name=True, allow_inf_nan=False
     )
 
     store: str = Field(DEFAULT_STORE, min_length=1, validation_alias=f"{ENV_PREFIX}STORE")
@@ -120,7 +122,9 @@ class RecorderSettings(StoreSettings):
 class ConformSettings(BaseSettings):
     """`nearrpc conform`: how hard to press the endpoint under test."""
 
-    model_config = SettingsConfigDict(env_prefix=f"{ENV_PREFIX}CONFORM_", extra="ignore", frozen=True)
+    model_config = SettingsConfigDict(
+        env_prefix=f"{ENV_PREFIX}CONFORM_", extra="ignore", frozen=True, allow_inf_nan=False
+    )
 
     max_requests: int = Field(200, ge=1, le=100_000, description="requests at most, retries included")
     rate: float = Field(10.0, gt=0, le=1000, description="requests per second at most")

@@ -16,19 +16,15 @@ import sys
 import time
 
 from nearrpc.cli.flags import add_setting, given
+from nearrpc.cli.refusals import FAILED, INTERRUPTED, command_path, exit_code, refuse
 from nearrpc.cli.settings import StoreSettings, load_settings
-from nearrpc.store import StoreCheck, StoreError, StoreInfo, StoreNotFoundError, describe_location, open_store
+from nearrpc.store import StoreCheck, StoreError, StoreInfo, describe_location, open_store
 
 _CHECK_PREFIX = "nearrpc store check:"
 
 
 def _settings(args: argparse.Namespace) -> StoreSettings:
     return load_settings(StoreSettings, given(args, "store_timeout"))
-
-
-def _one_line(text: str) -> str:
-    lines = text.strip().splitlines()
-    return lines[0].strip() if lines else "unknown failure"
 
 
 # -- init
@@ -42,7 +38,7 @@ def _run_init(args: argparse.Namespace) -> None:
         info = writer.reader().info()
     held = f"chain {info.chain_id!r}, {info.block_count} blocks" if info.chain_id else "empty"
     where = describe_location(args.location)
-    print(f"nearrpc store: {where} is a store of schema version {info.schema_version} ({held})")
+    print(f"nearrpc store init: {where} is a store of schema version {info.schema_version} ({held})")
 
 
 def _add_init(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -83,12 +79,9 @@ def _run_check(args: argparse.Namespace) -> int:
     location = describe_location(settings.store)  # what is printed; the store opens with its password
     try:
         reader = open_store(settings.store, "read", settings.store_options())
-    except StoreNotFoundError as exc:
-        print(f"{_CHECK_PREFIX} {exc}", file=sys.stderr)
-        return 2
-    except StoreError as exc:
-        print(f"{_CHECK_PREFIX} {' '.join(str(exc).split())}", file=sys.stderr)
-        return 1
+    except StoreError as exc:  # no store, not a store, an unreachable database: 2, as everywhere
+        refuse("store check", " ".join(str(exc).split()))
+        return exit_code(exc)
     try:
         check = reader.check(thorough=not args.quick)
         try:
@@ -108,7 +101,8 @@ def _add_check(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check = commands.add_parser(
         "check", help="check a store's integrity and print what it holds",
         description="Run the store's full integrity check (every page, every index, every row counted) and print "
-        "its chain, heights and row counts. Exit 0: it passed; 1: problems (listed on stderr); 2: no store.",
+        "its chain, heights and row counts. Exit 0: it passed; 1: problems (listed on stderr); 2: no store (nothing, "
+        "not a store, or a database that cannot be reached).",
     )
     add_setting(check, StoreSettings, "store", help_text="the store to check")
     add_setting(check, StoreSettings, "store_timeout")
@@ -139,7 +133,7 @@ def _run_copy(args: argparse.Namespace) -> None:
         progress.close()
     seconds = max(time.monotonic() - started, 1e-9)
     print(
-        f"nearrpc store: copied {describe_location(args.source)} -> {describe_location(args.destination)}: "
+        f"nearrpc store copy: copied {describe_location(args.source)} -> {describe_location(args.destination)}: "
         f"{summary.blocks} blocks, {summary.epochs} epochs, {summary.account_states} account states, "
         f"{summary.configs} configs in {seconds:.1f} s ({summary.blocks / seconds:.0f} blocks/s); "
         f"counts verified (chain {summary.destination.chain_id!r}, heights "
@@ -162,18 +156,19 @@ def _add_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def _run(args: argparse.Namespace) -> int:
-    prefix = f"nearrpc store {args.action}:"  # as every command says it: `nearrpc <command>: <what>`
+    command = command_path(args)
     try:
         code: int | None = args.run(args)
     except KeyboardInterrupt:
-        print(f"\n{prefix} interrupted; the destination is as it was", file=sys.stderr)
-        return 130
+        print(file=sys.stderr)
+        refuse(command, "interrupted; the destination is as it was")
+        return INTERRUPTED
     except StoreError as exc:
-        print(f"{prefix} {_one_line(str(exc))}", file=sys.stderr)
-        return 1
+        refuse(command, str(exc))
+        return exit_code(exc)
     except OSError as exc:
-        print(f"{prefix} {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        refuse(command, exc.strerror or str(exc))
+        return FAILED
     return code or 0
 
 

@@ -8,6 +8,11 @@ class IngestError(Exception):
     naming the input (file, record index or line, height) and what is wrong there."""
 
 
+class ImportRequestError(IngestError):
+    """What the import was asked for cannot be: an input that does not exist, contradictory
+    flags. The command line must change, not the data (the CLI exits 2 for these)."""
+
+
 def one_line(text: str) -> str:
     """The first line of `text`, trimmed (validation messages can span lines)."""
     first = text.strip().splitlines()[0] if text.strip() else ""

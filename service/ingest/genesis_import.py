@@ -16,7 +16,7 @@ from typing import Any
 
 from nearrpc.ingest import jsonio
 from nearrpc.ingest.config_files import read_client_config
-from nearrpc.ingest.errors import IngestError, located
+from nearrpc.ingest.errors import ImportRequestError, IngestError, located
 from nearrpc.ingest.genesis_config import (
     ProjectionError,
     RecordError,
@@ -176,4 +176,4 @@ def describe(summary: GenesisSummary, store: str) -> list[str]:
 def ensure_readable(path: Path) -> None:
     """Fail with a one-line error when an input file is missing."""
     if not path.is_file():
-        raise IngestError(f"{path}: no such file")
+        raise ImportRequestError(f"{path}: no such file")

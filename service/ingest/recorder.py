@@ -26,7 +26,7 @@ import orjson
 from nearrpc.ingest import jsonio
 from nearrpc.ingest.blocks_import import stored_block
 from nearrpc.ingest.epochs import recorded_epoch
-from nearrpc.ingest.errors import IngestError, located
+from nearrpc.ingest.errors import ImportRequestError, IngestError, located
 from nearrpc.ingest.progress import Progress
 from nearrpc.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS
@@ -288,7 +288,7 @@ async def _record(recording: Recording, target: ChainWriter, progress: Progress 
 def record(recording: Recording, progress: Progress | None = None) -> RecordSummary:
     """Record `recording.from_height..to_height` (inclusive) into `recording.store`."""
     if recording.from_height > recording.to_height:
-        raise IngestError(f"--from-height {recording.from_height} is above --to-height {recording.to_height}")
+        raise ImportRequestError(f"--from-height {recording.from_height} is above --to-height {recording.to_height}")
     started = time.monotonic()
     try:
         with open_store(recording.store, "write", recording.store_options) as target:

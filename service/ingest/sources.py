@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nearrpc.ingest import jsonio
-from nearrpc.ingest.errors import IngestError, located
+from nearrpc.ingest.errors import ImportRequestError, IngestError, located
 
 _LINE_SUFFIXES = (".jsonl", ".ndjson")
 _SUFFIXES = (".json", *_LINE_SUFFIXES)
@@ -36,7 +36,7 @@ def input_files(path: Path) -> list[Path]:
         if not files:
             raise IngestError(f"{path}: the folder holds no .json, .jsonl or .ndjson files")
         return files
-    raise IngestError(f"{path}: no such file or folder")
+    raise ImportRequestError(f"{path}: no such file or folder")
 
 
 def _is_json_lines(path: Path) -> bool:

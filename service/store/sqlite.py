@@ -393,10 +393,8 @@ class SqliteChainWriter:
         if target.is_file() and not replace:
             conn = _open_for_writing(target)
         else:
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"cannot create store {target}: {exc.strerror or exc}") from exc
+            if not target.parent.is_dir():  # a typo in a path should not create folders
+                raise StoreNotFoundError(f"cannot create store {target}: there is no folder {target.parent}")
             # another process may be creating this store: wait for it (file_creation.py)
             self._creation = CreationLock(target, wait_seconds)
             try:

@@ -103,7 +103,7 @@ def test_an_explicit_missing_store_is_one_line_and_creates_nothing(tmp_path: Pat
 
 
 def test_sample_builds_the_sample_chain_where_asked(tmp_path: Path) -> None:
-    store = tmp_path / "asked" / "x.sqlite"
+    store = tmp_path / "x.sqlite"
     facts = sample_facts()
     with serving("--store", store, "--sample", log=tmp_path / "serve.log") as served:
         assert f"(chain {facts.chain_id}, head {facts.head_height})" in served.started_line

@@ -109,14 +109,16 @@ def test_a_bad_value_is_named_in_one_line(
         (("serve",), {"NEARRPC_PORT": "abc"}, "nearrpc serve: NEARRPC_PORT='abc': Input should be a valid integer"),
         (("serve",), {"NEARRPC_WORKERS": "two"}, "nearrpc serve: NEARRPC_WORKERS='two': Input should be a valid"),
         (("serve", "--port", "70000"), {}, "nearrpc serve: --port='70000': Input should be less than"),
-        (("import", "blocks", "x.json"), {"NEARRPC_LOG_FORMAT": "xml"}, "nearrpc import: NEARRPC_LOG_FORMAT='xml'"),
+        (("import", "blocks", "x.json"), {"NEARRPC_LOG_FORMAT": "xml"},
+         "nearrpc import blocks: NEARRPC_LOG_FORMAT='xml'"),
         (
             ("import", "rpc", "--url", "http://127.0.0.1:9", "--from-height", "1", "--to-height", "2",
              "--retries", "-1"),
             {},
-            "nearrpc import: --retries='-1': Input should be greater than or equal to 0",
+            "nearrpc import rpc: --retries='-1': Input should be greater than or equal to 0",
         ),
-        (("import", "blocks", "x.json"), {"NEARRPC_STORE": ""}, "nearrpc import: NEARRPC_STORE='': String should"),
+        (("import", "blocks", "x.json"), {"NEARRPC_STORE": ""},
+         "nearrpc import blocks: NEARRPC_STORE='': String should"),
     ],
 )
 def test_the_command_refuses_a_bad_value_in_one_line(

@@ -31,7 +31,7 @@ def test_init_creates_an_empty_store_and_leaves_one_as_it_is(postgres: PostgresS
         for _ in range(2):
             done = nearrpc("store", "init", location)
             assert done.returncode == 0, done.stderr
-            assert done.stdout == f"nearrpc store: {shown} is a store of schema version 2 (empty)\n"
+            assert done.stdout == f"nearrpc store init: {shown} is a store of schema version 2 (empty)\n"
         reader = open_store(location, "read")
         assert reader.info().block_count == 0 and reader.chain_id() is None
         reader.close()
@@ -54,18 +54,21 @@ def test_copy_refusals_are_one_line(postgres: PostgresServer, sample: Path, tmp_
     url = postgres.create_database()
     with open_store(url, "write") as writer, writer.batch() as batch:
         batch.put_genesis_config(genesis.replace(b'"chain_id":"nearrpc-localnet"', b'"chain_id":"elsewhere"'))
-    cases: list[tuple[tuple[str | Path, str | Path], str]] = [
-        ((sample, url), "holds chain 'elsewhere', the source chain 'nearrpc-localnet': copy into an empty store"),
-        ((tmp_path / "absent.sqlite", url), "no store at"),
-        ((sample, f"postgresql://nearrpc:s3cret@127.0.0.1:{free_port()}/chain"),
+    # exit 2: a location holds no store or cannot be reached; 1: the copy was refused (cli/refusals.py)
+    cases: list[tuple[tuple[str | Path, str | Path], int, str]] = [
+        ((sample, url), 1, "holds chain 'elsewhere', the source chain 'nearrpc-localnet': copy into an empty store"),
+        ((tmp_path / "absent.sqlite", url), 2, "no store at"),
+        ((sample, f"postgresql://nearrpc:s3cret@127.0.0.1:{free_port()}/chain"), 2,
          'PostgreSQL database "chain" on 127.0.0.1:'),
+        ((sample, tmp_path / "typo" / "copy.sqlite"), 2, f"there is no folder {tmp_path / 'typo'}"),
         # one store under two spellings: nothing to copy, and nothing may be lost
-        ((sample, sample.parent / "." / sample.name), f"{sample.parent / '.' / sample.name} is the source itself"),
-        ((url, url + "?application_name=other"), "is the source itself: copy into another store"),
+        ((sample, sample.parent / "." / sample.name), 1,
+         f"{sample.parent / '.' / sample.name} is the source itself"),
+        ((url, url + "?application_name=other"), 1, "is the source itself: copy into another store"),
     ]  # fmt: skip
-    for (source, destination), message in cases:
+    for (source, destination), code, message in cases:
         done = nearrpc("store", "copy", source, destination)
-        assert done.returncode == 1, done
+        assert done.returncode == code, done
         assert done.stderr.startswith("nearrpc store copy: ") and done.stderr.count("\n") == 1, done.stderr
         assert message in done.stderr and "s3cret" not in done.stderr and postgres.password not in done.stderr
 
@@ -106,7 +109,7 @@ def test_an_import_waits_for_another_writer_as_long_as_store_timeout(
             done = nearrpc("import", "blocks", items, "--store", url, *flags, env=env, timeout=60)
             waited = time.monotonic() - started
             assert done.returncode == 1, done
-            assert done.stderr.startswith("nearrpc import: error: ") and done.stderr.count("\n") == 1, done.stderr
+            assert done.stderr.startswith("nearrpc import blocks: ") and done.stderr.count("\n") == 1, done.stderr
             assert "another writer is writing to this store; gave up waiting for it after 0.5 s" in done.stderr
             assert waited < 5, waited  # the default, 5 s, was not what it waited for
     # the other writer done, the same import lands

@@ -182,6 +182,7 @@ def test_copy_killed_with_sigkill_leaves_the_destination_as_it_was(
     filled = postgres.create_database()
     copy_store(big, filled)
     target = tmp_path / "copy" / "target.sqlite"
+    target.parent.mkdir()
     staging = target.with_name(f".{target.name}.building")
     _copy_killed_mid_way(filled, target, lambda: staging.exists() and staging.stat().st_size > 4_000_000)
     assert not target.exists()

@@ -202,7 +202,7 @@ def test_broken_line_in_the_middle(tmp_path: Path, base_store: Path, exported: P
     lines = (exported / "part2" / "blocks.jsonl").read_bytes().splitlines(keepends=True)
     broken = tmp_path / "broken.jsonl"
     broken.write_bytes(b"".join(lines[:17]) + lines[17][:-40] + b"\n" + b"".join(lines[18:]))
-    _fails(base_store, broken, rf"^nearrpc import: error: {re.escape(str(broken))}: line 18: invalid JSON: ")
+    _fails(base_store, broken, rf"^nearrpc import blocks: {re.escape(str(broken))}: line 18: invalid JSON: ")
 
 
 def test_invalid_block_in_an_array(tmp_path: Path, base_store: Path, exported: Path) -> None:
@@ -279,5 +279,5 @@ def test_a_block_that_cannot_be_of_the_stores_chain_is_refused(tmp_path: Path, b
     store = tmp_path / "new.sqlite"
     done = nearrpc("import", "blocks", later_genesis, "--store", store)
     assert done.returncode == 1 and not store.exists()
-    assert done.stderr == (f"nearrpc import: error: {later_genesis}: line 3: block {below['header']['hash']} at "
+    assert done.stderr == (f"nearrpc import blocks: {later_genesis}: line 3: block {below['header']['hash']} at "
                            "height 5 is not of chain 'nearrpc-localnet', whose genesis height is 10\n")

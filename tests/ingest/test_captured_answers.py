@@ -90,6 +90,6 @@ def test_the_captured_testnet_block_is_refused_by_a_localnet_store(
     block_file = reference / "captured" / "block_testnet_h187310138.json"
     done = nearrpc("import", "blocks", block_file, "--store", store)
     assert done.returncode == 1
-    assert done.stderr.startswith(f"nearrpc import: error: {block_file}: block ")
+    assert done.stderr.startswith(f"nearrpc import blocks: {block_file}: block ")
     assert "is not of chain 'nearrpc-localnet': its producer runs protocol version" in done.stderr
     assert done.stderr.count("\n") == 1 and digest(store) == before

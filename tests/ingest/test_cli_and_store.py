@@ -31,8 +31,8 @@ def test_usage_errors_exit_2_without_a_traceback() -> None:
     assert done.returncode == 2 and "the following arguments are required: --url" in done.stderr
     assert "Traceback" not in done.stderr
     done = nearrpc("import", "blocks", "/nonexistent/folder", "--store", "/tmp/never.sqlite")
-    assert done.returncode == 1
-    assert done.stderr.strip() == "nearrpc import: error: /nonexistent/folder: no such file or folder"
+    assert done.returncode == 2  # the command names what is not there: change the command (cli/refusals.py)
+    assert done.stderr.strip() == "nearrpc import blocks: /nonexistent/folder: no such file or folder"
 
 
 def test_a_recorded_protocol_config_is_served_verbatim(tmp_path: Path, server_a: LiveServer) -> None:

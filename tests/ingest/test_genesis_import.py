@@ -233,7 +233,7 @@ def test_bad_record_names_file_and_index_and_stores_nothing(
     print(done.stderr)
     assert done.returncode == 1
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
-    assert done.stderr.startswith(f"nearrpc import: error: {genesis}: ")
+    assert done.stderr.startswith(f"nearrpc import genesis: {genesis}: ")
     import re
 
     assert re.search(message, done.stderr), done.stderr
@@ -258,7 +258,8 @@ def test_broken_json_and_bad_config_are_reported_with_their_position(tmp_path: P
     done = nearrpc("import", "genesis", no_epoch_length, "--store", existing_store)
     assert done.returncode == 1
     assert done.stderr.strip() == (
-        f"nearrpc import: error: {no_epoch_length}: genesis config: genesis config lacks required field(s) epoch_length"
+        f"nearrpc import genesis: {no_epoch_length}: genesis config: "
+        "genesis config lacks required field(s) epoch_length"
     )
 
     members = genesis_members()
@@ -273,8 +274,8 @@ def test_broken_json_and_bad_config_are_reported_with_their_position(tmp_path: P
     assert f"holds chain '{CHAIN_ID}'; refusing a genesis config of chain 'mainnet'" in done.stderr
 
     done = nearrpc("import", "genesis", tmp_path / "missing.json", "--store", existing_store)
-    assert done.returncode == 1
-    assert done.stderr.strip() == f"nearrpc import: error: {tmp_path / 'missing.json'}: no such file"
+    assert done.returncode == 2  # the command names what is not there (cli/refusals.py)
+    assert done.stderr.strip() == f"nearrpc import genesis: {tmp_path / 'missing.json'}: no such file"
     assert digest(existing_store) == before
 
 

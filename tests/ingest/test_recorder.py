@@ -243,20 +243,20 @@ def test_old_node_answers_views_through_query(recorded: Path, server_a: LiveServ
 def test_refusals_are_one_line(recorded: Path, server_a: LiveServer, tmp_path: Path) -> None:
     facts = sample_facts()
     store = tmp_path / "b.sqlite"
-    cases = [
-        ((FROM, facts.head_height), f"--to-height {facts.head_height} is above the node's final block "
-                                    f"{facts.final_height}"),
-        ((30, 20), "--from-height 30 is above --to-height 20"),
+    cases = [  # what the node holds (1), and flags that contradict each other (2)
+        ((FROM, facts.head_height), 1, f"--to-height {facts.head_height} is above the node's final block "
+                                       f"{facts.final_height}"),
+        ((30, 20), 2, "--from-height 30 is above --to-height 20"),
     ]
-    for heights, message in cases:
+    for heights, code, message in cases:
         done = record(server_a.url, store, heights=heights)
-        assert done.returncode == 1 and done.stderr.strip().startswith("nearrpc import: error: ")
+        assert done.returncode == code and done.stderr.strip().startswith("nearrpc import rpc: ")
         assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
     # an id the node would refuse is refused before anything is asked of it
     with socket_closed_port() as nowhere:
         done = record(nowhere, store, "--accounts", "alice.localnet,Bad Name", "--retries", "0")
-        assert done.returncode == 1 and done.stderr == (
-            "nearrpc import: error: --accounts: 'Bad Name' is not a NEAR account id: the Account ID contains an "
+        assert done.returncode == 2 and done.stderr == (
+            "nearrpc import rpc: --accounts: 'Bad Name' is not a NEAR account id: the Account ID contains an "
             "invalid character 'B' at index 0\n"
         )
 
@@ -266,7 +266,7 @@ def test_refusals_are_one_line(recorded: Path, server_a: LiveServer, tmp_path: P
     *retries, error = done.stderr.strip().splitlines()
     assert done.returncode == 1 and len(retries) == 2, done.stderr
     assert all(" WARNING nearrpc.import: recording: " in line for line in retries), retries
-    assert error.startswith("nearrpc import: error: ")
+    assert error.startswith("nearrpc import rpc: ")
     assert "genesis_config null: ConnectError" in error and "still after 2 retries" in error
     assert not store.exists()  # nothing was stored, so no store was created
 

@@ -262,9 +262,17 @@ def test_a_new_store_appears_with_its_first_commit(tmp_path: Path, chain: Sample
 
 
 def test_a_writer_that_commits_nothing_leaves_no_store(tmp_path: Path) -> None:
-    path = tmp_path / "sub" / "never.db"
+    path = tmp_path / "never.db"
     open_store(path, "write").close()
     assert not path.exists() and not staging_path(path).exists()
+    assert list(tmp_path.iterdir()) == []  # no lock file either
+
+
+def test_a_store_in_a_folder_that_does_not_exist_is_refused_and_no_folder_made(tmp_path: Path) -> None:
+    path = tmp_path / "typo" / "store.db"
+    with pytest.raises(StoreNotFoundError, match=f"there is no folder {tmp_path / 'typo'}"):
+        open_store(path, "write")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_replace_swaps_the_store_only_when_the_new_one_is_committed(store_copy: Path, chain: SampleChain) -> None:

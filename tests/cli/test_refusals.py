@@ -1,0 +1,129 @@
+"""One voice for every command's refusals (service/cli/refusals.py and the README's exit codes).
+
+Each row runs the installed command as a user does, with a bad input, and holds what it says to
+the shape: exactly one line on stderr, `nearrpc <command>: <what>`, nothing on stdout, no trace
+of Python (a traceback, an exception class, None, nan), and the exit code of the table: 2 when
+the command line or its surroundings must change, 1 when the work was tried and failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+from nearrpc.sample import build_sample_store
+from tests.support.cli import nearrpc
+from tests.support.live_server import free_port
+
+pytestmark = pytest.mark.live
+
+USAGE, FAILED = 2, 1
+LOG_RECORD: Final = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+Z (DEBUG|INFO|WARNING) nearrpc\.")
+QUOTED: Final = re.compile(r"'[^']*'")  # the user's own value, as typed (it may well be nan)
+PYTHON_TRACES: Final = re.compile(
+    r"Traceback|\bNone\b|NoneType|\w+(Error|Exception)\b(?!:)|ProgrammingError|OperationalError|\bnan\b|\binf\b"
+)
+
+# (command line, environment, exit code, what the line must say); {tmp}, {sample}, {text},
+# {empty} and {port} are filled in per test: a folder, a sample store, a text file, an empty
+# file, and a loopback port nobody listens on.
+ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
+    (("--bogus",), {}, USAGE, r"required: COMMAND"),
+    (("serve", "--port", "99999"), {}, USAGE, r"--port='99999'"),
+    (("serve", "--store-timeout", "nan"), {}, USAGE, r"--store-timeout='nan': Input should be a finite number"),
+    (("serve",), {"NEARRPC_WORKERS": "two"}, USAGE, r"NEARRPC_WORKERS='two'"),
+    (("serve", "--store", "{tmp}/missing.sqlite"), {}, USAGE, r"no store at "),
+    (("serve", "--store", "{text}"), {}, USAGE, r"is not a nearrpc store"),
+    (("serve", "--store", "{empty}"), {}, USAGE, r"is not a nearrpc store"),
+    (("serve", "--store", "postgresql://u@127.0.0.1:{port}/db"), {}, USAGE, r"connection failed"),
+    (("serve", "--store", "postgresql://u@[bad"), {}, USAGE, r"not a usable PostgreSQL URL"),
+    (("serve", "--store", "{tmp}/typo/x.sqlite", "--sample"), {}, USAGE, r"there is no folder "),
+    (("sample", ""), {}, USAGE, r"STORE is empty"),
+    (("sample", "{sample}"), {}, USAGE, r"exists \(use --force to replace it\)"),
+    (("sample", "{tmp}/typo/x.sqlite"), {}, USAGE, r"there is no folder .*/typo$"),
+    (("store",), {}, USAGE, r"required: ACTION"),
+    (("store", "init", "postgresql://u@127.0.0.1:{port}/db"), {}, USAGE, r"connection failed"),
+    (("store", "copy", "{tmp}/missing.sqlite", "{tmp}/copy.sqlite"), {}, USAGE, r"no store at "),
+    (("store", "copy", "{sample}", "{tmp}/typo/copy.sqlite"), {}, USAGE, r"there is no folder "),
+    (("store", "copy", "{sample}", "postgresql://u@127.0.0.1:{port}/db"), {}, USAGE, r"connection failed"),
+    (("store", "copy", "{sample}", "{sample}"), {}, FAILED, r"is the source itself"),
+    (("store", "check", "--store", "{tmp}/missing.sqlite"), {}, USAGE, r"no store at "),
+    (("store", "check", "--store", "{text}"), {}, USAGE, r"is not a nearrpc store"),
+    (("store", "check", "--store", "postgresql://u@127.0.0.1:{port}/db"), {}, USAGE, r"connection failed"),
+    (("store", "check", "--store", "{sample}"), {"NEARRPC_STORE_TIMEOUT": "inf"}, USAGE, r"a finite number"),
+    (("import", "genesis", "{tmp}/missing.json", "--store", "{tmp}/n.sqlite"), {}, USAGE, r"no such file$"),
+    (("import", "genesis", "{text}", "--store", "{tmp}/n.sqlite"), {}, FAILED, r"invalid JSON"),
+    (("import", "blocks", "{tmp}/missing", "--store", "{tmp}/n.sqlite"), {}, USAGE, r"no such file or folder"),
+    (("import", "blocks", "{text}", "--store", "postgresql://u@127.0.0.1:{port}/db"), {}, USAGE,
+     r"connection failed"),
+    (("import", "rpc", "--url", "http://127.0.0.1:{port}", "--from-height", "3", "--to-height", "2",
+      "--store", "{tmp}/n.sqlite"), {}, USAGE, r"--from-height 3 is above --to-height 2"),
+    (("import", "rpc", "--url", "htp://x", "--from-height", "1", "--to-height", "2"), {}, USAGE, r"--url"),
+    (("import", "rpc", "--url", "http://127.0.0.1:{port}", "--from-height", "-5", "--to-height", "2"), {}, USAGE,
+     r"is negative"),
+    (("conform", "http://127.0.0.1:{port}", "--rate", "nan"), {}, USAGE, r"a finite number"),
+    (("conform", "notaurl"), {}, USAGE, r"expected an http:// or https:// URL"),
+    (("conform", "http://127.0.0.1:{port}", "--account", "BAD!"), {}, USAGE, r"BAD!"),
+]  # fmt: skip
+
+
+def _command_path(argv: tuple[str, ...]) -> str:
+    """`serve`, `store copy`, `import rpc`: what the line must start with after `nearrpc `."""
+    words = [word for word in argv if not word.startswith("-")]
+    if not words:
+        return ""
+    if words[0] in ("store", "import") and len(words) > 1:
+        return f"{words[0]} {words[1]}"
+    return words[0]
+
+
+@pytest.fixture(scope="module")
+def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("refusals")
+    build_sample_store(folder / "sample.sqlite")
+    (folder / "text.sqlite").write_text("hello\n")
+    (folder / "empty.sqlite").write_bytes(b"")
+    return {"tmp": str(folder), "sample": str(folder / "sample.sqlite"), "text": str(folder / "text.sqlite"),
+            "empty": str(folder / "empty.sqlite"), "port": str(free_port())}  # fmt: skip
+
+
+@pytest.mark.parametrize(("argv", "env", "code", "says"), ROWS, ids=[" ".join(row[0]) or "-" for row in ROWS])
+def test_every_refusal_is_one_line_in_one_voice(
+    places: dict[str, str], argv: tuple[str, ...], env: dict[str, str], code: int, says: str
+) -> None:
+    filled = tuple(word.format(**places) for word in argv)
+    before = sorted(path.name for path in Path(places["tmp"]).iterdir())
+    done = nearrpc(*filled, env=env, timeout=60, cwd=Path(places["tmp"]))
+    lines = done.stderr.splitlines()
+    if argv[0] == "serve":  # serve logs what it tries (e.g. building the sample chain) before it says why not
+        lines = [line for line in lines if not LOG_RECORD.match(line)]
+    assert len(lines) == 1 and done.stdout == "", done
+    command = _command_path(argv) if argv[0] != "--bogus" else ""
+    prefix = f"nearrpc {command}: " if command else "nearrpc: "
+    assert lines[0].startswith(prefix), (prefix, lines[0])
+    assert re.search(says, lines[0].removeprefix(prefix)), lines[0]
+    assert not PYTHON_TRACES.search(QUOTED.sub("", lines[0].removeprefix(prefix))), lines[0]
+    assert done.returncode == code, (done.returncode, lines[0])
+    # a refusal creates nothing (no store, no folder, no lock or staging file)
+    assert sorted(path.name for path in Path(places["tmp"]).iterdir()) == before
+
+
+def test_the_table_covers_every_command() -> None:
+    from nearrpc.cli.main import build_parser
+
+    parser = build_parser()
+    commands = {"serve", "sample", "store init", "store copy", "store check", "import genesis", "import blocks",
+                "import rpc", "conform"}  # fmt: skip
+    def sub_commands(of: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        (action,) = [action for action in of._actions if isinstance(action, argparse._SubParsersAction)]
+        return dict(action.choices)
+
+    groups = sub_commands(parser)
+    found = {name for name in groups if name not in ("store", "import")}
+    found |= {f"{group} {sub}" for group in ("store", "import") for sub in sub_commands(groups[group])}
+    assert found == commands
+    assert {_command_path(argv) for argv, *_ in ROWS} >= commands
