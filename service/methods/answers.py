@@ -2,8 +2,8 @@
 
 An answer is the result bytes or the RpcError a method gave for one exact params value. It
 stays valid until a write changes a kind of data it was computed from (StoreVersion's kinds:
-configs, blocks, epochs, accounts), so a change drops exactly the answers it invalidates. The
-cache is an LRU bounded by the bytes it holds.
+configs, blocks, epochs, accounts), so a change drops exactly the answers it invalidates; a
+store file replaced while served drops them all. The cache is an LRU bounded by the bytes it holds.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from cachetools import LRUCache
 
 from nearrpc.methods.blocks import BlockReference
 from nearrpc.methods.errors import Cause, RpcError
+from nearrpc.store import ANOTHER_STORE
 
 Answer = bytes | RpcError
 
@@ -81,8 +82,11 @@ class AnswerCache:
             self._entries[key] = (kinds, answer)
 
     def forget(self, changed: frozenset[str]) -> None:
-        """Drop every answer computed from a kind of data that has changed."""
-        if changed:
+        """Drop every answer computed from a kind of data that has changed (all of them when the
+        store is another one: a block found by hash there may not be stored here)."""
+        if ANOTHER_STORE in changed:
+            self._entries.clear()
+        elif changed:
             stale = [key for key, (kinds, _) in self._entries.items() if kinds & changed]
             for key in stale:
                 del self._entries[key]

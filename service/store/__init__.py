@@ -12,6 +12,7 @@ backend module, and every backend failure surfaces as `StoreError`.
 """
 
 from nearrpc.store.base import (
+    ANOTHER_STORE,
     SCHEMA_VERSION,
     STORE_KINDS,
     ChainReader,
@@ -34,6 +35,7 @@ from nearrpc.store.base import (
 from nearrpc.store.locations import StoreLocation, StoreMode, describe_location, is_file_location, open_store
 
 __all__ = [
+    "ANOTHER_STORE",
     "SCHEMA_VERSION",
     "STORE_KINDS",
     "ChainReader",

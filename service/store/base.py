@@ -134,13 +134,17 @@ class StoreVersion:
     generation: int = 0
 
     def changed_since(self, earlier: StoreVersion) -> frozenset[str]:
-        """The kinds written since `earlier` ("configs", "blocks", "epochs", "accounts")."""
+        """The kinds written since `earlier` ("configs", "blocks", "epochs", "accounts"); all of
+        them and ANOTHER_STORE when the counters belong to another store than `earlier`'s."""
         if self.generation != earlier.generation:
-            return frozenset(STORE_KINDS)
+            return frozenset((*STORE_KINDS, ANOTHER_STORE))
         return frozenset(kind for kind in STORE_KINDS if getattr(self, kind) != getattr(earlier, kind))
 
 
 STORE_KINDS: Final = ("configs", "blocks", "epochs", "accounts")
+# Among the changed kinds: the store is another one (a file replaced while served). What holds
+# forever within one store (a block found by its hash) may not hold there: nothing kept is valid.
+ANOTHER_STORE: Final = "another store"
 
 
 @dataclass(frozen=True, slots=True)

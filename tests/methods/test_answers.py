@@ -10,6 +10,7 @@ import pytest
 from nearrpc.methods import errors
 from nearrpc.methods.answers import AnswerCache, depends_on
 from nearrpc.methods.blocks import BlockReference
+from nearrpc.store import ANOTHER_STORE, StoreVersion
 
 HASH = "4reLvkAWfqk5fsqio1KLudk46cqRz9erQdaHkWZKMJDZ"
 FINAL = BlockReference("finality", "final")
@@ -56,6 +57,20 @@ def test_forget_drops_exactly_the_answers_of_the_changed_kinds() -> None:
     assert [cache.get(k) for k in ("head", "account", "genesis", "by-hash")] == [b"head", None, b"genesis", b"by-hash"]
     cache.forget(frozenset({"blocks", "configs", "epochs"}))
     assert [cache.get(k) for k in ("head", "genesis", "by-hash")] == [None, None, b"by-hash"]
+
+
+def test_another_store_drops_every_answer_even_one_that_holds_forever_within_a_store() -> None:
+    """A store file replaced while served (StoreVersion.generation): a block found by hash in the
+    old file may be missing from the new one, or belong to another chain."""
+    cache = AnswerCache(1 << 20)
+    cache.put("by-hash", b"by-hash", frozenset())
+    cache.put("head", b"head", frozenset({"blocks"}))
+    before = StoreVersion(configs=1, blocks=1, epochs=1, accounts=1)
+    replaced = StoreVersion(configs=1, blocks=1, epochs=1, accounts=1, generation=1)
+    changed = replaced.changed_since(before)
+    assert changed == {"configs", "blocks", "epochs", "accounts", ANOTHER_STORE}
+    cache.forget(changed)
+    assert [cache.get(k) for k in ("by-hash", "head")] == [None, None]
 
 
 def test_the_cache_is_bounded_by_the_bytes_it_holds() -> None:
