@@ -333,6 +333,9 @@ NOT_IN_VIEW: frozenset[str] = frozenset(
         "gas_refund_penalty", "min_gas_refund_penalty",
         # limits / flags outside the view
         "max_gas_burnt_view", "fix_contract_loading_error", "use_state_stored_receipt",
+        # protocol 87 (nearcore 2.14): no field in interface 1.2.14's view
+        "min_contract_size_per_local", "max_receipt_total_input_size", "max_state_init_entries",
+        "universal_accounts", "fix_ml_dsa_cost_charging",
         # bandwidth scheduler
         "max_shard_bandwidth", "max_single_grant", "max_allowance", "max_base_bandwidth",
     }

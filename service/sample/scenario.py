@@ -20,12 +20,13 @@ GENESIS_TIME = "2025-06-02T09:13:27.218765432Z"
 EPOCH_LENGTH = 25
 HEAD_HEIGHT = 110
 
-# Genesis at 84 (nearcore supports 83 and up); the upgrade then lands on 86 directly, as it
-# does when every validator runs an 86 binary. nearcore's runtime configs of 85 and 86 are
-# identical, so an 85 -> 86 upgrade would leave runtime_config unchanged.
+# Genesis at 84 (nearcore 2.14 supports 84 and up); the upgrade then lands on 87 directly, as
+# it does when every validator runs a 2.14 binary, so the head runs the newest stable protocol.
+# 87 changes what the view shows (burnt_gas_reward, the ML-DSA and SHA-3 host functions) and the
+# 85 diff in between changes more, so the upgrade is visible in runtime_config.
 GENESIS_PROTOCOL_VERSION = 84
-# What every header votes for: the binaries already run protocol 86.
-LATEST_PROTOCOL_VERSION = 86
+# What every header votes for: the binaries already run protocol 87.
+LATEST_PROTOCOL_VERSION = 87
 # A version voted for during epoch T takes effect in epoch T + 2 (the epoch after next is
 # the first whose settings are not fixed yet when T ends).
 UPGRADE_DELAY_EPOCHS = 2

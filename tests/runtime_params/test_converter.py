@@ -11,7 +11,7 @@ import yaml
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.runtime_params.data_files import GENERATED_FILES, load_param_data
 from nearrpc.runtime_params.values import Table, as_json
-from tools import convert_params
+from tools import convert_params, runtime_configs_2_14
 from tools.convert_params import ConversionError, convert, main, read_folder
 
 from ._reference import REPO, missing_reason, runtime_configs_dir
@@ -25,11 +25,15 @@ def test_converter_reproduces_checked_in_data_files(tmp_path: Path) -> None:
     reason = missing_reason(reference)
     if reason:
         pytest.skip(reason)
-    written = convert(reference, tmp_path)
+    if not (reference.parent / runtime_configs_2_14.UPSTREAM_DIFF).is_file():
+        pytest.skip(f"{reference.parent / runtime_configs_2_14.UPSTREAM_DIFF} not found")
+    folder_2_14 = runtime_configs_2_14.assemble(reference.parent, tmp_path / "runtime_configs_2_14")
+    written = convert(folder_2_14, tmp_path / "out")
     assert sorted(path.name for path in written) == sorted(GENERATED_FILES)
     for name in GENERATED_FILES:
-        assert (tmp_path / name).read_bytes() == (DATA_DIR / name).read_bytes(), (
-            f"{name} differs: re-run `python -m tools.convert_params {reference}`"
+        assert (tmp_path / "out" / name).read_bytes() == (DATA_DIR / name).read_bytes(), (
+            f"{name} differs: re-run `python -m tools.runtime_configs_2_14 {reference.parent} DIR` "
+            "and `python -m tools.convert_params DIR`"
         )
 
 

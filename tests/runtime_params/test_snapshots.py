@@ -42,6 +42,15 @@ STALE_ONLY_COMPUTED = {
     "wasm_config.yield_with_id_host_fns",
 }
 
+# The snapshots are nearcore 2.13's (stable 86); the data is 2.14's (stable 87, see
+# tools/runtime_configs_2_14.py). 2.14 has no 86 diff, so 86 is no stored version and resolves
+# to 85, whose view the 86 snapshot shows too. 87 has no snapshot here (test_protocol_87 holds it
+# to 87.yaml), and the nightly snapshots above it predate 87.yaml: of its changes the nearcore
+# view shows only this one, which 2.14's nightly configs inherit.
+VERSIONS_2_14_DROPPED = frozenset({86})
+VERSIONS_WITHOUT_SNAPSHOT = frozenset({87})
+CHANGED_BY_87: dict[tuple[str, str], object] = {("transaction_costs", "burnt_gas_reward"): [0, 1]}
+
 
 @dataclass(frozen=True)
 class Snapshot:
@@ -128,6 +137,11 @@ def test_nearcore_view_matches_snapshot(store: RuntimeParamStore, snapshot: Snap
     assert isinstance(wasm_config, dict)
     assert wasm_config["vm_kind"] == "<REDACTED>"
     wasm_config["vm_kind"] = expected_vm_kind(snapshot.version)
+    if snapshot.version > max(VERSIONS_WITHOUT_SNAPSHOT):
+        for (section, key), value in CHANGED_BY_87.items():
+            table = expected[section]
+            assert isinstance(table, dict) and key in table
+            table[key] = value
 
     actual = store.nearcore_view(snapshot.version, snapshot.chain)
 
@@ -170,5 +184,5 @@ def test_stale_snapshots(store: RuntimeParamStore, chain: str) -> None:
 def test_every_stored_version_has_a_snapshot(store: RuntimeParamStore) -> None:
     present = {(s.chain, s.version) for s in discover()}
     wanted = {(chain, v) for chain in ("mainnet", "testnet") for v in store.stored_versions}
-    assert wanted <= present, sorted(wanted - present)
-    assert {v for _, v in present} - set(store.stored_versions) == STALE_VERSIONS
+    assert {v for _, v in wanted - present} == VERSIONS_WITHOUT_SNAPSHOT, sorted(wanted - present)
+    assert {v for _, v in present} - set(store.stored_versions) == STALE_VERSIONS | VERSIONS_2_14_DROPPED

@@ -97,9 +97,9 @@ def test_values_of_the_new_fields(version: int, chain: str) -> None:
     assert (ext["sha3_384_base"], ext["sha3_384_byte"]) == (5_811_388_236, 36_649_701)
     assert (ext["sha3_512_base"], ext["sha3_512_byte"]) == (5_811_388_236, 36_649_701)
     assert (ext["ml_dsa_verify_base"], ext["ml_dsa_verify_byte"]) == (540_000_000_000, 11_000_000)
-    # No stored diff turns the host functions on (upstream does so at 87).
-    assert wasm["ml_dsa_verify_host_fn"] is False
-    assert wasm["sha3_host_fns"] is False
+    # 87.yaml (nearcore 2.14) turns both host functions on; the nightly 129 and 155 keep them.
+    assert wasm["ml_dsa_verify_host_fn"] is (version >= 87)
+    assert wasm["sha3_host_fns"] is (version >= 87)
     # Set upstream only by a nightly diff above every stored version: omitted, like nearcore.
     assert "max_globals_per_contract" not in wasm["limit_config"]
     assert "storage_get_mode" not in wasm
@@ -108,7 +108,10 @@ def test_values_of_the_new_fields(version: int, chain: str) -> None:
 def test_additions_cover_the_spec_only_parameters_and_are_not_upstream_yet() -> None:
     additions = load_spec_additions().base_parameters
     packaged = load_param_data()
-    # Every 1.2.14-only parameter has a value, except the optional limit (absent on purpose).
-    assert set(additions) == SPEC_ONLY_PARAMETERS - {"max_globals_per_contract"}
+    # Every 1.2.14-only parameter has a value, from the additions or from nearcore's base table,
+    # except the optional limit (absent on purpose).
+    carried = SPEC_ONLY_PARAMETERS & set(packaged.base)
+    assert carried == {"ml_dsa_verify_host_fn", "sha3_host_fns"}
+    assert set(additions) == SPEC_ONLY_PARAMETERS - carried - {"max_globals_per_contract"}
     # When nearcore's own files start carrying one of them, drop it from the additions file.
     assert not set(additions) & (set(packaged.base) | set(packaged.testnet_base))
