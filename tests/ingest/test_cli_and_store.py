@@ -60,18 +60,20 @@ def test_a_recorded_protocol_config_must_agree_with_its_epoch(tmp_path: Path) ->
     from nearrpc.store import StoreIntegrityError
 
     epoch = sample_chain().epochs[2]
-    config = {"protocol_version": epoch.protocol_version, "epoch_length": 25, "runtime_config": {}}
+    version = epoch.protocol_version
+    config = {"protocol_version": version, "epoch_length": 25, "runtime_config": {}}
     with open_store(tmp_path / "s.sqlite", "write") as writer:
-        with pytest.raises(StoreIntegrityError, match="protocol_version=86 but the epoch's protocol version is 85"):
+        mismatch = f"protocol_version={version} but the epoch's protocol version is {version - 1}"
+        with pytest.raises(StoreIntegrityError, match=mismatch):
             with writer.batch() as batch:
-                batch.put_epoch(StoredEpoch(epoch.epoch_id, 85, b"{}", orjson.dumps(config)))
+                batch.put_epoch(StoredEpoch(epoch.epoch_id, version - 1, b"{}", orjson.dumps(config)))
         with pytest.raises(StoreIntegrityError, match=r"\['epoch_length'\] differ from the epoch's config values"):
             with writer.batch() as batch:
-                batch.put_epoch(StoredEpoch(epoch.epoch_id, 86, b'{"epoch_length":30}', orjson.dumps(config)))
+                batch.put_epoch(StoredEpoch(epoch.epoch_id, version, b'{"epoch_length":30}', orjson.dumps(config)))
         with pytest.raises(SchemaViolation, match="RpcProtocolConfigResponse at epoch_length"):
             with writer.batch() as batch:
                 bad = {**config, "epoch_length": "25"}
-                batch.put_epoch(StoredEpoch(epoch.epoch_id, 86, b"{}", orjson.dumps(bad)))
+                batch.put_epoch(StoredEpoch(epoch.epoch_id, version, b"{}", orjson.dumps(bad)))
 
 
 def test_progress_bar_draws_only_on_a_terminal() -> None:
