@@ -9,18 +9,47 @@ it met a hash: 77% of a plain run's CPU in a py-spy profile. With room for them,
 without an alphabet are built once (the plain pass's fuzzing phase: 111 s -> 42 s). The
 coverage phase still builds it at each use: it passes a `characters()` alphabet, with which
 Hypothesis does not cache the result at all (about 3 s a build; a size-independent limit).
-Nothing else changes: the same strategies draw the same cases for the same seed.
+The launcher therefore also remembers `from_regex` results itself, keyed by the pattern, the
+`fullmatch` flag and the alphabet strategy object (schemathesis builds its alphabets with
+`characters()`, which Hypothesis caches, so equal alphabets are one object). A strategy is an
+immutable description of how to draw, so handing out the same one again draws exactly what a
+new build would. Nothing else changes: the same strategies draw the same cases for the same seed.
 """
 
 from __future__ import annotations
 
+import re
 import sys
-from typing import Final
+from collections.abc import Callable
+from typing import Any, Final
 
+import hypothesis.strategies
 from hypothesis.internal.cache import LRUReusedCache
+from hypothesis.strategies import SearchStrategy
 from hypothesis.strategies._internal import utils as hypothesis_strategies
 
 STRATEGY_CACHE_ENTRIES: Final = 16_384
+
+
+def remember_regex_strategies() -> None:
+    build: Callable[..., SearchStrategy[Any]] = hypothesis.strategies.from_regex
+    built: dict[tuple[object, ...], SearchStrategy[Any]] = {}
+
+    def from_regex(
+        regex: str | bytes | re.Pattern[Any], *, fullmatch: bool = False, alphabet: object = None
+    ) -> SearchStrategy[Any]:
+        source = (regex.pattern, regex.flags) if isinstance(regex, re.Pattern) else regex
+        # The dict holds the alphabet, so its identity cannot pass to another object meanwhile.
+        key = (type(regex), source, fullmatch, alphabet)
+        try:
+            return built[key]
+        except TypeError:  # an unhashable alphabet (a list of characters): build as usual
+            return build(regex, fullmatch=fullmatch, alphabet=alphabet)
+        except KeyError:
+            strategy = built[key] = build(regex, fullmatch=fullmatch, alphabet=alphabet)
+            return strategy
+
+    hypothesis.strategies.from_regex = from_regex
 
 
 def enlarge_strategy_cache() -> None:
@@ -32,6 +61,7 @@ def enlarge_strategy_cache() -> None:
 
 def main() -> None:
     enlarge_strategy_cache()
+    remember_regex_strategies()
     from schemathesis.cli import schemathesis  # the console script's entry point
 
     sys.argv[0] = "schemathesis"
