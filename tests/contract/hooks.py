@@ -11,8 +11,13 @@ without them, so the spec alone must be exact (tests/contract/test_schemathesis.
    the sample chain's range for two thirds of the integer block ids (stored and skipped heights:
    200 and 422 answers), and an account id of the sample chain for a third of the account ids.
 
-The sample values come from variables the contract test sets; without them the hooks do nothing
-but draw random 32-byte hashes for the format.
+3. One check of their own, `same_answer_from_the_twin`: every request is sent again, byte for
+   byte, to the twin server (the same sample chain on the other backend), whose answer must be
+   the same: status, content type and body. Every other check then holds for both backends
+   while Hypothesis draws each case once, for the price of one more local request.
+
+The sample values and the twin's URL come from variables the contract test sets; without them
+the hooks do nothing but draw random 32-byte hashes for the format.
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from __future__ import annotations
 import os
 import zlib
 from typing import Any
+from urllib.parse import urlsplit
 
 import base58
+import requests
 import schemathesis
 from hypothesis import strategies as st
 
@@ -29,6 +36,7 @@ from hypothesis import strategies as st
 KNOWN_HASHES_ENV = "CONTRACT_KNOWN_BLOCK_HASHES"
 KNOWN_ACCOUNTS_ENV = "CONTRACT_KNOWN_ACCOUNTS"
 HEIGHT_RANGE_ENV = "CONTRACT_HEIGHT_RANGE"  # e.g. "0-115": heights to fold integers into
+TWIN_URL_ENV = "CONTRACT_TWIN_URL"  # e.g. "http://127.0.0.1:41234": the other backend's server
 
 
 def _listed(name: str) -> list[str]:
@@ -39,6 +47,7 @@ KNOWN_HASHES = _listed(KNOWN_HASHES_ENV)
 KNOWN_ACCOUNTS = _listed(KNOWN_ACCOUNTS_ENV)
 _low, _, _high = os.environ.get(HEIGHT_RANGE_ENV, "").partition("-")
 HEIGHT_RANGE = (int(_low), int(_high)) if _low and _high else None
+TWIN_URL = os.environ.get(TWIN_URL_ENV, "").rstrip("/")
 
 
 def _encode(raw: bytes) -> str:
@@ -107,3 +116,30 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case[Any]) ->
     }:
         case.body = adjust_positive_body(case.body)
     return case
+
+
+_twin_session = requests.Session()
+
+
+@schemathesis.check
+def same_answer_from_the_twin(
+    ctx: schemathesis.CheckContext, response: schemathesis.Response, case: schemathesis.Case[Any]
+) -> bool | None:
+    """The twin server answers the same request with the same status, content type and body.
+
+    schemathesis reads a true return value as "skipped", and anything else as "checked"."""
+    if not TWIN_URL:
+        return True
+    again = response.request.copy()
+    path = urlsplit(again.url or "")._replace(scheme="", netloc="").geturl()
+    again.url = TWIN_URL + path
+    twin = _twin_session.send(again, timeout=30, allow_redirects=False)
+    here = (response.status_code, response.headers.get("content-type", [""])[0], response.content_size)
+    there = (twin.status_code, twin.headers.get("content-type", ""), len(twin.content))
+    # schemathesis may keep only the leading bytes of a large body (content_size is its length)
+    if here != there or twin.content[: len(response.content)] != response.content:
+        raise AssertionError(
+            f"the twin backend answers differently: {here} {response.content[:300]!r} here, "
+            f"{there} {twin.content[:300]!r} at {TWIN_URL}"
+        )
+    return None

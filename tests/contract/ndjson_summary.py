@@ -26,6 +26,7 @@ class OperationSummary:
     by_mode: Counter[str] = field(default_factory=Counter)
     statuses: Counter[int] = field(default_factory=Counter)
     failed_checks: Counter[str] = field(default_factory=Counter)
+    checked: Counter[str] = field(default_factory=Counter)  # cases each check ran on
     outcomes: Counter[str] = field(default_factory=Counter)  # "result", an error cause, "text", ...
 
 
@@ -64,6 +65,7 @@ def _record_scenario(summary: RunSummary, event: dict[str, Any]) -> None:
         if "status_code" in response:
             operation.statuses[response["status_code"]] += 1
             operation.outcomes[outcome(response)] += 1
+        operation.checked.update({check["name"] for check in checks.get(case_id, [])})
         failed = [check["name"] for check in checks.get(case_id, []) if check.get("status") == "failure"]
         if failed:
             operation.failures += 1

@@ -7,7 +7,9 @@ each with a fixed seed and no example database, so a run is reproducible, and ea
 
 * the steered pass: the configuration tests/contract/schemathesis.toml and the hooks
   tests/contract/hooks.py, which steer cases towards the stored blocks and accounts, with many
-  fuzzing examples;
+  fuzzing examples, against the SQLite server; the hooks' own check sends every request again to
+  a twin server over the same chain in PostgreSQL and requires the same answer, so every check
+  holds for both backends while each case is drawn once (drawing them is most of a pass's time);
 * the plain pass: the command anyone can run from a checkout, with no hooks (`--checks all
   --mode all --phases examples,coverage,fuzzing`) and only the repository's schemathesis.toml,
   which schemathesis reads by itself there and which states the one thing JSON Schema cannot
@@ -35,13 +37,16 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from nearrpc.sample import sample_chain
-from tests.contract.ndjson_summary import read_ndjson, render
-from tests.support.live_server import LiveServer
+from tests.contract.ndjson_summary import RunSummary, read_ndjson, render
+from tests.support.backends import store_on
+from tests.support.http_stub import StubHandler, serving_stub
+from tests.support.live_server import LiveServer, running_server
 from tests.support.sample_facts import sample_facts
 
 HERE = Path(__file__).resolve().parent
@@ -69,6 +74,7 @@ HEIGHT_MARGIN = 5  # heights folded into [genesis, head + margin]: stored, skipp
 KNOWN_HASHES_ENV = "CONTRACT_KNOWN_BLOCK_HASHES"
 KNOWN_ACCOUNTS_ENV = "CONTRACT_KNOWN_ACCOUNTS"
 HEIGHT_RANGE_ENV = "CONTRACT_HEIGHT_RANGE"
+TWIN_URL_ENV = "CONTRACT_TWIN_URL"
 
 
 def schemathesis_command() -> list[str]:
@@ -107,7 +113,7 @@ def run_and_check(
     seed: int,
     max_examples: int,
     min_fuzzing_cases: int,
-) -> None:
+) -> RunSummary:
     """Run one pass, leave its summary for the terminal, and hold it to finding nothing."""
     reports = tmp_path / "reports"
     command = [
@@ -154,24 +160,35 @@ def run_and_check(
         assert operation.by_phase["fuzzing"] >= min_fuzzing_cases, name
         assert operation.by_phase["coverage"] > 0, name
         assert operation.by_mode["positive"] > 0 and operation.by_mode["negative"] > 0, name
+    return summary
+
+
+@pytest.fixture
+def twin(sample_store: Path, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LiveServer]:
+    """A server over the sample chain copied into PostgreSQL, beside the suite's SQLite one."""
+    with running_server(store_on("postgresql", sample_store, request), tmp_path / "twin.log") as live:
+        yield live
 
 
 @pytest.mark.live
 @pytest.mark.long(2.5)
+@pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # the twin is the PostgreSQL one
 def test_schemathesis_finds_no_failure(
-    server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
+    server: LiveServer, twin: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """The steered pass: this project's configuration and hooks, many examples."""
+    """The steered pass: this project's configuration and hooks, many examples, on both backends."""
     options = ["--config-file", str(CONFIG), "run", str(SPEC), "--url", server.url, "--mode", "all"]
-    run_and_check(
+    summary = run_and_check(
         request,
         tmp_path,
         options=options,
-        env=hooks_environment(),
+        env={**hooks_environment(), TWIN_URL_ENV: twin.url},
         seed=SEED,
         max_examples=MAX_EXAMPLES,
         min_fuzzing_cases=MIN_FUZZING_CASES,
     )
+    for name, operation in summary.operations.items():
+        assert operation.checked["same_answer_from_the_twin"] == operation.cases, name
 
 
 @pytest.mark.live
@@ -195,3 +212,34 @@ def test_plain_schemathesis_finds_no_failure(
         max_examples=PLAIN_MAX_EXAMPLES,
         min_fuzzing_cases=PLAIN_MIN_FUZZING_CASES,
     )
+
+
+class _OtherAnswers(StubHandler):
+    """A twin that disagrees: every request gets a well-formed answer of another chain."""
+
+    def do_POST(self) -> None:
+        self.body()
+        self.answer(200, b'{"jsonrpc":"2.0","result":{"chain_id":"another"},"id":"dontcare"}')
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("server", ["sqlite"], indirect=True)
+def test_the_steered_pass_fails_when_the_twin_answers_differently(server: LiveServer, tmp_path: Path) -> None:
+    """The twin check is no formality: a twin with other answers fails the pass, named."""
+    command = [
+        *schemathesis_command(), "--config-file", str(CONFIG), "run", str(SPEC), "--url", server.url,
+        "--include-path", "/genesis_config", "--phases", "fuzzing", "--max-examples", "3",
+        "--seed", str(SEED), "--generation-database", "none", "--no-color",
+    ]  # fmt: skip
+    with serving_stub(_OtherAnswers) as twin_url:
+        run = subprocess.run(
+            command,
+            cwd=tmp_path,
+            env={**hooks_environment(), TWIN_URL_ENV: twin_url},
+            capture_output=True,
+            text=True,
+            timeout=TIME_LIMIT_SECONDS,
+            check=False,
+        )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "the twin backend answers differently" in run.stdout, run.stdout
