@@ -12,7 +12,7 @@ from jsonpointer import JsonPointerException, resolve_pointer, set_pointer
 
 from tests.conftest import REPO
 from tests.spec.equivalence import normal_form
-from tools.spec_sync import METHODS, OverlayError, _expand, build_spec
+from tools.spec_sync import METHODS, OverlayError, Redundancy, _expand, apply_op, build_spec
 
 OVERLAYS = json.loads((REPO / "spec" / "overlays.json").read_text(encoding="utf-8"))
 SPEC = json.loads((REPO / "spec" / "openapi.json").read_text(encoding="utf-8"))
@@ -107,3 +107,25 @@ def test_a_generated_value_is_named_and_must_exist() -> None:
     assert "value_from" not in expanded and expanded["value"].startswith("^(?:")
     with pytest.raises(OverlayError, match="overlay 'x': value_from 'nonexistent' is not a known generated value"):
         list(_expand({"id": "x", "ops": [{**op, "value_from": "nonexistent"}]}, OVERLAYS["methods"]))
+
+
+def test_ref_for_single_allof_rewrites_schemas_alone_and_refuses_other_members() -> None:
+    op = {"op": "ref_for_single_allof", "path": "/components/schemas"}
+    ref = {"$ref": "#/components/schemas/B"}
+    data = {"allOf": [ref]}  # in `default` and `examples` it is a value, not a schema
+    doc: dict[str, Any] = {"components": {"schemas": {
+        "A": {"properties": {"x": {"allOf": [ref], "default": 1}, "y": {"items": {"allOf": [ref]}}},
+              "anyOf": [{"allOf": [ref]}, {"allOf": [ref, {"type": "integer"}]}],
+              "default": data, "examples": [data]},
+        "B": {"type": "integer"},
+    }}}  # fmt: skip
+    assert apply_op(doc, op, "x") is None
+    assert doc["components"]["schemas"]["A"] == {
+        "properties": {"x": {**ref, "default": 1}, "y": {"items": ref}},
+        "anyOf": [ref, {"allOf": [ref, {"type": "integer"}]}],
+        "default": data, "examples": [data],
+    }  # fmt: skip
+    assert apply_op(doc, op, "x") == Redundancy("ref_for_single_allof /components/schemas")
+    doc["components"]["schemas"]["C"] = {"properties": {"z": {"allOf": [{"type": "string"}]}}}
+    with pytest.raises(OverlayError, match="overlay 'x', ref_for_single_allof /components/schemas: a one-member"):
+        apply_op(doc, op, "x")
