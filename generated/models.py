@@ -713,13 +713,9 @@ class Fee(BaseModel):
     send_sir: NearGas
 
 
-class InternalError1(BaseModel):
+class InternalError(BaseModel):
     info: InternalErrorINTERNALERRORInfo
     name: Literal["INTERNAL_ERROR"]
-
-
-class InternalError(RootModel[InternalError1]):
-    root: InternalError1
 
 
 class JsonRpcRequestForClientConfig(BaseModel):
@@ -820,13 +816,9 @@ class RpcBlockRequest(
     ]
 
 
-class RpcClientConfigError1(BaseModel):
+class RpcClientConfigError(BaseModel):
     info: RpcClientConfigErrorINTERNALERRORInfo
     name: Literal["INTERNAL_ERROR"]
-
-
-class RpcClientConfigError(RootModel[RpcClientConfigError1]):
-    root: RpcClientConfigError1
 
 
 class RpcProtocolConfigError1(BaseModel):
@@ -1002,15 +994,11 @@ class ActionCreationConfigView(BaseModel):
     transfer_cost: Fee | None = None
 
 
-class BandwidthRequests1(BaseModel):
+class BandwidthRequests(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     V1: BandwidthRequestsV1
-
-
-class BandwidthRequests(RootModel[BandwidthRequests1]):
-    root: BandwidthRequests1
 
 
 class BlockHeaderView(BaseModel):

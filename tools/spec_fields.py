@@ -1,8 +1,9 @@
 """The fields of the five methods, flattened: what a bump report compares and the interface checks.
 
 A field is named by its path from a method's request or response envelope, members joined by
-dots, `[]` for array items, `{}` for the values of a map: `client_config.response.result.gc`,
-`block.response.result.chunks[].shard_id`, `block.request.params.block_id`. `$ref`s are
+dots, `[]` for array items (none past a closed tuple's `prefixItems`), `{}` for the values of a
+map: `client_config.response.result.gc`, `block.response.result.chunks[].shard_id`,
+`block.request.params.block_id`. `$ref`s are
 followed, and the branches of `anyOf`/`oneOf`/`allOf` are merged into the same path (a
 nullable field is its non-null type plus "null"; the variants of ShardLayout or of an error
 cause contribute their members side by side). For each path the flat view keeps:
@@ -41,6 +42,12 @@ def _enum_text(value: Json) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
+def _admits_nothing(schema: Json) -> bool:
+    """`{"not": {}}`, the object spelling of the `false` schema: where it closes a tuple's
+    `items`, the array has no member beyond its `prefixItems`, so no `[]` field."""
+    return schema is False or schema == {"not": {}}
+
+
 class _Flattener:
     def __init__(self, doc: dict[str, Json]) -> None:
         self.schemas: dict[str, Json] = doc["components"]["schemas"]
@@ -73,7 +80,7 @@ class _Flattener:
             self.flat.required.setdefault(path, set()).update(schema.get("required", []))
             for name, member in properties.items():
                 self.walk(member, f"{path}.{name}", refs)
-        if isinstance(schema.get("items"), dict):
+        if isinstance(schema.get("items"), dict) and not _admits_nothing(schema["items"]):
             self.walk(schema["items"], f"{path}[]", refs)
         for index, item in enumerate(schema.get("prefixItems", [])):
             self.walk(item, f"{path}[{index}]", refs)

@@ -235,9 +235,56 @@ def _apply_op(
         if op["value"] in target:
             return Redundancy(f"append {path}")
         target.append(copy.deepcopy(op["value"]))
+    elif kind == "ref_for_single_allof":
+        target = pointer.resolve(doc)
+        if not isinstance(target, dict):
+            raise OverlayError(f"{where}: target is not a map of schemas")
+        if not sum(_ref_for_single_allof(schema, where) for schema in target.values()):
+            return Redundancy(f"ref_for_single_allof {path}")
     else:
         raise OverlayError(f"{where}: unknown op {kind!r}")
     return None
+
+
+# Where a JSON Schema 2020-12 keyword holds subschemas: one, a list, or a map of them. Values of
+# other keywords (`default`, `examples`, `enum`, `const`) are data, never rewritten as schemas.
+_ONE_SCHEMA = frozenset(
+    {"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
+     "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+)  # fmt: skip
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas", "$defs"})
+
+
+def _subschemas(schema: dict[str, Json]) -> Iterator[Json]:
+    for key, value in schema.items():
+        if key in _ONE_SCHEMA:
+            yield value
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            yield from value
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            yield from value.values()
+
+
+def _ref_for_single_allof(schema: Json, where: str) -> int:
+    """Rewrite, in `schema` and every schema in it, `{"allOf": [{"$ref": R}], ...}` into
+    `{"$ref": R, ...}` (2020-12: a `$ref` applies beside its siblings as an `allOf` member does);
+    return how many were rewritten. A one-member `allOf` of anything but a plain `$ref`, or beside
+    a `$ref`, is not what the op was written for: it stops the sync."""
+    if not isinstance(schema, dict):
+        return 0
+    count = sum(_ref_for_single_allof(sub, where) for sub in _subschemas(schema))
+    members = schema.get("allOf")
+    if isinstance(members, list) and len(members) == 1:
+        (member,) = members
+        if not isinstance(member, dict) or set(member) != {"$ref"} or "$ref" in schema:
+            raise OverlayError(f"{where}: a one-member allOf that is not a lone $ref: {schema!r}")
+        rewritten = {("$ref" if key == "allOf" else key): (member["$ref"] if key == "allOf" else value)
+                     for key, value in schema.items()}  # fmt: skip
+        schema.clear()
+        schema.update(rewritten)
+        count += 1
+    return count
 
 
 def apply_overlays(doc: dict[str, Json], overlays: dict[str, Json]) -> list[str]:

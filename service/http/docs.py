@@ -2,7 +2,8 @@
 
 Swagger UI's script and style come from the fastapi-offline package (served here from its
 folder), never from a CDN; the page's Content-Security-Policy keeps the browser on this server.
-"Try it out" posts to the server that served the page (the spec names no servers). ReDoc's
+"Try it out" posts to the server that served the page (the spec's one server, `/`, is
+wherever the document was read from). ReDoc's
 bundle would load a logo from a CDN, so /redoc leads to /docs.
 """
 

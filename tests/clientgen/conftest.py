@@ -3,34 +3,30 @@
 Python: openapi-python-client (pinned in pyproject's `clientgen` extra) generates a client
 project into a temporary folder, pip installs it there (no index: its dependencies, httpx and
 attrs, are already installed) and the tests import it. TypeScript: openapi-typescript and tsc,
-pinned by package-lock.json beside this file, installed with `npm ci` into .cache/ when missing.
+pinned by package-lock.json beside this file, installed with `npm ci` into .cache/ when missing
+(tests/support/npm.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from filelock import FileLock
 
 from tests.conftest import REPO
-from tests.support.debian import ensure_package
 from tests.support.live_server import LiveServer, running_server
+from tests.support.npm import pinned_tools
 from tests.support.stores import create_empty_store
 
 SPEC = REPO / "spec" / "openapi.json"
 HERE = Path(__file__).resolve().parent
-NPM_CACHE = REPO / ".cache"
 
 
 @dataclass(frozen=True)
@@ -88,33 +84,7 @@ def empty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServe
         yield live
 
 
-def _ensure_node() -> None:
-    """node and npm, installed from the system's packages when missing (as .ci/run does)."""
-    for package, program in (("nodejs", "node"), ("npm", "npm")):
-        ensure_package(package, partial(shutil.which, program))
-
-
 @pytest.fixture(scope="session")
 def node_tools() -> Path:
     """node_modules/.bin with the pinned openapi-typescript and tsc (`npm ci` once per lock file)."""
-    _ensure_node()
-    lock = (HERE / "package-lock.json").read_bytes()
-    target = NPM_CACHE / f"clientgen-npm-{hashlib.sha256(lock).hexdigest()[:16]}"
-    bin_dir = target / "node_modules" / ".bin"
-    NPM_CACHE.mkdir(exist_ok=True)
-    with FileLock(NPM_CACHE / f"{target.name}.lock"):  # parallel workers: one installs, the others wait
-        if not (bin_dir / "tsc").exists():
-            _npm_ci(target)
-    return bin_dir
-
-
-def _npm_ci(target: Path) -> None:
-    staging = NPM_CACHE / f"{target.name}.partial-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for name in ("package.json", "package-lock.json"):
-        shutil.copyfile(HERE / name, staging / name)
-    done = _run(["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], cwd=staging)
-    assert done.returncode == 0, done.stdout + done.stderr
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)  # whole or not at all
+    return pinned_tools(HERE, "clientgen", "tsc")

@@ -49,7 +49,7 @@ def test_try_it_out_of_block_in_a_real_browser(
         overview = artifacts_dir() / "docs-page.png"
         page.screenshot(path=str(overview))
 
-        block = page.locator("#operations-default-block")
+        block = page.locator("#operations-blocks-block")
         block.locator(".opblock-summary-control").click()
         block.locator("button.try-out__btn").click()
         request = {"jsonrpc": "2.0", "id": "docs", "method": "block", "params": {"block_id": facts.head_height}}

@@ -7,7 +7,9 @@ Only rewrites that keep meaning, each a JSON Schema 2020-12 equivalence:
   of a single member are that member; nested `allOf`s are flattened;
 - `properties`/`required` beside a `oneOf`/`anyOf` of objects move into every member (A and
   (B or C) is (A and B) or (A and C)), merging `required` as a set;
-- `const: x` is `enum: [x]`; `additionalProperties: true` is the default and is dropped.
+- `const: x` is `enum: [x]`; `additionalProperties: true` is the default and is dropped;
+- `items` that admits nothing (`false`, `{"not": {}}`) beside `prefixItems` at least as long as
+  `maxItems` allows is dropped: no array member is past the tuple anyway.
 Annotations (`description`, `default`, `title`) are kept where they stand, so a moved default shows.
 """
 
@@ -54,6 +56,8 @@ def _simplify(node: dict[str, Json]) -> Json:
         del node["additionalProperties"]
     if isinstance(node.get("required"), list):
         node["required"] = sorted(set(node["required"]))
+    if node.get("items") in (False, {"not": {}}) and len(node.get("prefixItems", [])) >= node.get("maxItems", -1) >= 0:
+        del node["items"]
     if "allOf" in node:
         members = [m for item in node.pop("allOf") for m in (item["allOf"] if set(item) == {"allOf"} else [item])]
         if node:
