@@ -1,6 +1,7 @@
 """The interface changelog, spec/CHANGES.md: per interface version, what changed per method and whom it breaks.
 
     python -m tools.spec_changes [--check]            # write (or check) spec/CHANGES.md
+    python -m tools.spec_changes --freeze             # the current interface's section becomes a record
     python -m tools.spec_changes --base UPSTREAM_JSON  # record the upstream document the spec follows
 
 The upstream documents are not part of the project, so what CHANGES.md is made of is committed
@@ -14,6 +15,12 @@ in spec/changes/:
 
 `python -m tools.regenerate` writes CHANGES.md with generated/, and its `--check` (the drift gate
 of ./check and CI) fails when CHANGES.md is not what these files and spec/openapi.json make.
+
+The versions form one chain, each document against the one before: 1.2.11 -> 1.2.13 (upstream)
+-> 1.2.14 (this spec). When upstream publishes NEW, the chain grows by two links: `--freeze`
+turns the live section into the record `<base>-to-<spec version>.json`; `spec_sync NEW
+--report-only --against spec/openapi.json --json` is the record `<spec version>-to-NEW.json`; the
+spec is synced from NEW, gets its own version, and `--base NEW` makes NEW the base.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tools.bump_report import Breaks, Change, counts, from_json, report
+from tools.bump_report import Breaks, Change, as_json, counts, from_json, report
 from tools.spec_fields import FlatSpec, flatten
 from tools.spec_sync import METHODS, as_it_stands
 
@@ -99,18 +106,37 @@ spec/openapi.json; do not edit.
 """
 
 
-def render_changes(spec_path: Path) -> str:
-    """CHANGES.md for the spec at `spec_path`, from the records beside it, newest version first."""
-    folder = spec_path.parent / RECORDS
+def live_report(spec_path: Path) -> dict[str, list[Change]]:
+    """The changes from the base document (spec/changes/base.json) to the spec at `spec_path`."""
     spec = as_it_stands(_load(spec_path))
     methods = _load(spec_path.parent / "overlays.json")["methods"]
     interface = _load(spec_path.parent / "interface.json")
+    base = read_fields(_load(spec_path.parent / RECORDS / BASE))
+    return report(METHODS, base, flatten(spec, methods), interface)
+
+
+def freeze(spec_path: Path) -> Path:
+    """Write the live section as the record `<base>-to-<spec version>.json`; return its path."""
+    base_version = _load(spec_path.parent / RECORDS / BASE)["version"]
+    version = _load(spec_path)["info"]["version"]
+    target = spec_path.parent / RECORDS / f"{base_version}-to-{version}.json"
+    record = as_json(live_report(spec_path), base_version, version)
+    target.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def render_changes(spec_path: Path) -> str:
+    """CHANGES.md for the spec at `spec_path`, from the records beside it, newest version first."""
+    folder = spec_path.parent / RECORDS
     base = _load(folder / BASE)
-    live = report(METHODS, read_fields(base), flatten(spec, methods), interface)
-    lines = _section(spec["info"]["version"], f"upstream {base['version']}", live)
     records = [_load(path) for path in folder.glob("*-to-*.json")]
+    version = _load(spec_path)["info"]["version"]
+    if any(record["to"] == version for record in records):
+        # a frozen section and the live one would both claim the version
+        raise ValueError(f"spec version {version} is already recorded in {folder}; give the spec a version of its own")
+    lines = _section(version, base["version"], live_report(spec_path))
     for record in sorted(records, key=lambda r: _version_key(r["to"]), reverse=True):
-        lines += _section(record["to"], f"upstream {record['from']}", from_json(record))
+        lines += _section(record["to"], record["from"], from_json(record))
     return HEADER + "\n".join(lines).rstrip("\n") + "\n"
 
 
@@ -131,14 +157,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", type=Path, default=SPEC_DIR / "openapi.json")
     parser.add_argument("--check", action="store_true", help="exit 1 when CHANGES.md is stale")
     parser.add_argument("--base", type=Path, help="write spec/changes/base.json from this upstream document")
+    parser.add_argument("--freeze", action="store_true", help="write the current section as a bump record")
     args = parser.parse_args(argv)
+    if args.freeze:
+        print(f"spec_changes: wrote {freeze(args.spec)}")
+        return 0
     if args.base:
         upstream = as_it_stands(_load(args.base))
         methods = _load(args.spec.parent / "overlays.json")["methods"]
         target = args.spec.parent / RECORDS / BASE
         target.write_text(fields_record(flatten(upstream, methods), upstream["info"]["version"]), encoding="utf-8")
         print(f"spec_changes: wrote {target}")
-    text = render_changes(args.spec)
+    try:
+        text = render_changes(args.spec)
+    except ValueError as exc:
+        print(f"spec_changes: {exc}", file=sys.stderr)
+        return 2
     out = changes_path(args.spec)
     if args.check:
         if out.is_file() and out.read_text(encoding="utf-8") == text:

@@ -25,8 +25,8 @@ def test_the_changelog_is_what_the_records_and_the_spec_make() -> None:
     assert written == spec_changes.render_changes(SPEC_DIR / "openapi.json")
     sections = [line for line in written.splitlines() if line.startswith("## ")]
     assert sections == ["## 1.2.14", "## 1.2.13"]
-    assert "Against upstream 1.2.13: 18 breaks clients, 50 breaks servers, 25 compatible." in written
-    assert "Against upstream 1.2.11: 2 breaks clients, 1 breaks servers, 9 compatible." in written
+    assert "Against 1.2.13: 18 breaks clients, 50 breaks servers, 25 compatible." in written
+    assert "Against 1.2.11: 2 breaks clients, 1 breaks servers, 9 compatible." in written
     assert (
         "  - [breaks clients] `response.result.state_sync_external_backoff` removed: array (a field of "
         "interface 1.2.14)" in written
@@ -92,3 +92,25 @@ def test_the_1_2_13_record_is_the_report_of_the_real_documents(reference: Path) 
     command += ["--report-only", "--against", str(reference / "nearcore-openapi.json"), "--json"]
     run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120, check=True)
     assert run.stdout == (SPEC_DIR / "changes" / "1.2.11-to-1.2.13.json").read_text(encoding="utf-8")
+
+
+def test_a_frozen_section_is_a_link_of_the_chain_the_next_version_continues(scratch_repo: Path) -> None:
+    spec_path = scratch_repo / "spec" / "openapi.json"
+    before = spec_changes.render_changes(spec_path)
+    frozen = spec_changes.freeze(spec_path)
+    assert frozen.name == "1.2.13-to-1.2.14.json"
+    with pytest.raises(ValueError, match=r"spec version 1\.2\.14 is already recorded"):
+        spec_changes.render_changes(spec_path)  # frozen and live would both be 1.2.14
+
+    # upstream caught up with this spec (base = its fields), and the spec moved on to 1.2.15
+    spec = json.loads(spec_path.read_text(encoding="utf-8"))
+    base = spec_changes.fields_record(flatten(spec_sync.as_it_stands(spec), _methods()), "1.2.14")
+    (scratch_repo / "spec" / "changes" / "base.json").write_text(base, encoding="utf-8")
+    spec["info"]["version"] = "1.2.15"
+    spec_path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
+
+    after = spec_changes.render_changes(spec_path)
+    newest, _, older = after.partition("## 1.2.14\n")
+    assert "## 1.2.15\n\nAgainst 1.2.14: 0 breaks clients, 0 breaks servers, 0 compatible." in newest
+    assert "- `block`: no change" in newest
+    assert "## 1.2.14\n" + older == "## 1.2.14\n" + before.partition("## 1.2.14\n")[2]  # the frozen section
