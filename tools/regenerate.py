@@ -9,6 +9,9 @@ generated/ holds: models.py (datamodel-codegen, options in pyproject.toml
 [tool.datamodel-codegen]), methods.py / handlers.py / routes.py (tools.stubgen),
 openapi.json (a byte copy of the spec, so the installed service can serve and validate it)
 and __init__.py. Nothing in generated/ is edited by hand.
+
+Beside generated/, it writes the interface changelog, spec/CHANGES.md (`tools.spec_changes`),
+for a spec that keeps one; `--check` fails when either is stale.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from tools import spec_changes
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = REPO / "spec" / "openapi.json"
@@ -114,16 +119,35 @@ def main(argv: list[str] | None = None) -> int:
         print(f"regenerate: {exc}", file=sys.stderr)
         return 2
     if args.check:
-        diffs = drift(expected, args.out)
-        if diffs:
-            sys.stdout.writelines(diffs)
-            print(f"\nregenerate: {args.out} is stale; run `python -m tools.regenerate`", file=sys.stderr)
-            return 1
-        print(f"regenerate: {args.out} matches {args.spec}")
-        return 0
+        return _check(expected, args.out, args.spec)
     write(expected, args.out)
     print(f"regenerate: wrote {len(expected)} files to {args.out}")
+    if spec_changes.has_changelog(args.spec):
+        changes = spec_changes.changes_path(args.spec)
+        changes.write_text(spec_changes.render_changes(args.spec), encoding="utf-8")
+        print(f"regenerate: wrote {changes}")
     return 0
+
+
+def _check(expected: dict[str, bytes], out_dir: Path, spec_path: Path) -> int:
+    diffs = drift(expected, out_dir)
+    if spec_changes.has_changelog(spec_path):
+        diffs.extend(changelog_drift(spec_path))
+    if diffs:
+        sys.stdout.writelines(diffs)
+        print(f"\nregenerate: {out_dir} or the changelog is stale; run `python -m tools.regenerate`", file=sys.stderr)
+        return 1
+    print(f"regenerate: {out_dir} matches {spec_path}")
+    return 0
+
+
+def changelog_drift(spec_path: Path) -> list[str]:
+    """A unified diff between spec/CHANGES.md and what the records and the spec make of it."""
+    path = spec_changes.changes_path(spec_path)
+    have = path.read_text(encoding="utf-8") if path.is_file() else ""
+    want = spec_changes.render_changes(spec_path)
+    names = (f"{path.name} (on disk)", f"{path.name} (from spec)")
+    return list(difflib.unified_diff(have.splitlines(True), want.splitlines(True), *names))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Build `spec/openapi.json` from a full upstream nearcore OpenAPI document.
 
     python -m tools.spec_sync UPSTREAM_OPENAPI_JSON [--out spec/openapi.json] [--check]
+    python -m tools.spec_sync UPSTREAM_OPENAPI_JSON --report-only [--against OLD_JSON] [--json]
 
 Steps, in order, each a pure function of its input so the output is byte-deterministic:
 1. keep the five methods' paths and every component schema (pruned in step 5);
@@ -19,6 +20,17 @@ Steps, in order, each a pure function of its input so the output is byte-determi
 
 An overlay that no longer applies (its `expect` guard fails, its target or the target's parent
 is gone) stops the sync with a message naming it; exit status 2 for every refusal.
+
+`--report-only` prints step 6's report (each change classed by whom it breaks, see
+`tools.bump_report`; `--json` for a machine-readable one) and writes nothing, not even when the
+interface gate of step 7 would refuse. It compares the rebuilt document with `--out`, or, with
+`--against OLD_JSON`, compares two documents as they stand: both go through steps 1, 2 and 5
+only (selection, normalisation, pruning) and no overlay. Overlays are our edits, not upstream's:
+applied to both sides of an upstream-to-upstream comparison they would hide what upstream itself
+changed (1.2.13's sha3 costs, which an overlay adds to 1.2.11 too), fail on an older document
+their guards were not written for, and make a past bump's record depend on today's overlays. A
+built spec can be either side (`spec/openapi.json --against UPSTREAM`: what the interface
+changes against that upstream document); for it the same steps change nothing but descriptions.
 """
 
 from __future__ import annotations
@@ -35,7 +47,7 @@ from typing import Any, cast
 
 from jsonpointer import JsonPointer, JsonPointerException
 
-from tools.bump_report import changelog
+from tools.bump_report import Change, as_json, changelog, report
 from tools.crypto_hash_pattern import crypto_hash_pattern
 from tools.interface_check import DECLARED_HEADING, declared_paths, departures, undeclared
 from tools.spec_fields import flatten
@@ -379,6 +391,13 @@ def build_spec(
     return doc, redundant
 
 
+def as_it_stands(document: dict[str, Json]) -> dict[str, Json]:
+    """`document` through selection, normalisation and pruning (steps 1, 2, 5), no overlay."""
+    doc = cast(dict[str, Json], normalise_to_31(select_methods(document)))
+    prune(doc)
+    return doc
+
+
 def render(doc: dict[str, Json]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
@@ -388,12 +407,9 @@ def _load(path: Path) -> Json:
         return json.load(fh)
 
 
-def bump_report(current: dict[str, Json] | None, doc: dict[str, Json], methods: dict[str, Json]) -> list[str]:
-    """The field-level changelog of the five methods against the current spec."""
-    if current is None:
-        return ["no current spec to compare with"]
-    interface = _load(INTERFACE)
-    return changelog(METHODS, flatten(current, methods), flatten(doc, methods), interface)
+def bump_report(old: dict[str, Json], new: dict[str, Json], methods: dict[str, Json]) -> dict[str, list[Change]]:
+    """The field-level changes of the five methods from `old` to `new`, each classed."""
+    return report(METHODS, flatten(old, methods), flatten(new, methods), _load(INTERFACE))
 
 
 def interface_problems(doc: dict[str, Json], methods: dict[str, Json]) -> list[str]:
@@ -403,13 +419,58 @@ def interface_problems(doc: dict[str, Json], methods: dict[str, Json]) -> list[s
     return [str(departure) for departure in undeclared(found, declared)]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tools.spec_sync", description=__doc__.splitlines()[0])
     parser.add_argument("upstream", type=Path, help="a full nearcore OpenAPI document (openapi.json)")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: spec/openapi.json)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 with a diff if --out differs")
+    parser.add_argument("--report-only", action="store_true", help="print the bump report; write nothing")
+    parser.add_argument(
+        "--against", type=Path, help="with --report-only: compare UPSTREAM with this document, both as they stand"
+    )
+    parser.add_argument("--json", action="store_true", help="with --report-only: the report as JSON")
     args = parser.parse_args(argv)
+    if (args.against or args.json) and not args.report_only:
+        parser.error("--against and --json go with --report-only")
+    return args
+
+
+def _version(doc: dict[str, Json]) -> str:
+    return str(doc.get("info", {}).get("version", "?"))
+
+
+def _print_report(
+    old: dict[str, Json], new: dict[str, Json], methods: dict[str, Json], as_json_text: bool, heading: str
+) -> None:
+    changes = bump_report(old, new, methods)
+    if as_json_text:
+        print(json.dumps(as_json(changes, _version(old), _version(new)), indent=2))
+        return
+    print(heading)
+    for line in changelog(changes):
+        print(f"  {line}")
+
+
+def _report_against(args: argparse.Namespace, methods: dict[str, Json]) -> int:
+    """--report-only --against: two documents compared as they stand, no overlay on either."""
+    try:
+        old, new = as_it_stands(_load(args.against)), as_it_stands(_load(args.upstream))
+    except (OverlayError, KeyError) as exc:
+        print(f"spec_sync: {exc}", file=sys.stderr)
+        return 2
+    heading = (
+        f"spec_sync: changes from {_version(old)} ({args.against.name}) to {_version(new)} "
+        f"({args.upstream.name}), both as they stand:"
+    )
+    _print_report(old, new, methods, args.json, heading)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
     overlays = _load(OVERLAYS)
+    if args.against:
+        return _report_against(args, overlays["methods"])
     upstream = _load(args.upstream)
     try:
         doc, redundant = build_spec(upstream, overlays, _load(DESCRIPTIONS))
@@ -418,12 +479,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     text = render(doc)
     current = args.out.read_text(encoding="utf-8") if args.out.exists() else None
-    version = upstream.get("info", {}).get("version", "?")
-    print(f"spec_sync: changes from upstream {version} ({args.upstream.name}) against {args.out}:")
-    for line in bump_report(json.loads(current) if current else None, doc, overlays["methods"]):
-        print(f"  {line}")
+    heading = f"spec_sync: changes from upstream {_version(upstream)} ({args.upstream.name}) against {args.out}:"
+    if current is None:
+        print(f"{heading}\n  no current spec to compare with")
+    else:
+        _print_report(json.loads(current), doc, overlays["methods"], args.json, heading)
+    if args.json:
+        return 0
     for note in redundant:
         print(f"spec_sync: {note}")
+    if args.report_only:
+        return 0
     problems = interface_problems(doc, overlays["methods"])
     if problems:
         for problem in problems:
@@ -445,7 +511,6 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(text, encoding="utf-8")
     print(f"spec_sync: wrote {args.out}")
     return 0
-
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import REPO
 from tools import spec_sync
+from tools.bump_report import SYMBOLS
 
 UPSTREAM_1_2_13 = "upstream/nearcore-openapi-1.2.13.json"
 BACKOFF = "client_config.response.result.state_sync_external_backoff"
@@ -58,11 +59,11 @@ def test_the_1_2_13_bump_reports_its_changes_and_refuses_to_drop_a_1_2_14_field(
         "  EXPERIMENTAL_view_account: no change",
     ]
     assert report[client + 1 : client + 6] == [
-        "    + response.result.view_access_keys_limit: integer/uint32 (not in interface 1.2.14)",
-        "    - response.result.state_sync.sync.ExternalStorage: object, 11 field(s) under it",
-        "    - response.result.state_sync_external_backoff: array (a field of interface 1.2.14)",
-        "    ~ response.result.state_sync.sync: object | string -> string",
-        "    required response.result.state_sync.sync: - ExternalStorage",
+        "    + response.result.view_access_keys_limit: integer/uint32 (not in interface 1.2.14) [compatible]",
+        "    - response.result.state_sync.sync.ExternalStorage: object, 11 field(s) under it [breaks clients]",
+        "    - response.result.state_sync_external_backoff: array (a field of interface 1.2.14) [breaks clients]",
+        "    ~ response.result.state_sync.sync: object | string -> string [breaks servers]",
+        "    required response.result.state_sync.sync: - ExternalStorage [compatible]",
     ]
     assert report[client + 6] == "  block: no change"
     assert (
@@ -132,3 +133,74 @@ def test_an_overlay_that_no_longer_applies_fails_naming_it(reference: Path, caps
     upstream["components"]["schemas"]["BlockId"]["anyOf"][0]["format"] = "uint32"  # wire-block-id-range's guard
     with pytest.raises(spec_sync.OverlayError, match="overlay 'wire-block-id-range', set /components/schemas/BlockId"):
         _build(upstream)
+
+
+# ---------------------------------------------------------------- classes, on the real documents
+
+EXPECTATIONS = REPO / "tests" / "spec" / "bump_expectations"
+SPEC = REPO / "spec" / "openapi.json"
+
+
+def _report_json(new: Path, old: Path) -> dict[str, Any]:
+    command = [sys.executable, "-m", "tools.spec_sync", str(new), "--report-only", "--against", str(old), "--json"]
+    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr
+    loaded: dict[str, Any] = json.loads(run.stdout)
+    return loaded
+
+
+def _classes(report: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """method -> "<symbol> <path>" -> class, the shape of the hand-checked expectation files."""
+    return {
+        method: {f"{SYMBOLS[c['change']]} {c['path']}": c["class"] for c in changes}
+        for method, changes in report["methods"].items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("expectation", "new", "old"),
+    [
+        ("1.2.11-to-1.2.13", UPSTREAM_1_2_13, "nearcore-openapi.json"),
+        ("1.2.13-to-spec", None, UPSTREAM_1_2_13),
+    ],
+)
+def test_each_change_of_the_real_bumps_has_its_hand_checked_class(
+    reference: Path, expectation: str, new: str | None, old: str
+) -> None:
+    report = _report_json(reference / new if new else SPEC, reference / old)
+    expected = json.loads((EXPECTATIONS / f"{expectation}.json").read_text(encoding="utf-8"))
+    assert _classes(report) == expected
+    assert all(c["detail"] for changes in report["methods"].values() for c in changes)
+
+
+def test_the_json_report_names_both_versions_and_every_method(reference: Path) -> None:
+    report = _report_json(reference / UPSTREAM_1_2_13, reference / "nearcore-openapi.json")
+    assert (report["from"], report["to"]) == ("1.2.11", "1.2.13")
+    assert list(report["methods"]) == list(spec_sync.METHODS)
+    backoff = [c for c in report["methods"]["client_config"] if c["path"].endswith("state_sync_external_backoff")]
+    assert backoff == [
+        {
+            "path": "response.result.state_sync_external_backoff",
+            "change": "removed",
+            "class": "breaks clients",
+            "detail": "array (a field of interface 1.2.14)",
+        }
+    ]
+
+
+def test_report_only_writes_nothing_even_where_the_sync_would_refuse(reference: Path, tmp_path: Path) -> None:
+    root = _copy_of_the_repository(tmp_path)
+    before = {path: path.read_bytes() for path in (root / "spec").rglob("*") if path.is_file()}
+    run = subprocess.run(
+        [sys.executable, "-m", "tools.spec_sync", str(reference / UPSTREAM_1_2_13), "--report-only"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr  # the 1.2.13 sync itself refuses (the first test)
+    removal = "    - response.result.state_sync_external_backoff: array (a field of interface 1.2.14) [breaks clients]"
+    assert removal in run.stdout.splitlines()
+    assert "wrote" not in run.stdout
+    assert {path: path.read_bytes() for path in (root / "spec").rglob("*") if path.is_file()} == before
