@@ -16,6 +16,7 @@ pytestmark  # pytest module marks
 pytest_terminal_summary  # pytest hook
 pytest_collection_modifyitems  # pytest hook (tests/conftest.py: long tests first)
 map_case  # schemathesis hook
+same_answer_from_the_twin  # schemathesis check (registered by its decorator)
 _http_client  # pytest fixture
 disable_nagle_algorithm  # http.server handler attribute
 log_message  # http.server handler hook

@@ -123,7 +123,7 @@ _twin_session = requests.Session()
 
 @schemathesis.check
 def same_answer_from_the_twin(
-    ctx: schemathesis.CheckContext, response: schemathesis.Response, case: schemathesis.Case[Any]
+    _ctx: schemathesis.CheckContext, response: schemathesis.Response, _case: schemathesis.Case[Any]
 ) -> bool | None:
     """The twin server answers the same request with the same status, content type and body.
 
