@@ -11,6 +11,8 @@ Steps, in order, each a pure function of its input so the output is byte-determi
    the wire-reality fixes), each listed in `spec/DEVIATIONS.md`;
 4. apply our descriptions from `spec/descriptions.json`;
 5. prune components to the transitive closure of what the paths reference;
+   then put in the examples of `spec/examples.json` (`tools.spec_examples`: requests and the
+   answers the sample chain gives them, from the recorded round trips);
 6. report, for the five methods, what changes against the current spec field by field
    (`tools.bump_report`), and which overlays upstream now makes redundant;
 7. hold the result to the declared interface (spec/interface.json, `tools.interface_check`):
@@ -50,6 +52,7 @@ from jsonpointer import JsonPointer, JsonPointerException
 from tools.bump_report import Change, as_json, changelog, report
 from tools.crypto_hash_pattern import crypto_hash_pattern
 from tools.interface_check import DECLARED_HEADING, declared_paths, departures, undeclared
+from tools.spec_examples import EXAMPLES, ExampleMisfit, apply_examples
 from tools.spec_fields import flatten
 
 REPO = Path(__file__).resolve().parent.parent
@@ -380,14 +383,23 @@ def prune(doc: dict[str, Json]) -> None:
 
 
 def build_spec(
-    upstream: dict[str, Json], overlays: dict[str, Json], descriptions: dict[str, Json]
+    upstream: dict[str, Json],
+    overlays: dict[str, Json],
+    descriptions: dict[str, Json],
+    examples: dict[str, Json] | None = None,
 ) -> tuple[dict[str, Json], list[str]]:
-    """The spec built from `upstream`, and the notes on overlays upstream makes redundant."""
+    """The spec built from `upstream`, and the notes on overlays upstream makes redundant;
+    `examples` (spec/examples.json) are put in last, when given."""
     doc = select_methods(upstream)
     doc = cast(dict[str, Json], normalise_to_31(doc))
     redundant = apply_overlays(doc, overlays)
     apply_descriptions(doc, descriptions)
     prune(doc)
+    if examples is not None:
+        try:
+            apply_examples(doc, examples)
+        except ExampleMisfit as exc:
+            raise OverlayError(f"spec/examples.json: {exc}") from None
     return doc, redundant
 
 
@@ -473,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         return _report_against(args, overlays["methods"])
     upstream = _load(args.upstream)
     try:
-        doc, redundant = build_spec(upstream, overlays, _load(DESCRIPTIONS))
+        doc, redundant = build_spec(upstream, overlays, _load(DESCRIPTIONS), _load(EXAMPLES))
     except (OverlayError, KeyError) as exc:
         print(f"spec_sync: {exc}", file=sys.stderr)
         return 2

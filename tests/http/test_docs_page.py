@@ -51,9 +51,16 @@ def test_try_it_out_of_block_in_a_real_browser(
 
         block = page.locator("#operations-blocks-block")
         block.locator(".opblock-summary-control").click()
+        # the spec's examples are offered by their summaries, and "try it out" starts from the first
+        # one: the head block by height, a request that works on the sample chain as it stands
+        options = block.locator(".opblock-section-request-body .examples-select option")
+        options.first.wait_for(state="attached", timeout=30_000)  # drawn after the section opens
+        offered = options.all_inner_texts()
+        assert offered[:2] == ["block_id: the head height", "block_id: a block hash"], offered
         block.locator("button.try-out__btn").click()
-        request = {"jsonrpc": "2.0", "id": "docs", "method": "block", "params": {"block_id": facts.head_height}}
-        block.locator("textarea.body-param__text").fill(json.dumps(request))
+        body = block.locator("textarea.body-param__text")
+        request = json.loads(body.input_value())
+        assert request["method"] == "block" and request["params"] == {"block_id": facts.head_height}, request
         with page.expect_response(lambda response: response.request.method == "POST", timeout=30_000) as sent:
             block.locator("button.execute").click()
         assert sent.value.url == f"{server.url}/block" and sent.value.status == 200

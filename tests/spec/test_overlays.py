@@ -101,8 +101,9 @@ def _normal_paths(doc: dict[str, Any]) -> Any:
 def test_form_overlays_change_no_meaning(reference: Path) -> None:
     upstream = json.loads((reference / "nearcore-openapi.json").read_text(encoding="utf-8"))
     descriptions = json.loads((REPO / "spec" / "descriptions.json").read_text(encoding="utf-8"))
+    examples = json.loads((REPO / "spec" / "examples.json").read_text(encoding="utf-8"))
     content_only = {**OVERLAYS, "overlays": [o for o in OVERLAYS["overlays"] if o["id"] not in FORM_IDS]}
-    before, _ = build_spec(upstream, content_only, descriptions)
+    before, _ = build_spec(upstream, content_only, descriptions, examples)
     assert FORM_IDS and before != SPEC
     assert _normal_paths(before) == _normal_paths(SPEC)
 
