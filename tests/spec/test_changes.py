@@ -5,7 +5,6 @@ upstream documents where those are at hand."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.spec.scratch import regenerate
 from tools import spec_changes, spec_sync
 from tools.spec_fields import flatten
 
@@ -33,26 +33,13 @@ def test_the_changelog_is_what_the_records_and_the_spec_make() -> None:
     )
 
 
-@pytest.fixture()
-def scratch_repo(tmp_path: Path) -> Path:
-    for folder in ("spec", "generated"):
-        shutil.copytree(REPO / folder, tmp_path / folder)
-    return tmp_path
-
-
-def _regenerate(repo: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "tools.regenerate", "--spec", str(repo / "spec" / "openapi.json")]
-    command += ["--out", str(repo / "generated"), *extra]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
-
-
 def test_a_spec_edit_makes_the_changelog_stale_until_regenerated(scratch_repo: Path) -> None:
     spec_path = scratch_repo / "spec" / "openapi.json"
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
     del spec["components"]["schemas"]["RpcViewAccountResponse"]["properties"]["storage_paid_at"]
     spec_path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
 
-    stale = _regenerate(scratch_repo, "--check")
+    stale = regenerate(scratch_repo, "--check")
     assert stale.returncode == 1
     removal = (
         "+  - [breaks clients] `response.result.storage_paid_at` removed: integer/uint64 (a field of interface 1.2.14)"
@@ -60,15 +47,15 @@ def test_a_spec_edit_makes_the_changelog_stale_until_regenerated(scratch_repo: P
     assert removal in stale.stdout.splitlines()  # the diff of CHANGES.md says what and whom
     assert "CHANGES.md (on disk)" in stale.stdout
 
-    assert _regenerate(scratch_repo).returncode == 0
+    assert regenerate(scratch_repo).returncode == 0
     assert removal[1:] in (scratch_repo / "spec" / "CHANGES.md").read_text(encoding="utf-8").splitlines()
-    assert _regenerate(scratch_repo, "--check").returncode == 0
+    assert regenerate(scratch_repo, "--check").returncode == 0
 
 
 def test_a_hand_edit_of_the_changelog_is_caught(scratch_repo: Path) -> None:
     changes = scratch_repo / "spec" / "CHANGES.md"
     changes.write_text(changes.read_text(encoding="utf-8").replace("[breaks servers]", "[compatible]", 1))
-    stale = _regenerate(scratch_repo, "--check")
+    stale = regenerate(scratch_repo, "--check")
     assert stale.returncode == 1 and "CHANGES.md" in stale.stdout
 
 

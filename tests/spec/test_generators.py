@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import REPO
+from tests.spec.scratch import regenerate
 from tools.regenerate import drift, render_generated
 
 GOLDEN = REPO / "tests" / "golden"
@@ -43,41 +41,27 @@ def test_generated_matches_spec() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.fixture()
-def scratch_repo(tmp_path: Path) -> Path:
-    """A copy of spec/ and generated/ to modify."""
-    for folder in ("spec", "generated"):
-        shutil.copytree(REPO / folder, tmp_path / folder)
-    return tmp_path
-
-
-def _regenerate(repo: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "tools.regenerate", "--spec", str(repo / "spec" / "openapi.json")]
-    command += ["--out", str(repo / "generated"), *extra]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True)
-
-
 def test_adding_an_optional_field_trips_the_gate_until_regenerated(scratch_repo: Path) -> None:
     spec_path = scratch_repo / "spec" / "openapi.json"
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
     spec["components"]["schemas"]["RpcViewAccountResponse"]["properties"]["rainbow_colour"] = {"type": "string"}
     spec_path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
 
-    stale = _regenerate(scratch_repo, "--check")
+    stale = regenerate(scratch_repo, "--check")
     assert stale.returncode == 1
     assert "rainbow_colour" in stale.stdout  # the diff names the new field
     assert "generated/models.py" in stale.stdout and "generated/openapi.json" in stale.stdout
 
-    assert _regenerate(scratch_repo).returncode == 0
+    assert regenerate(scratch_repo).returncode == 0
     models = (scratch_repo / "generated" / "models.py").read_text(encoding="utf-8")
     assert "rainbow_colour: str | None = None" in models
-    assert _regenerate(scratch_repo, "--check").returncode == 0
+    assert regenerate(scratch_repo, "--check").returncode == 0
 
 
 def test_hand_edits_to_generated_are_caught(scratch_repo: Path) -> None:
     routes = scratch_repo / "generated" / "routes.py"
     routes.write_text(routes.read_text(encoding="utf-8") + "\n# hand edit\n", encoding="utf-8")
-    assert _regenerate(scratch_repo, "--check").returncode == 1
+    assert regenerate(scratch_repo, "--check").returncode == 1
 
 
 def test_a_new_optional_params_member_updates_models_and_stubs(scratch_repo: Path) -> None:
@@ -89,15 +73,15 @@ def test_a_new_optional_params_member_updates_models_and_stubs(scratch_repo: Pat
     request.setdefault("properties", {})["include_proof"] = {"type": "boolean"}
     spec_path.write_text(json.dumps(spec, indent=2) + "\n", encoding="utf-8")
 
-    stale = _regenerate(scratch_repo, "--check")
+    stale = regenerate(scratch_repo, "--check")
     assert stale.returncode == 1
     assert "generated/methods.py" in stale.stdout and "generated/models.py" in stale.stdout
 
-    assert _regenerate(scratch_repo).returncode == 0
+    assert regenerate(scratch_repo).returncode == 0
     methods = "".join((scratch_repo / "generated" / "methods.py").read_text(encoding="utf-8").split())
     assert 'params_members=("account_id","block_id","finality","include_proof","sync_checkpoint",)' in methods
     assert "include_proof: bool | None = None" in (scratch_repo / "generated" / "models.py").read_text(encoding="utf-8")
-    assert _regenerate(scratch_repo, "--check").returncode == 0
+    assert regenerate(scratch_repo, "--check").returncode == 0
 
 
 def test_missing_generators_are_named_in_one_line(tmp_path: Path) -> None:
