@@ -171,7 +171,7 @@ def twin(sample_store: Path, request: pytest.FixtureRequest, tmp_path: Path) -> 
 
 
 @pytest.mark.live
-@pytest.mark.long(2.5)
+@pytest.mark.long(1.6)
 @pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # the twin is the PostgreSQL one
 def test_schemathesis_finds_no_failure(
     server: LiveServer, twin: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
@@ -192,7 +192,7 @@ def test_schemathesis_finds_no_failure(
 
 
 @pytest.mark.live
-@pytest.mark.long(3)
+@pytest.mark.long(0.4)
 @pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # the spec's pass: one backend is enough
 def test_plain_schemathesis_finds_no_failure(
     server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
