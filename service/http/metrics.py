@@ -90,6 +90,7 @@ class StoreCollector(Collector):
     def __init__(self, reader: ServingReader) -> None:
         self._reader = reader
         self._accounts: tuple[int, int] | None = None  # (account state rows, accounts) last counted
+        self._generation: int | None = None  # of the store they were counted in
         self._found: list[Metric] = []
 
     async def _account_count(self, state_rows: int) -> int:
@@ -100,6 +101,9 @@ class StoreCollector(Collector):
 
     async def read(self) -> None:
         try:
+            generation = self._reader.version().generation  # also how a replaced file is noticed
+            if generation != self._generation:
+                self._accounts, self._generation = None, generation  # counted in another store
             self._found = await self._store_metrics()
         except Exception:  # a store that cannot answer is a reading, not a failed scrape
             self._found = []

@@ -30,6 +30,7 @@ def ops_router(reader: ServingReader, *, rpc_addr: str | None, metrics: bool) ->
     async def health() -> Response:
         # nearcore's answers: 200 with the JSON `null`, or 503 with an empty body
         try:
+            reader.version()  # what makes a reader notice a replaced file, as before each JSON-RPC request
             await reader.info()
         except StoreError as exc:
             log.warning("health: the store is not usable: %s", exc)

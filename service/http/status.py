@@ -70,6 +70,15 @@ class StatusReport:
         self._rpc_addr = rpc_addr
         self._started = time.monotonic()
         self._epoch_starts: dict[str, int | None] = {}
+        self._generation: int | None = None
+
+    def _follow_the_store(self) -> None:
+        # Asking for the version is what makes a reader notice a replaced file (as the JSON-RPC
+        # endpoint does before each request); epoch starts found in another store do not hold.
+        generation = self._reader.version().generation
+        if generation != self._generation:
+            self._epoch_starts.clear()
+            self._generation = generation
 
     async def _epoch_start(self, head: StoredBlock) -> int | None:
         if head.epoch_id not in self._epoch_starts:
@@ -97,6 +106,7 @@ class StatusReport:
         return sync
 
     async def document(self) -> dict[str, object]:
+        self._follow_the_store()
         reader = self._reader
         info = await reader.info()
         head = await reader.head()

@@ -97,3 +97,32 @@ def test_a_file_that_is_no_store_is_not_served_and_the_log_says_why_once(tmp_pat
     refusals = [line for line in log.read_text().splitlines() if "cannot be served" in line]
     assert len(refusals) == 1, log.read_text()
     assert " ERROR nearrpc.store: " in refusals[0] and "still serving the store as it was when opened" in refusals[0]
+
+
+def _status_head(server: LiveServer) -> int:
+    answer = httpx.get(f"{server.url}/status", timeout=10)
+    assert answer.status_code == 200, answer.text
+    return int(answer.json()["sync_info"]["latest_block_height"])
+
+
+def _metrics_head(server: LiveServer) -> float:
+    text = httpx.get(f"{server.url}/metrics", timeout=10).text
+    (line,) = (line for line in text.splitlines() if line.startswith("nearrpc_store_head_height "))
+    return float(line.split()[1])
+
+
+def test_status_and_metrics_follow_a_replaced_store_without_any_json_rpc_request(tmp_path: Path) -> None:
+    """An operator's dashboard and a balancer's checks may be all a server hears: /status and
+    /metrics notice the replacement themselves (no JSON-RPC request ever arrives here)."""
+    store = tmp_path / "served.sqlite"
+    build_sample_store(store)
+    with running_server(store, tmp_path / "server.log") as server:
+        assert (_status_head(server), _metrics_head(server)) == (110, 110)
+        write_synthetic_chain(tmp_path / "built-elsewhere.sqlite", SYNTHETIC)
+        os.replace(tmp_path / "built-elsewhere.sqlite", store)
+        started = time.monotonic()
+        while _status_head(server) != SYNTHETIC.blocks - 1:
+            assert time.monotonic() - started < 10, "/status never showed the new store"
+            time.sleep(0.05)
+        assert _metrics_head(server) == SYNTHETIC.blocks - 1
+        assert httpx.get(f"{server.url}/health", timeout=10).status_code == 200
