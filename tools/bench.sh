@@ -8,6 +8,9 @@
 #        FORCE=1         run even when the machine is busy (figures are then not comparable)
 #        WORKERS=N       nearrpc serve --workers N (default 1); SERVER_CPU/LOAD_CPU as the harness
 #        NEARRPC_SERVE_ARGS  extra `nearrpc serve` options (e.g. --store postgresql://...)
+#        TRAFFIC=1       then real traffic: random keys over a 200,000-block store against a repeated
+#                        request, SQLite beside PostgreSQL (python -m bench.traffic_bench; TRAFFIC_STORE=PATH
+#                        to use a store of bench.generate_store instead of writing one)
 # Needs wrk (Debian: apt-get install wrk) and the wrk harness with the ceiling app in
 # ../shared/bench (or BENCH_DIR). Loopback only: every server runs on 127.0.0.1, stopped at the end.
 set -euo pipefail
@@ -89,3 +92,9 @@ for r in rows:
     )
 print("ratio: median of per-round nearrpc/ceiling throughput; latencies nearrpc/ceiling; errors include wrk's 2 s timeouts")
 EOF
+
+if [ "${TRAFFIC:-0}" = 1 ]; then
+  echo
+  .venv/bin/python -m bench.traffic_bench --duration "$DURATION" --rounds "$ROUNDS" \
+    ${TRAFFIC_STORE:+--store "$TRAFFIC_STORE"}
+fi

@@ -1,0 +1,142 @@
+"""Real traffic beside a repeated request, on SQLite and PostgreSQL, side by side in one run:
+
+    python -m bench.traffic_bench [--store BIG.sqlite] [--duration 8s] [--rounds 3]
+
+A repeated request is answered from the answer cache after its first time; real traffic asks
+for many different blocks and accounts, and most of its requests are store lookups. Each row
+sends 20,000 different bodies picked at random (bench/random_bodies.lua), but the first, which
+repeats one: a block by height, by hash, an account's state at a random stored height and at
+`final`. Both servers run with their defaults (answer cache on), one worker, pinned to
+--server-cpu; wrk and the PostgreSQL server (the pgserver wheel's, as the tests use) to
+--load-cpu. Rounds alternate the backends (A B A B ...); the medians are printed with two
+ratios: each row against the repeated request on the same backend, and PostgreSQL against
+SQLite. Without --store it writes a synthetic chain of 200,000 blocks and 20,000 accounts x 5
+states first (bench.generate_store's kind). Needs wrk; loopback only; everything it starts is
+stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+from bench.store_bench import (
+    RANDOM_BODIES,
+    Run,
+    bodies_file,
+    compare,
+    nearrpc,
+    pin,
+    random_lookups,
+    rpc,
+    serving,
+    warm,
+)
+from nearrpc.sample.synthetic import SyntheticShape, write_synthetic_chain
+from nearrpc.store import open_store
+from tests.support.postgres import start_server, stop_server
+
+DEFAULT_SHAPE = SyntheticShape(blocks=200_000, accounts=20_000, states=5)
+REPEATED = "repeated block by height"
+
+
+def final_accounts(store: Path, rng: random.Random) -> list[str]:
+    """Bodies asking for the state at `final` of accounts that have one there."""
+    reader = open_store(store, "read")
+    try:
+        head = reader.head()
+        assert head is not None
+        final = reader.block_by_hash(head.last_final_block)
+        assert final is not None
+        accounts = sorted({account for account, _, view in reader.iter_account_states() if view is not None})
+        rng.shuffle(accounts)
+        existing = [a for a in accounts[: RANDOM_BODIES * 2] if reader.account_json(a, final.height) is not None]
+    finally:
+        reader.close()
+    return [rpc("EXPERIMENTAL_view_account", {"account_id": a, "finality": "final"}) for a in existing[:RANDOM_BODIES]]
+
+
+def repeated_block(store: Path) -> str:
+    """One body, sent over and over: the stored block nearest the middle of the chain."""
+    reader = open_store(store, "read")
+    try:
+        info = reader.info()
+        assert info.earliest_height is not None and info.latest_height is not None
+        height = (info.earliest_height + info.latest_height) // 2
+        while reader.block_by_height(height) is None:
+            height += 1
+    finally:
+        reader.close()
+    return rpc("block", {"block_id": height})
+
+
+def rows(store: Path, rng: random.Random) -> dict[str, list[str]]:
+    lookups = random_lookups(store, rng)
+    return {REPEATED: [repeated_block(store)], **lookups, "random view_account at final": final_accounts(store, rng)}
+
+
+def table(results: dict[str, dict[str, Run]]) -> list[str]:
+    lines = [
+        f"{'request (32 connections)':32} {'sqlite rps':>10} {'/ repeated':>10} {'postgresql rps':>14} "
+        f"{'/ repeated':>10} {'pg/sqlite':>9} {'p99 ms sqlite/pg':>17} {'errors':>7}"
+    ]
+    base = results[REPEATED]
+    for label, runs in results.items():
+        lite, pg = runs["sqlite"], runs["postgresql"]
+        lines.append(
+            f"{label:32} {lite.rps:10.0f} {lite.rps / base['sqlite'].rps:10.2f} {pg.rps:14.0f} "
+            f"{pg.rps / base['postgresql'].rps:10.2f} {pg.rps / lite.rps:9.2f} "
+            f"{lite.p99_ms:8.2f}/{pg.p99_ms:<8.2f} {lite.errors + pg.errors:>7}"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--store", type=Path, help="an SQLite store (python -m bench.generate_store); default: 200k")
+    parser.add_argument("--duration", default="8s")
+    parser.add_argument("--warmup", default="2s", help="per server and row, before the measured rounds")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--server-cpu", default="0")
+    parser.add_argument("--load-cpu", default="1")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("bench: wrk not found (apt-get install wrk)")
+    folder = Path(tempfile.mkdtemp(prefix="nearrpc-traffic-bench-"))
+    database = start_server()
+    try:
+        pin(int((database.data / "postmaster.pid").read_text().split()[0]), args.load_cpu)
+        store = args.store
+        if store is None:
+            store = folder / "big.sqlite"
+            print(f"== writing {DEFAULT_SHAPE.blocks} blocks, {DEFAULT_SHAPE.accounts} x {DEFAULT_SHAPE.states} "
+                  f"states to {store}", flush=True)  # fmt: skip
+            write_synthetic_chain(store, DEFAULT_SHAPE)
+        copy = database.create_database("traffic")
+        subprocess.run(nearrpc("store", "copy", store, copy), check=True, capture_output=True)
+        bodies = rows(store, random.Random(20250602))
+        warm(store, database.data)
+        print(f"== real traffic against a repeated request ({args.rounds} rounds of {args.duration}, "
+              f"{args.connections} connections, servers on cpu {args.server_cpu}, answer cache on)",
+              flush=True)  # fmt: skip
+        results: dict[str, dict[str, Run]] = {}
+        with ExitStack() as stack:
+            servers = serving(stack, {"sqlite": store, "postgresql": copy}, folder, args.server_cpu)
+            for label, texts in bodies.items():
+                results[label] = compare(label, servers, bodies_file(folder, label.replace(" ", "_"), texts), args)
+        print("\n".join(table(results)))
+        print("ratios: medians of the rounds; '/ repeated' against the first row on the same backend")
+    finally:
+        stop_server(database)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
