@@ -13,20 +13,28 @@ ratios: each row against the repeated request on the same backend, and PostgreSQ
 SQLite. Without --store it writes a synthetic chain of 200,000 blocks and 20,000 accounts x 5
 states first (bench.generate_store's kind). Needs wrk; loopback only; everything it starts is
 stopped at the end.
+
+With --soak SECONDS it then sends all the random rows' bodies, mixed, to each backend in turn for
+that long, and prints the serving process's RSS every --rss-every seconds: the memory a serving
+process settles at under real traffic (issue 21 asks for at most 200 MB after 5 minutes over
+1,000,000 blocks: `--store` a store of `python -m bench.generate_store`, `--soak 300`).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
 from bench.store_bench import (
+    LUA,
     RANDOM_BODIES,
     Run,
     bodies_file,
@@ -35,11 +43,13 @@ from bench.store_bench import (
     pin,
     random_lookups,
     rpc,
+    rss_mb,
     serving,
     warm,
 )
 from nearrpc.sample.synthetic import SyntheticShape, write_synthetic_chain
 from nearrpc.store import open_store
+from tests.support.live_server import LiveServer
 from tests.support.postgres import start_server, stop_server
 
 DEFAULT_SHAPE = SyntheticShape(blocks=200_000, accounts=20_000, states=5)
@@ -97,6 +107,27 @@ def table(results: dict[str, dict[str, Run]]) -> list[str]:
     return lines
 
 
+def soak(server: LiveServer, name: str, bodies: Path, args: argparse.Namespace) -> None:
+    """Random traffic for --soak seconds; the server's RSS every --rss-every seconds and at the end."""
+    command = ["taskset", "-c", args.load_cpu, "wrk", "-t1", f"-c{args.connections}", f"-d{args.soak}s",
+               "-s", str(LUA), server.url + "/"]  # fmt: skip
+    started = time.monotonic()
+    load = subprocess.Popen(command, env={**os.environ, "RPC_BODIES_FILE": str(bodies)}, stdout=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    readings = []
+    while load.poll() is None:
+        left = args.soak - (time.monotonic() - started)
+        if left <= 0:  # wrk is ending: one reading then
+            load.wait()
+        else:
+            time.sleep(min(args.rss_every, left))
+        readings.append(f"{time.monotonic() - started:.0f} s {rss_mb(server.pid):.0f} MB")
+    out = load.stdout.read() if load.stdout else ""
+    result = next((line for line in out.splitlines() if line.startswith("RESULT")), "no RESULT line")
+    print(f"soak {name}: {result}", flush=True)
+    print(f"soak {name}: RSS " + ", ".join(readings), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", type=Path, help="an SQLite store (python -m bench.generate_store); default: 200k")
@@ -106,6 +137,9 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--server-cpu", default="0")
     parser.add_argument("--load-cpu", default="1")
+    parser.add_argument("--soak", type=int, default=0, help="seconds of mixed random traffic per backend, then RSS")
+    parser.add_argument("--rss-every", type=int, default=30)
+    parser.add_argument("--no-table", action="store_true", help="only the soak")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("bench: wrk not found (apt-get install wrk)")
@@ -129,10 +163,16 @@ def main() -> None:
         results: dict[str, dict[str, Run]] = {}
         with ExitStack() as stack:
             servers = serving(stack, {"sqlite": store, "postgresql": copy}, folder, args.server_cpu)
-            for label, texts in bodies.items():
-                results[label] = compare(label, servers, bodies_file(folder, label.replace(" ", "_"), texts), args)
-        print("\n".join(table(results)))
-        print("ratios: medians of the rounds; '/ repeated' against the first row on the same backend")
+            if not args.no_table:
+                for label, texts in bodies.items():
+                    results[label] = compare(label, servers, bodies_file(folder, label.replace(" ", "_"), texts), args)
+                print("\n".join(table(results)))
+                print("ratios: medians of the rounds; '/ repeated' against the first row on the same backend")
+            if args.soak:
+                mixed = [text for label, texts in bodies.items() if label != REPEATED for text in texts]
+                random.Random(1).shuffle(mixed)
+                for name, server in servers.items():
+                    soak(server, name, bodies_file(folder, "mixed", mixed), args)
     finally:
         stop_server(database)
         shutil.rmtree(folder, ignore_errors=True)
