@@ -220,15 +220,20 @@ def compare_methods(sample: Path, sample_pg: str, folder: Path, args: argparse.N
             print(f"{'':34s} postgresql/sqlite throughput {medians['postgresql'].rps / medians['sqlite'].rps:.2f}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--big", type=Path, help="a big SQLite store (python -m bench.generate_store)")
-    parser.add_argument("--duration", default="10s")
+def add_load_flags(parser: argparse.ArgumentParser, *, duration: str) -> None:
+    """The flags `wrk` and `compare` read: how long, how often, how wide, on which cores."""
+    parser.add_argument("--duration", default=duration)
     parser.add_argument("--warmup", default="2s", help="per server, before the measured rounds")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--server-cpu", default="0")
     parser.add_argument("--load-cpu", default="1")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--big", type=Path, help="a big SQLite store (python -m bench.generate_store)")
+    add_load_flags(parser, duration="10s")
     parser.add_argument("--import-blocks", type=int, default=20_000, help="blocks for the import rate")
     parser.add_argument("--no-methods", action="store_true", help="skip section 1 (methods over the sample store)")
     args = parser.parse_args()

@@ -37,6 +37,7 @@ from bench.store_bench import (
     LUA,
     RANDOM_BODIES,
     Run,
+    add_load_flags,
     bodies_file,
     compare,
     nearrpc,
@@ -131,12 +132,7 @@ def soak(server: LiveServer, name: str, bodies: Path, args: argparse.Namespace) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", type=Path, help="an SQLite store (python -m bench.generate_store); default: 200k")
-    parser.add_argument("--duration", default="8s")
-    parser.add_argument("--warmup", default="2s", help="per server and row, before the measured rounds")
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--server-cpu", default="0")
-    parser.add_argument("--load-cpu", default="1")
+    add_load_flags(parser, duration="8s")
     parser.add_argument("--soak", type=int, default=0, help="seconds of mixed random traffic per backend, then RSS")
     parser.add_argument("--rss-every", type=int, default=30)
     parser.add_argument("--no-table", action="store_true", help="only the soak")
