@@ -139,6 +139,8 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("bench: wrk not found (apt-get install wrk)")
+    if args.store is not None and not args.store.is_file():
+        sys.exit(f"bench: no store file at {args.store} (python -m bench.generate_store {args.store} writes one)")
     folder = Path(tempfile.mkdtemp(prefix="nearrpc-traffic-bench-"))
     database = start_server()
     try:

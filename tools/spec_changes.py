@@ -33,7 +33,7 @@ from typing import Any
 
 from tools.bump_report import Breaks, Change, as_json, counts, from_json, report
 from tools.spec_fields import FlatSpec, flatten
-from tools.spec_sync import METHODS, as_it_stands
+from tools.spec_sync import METHODS, InputError, as_it_stands, load_json
 
 Json = Any
 REPO = Path(__file__).resolve().parent.parent
@@ -41,11 +41,6 @@ SPEC_DIR = REPO / "spec"
 RECORDS = "changes"
 BASE = "base.json"
 CHANGES = "CHANGES.md"
-
-
-def _load(path: Path) -> Json:
-    with path.open(encoding="utf-8") as fh:
-        return json.load(fh)
 
 
 def _version_key(version: str) -> tuple[int, ...]:
@@ -108,17 +103,17 @@ spec/openapi.json; do not edit.
 
 def live_report(spec_path: Path) -> dict[str, list[Change]]:
     """The changes from the base document (spec/changes/base.json) to the spec at `spec_path`."""
-    spec = as_it_stands(_load(spec_path))
-    methods = _load(spec_path.parent / "overlays.json")["methods"]
-    interface = _load(spec_path.parent / "interface.json")
-    base = read_fields(_load(spec_path.parent / RECORDS / BASE))
+    spec = as_it_stands(load_json(spec_path))
+    methods = load_json(spec_path.parent / "overlays.json")["methods"]
+    interface = load_json(spec_path.parent / "interface.json")
+    base = read_fields(load_json(spec_path.parent / RECORDS / BASE))
     return report(METHODS, base, flatten(spec, methods), interface)
 
 
 def freeze(spec_path: Path) -> Path:
     """Write the live section as the record `<base>-to-<spec version>.json`; return its path."""
-    base_version = _load(spec_path.parent / RECORDS / BASE)["version"]
-    version = _load(spec_path)["info"]["version"]
+    base_version = load_json(spec_path.parent / RECORDS / BASE)["version"]
+    version = load_json(spec_path)["info"]["version"]
     target = spec_path.parent / RECORDS / f"{base_version}-to-{version}.json"
     record = as_json(live_report(spec_path), base_version, version)
     target.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
@@ -128,9 +123,9 @@ def freeze(spec_path: Path) -> Path:
 def render_changes(spec_path: Path) -> str:
     """CHANGES.md for the spec at `spec_path`, from the records beside it, newest version first."""
     folder = spec_path.parent / RECORDS
-    base = _load(folder / BASE)
-    records = [_load(path) for path in folder.glob("*-to-*.json")]
-    version = _load(spec_path)["info"]["version"]
+    base = load_json(folder / BASE)
+    records = [load_json(path) for path in folder.glob("*-to-*.json")]
+    version = load_json(spec_path)["info"]["version"]
     if any(record["to"] == version for record in records):
         # a frozen section and the live one would both claim the version
         raise ValueError(f"spec version {version} is already recorded in {folder}; give the spec a version of its own")
@@ -159,12 +154,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", type=Path, help="write spec/changes/base.json from this upstream document")
     parser.add_argument("--freeze", action="store_true", help="write the current section as a bump record")
     args = parser.parse_args(argv)
+    try:
+        return _write(args)
+    except InputError as exc:
+        print(f"spec_changes: {exc}", file=sys.stderr)
+        return 2
+
+
+def _write(args: argparse.Namespace) -> int:
     if args.freeze:
         print(f"spec_changes: wrote {freeze(args.spec)}")
         return 0
     if args.base:
-        upstream = as_it_stands(_load(args.base))
-        methods = _load(args.spec.parent / "overlays.json")["methods"]
+        upstream = as_it_stands(load_json(args.base))
+        methods = load_json(args.spec.parent / "overlays.json")["methods"]
         target = args.spec.parent / RECORDS / BASE
         target.write_text(fields_record(flatten(upstream, methods), upstream["info"]["version"]), encoding="utf-8")
         print(f"spec_changes: wrote {target}")

@@ -414,19 +414,26 @@ def render(doc: dict[str, Json]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def _load(path: Path) -> Json:
-    with path.open(encoding="utf-8") as fh:
-        return json.load(fh)
+class InputError(Exception):
+    """A document named on the command line (or one of spec/'s inputs) cannot be read as JSON."""
+
+
+def load_json(path: Path) -> Json:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return json.load(fh)
+    except (OSError, ValueError) as exc:  # a missing file, a folder, broken JSON or text
+        raise InputError(f"cannot read {path}: {exc}") from None
 
 
 def bump_report(old: dict[str, Json], new: dict[str, Json], methods: dict[str, Json]) -> dict[str, list[Change]]:
     """The field-level changes of the five methods from `old` to `new`, each classed."""
-    return report(METHODS, flatten(old, methods), flatten(new, methods), _load(INTERFACE))
+    return report(METHODS, flatten(old, methods), flatten(new, methods), load_json(INTERFACE))
 
 
 def interface_problems(doc: dict[str, Json], methods: dict[str, Json]) -> list[str]:
     """The departures from the declared interface that spec/DEVIATIONS.md does not declare."""
-    found = departures(flatten(doc, methods), _load(INTERFACE))
+    found = departures(flatten(doc, methods), load_json(INTERFACE))
     declared = declared_paths(DEVIATIONS.read_text(encoding="utf-8"))
     return [str(departure) for departure in undeclared(found, declared)]
 
@@ -466,7 +473,7 @@ def _print_report(
 def _report_against(args: argparse.Namespace, methods: dict[str, Json]) -> int:
     """--report-only --against: two documents compared as they stand, no overlay on either."""
     try:
-        old, new = as_it_stands(_load(args.against)), as_it_stands(_load(args.upstream))
+        old, new = as_it_stands(load_json(args.against)), as_it_stands(load_json(args.upstream))
     except (OverlayError, KeyError) as exc:
         print(f"spec_sync: {exc}", file=sys.stderr)
         return 2
@@ -480,12 +487,20 @@ def _report_against(args: argparse.Namespace, methods: dict[str, Json]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _arguments(argv)
-    overlays = _load(OVERLAYS)
+    try:
+        return _sync(args)
+    except InputError as exc:
+        print(f"spec_sync: {exc}", file=sys.stderr)
+        return 2
+
+
+def _sync(args: argparse.Namespace) -> int:
+    overlays = load_json(OVERLAYS)
     if args.against:
         return _report_against(args, overlays["methods"])
-    upstream = _load(args.upstream)
+    upstream = load_json(args.upstream)
     try:
-        doc, redundant = build_spec(upstream, overlays, _load(DESCRIPTIONS), _load(EXAMPLES))
+        doc, redundant = build_spec(upstream, overlays, load_json(DESCRIPTIONS), load_json(EXAMPLES))
     except (OverlayError, KeyError) as exc:
         print(f"spec_sync: {exc}", file=sys.stderr)
         return 2

@@ -204,3 +204,20 @@ def test_report_only_writes_nothing_even_where_the_sync_would_refuse(reference: 
     assert removal in run.stdout.splitlines()
     assert "wrote" not in run.stdout
     assert {path: path.read_bytes() for path in (root / "spec").rglob("*") if path.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["{missing}", "--report-only"],
+        ["{spec}", "--report-only", "--against", "{missing}"],
+        ["{readme}", "--report-only"],  # a file that is no JSON
+    ],
+)
+def test_an_unreadable_document_is_refused_in_one_line(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    places = {"missing": tmp_path / "missing.json", "spec": REPO / "spec" / "openapi.json", "readme": REPO / "README.md"}
+    assert spec_sync.main([word.format(**places) for word in argv]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("spec_sync: cannot read "), err

@@ -101,3 +101,11 @@ def test_a_frozen_section_is_a_link_of_the_chain_the_next_version_continues(scra
     assert "## 1.2.15\n\nAgainst 1.2.14: 0 breaks clients, 0 breaks servers, 0 compatible." in newest
     assert "- `block`: no change" in newest
     assert "## 1.2.14\n" + older == "## 1.2.14\n" + before.partition("## 1.2.14\n")[2]  # the frozen section
+
+
+def test_an_unreadable_base_document_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert spec_changes.main(["--base", str(tmp_path / "missing.json"), "--check"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("spec_changes: cannot read "), err
