@@ -217,7 +217,8 @@ def test_report_only_writes_nothing_even_where_the_sync_would_refuse(reference: 
 def test_an_unreadable_document_is_refused_in_one_line(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    places = {"missing": tmp_path / "missing.json", "spec": REPO / "spec" / "openapi.json", "readme": REPO / "README.md"}
+    places = {"missing": tmp_path / "missing.json", "spec": REPO / "spec" / "openapi.json"}
+    places["readme"] = REPO / "README.md"
     assert spec_sync.main([word.format(**places) for word in argv]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("spec_sync: cannot read "), err
