@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import base58
+import based58
 import pydantic
 
 from nearrpc.generated import models
@@ -47,8 +47,8 @@ def _json_kind(value: object) -> str:
 
 def is_block_hash(text: str) -> bool:
     try:
-        return len(base58.b58decode(text)) == 32
-    except ValueError:
+        return len(based58.b58decode(text.encode("ascii"))) == 32
+    except (UnicodeEncodeError, ValueError):
         return False
 
 

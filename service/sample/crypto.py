@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-import base58
+import based58
 import orjson
 
 # What nearcore shows for an unsigned object (the genesis block and its chunks): 64 zero bytes.
@@ -41,7 +41,7 @@ def digest(*parts: object) -> bytes:
 
 
 def b58(data: bytes) -> str:
-    return base58.b58encode(data).decode("ascii")
+    return based58.b58encode(data).decode("ascii")
 
 
 def hash_of(*parts: object) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from itertools import chain, islice
 from typing import Any, Final
 
-import base58
+import based58
 import orjson
 
 from nearrpc.nearcore.views import ZERO_HASH
@@ -50,7 +50,7 @@ class SyntheticShape:
 
 
 def block_hash(height: int) -> str:
-    return str(base58.b58encode(hashlib.sha256(f"synthetic:{height}".encode()).digest()).decode())
+    return str(based58.b58encode(hashlib.sha256(f"synthetic:{height}".encode()).digest()).decode())
 
 
 def epoch_id_of(height: int) -> str:

@@ -1,15 +1,37 @@
 from __future__ import annotations
 
+import random
 from typing import Any
 
+import base58
 import pytest
 
 from nearrpc.generated.methods import METHODS
-from nearrpc.http.params import typed_params
+from nearrpc.http.params import is_block_hash, typed_params
 from nearrpc.methods.blocks import reference_of
 from nearrpc.methods.errors import RpcError
 
 HASH = "4reLvkAWfqk5fsqio1KLudk46cqRz9erQdaHkWZKMJDZ"
+ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def _decodes_to_32_bytes(text: str) -> bool:
+    """The pure-Python base58 package's verdict: the oracle for the compiled decoder."""
+    try:
+        return len(base58.b58decode(text)) == 32
+    except ValueError:
+        return False
+
+
+def test_block_hash_check_agrees_with_the_pure_python_decoder() -> None:
+    rng = random.Random(21)
+    texts = [base58.b58encode(rng.randbytes(n)).decode() for n in (31, 32, 33) for _ in range(100)]
+    texts += [base58.b58encode(bytes(zeros) + rng.randbytes(32 - zeros)).decode() for zeros in range(33)]
+    texts += ["".join(rng.choice(ALPHABET) for _ in range(length)) for length in range(28, 48) for _ in range(30)]
+    texts += [HASH[:-1] + bad for bad in ("0", "O", "I", "l", " ", "é", "\u0000")] + ["", "1" * 32, "1" * 33]
+    verdicts = [(text, is_block_hash(text)) for text in texts]
+    assert any(valid for _, valid in verdicts) and not all(valid for _, valid in verdicts)
+    assert [(text, _decodes_to_32_bytes(text)) for text in texts] == verdicts
 
 
 def _parse_error(method: str, params: object) -> str:
