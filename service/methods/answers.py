@@ -3,7 +3,11 @@
 An answer is the result bytes or the RpcError a method gave for one exact params value. It
 stays valid until a write changes a kind of data it was computed from (StoreVersion's kinds:
 configs, blocks, epochs, accounts), so a change drops exactly the answers it invalidates; a
-store file replaced while served drops them all. The cache is an LRU bounded by the bytes it holds.
+store file replaced while served drops them all. The cache is an LRU bounded by the bytes it holds,
+with an admission rule for when it is full: an answer that would evict others gets in only at its
+second request (a "doorkeeper", TinyLFU's first stage). Under real traffic most keys are asked
+once; plain LRU let each of them evict a hot answer, and paid an eviction and a copy for a key
+that never comes back.
 """
 
 from __future__ import annotations
@@ -61,6 +65,11 @@ def _size(entry: tuple[frozenset[str], Answer]) -> int:
     return len(answer) + _ENTRY_OVERHEAD if isinstance(answer, bytes) else _ERROR_SIZE
 
 
+# How many keys the doorkeeper remembers at most before it starts afresh (its ageing): about 60
+# bytes each. A key must come back within this many refused keys (or one cache's worth, if more).
+_DOORKEEPER_KEYS: Final = 100_000
+
+
 class AnswerCache:
     """Answers by (method, params) key, each with the kinds of data it depends on."""
 
@@ -69,17 +78,32 @@ class AnswerCache:
             maxsize=max(max_bytes, 1), getsizeof=_size
         )
         self._enabled = max_bytes > 0
+        self._seen_once: set[int] = set()  # hashes of keys refused once while the cache was full
 
     def get(self, key: Hashable) -> Answer | None:
         entry = self._entries.get(key)
         return None if entry is None else entry[1]
 
     def put(self, key: Hashable, answer: Answer, kinds: frozenset[str]) -> None:
-        if self._enabled and _size((kinds, answer)) <= self._entries.maxsize:
-            if isinstance(answer, bytes):
-                # a copy of exactly its size: bytes from orjson keep their larger output buffer
-                answer = bytes(memoryview(answer))
-            self._entries[key] = (kinds, answer)
+        size = _size((kinds, answer))
+        if not self._enabled or size > self._entries.maxsize:
+            return
+        if self._entries.currsize + size > self._entries.maxsize and not self._admit(hash(key)):
+            return
+        if isinstance(answer, bytes):
+            # a copy of exactly its size: bytes from orjson keep their larger output buffer
+            answer = bytes(memoryview(answer))
+        self._entries[key] = (kinds, answer)
+
+    def _admit(self, token: int) -> bool:
+        """Whether a key whose answer would evict others gets in: at its second time."""
+        if token in self._seen_once:
+            self._seen_once.discard(token)
+            return True
+        if len(self._seen_once) >= max(_DOORKEEPER_KEYS, len(self._entries)):
+            self._seen_once.clear()
+        self._seen_once.add(token)
+        return False
 
     def forget(self, changed: frozenset[str]) -> None:
         """Drop every answer computed from a kind of data that has changed (all of them when the

@@ -77,10 +77,27 @@ def test_the_cache_is_bounded_by_the_bytes_it_holds() -> None:
     cache = AnswerCache(10_000)
     for index in range(100):
         cache.put(index, b"x" * 1000, frozenset())
+        cache.put(index, b"x" * 1000, frozenset())  # asked twice: admitted even when full
     kept = [index for index in range(100) if cache.get(index) is not None]
     assert 0 < len(kept) <= 10 and kept == list(range(100 - len(kept), 100))  # the most recent ones
     cache.put("huge", b"x" * 20_000, frozenset())  # larger than the whole budget: not kept
     assert cache.get("huge") is None and cache.get(99) is not None
+
+
+def test_a_full_cache_keeps_its_hot_answers_through_a_flood_of_keys_asked_once() -> None:
+    """Real traffic: most keys come once. Plain LRU let each one evict a hot answer."""
+    cache = AnswerCache(10 * (1000 + 640))
+    hot = [f"hot {index}" for index in range(10)]
+    for key in hot:
+        cache.put(key, b"h" * 1000, frozenset())
+    for index in range(5000):
+        key = hot[index % 10]  # each hot key is asked every tenth request
+        assert cache.get(key) == b"h" * 1000, (index, key)
+        cache.put(f"once {index}", b"o" * 1000, frozenset())
+    assert all(cache.get(f"once {index}") is None for index in range(5000))
+    cache.put("once 4999", b"o" * 1000, frozenset())  # its second time: in, in place of the coldest
+    assert cache.get("once 4999") == b"o" * 1000
+    assert sum(cache.get(key) is not None for key in hot) == 9
 
 
 def test_a_zero_budget_keeps_nothing() -> None:
