@@ -96,6 +96,17 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "next_block": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical AND height > %s ORDER BY height ASC LIMIT 1",
 }
 
+# The serving reader's lookups of many keys in one statement (pg_batch.py), one row per key found.
+BATCH_QUERIES: Final[dict[str, str]] = {
+    "blocks_by_height": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE height = ANY(%s::bigint[]) AND canonical",
+    "blocks_by_hash": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE hash = ANY(%s::text[])",
+    # each (account, height) asked: the account's latest state at or below the height
+    "accounts": "SELECT asked.account_id, asked.height, state.view_json "
+    "FROM unnest(%s::text[], %s::bigint[]) AS asked(account_id, height) "
+    "CROSS JOIN LATERAL (SELECT view_json FROM account_states WHERE account_id = asked.account_id "
+    "AND height <= asked.height ORDER BY height DESC LIMIT 1) AS state",
+}
+
 # `xmax = 0` holds for a row this statement inserted, not for one it updated: new rows are counted
 _INSERTED: Final = " RETURNING (xmax = 0)"
 # Any constant: the advisory lock that makes writers of one database take turns.

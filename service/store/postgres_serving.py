@@ -1,7 +1,8 @@
 """The server's PostgreSQL reader: a pool of read-only connections and a watcher.
 
 Lookups borrow a pooled connection (pg_pool.py: first come, first served) and run one
-prepared statement each (psycopg prepares a statement on a connection after its fifth use).
+prepared statement each (psycopg prepares a statement on a connection after its fifth use);
+the lookups of blocks and account states that arrive together share one (pg_batch.py).
 A background task polls the store's change counters every `POLL_SECONDS` over a connection
 of its own, which makes `version()` free per request (at
 most `POLL_SECONDS` plus one round trip stale) and tells when the database is gone:
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import Any, Final
 
 import psycopg
@@ -39,9 +41,10 @@ from nearrpc.store.layout import (
     info_from,
     version_from_rows,
 )
+from nearrpc.store.pg_batch import BatchedLookup
 from nearrpc.store.pg_connect import connect_kwargs, describe_target, reason, store_error
 from nearrpc.store.pg_pool import ConnectionPool
-from nearrpc.store.postgres import LOOKUP_QUERIES
+from nearrpc.store.postgres import BATCH_QUERIES, LOOKUP_QUERIES
 
 POLL_SECONDS: Final = 0.2
 
@@ -62,6 +65,10 @@ class PostgresServingReader:
         self._version: StoreVersion | None = None
         self._down: str | None = None  # why the last poll failed; None while the database answers
         self._retired: set[asyncio.Task[None]] = set()
+        # the lookups real traffic spreads over many keys, each batched (pg_batch.py)
+        self._blocks_by_height = BatchedLookup[int, StoredBlock](self._fetch_blocks_by_height)
+        self._blocks_by_hash = BatchedLookup[str, StoredBlock](self._fetch_blocks_by_hash)
+        self._accounts = BatchedLookup[tuple[str, int], bytes](self._fetch_accounts)
 
     # -- pool and watcher
 
@@ -153,6 +160,19 @@ class PostgresServingReader:
         finally:
             pool.release(conn, broken=broken)
 
+    async def _fetch_blocks_by_height(self, heights: Sequence[int]) -> dict[int, StoredBlock]:
+        rows = await self._fetch_sql(BATCH_QUERIES["blocks_by_height"], "block_by_height lookup", heights, many=True)
+        return {block.height: block for block in map(block_from_row, rows) if block is not None}
+
+    async def _fetch_blocks_by_hash(self, hashes: Sequence[str]) -> dict[str, StoredBlock]:
+        rows = await self._fetch_sql(BATCH_QUERIES["blocks_by_hash"], "block_by_hash lookup", hashes, many=True)
+        return {block.hash: block for block in map(block_from_row, rows) if block is not None}
+
+    async def _fetch_accounts(self, asked: Sequence[tuple[str, int]]) -> dict[tuple[str, int], bytes]:
+        accounts, heights = [account for account, _ in asked], [height for _, height in asked]
+        rows = await self._fetch_sql(BATCH_QUERIES["accounts"], "account lookup", accounts, heights, many=True)
+        return {(account, height): bytes(view) for account, height, view in rows if view is not None}
+
     async def _metas(self, keys: list[str]) -> dict[str, str]:
         return {key: value for key, value in await self._fetch("metas", keys, many=True)}
 
@@ -170,10 +190,10 @@ class PostgresServingReader:
         return block_from_row(await self._fetch("head"))
 
     async def block_by_height(self, height: int) -> StoredBlock | None:
-        return block_from_row(await self._fetch("block_by_height", height)) if height_in_range(height) else None
+        return await self._blocks_by_height.load(height) if height_in_range(height) else None
 
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
-        return block_from_row(await self._fetch("block_by_hash", block_hash))
+        return await self._blocks_by_hash.load(block_hash)
 
     async def genesis_block(self) -> StoredBlock | None:
         row = await self._fetch("meta", "genesis_height")
@@ -188,8 +208,7 @@ class PostgresServingReader:
     async def account_json(self, account_id: str, height: int) -> bytes | None:
         if height < 0:
             return None
-        row = await self._fetch("account", account_id, min(height, (1 << 63) - 1))
-        return None if row is None or row[0] is None else bytes(row[0])
+        return await self._accounts.load((account_id, min(height, (1 << 63) - 1)))
 
     async def info(self) -> StoreInfo:
         return info_from(await self._metas(INFO_KEYS), await self.earliest_block(), await self.head())

@@ -29,7 +29,7 @@ from nearrpc.store import (
     open_store,
 )
 from nearrpc.store.copy import copy_store
-from nearrpc.store.postgres import LOOKUP_QUERIES
+from nearrpc.store.postgres import BATCH_QUERIES, LOOKUP_QUERIES
 from tests.store.sqlite_files import contents, without_counters
 from tests.store.sqlite_files import dump as sqlite_dump
 from tests.store.test_sqlite_store import OTHER_HASH, expected_account, fork_of
@@ -81,6 +81,20 @@ def test_lookup_uses_an_index(filled: str, name: str) -> None:
     with psycopg.connect(filled, autocommit=True) as conn:
         conn.execute("SET enable_seqscan = off")
         plan = "\n".join(row[0] for row in conn.execute(f"EXPLAIN {query}", params))
+    assert "Index" in plan and "Seq Scan" not in plan and "Sort" not in plan, (name, plan)
+
+
+@pytest.mark.parametrize("name", sorted(BATCH_QUERIES))
+def test_batched_lookup_uses_an_index(filled: str, name: str) -> None:
+    """The serving reader's many-keys lookups too: every key through the index, no sort."""
+    params = {
+        "blocks_by_height": ([5, 6, 7],),
+        "blocks_by_hash": (["x", "y"],),
+        "accounts": (["x", "y"], [5, 6]),
+    }[name]
+    with psycopg.connect(filled, autocommit=True) as conn:
+        conn.execute("SET enable_seqscan = off")
+        plan = "\n".join(row[0] for row in conn.execute(f"EXPLAIN {BATCH_QUERIES[name]}", params))
     assert "Index" in plan and "Seq Scan" not in plan and "Sort" not in plan, (name, plan)
 
 
