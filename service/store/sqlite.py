@@ -25,6 +25,7 @@ Tables:
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import os
@@ -206,6 +207,23 @@ class SqliteChainReader(SqlChainReader):
         except sqlite3.Error as exc:
             raise StoreError(f"{self._path}: version lookup failed: {exc}") from exc
         return self._version
+
+    def begin_read(self) -> None:
+        """Start a read transaction: the lookups until `end_read()` share one snapshot and one
+        file lock. Outside a transaction SQLite takes and drops the lock and reads the header
+        page again for every statement: 8 of the 18 us of a random block lookup, measured."""
+        try:
+            self._connection.conn.execute("BEGIN")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._path}: starting a read failed: {exc}") from exc
+
+    def end_read(self) -> None:
+        conn = self._connection.conn
+        if conn.in_transaction:  # an engine error may have ended it already
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self._path}: ending a read failed: {exc}") from exc
 
     def close(self) -> None:
         if self._owns_connection:
@@ -525,10 +543,15 @@ class SqliteServingReader:
     file's. A new file that opens as a store is served from then on, with a new generation in
     the version, so everything cached is dropped; one that does not (or a path left empty)
     leaves the open file served, and says why once in the log.
+
+    Lookups run inside a read transaction that lasts at most VERSION_CHECK_SECONDS (ended by a
+    timer, or by the next version check), so the statements of a busy millisecond share one lock
+    and a writer waits at most that long for it, as it would for the version check anyway.
     """
 
     def __init__(self, reader: SqliteChainReader, path: Path, identity: tuple[int, int]) -> None:
         self._reader = reader
+        self._reading = False  # a read transaction is open (see _in_read)
         self._path = path
         self._identity = identity
         self._generation = 0
@@ -551,6 +574,7 @@ class SqliteServingReader:
         except StoreError as exc:
             self._keep_serving(f"{self._path} was replaced by a file that cannot be served: {exc}")
             return
+        self._end_read()
         previous, self._reader, self._identity = self._reader, reader, identity
         self._generation += 1
         self._version, self._not_followed = None, None
@@ -563,41 +587,57 @@ class SqliteServingReader:
             log.error("%s; still serving the store as it was when opened", why)
             self._not_followed = why
 
+    def _in_read(self) -> SqliteChainReader:
+        """The reader, inside a read transaction (started now if none is open)."""
+        if not self._reading:
+            self._reader.begin_read()
+            self._reading = True
+            asyncio.get_running_loop().call_later(VERSION_CHECK_SECONDS, self._end_read)
+        return self._reader
+
+    def _end_read(self) -> None:
+        if self._reading:
+            self._reading = False
+            try:
+                self._reader.end_read()
+            except StoreError as failure:  # the next lookup meets the cause and answers with it
+                log.error("%s", failure)
+
     async def genesis_config_json(self) -> bytes | None:
-        return self._reader.genesis_config_json()
+        return self._in_read().genesis_config_json()
 
     async def client_config_json(self) -> bytes | None:
-        return self._reader.client_config_json()
+        return self._in_read().client_config_json()
 
     async def head(self) -> StoredBlock | None:
-        return self._reader.head()
+        return self._in_read().head()
 
     async def block_by_height(self, height: int) -> StoredBlock | None:
-        return self._reader.block_by_height(height)
+        return self._in_read().block_by_height(height)
 
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
-        return self._reader.block_by_hash(block_hash)
+        return self._in_read().block_by_hash(block_hash)
 
     async def genesis_block(self) -> StoredBlock | None:
-        return self._reader.genesis_block()
+        return self._in_read().genesis_block()
 
     async def earliest_block(self) -> StoredBlock | None:
-        return self._reader.earliest_block()
+        return self._in_read().earliest_block()
 
     async def epoch(self, epoch_id: str) -> StoredEpoch | None:
-        return self._reader.epoch(epoch_id)
+        return self._in_read().epoch(epoch_id)
 
     async def account_json(self, account_id: str, height: int) -> bytes | None:
-        return self._reader.account_json(account_id, height)
+        return self._in_read().account_json(account_id, height)
 
     async def info(self) -> StoreInfo:
-        return self._reader.info()
+        return self._in_read().info()
 
     async def account_count(self) -> int:
-        return self._reader.account_count()
+        return self._in_read().account_count()
 
     async def epoch_start_height(self, block: StoredBlock) -> int | None:
-        return self._reader.epoch_start_height(block)
+        return self._in_read().epoch_start_height(block)
 
     def version(self) -> StoreVersion:
         now = time.monotonic()
@@ -605,11 +645,13 @@ class SqliteServingReader:
             self._file_checked = now
             self._follow_a_replaced_file()
         if self._version is None or now - self._version_checked >= VERSION_CHECK_SECONDS:
+            self._end_read()  # a new snapshot, in which data_version sees what was committed since
             self._version = dataclasses.replace(self._reader.version(), generation=self._generation)
             self._version_checked = now
         return self._version
 
     async def close(self) -> None:
+        self._end_read()
         self._reader.close()
 
 
