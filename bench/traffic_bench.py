@@ -23,6 +23,7 @@ process settles at under real traffic (issue 21 asks for at most 200 MB after 5 
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import random
 import shutil
@@ -129,6 +130,18 @@ def soak(server: LiveServer, name: str, bodies: Path, args: argparse.Namespace) 
     print(f"soak {name}: RSS " + ", ".join(readings), flush=True)
 
 
+def delayed(url: str, port: int, args: argparse.Namespace) -> str:
+    """The URL of the database through a delaying proxy (on --load-cpu; stopped at exit)."""
+    command = [sys.executable, "-m", "bench.latency_proxy", "--to", str(port), "--delay-ms", str(args.db_delay_ms)]
+    proxy = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    atexit.register(proxy.terminate)
+    pin(proxy.pid, args.load_cpu)
+    line = proxy.stdout.readline() if proxy.stdout else ""
+    if not line.startswith("listening "):
+        sys.exit(f"bench: the latency proxy did not start ({line!r})")
+    return url.replace(f":{port}/", f":{line.split()[1]}/")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--store", type=Path, help="an SQLite store (python -m bench.generate_store); default: 200k")
@@ -136,6 +149,8 @@ def main() -> None:
     parser.add_argument("--soak", type=int, default=0, help="seconds of mixed random traffic per backend, then RSS")
     parser.add_argument("--rss-every", type=int, default=30)
     parser.add_argument("--no-table", action="store_true", help="only the soak")
+    parser.add_argument("--db-delay-ms", type=float, default=0.0,
+                        help="PostgreSQL 'on another host': this much delay each way (bench.latency_proxy)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("bench: wrk not found (apt-get install wrk)")
@@ -153,6 +168,9 @@ def main() -> None:
             write_synthetic_chain(store, DEFAULT_SHAPE)
         copy = database.create_database("traffic")
         subprocess.run(nearrpc("store", "copy", store, copy), check=True, capture_output=True)
+        if args.db_delay_ms > 0:
+            copy = delayed(copy, database.port, args)
+            print(f"== PostgreSQL through bench.latency_proxy: +{args.db_delay_ms} ms each way", flush=True)
         bodies = rows(store, random.Random(20250602))
         warm(store, database.data)
         print(f"== real traffic against a repeated request ({args.rounds} rounds of {args.duration}, "
