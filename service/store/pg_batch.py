@@ -2,15 +2,17 @@
 
 Under real traffic a serving process has many lookups in flight at once, each for another
 key. One statement a lookup costs a round trip and psycopg's per-statement work (a fifth of a
-serving core, measured) for each; here the lookups asked in one turn of the event loop wait
-for the next turn and go out together as one `= ANY(...)` statement, and each gets its row.
-Lookups of the same key share the answer. The statements still borrow pooled connections,
-so at most the pool's size of them run at once.
+serving core, measured) for each; here the lookups asked while a statement of their kind is
+in flight wait for it to end and then go out together as one `= ANY(...)` statement, and each
+gets its row (a lookup asked when none is in flight goes out at the next turn of the event
+loop, with whatever else that turn asked). Lookups of the same key share the answer. Under
+load the statements grow with it, as group commit does; an idle server adds no wait.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import Final, Generic, TypeVar
 
@@ -29,8 +31,12 @@ class BatchedLookup(Generic[Key, Row]):
     the exception it raises is raised to every lookup of that statement.
     """
 
-    def __init__(self, fetch: Callable[[Sequence[Key]], Awaitable[dict[Key, Row]]]) -> None:
+    def __init__(self, fetch: Callable[[Sequence[Key]], Awaitable[dict[Key, Row]]], *, in_flight: int = 1) -> None:
         self._fetch = fetch
+        # statements of this kind at once; measured on random blocks from PostgreSQL (32
+        # connections, one serving core): 1 served 20-40% more than 2 or 4, its statements
+        # being larger
+        self._in_flight = in_flight
         self._waiting: dict[Key, list[asyncio.Future[Row | None]]] = {}
         self._scheduled = False
         self._running: set[asyncio.Task[None]] = set()
@@ -39,21 +45,24 @@ class BatchedLookup(Generic[Key, Row]):
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Row | None] = loop.create_future()
         self._waiting.setdefault(key, []).append(answer)
-        if not self._scheduled:
+        if not self._scheduled and len(self._running) < self._in_flight:  # else: when one ends
             self._scheduled = True
             loop.call_soon(self._dispatch)
         return await answer
 
     def _dispatch(self) -> None:
         self._scheduled = False
-        waiting, self._waiting = self._waiting, {}
-        keys = list(waiting)
         loop = asyncio.get_running_loop()
-        for start in range(0, len(keys), MAX_KEYS_PER_STATEMENT):
-            part = {key: waiting[key] for key in keys[start : start + MAX_KEYS_PER_STATEMENT]}
+        while self._waiting and len(self._running) < self._in_flight:
+            keys = list(itertools.islice(self._waiting, MAX_KEYS_PER_STATEMENT))
+            part = {key: self._waiting.pop(key) for key in keys}
             task = loop.create_task(self._run(part))
             self._running.add(task)
-            task.add_done_callback(self._running.discard)
+            task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        self._dispatch()  # what was asked meanwhile
 
     async def _run(self, waiting: dict[Key, list[asyncio.Future[Row | None]]]) -> None:
         try:

@@ -56,6 +56,34 @@ def test_lookups_asked_while_a_statement_is_in_flight_go_out_in_the_next() -> No
     assert table.calls == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
 
 
+def test_lookups_asked_over_many_turns_while_one_statement_is_in_flight_go_out_together_after_it() -> None:
+    table = _Table({key: str(key) for key in range(10)})
+    first_sent = asyncio.Event()
+    answer_now = asyncio.Event()
+    plain_fetch = table.fetch
+
+    async def slow_first(keys: Sequence[int]) -> dict[int, str]:
+        if not first_sent.is_set():
+            first_sent.set()
+            await answer_now.wait()  # a slow round trip
+        return await plain_fetch(keys)
+
+    lookup = BatchedLookup(slow_first)
+
+    async def ask() -> list[str | None]:
+        first = asyncio.ensure_future(lookup.load(0))
+        await first_sent.wait()
+        later = []
+        for key in range(1, 10):  # one lookup a turn, all while the first is in flight
+            later.append(asyncio.ensure_future(lookup.load(key)))
+            await asyncio.sleep(0)
+        answer_now.set()
+        return [await first, *[await one for one in later]]
+
+    assert asyncio.run(ask()) == [str(key) for key in range(10)]
+    assert table.calls == [[0], list(range(1, 10))]
+
+
 def test_a_turn_of_many_lookups_is_split_into_bounded_statements() -> None:
     count = MAX_KEYS_PER_STATEMENT * 2 + 3
     table = _Table({key: str(key) for key in range(count)})
