@@ -4,7 +4,8 @@
     python -m tools.spec_sync UPSTREAM_OPENAPI_JSON --report-only [--against OLD_JSON] [--json]
 
 Steps, in order, each a pure function of its input so the output is byte-deterministic:
-1. keep the five methods' paths and every component schema (pruned in step 5);
+1. keep the methods' paths (the five of the interface and the declared extension) and every
+   component schema (pruned in step 5);
 2. normalise OpenAPI 3.0 idioms to 3.1 / JSON Schema 2020-12 and drop upstream prose
    (`description`, `$schema`); our own descriptions come back in step 4;
 3. apply the overlays in `spec/overlays.json`: explicit, reasoned edits (the 1.2.14 delta and
@@ -13,7 +14,7 @@ Steps, in order, each a pure function of its input so the output is byte-determi
 5. prune components to the transitive closure of what the paths reference;
    then put in the examples of `spec/examples.json` (`tools.spec_examples`: requests and the
    answers the sample chain gives them, from the recorded round trips);
-6. report, for the five methods, what changes against the current spec field by field
+6. report, for every method, what changes against the current spec field by field
    (`tools.bump_report`), and which overlays upstream now makes redundant;
 7. hold the result to the declared interface (spec/interface.json, `tools.interface_check`):
    a departure spec/DEVIATIONS.md does not declare (e.g. a field of interface 1.2.14 that
@@ -50,7 +51,7 @@ from typing import Any, cast
 from jsonpointer import JsonPointer, JsonPointerException
 
 from tools.bump_report import Change, as_json, changelog, report
-from tools.crypto_hash_pattern import crypto_hash_pattern
+from tools.crypto_hash_pattern import crypto_hash_pattern, ed25519_public_key_pattern
 from tools.interface_check import DECLARED_HEADING, declared_paths, departures, undeclared
 from tools.spec_examples import EXAMPLES, ExampleMisfit, apply_examples
 from tools.spec_fields import flatten
@@ -63,13 +64,25 @@ DESCRIPTIONS = SPEC_DIR / "descriptions.json"
 INTERFACE = SPEC_DIR / "interface.json"
 DEVIATIONS = SPEC_DIR / "DEVIATIONS.md"
 
-METHODS = (
+# The brief's five methods: interface 1.2.14, held to spec/interface.json.
+INTERFACE_METHODS = (
     "genesis_config",
     "EXPERIMENTAL_protocol_config",
     "EXPERIMENTAL_view_account",
     "client_config",
     "block",
 )
+# Served beyond interface 1.2.14 (spec/DEVIATIONS.md): the calls clients make first.
+EXTENSION_METHODS = (
+    "status",
+    "gas_price",
+    "query",
+    "EXPERIMENTAL_view_access_key",
+    "EXPERIMENTAL_view_access_key_list",
+    "EXPERIMENTAL_view_code",
+)
+# Every method the spec has a path for; the bump report and the changelog cover them all.
+METHODS = INTERFACE_METHODS + EXTENSION_METHODS
 
 Json = Any
 
@@ -147,7 +160,10 @@ def _substitute(value: Json, variables: dict[str, str]) -> Json:
 
 # Values too long to write by hand, computed by code in tools/: an op names one with
 # "value_from" instead of giving a "value".
-GENERATED_VALUES = {"crypto_hash_pattern": crypto_hash_pattern}
+GENERATED_VALUES = {
+    "crypto_hash_pattern": crypto_hash_pattern,
+    "ed25519_public_key_pattern": ed25519_public_key_pattern,
+}
 
 
 def _with_value(op: dict[str, Json], overlay_id: str) -> dict[str, Json]:
@@ -427,7 +443,7 @@ def load_json(path: Path) -> Json:
 
 
 def bump_report(old: dict[str, Json], new: dict[str, Json], methods: dict[str, Json]) -> dict[str, list[Change]]:
-    """The field-level changes of the five methods from `old` to `new`, each classed."""
+    """The field-level changes of every method from `old` to `new`, each classed."""
     return report(METHODS, flatten(old, methods), flatten(new, methods), load_json(INTERFACE))
 
 

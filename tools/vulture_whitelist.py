@@ -28,6 +28,9 @@ client_address  # socketserver hook signature
 _no_nearrpc_environment  # autouse pytest fixture
 EXPERIMENTAL_protocol_config  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_account  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_view_code  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_view_access_key  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_view_access_key_list  # handlers are called by method name from the generated dispatch table
 pytest_addoption  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_setup  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_makereport  # pytest hook (nearrpc.testing.plugin)

@@ -83,7 +83,7 @@ def build_app(
 ) -> FastAPI:
     """`metrics`: count answers and serve /metrics; `rpc_addr`: where the server listens
     (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers."""
-    handlers = ChainHandlers(reader, RuntimeParamStore.load())
+    handlers = ChainHandlers(reader, RuntimeParamStore.load(), rpc_addr)
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe)
     app = NearRpcApp(endpoint, reader)

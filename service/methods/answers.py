@@ -25,19 +25,34 @@ _AT_BLOCK: Final = {
     "block": frozenset({"blocks"}),
     "EXPERIMENTAL_protocol_config": frozenset({"blocks", "epochs", "configs"}),
     "EXPERIMENTAL_view_account": frozenset({"blocks", "accounts"}),
+    "gas_price": frozenset({"blocks"}),
+    # the shard of an account comes from the epoch's (or the genesis) shard layout
+    "query": frozenset({"blocks", "accounts", "epochs", "configs"}),
+    "EXPERIMENTAL_view_code": frozenset({"blocks", "accounts"}),
+    "EXPERIMENTAL_view_access_key": frozenset({"blocks"}),
+    "EXPERIMENTAL_view_access_key_list": frozenset({"blocks"}),
 }
 # Asked by hash, a found block is the same block forever; what was read at it may still change.
 _AT_HASH: Final = {
     "block": frozenset[str](),
     "EXPERIMENTAL_protocol_config": frozenset({"epochs", "configs"}),
     "EXPERIMENTAL_view_account": frozenset({"accounts"}),
+    "gas_price": frozenset[str](),
+    "query": frozenset({"accounts", "epochs", "configs"}),
+    "EXPERIMENTAL_view_code": frozenset({"accounts"}),
+    "EXPERIMENTAL_view_access_key": frozenset[str](),
+    "EXPERIMENTAL_view_access_key_list": frozenset[str](),
 }
+# Answers that change with every request: `status` carries the service's uptime.
+_NEVER_KEPT: Final = frozenset({"status"})
 _ERROR_SIZE: Final = 512  # an RpcError with its texts, roughly
 
 
 def depends_on(method: str, reference: BlockReference | None, answer: Answer) -> frozenset[str] | None:
     """The kinds of stored data `answer` was computed from; None: do not keep it (a store
     failure may be gone at the next request)."""
+    if method in _NEVER_KEPT:
+        return None
     if isinstance(answer, RpcError):
         if answer.kind.cause is Cause.INTERNAL_ERROR:
             return None

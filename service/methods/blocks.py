@@ -108,6 +108,8 @@ def reference_of(params: Any) -> BlockReference:
     positional = getattr(branch, "root", None)  # `block`'s [block_id] branch is a one-tuple
     if isinstance(positional, tuple):
         (block_id,) = positional
+        if block_id is None:  # gas_price's [null]: the head
+            return BlockReference("finality", "optimistic")
         return BlockReference("block_id", block_id.root.root)
     if getattr(branch, "block_id", None) is not None:
         return BlockReference("block_id", branch.block_id.root.root)
