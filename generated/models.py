@@ -670,6 +670,11 @@ class PublicKeyHandle(RootModel[str]):
     ]
 
 
+class QueryErrorResult(BaseModel):
+    error: str
+    logs: list[str]
+
+
 class RpcBlockError2(BaseModel):
     name: Literal["NOT_SYNCED_YET"]
 
@@ -941,6 +946,11 @@ class RpcQueryResponse4(CallResult):
 
 
 class RpcQueryResponse7(GasKeyNoncesView):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcQueryResponse8(QueryErrorResult):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
 
@@ -3456,6 +3466,7 @@ class RpcQueryResponse(
         | RpcQueryResponse5
         | RpcQueryResponse6
         | RpcQueryResponse7
+        | RpcQueryResponse8
     ]
 ):
     root: (
@@ -3466,6 +3477,7 @@ class RpcQueryResponse(
         | RpcQueryResponse5
         | RpcQueryResponse6
         | RpcQueryResponse7
+        | RpcQueryResponse8
     )
 
 

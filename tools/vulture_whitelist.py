@@ -38,6 +38,7 @@ nearrpc_server  # pytest fixture offered to client test suites (nearrpc.testing.
 __getattr__  # module attribute hook (PEP 562): nearrpc.testing's lazy names
 earliest_hash  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
 missing_account  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
+contract_code_hashes  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
 formatTime  # logging.Formatter hook (nearrpc.cli.logs)
 datefmt  # logging.Formatter.formatTime signature
 swagger_ui  # FastAPI route, registered by decorator
@@ -47,3 +48,4 @@ collect  # prometheus_client Collector hook (nearrpc.http.metrics)
 SingleWriteHttpProtocol  # uvicorn's HTTP protocol class, named by `nearrpc serve` as an import string
 itersize  # psycopg named-cursor attribute: rows fetched per round trip
 frame  # signal handler signature
+codes  # StoreVersion counter, read by name through STORE_KINDS

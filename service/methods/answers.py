@@ -2,7 +2,7 @@
 
 An answer is the result bytes or the RpcError a method gave for one exact params value. It
 stays valid until a write changes a kind of data it was computed from (StoreVersion's kinds:
-configs, blocks, epochs, accounts), so a change drops exactly the answers it invalidates; a
+configs, blocks, epochs, accounts, access keys, code), so a change drops exactly the answers it invalidates; a
 store file replaced while served drops them all. The cache is an LRU bounded by the bytes it holds.
 """
 
@@ -27,10 +27,10 @@ _AT_BLOCK: Final = {
     "EXPERIMENTAL_view_account": frozenset({"blocks", "accounts"}),
     "gas_price": frozenset({"blocks"}),
     # the shard of an account comes from the epoch's (or the genesis) shard layout
-    "query": frozenset({"blocks", "accounts", "epochs", "configs"}),
-    "EXPERIMENTAL_view_code": frozenset({"blocks", "accounts"}),
-    "EXPERIMENTAL_view_access_key": frozenset({"blocks"}),
-    "EXPERIMENTAL_view_access_key_list": frozenset({"blocks"}),
+    "query": frozenset({"blocks", "accounts", "epochs", "configs", "access_keys", "codes"}),
+    "EXPERIMENTAL_view_code": frozenset({"blocks", "accounts", "codes"}),
+    "EXPERIMENTAL_view_access_key": frozenset({"blocks", "access_keys"}),
+    "EXPERIMENTAL_view_access_key_list": frozenset({"blocks", "access_keys"}),
 }
 # Asked by hash, a found block is the same block forever; what was read at it may still change.
 _AT_HASH: Final = {
@@ -38,10 +38,10 @@ _AT_HASH: Final = {
     "EXPERIMENTAL_protocol_config": frozenset({"epochs", "configs"}),
     "EXPERIMENTAL_view_account": frozenset({"accounts"}),
     "gas_price": frozenset[str](),
-    "query": frozenset({"accounts", "epochs", "configs"}),
-    "EXPERIMENTAL_view_code": frozenset({"accounts"}),
-    "EXPERIMENTAL_view_access_key": frozenset[str](),
-    "EXPERIMENTAL_view_access_key_list": frozenset[str](),
+    "query": frozenset({"accounts", "epochs", "configs", "access_keys", "codes"}),
+    "EXPERIMENTAL_view_code": frozenset({"accounts", "codes"}),
+    "EXPERIMENTAL_view_access_key": frozenset({"access_keys"}),
+    "EXPERIMENTAL_view_access_key_list": frozenset({"access_keys"}),
 }
 # Answers that change with every request: `status` carries the service's uptime.
 _NEVER_KEPT: Final = frozenset({"status"})

@@ -79,7 +79,7 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
         Cause.UNKNOWN_BLOCK, Cause.NO_SYNCED_BLOCKS, Cause.UNKNOWN_ACCOUNT, Cause.NO_CONTRACT_CODE,
         Cause.UNAVAILABLE_SHARD, Cause.INTERNAL_ERROR,
     ),
-    "EXPERIMENTAL_view_access_key": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
+    "EXPERIMENTAL_view_access_key": (Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCESS_KEY, Cause.INTERNAL_ERROR),
     "EXPERIMENTAL_view_access_key_list": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
     "EXPERIMENTAL_view_code": (
         Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.NO_CONTRACT_CODE, Cause.INTERNAL_ERROR,

@@ -18,8 +18,15 @@ from nearrpc.generated import models
 from nearrpc.methods import errors
 from nearrpc.methods.blocks import BlockReference, NoEarliestBlock, UnknownBlock, reference_of, resolve
 from nearrpc.methods.protocol_config import compose_protocol_config
-from nearrpc.methods.queries import NO_CODE_HASH, code_hash_of, unknown_access_key_result, with_block
+from nearrpc.methods.queries import (
+    access_key_list,
+    code_view,
+    contract_code_hash,
+    unknown_access_key_result,
+    with_block,
+)
 from nearrpc.methods.status import StatusReport, missing_members
+from nearrpc.nearcore.public_key import canonical_public_key
 from nearrpc.nearcore.shard_layout import account_shard_id, first_shard_id
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.store import STORE_KINDS, ServingReader, StoredBlock, StoreError, StoreVersion
@@ -210,15 +217,32 @@ class ChainHandlers:
         view = await self._reader.account_json(account_id, block.height)
         if view is None:
             raise errors.unknown_account(account_id, block.height, block.hash)
-        if code_hash_of(view) == NO_CODE_HASH:
+        code_hash = contract_code_hash(view)
+        if code_hash is None:
             raise errors.no_contract_code(account_id, block.height, block.hash)
-        raise errors.internal_error(f"the store holds no contract code (code hash {code_hash_of(view)})")
+        code = await self._reader.contract_code(code_hash)
+        if code is None:
+            raise errors.internal_error(f"the store holds no contract code with hash {code_hash} (of {account_id})")
+        return with_block(code_view(code, code_hash), block.height, block.hash)
 
     async def _access_key(self, account_id: str, public_key: str, block: StoredBlock) -> bytes | None:
-        raise errors.internal_error("the store holds no access keys")
+        view = await self._reader.access_key_json(account_id, canonical_public_key(public_key), block.height)
+        if view is None:
+            await self._holds_access_keys()
+            return None
+        return with_block(view, block.height, block.hash)
 
     async def _access_keys(self, account_id: str, block: StoredBlock) -> bytes:
-        raise errors.internal_error("the store holds no access keys")
+        keys = await self._reader.access_keys_json(account_id, block.height)
+        if not keys:
+            await self._holds_access_keys()
+        return with_block(access_key_list(keys), block.height, block.hash)
+
+    async def _holds_access_keys(self) -> None:
+        """A store no access key was ever written to (saved answers, recordings) knows nothing
+        of keys: "no key" from it would be made up, so it answers that it cannot tell."""
+        if (await self._reader.info()).access_key_count == 0:
+            raise errors.internal_error("the store holds no access keys (import them from genesis records)")
 
     async def _shard_id(self, account_id: str | None, block: StoredBlock) -> int:
         """The shard holding `account_id` (None: the first) in `block`'s epoch."""

@@ -13,6 +13,7 @@ the view first). `query` turns UNKNOWN_ACCESS_KEY into a result carrying an `err
 
 from __future__ import annotations
 
+import base64
 from typing import Final
 
 import orjson
@@ -28,9 +29,23 @@ def with_block(view_json: bytes, height: int, block_hash: str) -> bytes:
     return account_view_at(view_json, height, block_hash)
 
 
-def code_hash_of(account_view_json: bytes) -> str:
-    code_hash: str = orjson.loads(account_view_json)["code_hash"]
-    return code_hash
+def contract_code_hash(account_view_json: bytes) -> str | None:
+    """The hash of the account's own contract; None without one. state_viewer's
+    view_contract_code reads the code deployed on the account itself, so an account that uses
+    a global contract has none (its code_hash is the default hash)."""
+    code_hash = str(orjson.loads(account_view_json)["code_hash"])
+    return None if code_hash == NO_CODE_HASH else code_hash
+
+
+def code_view(code: bytes, code_hash: str) -> bytes:
+    """ContractCodeView: the code in base64 and its hash."""
+    return orjson.dumps({"code_base64": base64.b64encode(code).decode("ascii"), "hash": code_hash})
+
+
+def access_key_list(keys: list[tuple[str, bytes]]) -> bytes:
+    """AccessKeyList: each key with its stored view, in the order given."""
+    items = b",".join(b'{"public_key":"%s","access_key":%s}' % (key.encode(), view) for key, view in keys)
+    return b'{"keys":[' + items + b"]}"
 
 
 def unknown_access_key_result(public_key: str, height: int, block_hash: str) -> bytes:

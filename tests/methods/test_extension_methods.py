@@ -4,12 +4,17 @@ status. Each rule names the nearcore source it was written from (docs/research/.
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from nearrpc.methods.node_key import node_public_key
+from nearrpc.sample import sample_chain, scenario, wasm
+from nearrpc.sample.scenario import NEAR
+from nearrpc.store.base import access_key_order
 from tests.support.rpc import call, checked
 from tests.support.sample_facts import SampleFacts, sample_facts
 
@@ -234,3 +239,103 @@ def test_views_refuse_a_bad_public_key(http: httpx.Client, key: str) -> None:
     error = _error(http, "EXPERIMENTAL_view_access_key", {"account_id": "alice.localnet", "public_key": key,
                                                            "finality": "final"}, 400)  # fmt: skip
     assert error["cause"]["name"] == "PARSE_ERROR"
+
+
+# ------------------------------------------------------------------ access keys and code
+# runtime/runtime/src/state_viewer/mod.rs: view_access_key (no account check), view_access_keys
+# (the account's key prefix: an unknown account lists none), view_contract_code (the account,
+# then the code deployed on it)
+
+
+def _expected_keys(account_id: str, height: int) -> list[dict[str, Any]]:
+    """What the sample chain wrote for the account's keys, as of `height`, in listing order."""
+    latest: dict[str, bytes | None] = {}
+    for row in sample_chain().access_keys:
+        if row.account_id == account_id and row.height <= height:
+            latest[row.public_key] = row.view_json
+    keys = sorted((key for key, view in latest.items() if view is not None), key=access_key_order)
+    return [{"public_key": key, "access_key": orjson.loads(latest[key] or b"null")} for key in keys]
+
+
+@pytest.mark.parametrize(
+    "account_id", [scenario.CONTRACT, "alice.localnet", FACTS.validators[0], FACTS.implicit_accounts[0]]
+)
+@pytest.mark.parametrize("reference", [{"finality": "final"}, {"sync_checkpoint": "genesis"}, {"block_id": 45}])
+def test_access_key_list_is_the_chains(http: httpx.Client, account_id: str, reference: dict[str, Any]) -> None:
+    listed = _result(http, "query", {"request_type": "view_access_key_list", "account_id": account_id, **reference})
+    height = listed["block_height"]
+    assert listed["keys"] == _expected_keys(account_id, height) != []
+    assert _result(http, "EXPERIMENTAL_view_access_key_list", {"account_id": account_id, **reference}) == listed
+    for item in listed["keys"]:
+        one = {"account_id": account_id, "public_key": item["public_key"], **reference}
+        view = _result(http, "query", {"request_type": "view_access_key", **one})
+        assert view == {**item["access_key"], "block_height": height, "block_hash": listed["block_hash"]}
+        assert _result(http, "EXPERIMENTAL_view_access_key", one) == view
+
+
+def test_keys_have_both_permissions_and_nonces_move(http: httpx.Client) -> None:
+    keys = _result(http, "EXPERIMENTAL_view_access_key_list", {"account_id": "alice.localnet", "finality": "final"})
+    permissions = [k["access_key"]["permission"] for k in keys["keys"]]
+    assert "FullAccess" in permissions
+    (call_permission,) = [p["FunctionCall"] for p in permissions if isinstance(p, dict)]
+    assert call_permission["receiver_id"] == scenario.CONTRACT and int(call_permission["allowance"]) < NEAR // 4
+    genesis = _result(http, "EXPERIMENTAL_view_access_key_list", {"account_id": "alice.localnet", "block_id": 0})
+    assert [k["access_key"]["nonce"] for k in genesis["keys"]] == [0, 0]
+    assert all(k["access_key"]["nonce"] > 0 for k in keys["keys"])
+
+
+def test_legacy_access_key_paths(http: httpx.Client) -> None:
+    listed = _result(http, "query", ["access_key/alice.localnet", ""])
+    assert listed == _result(http, "query", {"request_type": "view_access_key_list", "account_id": "alice.localnet",
+                                             "finality": "optimistic"})  # fmt: skip
+    key = listed["keys"][0]["public_key"]
+    one = _result(http, "query", [f"access_key/alice.localnet/{key}", ""])
+    assert one["nonce"] == listed["keys"][0]["access_key"]["nonce"]
+    # a key without its type prefix is an ed25519 key, as nearcore parses it
+    assert _result(http, "query", [f"access_key/alice.localnet/{key.removeprefix('ed25519:')}", ""]) == one
+
+
+def test_a_deleted_accounts_keys_are_gone(http: httpx.Client) -> None:
+    deleted = scenario.DELETIONS[0]
+    before = {"account_id": deleted.account_id, "block_id": deleted.height - 1}
+    after = {"account_id": deleted.account_id, "block_id": deleted.height}
+    if FACTS.skipped_heights and deleted.height - 1 in FACTS.skipped_heights:
+        before["block_id"] = deleted.height - 2
+    assert len(_result(http, "EXPERIMENTAL_view_access_key_list", before)["keys"]) == 2
+    assert _result(http, "EXPERIMENTAL_view_access_key_list", after)["keys"] == []
+
+
+def test_unknown_access_key_is_a_result_for_query_and_an_error_for_the_view(http: httpx.Client) -> None:
+    one = {"account_id": "alice.localnet", "public_key": NO_KEY, "finality": "final"}
+    result = _result(http, "query", {"request_type": "view_access_key", **one})
+    assert result == {
+        "error": f"access key {NO_KEY} does not exist while viewing", "logs": [],
+        "block_height": FACTS.final_height, "block_hash": FACTS.final_hash,
+    }  # fmt: skip
+    error = _error(http, "EXPERIMENTAL_view_access_key", one, 200)
+    assert error["cause"] == {
+        "name": "UNKNOWN_ACCESS_KEY",
+        "info": {"public_key": NO_KEY, "block_height": FACTS.final_height, "block_hash": FACTS.final_hash},
+    }
+    assert error["data"] == f"Access key for public key {NO_KEY} has never been observed on the node"
+    # an unknown account: no key (view_access_key does not look at the account), an empty list
+    nobody = {"account_id": "no.localnet", "finality": "final"}
+    assert _error(http, "EXPERIMENTAL_view_access_key", {**nobody, "public_key": NO_KEY}, 200)["cause"]["name"] == (
+        "UNKNOWN_ACCESS_KEY"
+    )
+    assert _result(http, "EXPERIMENTAL_view_access_key_list", nobody)["keys"] == []
+
+
+def test_view_code_is_the_deployed_wasm(http: httpx.Client) -> None:
+    params = {"account_id": FACTS.contract_account, "finality": "final"}
+    code = _result(http, "EXPERIMENTAL_view_code", params)
+    assert base64.b64decode(code["code_base64"]) == wasm.COUNTER.code
+    assert code["hash"] == FACTS.contract_code_hash
+    assert _result(http, "query", {"request_type": "view_code", **params}) == code
+    assert _result(http, "query", [f"code/{FACTS.contract_account}", ""])["hash"] == FACTS.contract_code_hash
+
+
+def test_an_account_using_a_global_contract_has_no_code_of_its_own(http: httpx.Client) -> None:
+    for account_id in FACTS.global_contract_accounts:
+        error = _error(http, "EXPERIMENTAL_view_code", {"account_id": account_id, "finality": "final"}, 200)
+        assert error["cause"]["name"] == "NO_CONTRACT_CODE"

@@ -17,7 +17,7 @@ from nearrpc.generated.methods import METHODS
 from nearrpc.http.params import typed_params
 from nearrpc.methods.handlers import ChainHandlers
 from nearrpc.runtime_params import RuntimeParamStore
-from nearrpc.sample import build_sample_store
+from nearrpc.sample import build_sample_store, sample_chain
 from nearrpc.store import open_store
 from tests.support.sample_facts import sample_facts
 
@@ -31,6 +31,13 @@ PARAMS: dict[str, Any] = {
     "status": None,
     "gas_price": [None],
     "query": {"request_type": "view_account", "account_id": FACTS.contract_account, "finality": "final"},
+    "EXPERIMENTAL_view_code": {"account_id": FACTS.contract_account, "finality": "final"},
+    "EXPERIMENTAL_view_access_key_list": {"account_id": FACTS.contract_account, "finality": "final"},
+    "EXPERIMENTAL_view_access_key": {
+        "account_id": FACTS.validators[0],
+        "public_key": next(k.public_key for k in sample_chain().access_keys if k.account_id == FACTS.validators[0]),
+        "finality": "final",
+    },
 }
 # a required field of each result whose schema has required fields, and a field to break the type of
 REQUIRED: dict[str, str | None] = {
@@ -42,6 +49,9 @@ REQUIRED: dict[str, str | None] = {
     "status": "sync_info",
     "gas_price": "gas_price",
     "query": "block_height",
+    "EXPERIMENTAL_view_code": "code_base64",
+    "EXPERIMENTAL_view_access_key_list": "keys",
+    "EXPERIMENTAL_view_access_key": "permission",
 }
 WRONG_TYPE: dict[str, tuple[str, object]] = {
     "genesis_config": ("epoch_length", [1]),
@@ -52,6 +62,9 @@ WRONG_TYPE: dict[str, tuple[str, object]] = {
     "status": ("uptime_sec", "long"),
     "gas_price": ("gas_price", [1]),
     "query": ("block_height", "high"),
+    "EXPERIMENTAL_view_code": ("hash", 7),
+    "EXPERIMENTAL_view_access_key_list": ("keys", {"a": 1}),
+    "EXPERIMENTAL_view_access_key": ("nonce", "first"),
 }
 
 
@@ -66,6 +79,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         return orjson.loads(await getattr(handlers, name)(typed_params(METHODS[name], PARAMS[name])))
 
     yield {name: asyncio.run(answer(name)) for name in PARAMS}
+    assert set(PARAMS) == set(METHODS)
     asyncio.run(reader.close())
 
 
