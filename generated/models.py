@@ -934,9 +934,57 @@ class RpcQueryRequest18(BaseModel):
     request_type: Literal["view_global_contract_code_by_account_id"]
 
 
-class RpcQueryRequest28(RootModel[tuple[str, str]]):
+class RpcQueryRequest28Item(RootModel[str]):
     root: Annotated[
-        tuple[str, str], Field(max_length=2, min_length=2, title="RpcQueryRequest")
+        str,
+        Field(
+            max_length=72,
+            min_length=10,
+            pattern="^account/(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+$",
+        ),
+    ]
+
+
+class RpcQueryRequest28(RootModel[tuple[RpcQueryRequest28Item, str]]):
+    root: Annotated[
+        tuple[RpcQueryRequest28Item, str],
+        Field(max_length=2, min_length=2, title="RpcQueryRequest"),
+    ]
+
+
+class RpcQueryRequest29Item(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=69,
+            min_length=7,
+            pattern="^code/(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+$",
+        ),
+    ]
+
+
+class RpcQueryRequest29(RootModel[tuple[RpcQueryRequest29Item, str]]):
+    root: Annotated[
+        tuple[RpcQueryRequest29Item, str],
+        Field(max_length=2, min_length=2, title="RpcQueryRequest"),
+    ]
+
+
+class RpcQueryRequest30Item(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=75,
+            min_length=13,
+            pattern="^access_key/(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+$",
+        ),
+    ]
+
+
+class RpcQueryRequest30(RootModel[tuple[RpcQueryRequest30Item, str]]):
+    root: Annotated[
+        tuple[RpcQueryRequest30Item, str],
+        Field(max_length=2, min_length=2, title="RpcQueryRequest"),
     ]
 
 
@@ -2243,6 +2291,8 @@ class RpcQueryRequest(
         | RpcQueryRequest26
         | RpcQueryRequest27
         | RpcQueryRequest28
+        | RpcQueryRequest29
+        | RpcQueryRequest30
     ]
 ):
     root: Annotated[
@@ -2273,7 +2323,9 @@ class RpcQueryRequest(
         | RpcQueryRequest25
         | RpcQueryRequest26
         | RpcQueryRequest27
-        | RpcQueryRequest28,
+        | RpcQueryRequest28
+        | RpcQueryRequest29
+        | RpcQueryRequest30,
         Field(title="RpcQueryRequest"),
     ]
 

@@ -104,6 +104,10 @@ def query_members(fields: dict[str, Any], failed: Callable[[str], Exception]) ->
             members[name] = fields[name]
         elif name not in _OPTIONAL:
             raise failed(f"missing field `{name}`")
+    # serde's default fills an absent include_proof; a null one is no boolean (the generated
+    # model would take it as absent)
+    if "include_proof" in members and not isinstance(members["include_proof"], bool):
+        raise failed("invalid type: expected a boolean for `include_proof`")
     return members
 
 
