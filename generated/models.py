@@ -74,28 +74,12 @@ class ChunkDistributionUris(BaseModel):
     set: str | None = None
 
 
-class CodeDoesNotExist(BaseModel):
+class CompilationErrorCodeDoesNotExist(BaseModel):
     account_id: AccountId
 
 
-class CompilationError1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    CodeDoesNotExist_1: Annotated[CodeDoesNotExist, Field(alias="CodeDoesNotExist")]
-
-
-class WasmerCompileError(BaseModel):
+class CompilationErrorWasmerCompileError(BaseModel):
     msg: str
-
-
-class CompilationError3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    WasmerCompileError_1: Annotated[
-        WasmerCompileError, Field(alias="WasmerCompileError")
-    ]
 
 
 class CongestionInfoView(BaseModel):
@@ -163,22 +147,15 @@ class FunctionArgs(RootModel[str]):
     ]
 
 
-class LinkError(BaseModel):
-    msg: str
-
-
-class FunctionCallError2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    LinkError_1: Annotated[LinkError, Field(alias="LinkError")]
-
-
 class FunctionCallError6(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     ExecutionError: str
+
+
+class FunctionCallErrorLinkError(BaseModel):
+    msg: str
 
 
 class GCConfig(BaseModel):
@@ -226,349 +203,95 @@ class GlobalContractIdentifier(
     root: GlobalContractIdentifier1 | GlobalContractIdentifier2
 
 
-class GuestPanic(BaseModel):
-    panic_msg: str
+class HostErrorAltBn128InvalidInput(BaseModel):
+    msg: str
 
 
-class HostError1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    GuestPanic_1: Annotated[GuestPanic, Field(alias="GuestPanic")]
-
-
-class InvalidPromiseIndex(BaseModel):
-    promise_idx: Annotated[int, Field(ge=0)]
-
-
-class HostError2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidPromiseIndex_1: Annotated[
-        InvalidPromiseIndex, Field(alias="InvalidPromiseIndex")
-    ]
-
-
-class InvalidPromiseResultIndex(BaseModel):
-    result_idx: Annotated[int, Field(ge=0)]
-
-
-class HostError3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidPromiseResultIndex_1: Annotated[
-        InvalidPromiseResultIndex, Field(alias="InvalidPromiseResultIndex")
-    ]
-
-
-class InvalidRegisterId(BaseModel):
-    register_id: Annotated[int, Field(ge=0)]
-
-
-class HostError4(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidRegisterId_1: Annotated[InvalidRegisterId, Field(alias="InvalidRegisterId")]
-
-
-class IteratorWasInvalidated(BaseModel):
-    iterator_index: Annotated[int, Field(ge=0)]
-
-
-class HostError5(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    IteratorWasInvalidated_1: Annotated[
-        IteratorWasInvalidated, Field(alias="IteratorWasInvalidated")
-    ]
-
-
-class InvalidReceiptIndex(BaseModel):
-    receipt_index: Annotated[int, Field(ge=0)]
-
-
-class HostError6(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidReceiptIndex_1: Annotated[
-        InvalidReceiptIndex, Field(alias="InvalidReceiptIndex")
-    ]
-
-
-class InvalidIteratorIndex(BaseModel):
-    iterator_index: Annotated[int, Field(ge=0)]
-
-
-class HostError7(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidIteratorIndex_1: Annotated[
-        InvalidIteratorIndex, Field(alias="InvalidIteratorIndex")
-    ]
-
-
-class ProhibitedInView(BaseModel):
-    method_name: str
-
-
-class HostError8(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ProhibitedInView_1: Annotated[ProhibitedInView, Field(alias="ProhibitedInView")]
-
-
-class NumberOfLogsExceeded(BaseModel):
-    limit: Annotated[int, Field(ge=0)]
-
-
-class HostError9(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NumberOfLogsExceeded_1: Annotated[
-        NumberOfLogsExceeded, Field(alias="NumberOfLogsExceeded")
-    ]
-
-
-class KeyLengthExceeded(BaseModel):
-    length: Annotated[int, Field(ge=0)]
-    limit: Annotated[int, Field(ge=0)]
-
-
-class HostError10(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    KeyLengthExceeded_1: Annotated[KeyLengthExceeded, Field(alias="KeyLengthExceeded")]
-
-
-class ValueLengthExceeded(BaseModel):
-    length: Annotated[int, Field(ge=0)]
-    limit: Annotated[int, Field(ge=0)]
-
-
-class HostError11(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ValueLengthExceeded_1: Annotated[
-        ValueLengthExceeded, Field(alias="ValueLengthExceeded")
-    ]
-
-
-class TotalLogLengthExceeded(BaseModel):
-    length: Annotated[int, Field(ge=0)]
-    limit: Annotated[int, Field(ge=0)]
-
-
-class HostError12(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    TotalLogLengthExceeded_1: Annotated[
-        TotalLogLengthExceeded, Field(alias="TotalLogLengthExceeded")
-    ]
-
-
-class NumberPromisesExceeded(BaseModel):
-    limit: Annotated[int, Field(ge=0)]
-    number_of_promises: Annotated[int, Field(ge=0)]
-
-
-class HostError13(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NumberPromisesExceeded_1: Annotated[
-        NumberPromisesExceeded, Field(alias="NumberPromisesExceeded")
-    ]
-
-
-class NumberInputDataDependenciesExceeded(BaseModel):
-    limit: Annotated[int, Field(ge=0)]
-    number_of_input_data_dependencies: Annotated[int, Field(ge=0)]
-
-
-class HostError14(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NumberInputDataDependenciesExceeded_1: Annotated[
-        NumberInputDataDependenciesExceeded,
-        Field(alias="NumberInputDataDependenciesExceeded"),
-    ]
-
-
-class ReturnedValueLengthExceeded(BaseModel):
-    length: Annotated[int, Field(ge=0)]
-    limit: Annotated[int, Field(ge=0)]
-
-
-class HostError15(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ReturnedValueLengthExceeded_1: Annotated[
-        ReturnedValueLengthExceeded, Field(alias="ReturnedValueLengthExceeded")
-    ]
-
-
-class ContractSizeExceeded(BaseModel):
+class HostErrorContractSizeExceeded(BaseModel):
     limit: Annotated[int, Field(ge=0)]
     size: Annotated[int, Field(ge=0)]
 
 
-class HostError16(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ContractSizeExceeded_1: Annotated[
-        ContractSizeExceeded, Field(alias="ContractSizeExceeded")
-    ]
-
-
-class Deprecated(BaseModel):
+class HostErrorDeprecated(BaseModel):
     method_name: str
 
 
-class HostError17(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    Deprecated_1: Annotated[Deprecated, Field(alias="Deprecated")]
-
-
-class ECRecoverError(BaseModel):
+class HostErrorECRecoverError(BaseModel):
     msg: str
 
 
-class HostError18(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ECRecoverError_1: Annotated[ECRecoverError, Field(alias="ECRecoverError")]
-
-
-class AltBn128InvalidInput(BaseModel):
+class HostErrorEd25519VerifyInvalidInput(BaseModel):
     msg: str
 
 
-class HostError19(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    AltBn128InvalidInput_1: Annotated[
-        AltBn128InvalidInput, Field(alias="AltBn128InvalidInput")
-    ]
+class HostErrorGuestPanic(BaseModel):
+    panic_msg: str
 
 
-class Ed25519VerifyInvalidInput(BaseModel):
+class HostErrorInvalidIteratorIndex(BaseModel):
+    iterator_index: Annotated[int, Field(ge=0)]
+
+
+class HostErrorInvalidPromiseIndex(BaseModel):
+    promise_idx: Annotated[int, Field(ge=0)]
+
+
+class HostErrorInvalidPromiseResultIndex(BaseModel):
+    result_idx: Annotated[int, Field(ge=0)]
+
+
+class HostErrorInvalidReceiptIndex(BaseModel):
+    receipt_index: Annotated[int, Field(ge=0)]
+
+
+class HostErrorInvalidRegisterId(BaseModel):
+    register_id: Annotated[int, Field(ge=0)]
+
+
+class HostErrorIteratorWasInvalidated(BaseModel):
+    iterator_index: Annotated[int, Field(ge=0)]
+
+
+class HostErrorKeyLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class HostErrorNumberInputDataDependenciesExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    number_of_input_data_dependencies: Annotated[int, Field(ge=0)]
+
+
+class HostErrorNumberOfLogsExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+
+
+class HostErrorNumberPromisesExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    number_of_promises: Annotated[int, Field(ge=0)]
+
+
+class HostErrorP256VerifyInvalidInput(BaseModel):
     msg: str
 
 
-class HostError20(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    Ed25519VerifyInvalidInput_1: Annotated[
-        Ed25519VerifyInvalidInput, Field(alias="Ed25519VerifyInvalidInput")
-    ]
+class HostErrorProhibitedInView(BaseModel):
+    method_name: str
 
 
-class P256VerifyInvalidInput(BaseModel):
-    msg: str
+class HostErrorReturnedValueLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
 
 
-class HostError21(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    P256VerifyInvalidInput_1: Annotated[
-        P256VerifyInvalidInput, Field(alias="P256VerifyInvalidInput")
-    ]
+class HostErrorTotalLogLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
 
 
-class HostError(
-    RootModel[
-        Literal["BadUTF16"]
-        | Literal["BadUTF8"]
-        | Literal["GasExceeded"]
-        | Literal["GasLimitExceeded"]
-        | Literal["BalanceExceeded"]
-        | Literal["EmptyMethodName"]
-        | HostError1
-        | Literal["IntegerOverflow"]
-        | HostError2
-        | Literal["CannotAppendActionToJointPromise"]
-        | Literal["CannotReturnJointPromise"]
-        | HostError3
-        | HostError4
-        | HostError5
-        | Literal["MemoryAccessViolation"]
-        | HostError6
-        | HostError7
-        | Literal["InvalidAccountId"]
-        | Literal["InvalidMethodName"]
-        | Literal["InvalidPublicKey"]
-        | HostError8
-        | HostError9
-        | HostError10
-        | HostError11
-        | HostError12
-        | HostError13
-        | HostError14
-        | HostError15
-        | HostError16
-        | HostError17
-        | HostError18
-        | HostError19
-        | HostError20
-        | HostError21
-    ]
-):
-    root: (
-        Literal["BadUTF16"]
-        | Literal["BadUTF8"]
-        | Literal["GasExceeded"]
-        | Literal["GasLimitExceeded"]
-        | Literal["BalanceExceeded"]
-        | Literal["EmptyMethodName"]
-        | HostError1
-        | Literal["IntegerOverflow"]
-        | HostError2
-        | Literal["CannotAppendActionToJointPromise"]
-        | Literal["CannotReturnJointPromise"]
-        | HostError3
-        | HostError4
-        | HostError5
-        | Literal["MemoryAccessViolation"]
-        | HostError6
-        | HostError7
-        | Literal["InvalidAccountId"]
-        | Literal["InvalidMethodName"]
-        | Literal["InvalidPublicKey"]
-        | HostError8
-        | HostError9
-        | HostError10
-        | HostError11
-        | HostError12
-        | HostError13
-        | HostError14
-        | HostError15
-        | HostError16
-        | HostError17
-        | HostError18
-        | HostError19
-        | HostError20
-        | HostError21
-    )
+class HostErrorValueLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
 
 
 class InternalErrorINTERNALERRORInfo(BaseModel):
@@ -764,22 +487,14 @@ class RpcErrorCode(RootModel[Literal[-32700, -32601, -32000]]):
     """
 
 
-class Info(BaseModel):
+class RpcGasPriceErrorINTERNALERRORInfo(BaseModel):
     error_message: str
 
 
-class RpcGasPriceError1(BaseModel):
-    info: Info
-    name: Literal["INTERNAL_ERROR"]
-
-
-class RpcGasPriceError2(BaseModel):
-    info: dict[str, Any]
-    name: Literal["UNKNOWN_BLOCK"]
-
-
-class RpcGasPriceError(RootModel[RpcGasPriceError1 | RpcGasPriceError2]):
-    root: RpcGasPriceError1 | RpcGasPriceError2
+class RpcGasPriceErrorUNKNOWNBLOCKInfo(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
 
 
 class RpcGasPriceResponse(BaseModel):
@@ -804,82 +519,55 @@ class RpcQueryError1(BaseModel):
     name: Literal["NO_SYNCED_BLOCKS"]
 
 
-class Info2(BaseModel):
+class RpcQueryErrorGARBAGECOLLECTEDBLOCKInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
 
 
-class RpcQueryError3(BaseModel):
-    info: Info2
-    name: Literal["GARBAGE_COLLECTED_BLOCK"]
+class RpcQueryErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
 
 
-class Info4(BaseModel):
+class RpcQueryErrorINVALIDACCOUNTInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     requested_account_id: AccountId
 
 
-class RpcQueryError5(BaseModel):
-    info: Info4
-    name: Literal["INVALID_ACCOUNT"]
-
-
-class RpcQueryError6(BaseModel):
-    info: Info4
-    name: Literal["UNKNOWN_ACCOUNT"]
-
-
-class Info6(BaseModel):
+class RpcQueryErrorNOCONTRACTCODEInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     contract_account_id: AccountId
 
 
-class RpcQueryError7(BaseModel):
-    info: Info6
-    name: Literal["NO_CONTRACT_CODE"]
-
-
-class RpcQueryError8(BaseModel):
-    info: Info6
-    name: Literal["TOO_LARGE_CONTRACT_STATE"]
-
-
-class Info8(BaseModel):
-    block_hash: CryptoHash
-    block_height: Annotated[int, Field(ge=0)]
-    public_key: PublicKey
-
-
-class RpcQueryError9(BaseModel):
-    info: Info8
-    name: Literal["UNKNOWN_ACCESS_KEY"]
-
-
-class RpcQueryError10(BaseModel):
-    info: Info8
-    name: Literal["UNKNOWN_GAS_KEY"]
-
-
-class Info11(BaseModel):
+class RpcQueryErrorNOGLOBALCONTRACTCODEInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     identifier: GlobalContractIdentifier
 
 
-class RpcQueryError12(BaseModel):
-    info: Info11
-    name: Literal["NO_GLOBAL_CONTRACT_CODE"]
+class RpcQueryErrorTOOLARGECONTRACTSTATEInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    contract_account_id: AccountId
 
 
-class Info12(BaseModel):
-    error_message: str
+class RpcQueryErrorUNKNOWNACCESSKEYInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    public_key: PublicKey
 
 
-class RpcQueryError13(BaseModel):
-    info: Info12
-    name: Literal["INTERNAL_ERROR"]
+class RpcQueryErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcQueryErrorUNKNOWNGASKEYInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    public_key: PublicKey
 
 
 class RpcQueryRequest10(BaseModel):
@@ -1015,106 +703,62 @@ class RpcStatusError1(BaseModel):
     name: Literal["NODE_IS_SYNCING"]
 
 
+class RpcStatusErrorEPOCHOUTOFBOUNDSInfo(BaseModel):
+    epoch_id: EpochId
+
+
+class RpcStatusErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
 class ElapsedItem(RootModel[int]):
     root: Annotated[int, Field(ge=0)]
 
 
-class Info13(BaseModel):
+class RpcStatusErrorNONEWBLOCKSInfo(BaseModel):
     elapsed: Annotated[list[ElapsedItem], Field(max_length=2, min_length=2)]
-
-
-class RpcStatusError2(BaseModel):
-    info: Info13
-    name: Literal["NO_NEW_BLOCKS"]
-
-
-class Info14(BaseModel):
-    epoch_id: EpochId
-
-
-class RpcStatusError3(BaseModel):
-    info: Info14
-    name: Literal["EPOCH_OUT_OF_BOUNDS"]
-
-
-class Info15(BaseModel):
-    error_message: str
-
-
-class RpcStatusError4(BaseModel):
-    info: Info15
-    name: Literal["INTERNAL_ERROR"]
-
-
-class RpcStatusError(
-    RootModel[RpcStatusError1 | RpcStatusError2 | RpcStatusError3 | RpcStatusError4]
-):
-    root: RpcStatusError1 | RpcStatusError2 | RpcStatusError3 | RpcStatusError4
 
 
 class RpcStatusRequest(RootModel[Any]):
     root: Annotated[Any, Field(title="RpcStatusRequest")]
 
 
-class Info17(BaseModel):
+class RpcViewAccessKeyErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcViewAccessKeyErrorINVALIDACCOUNTInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     requested_account_id: AccountId
 
 
-class RpcViewAccessKeyError2(BaseModel):
-    info: Info17
-    name: Literal["INVALID_ACCOUNT"]
-
-
-class RpcViewAccessKeyError3(BaseModel):
-    info: Info17
-    name: Literal["UNKNOWN_ACCOUNT"]
-
-
-class Info19(BaseModel):
+class RpcViewAccessKeyErrorUNKNOWNACCESSKEYInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     public_key: PublicKey
 
 
-class RpcViewAccessKeyError4(BaseModel):
-    info: Info19
-    name: Literal["UNKNOWN_ACCESS_KEY"]
-
-
-class Info20(BaseModel):
-    error_message: str
-
-
-class RpcViewAccessKeyError5(BaseModel):
-    info: Info20
-    name: Literal["INTERNAL_ERROR"]
-
-
-class Info22(BaseModel):
+class RpcViewAccessKeyErrorUNKNOWNACCOUNTInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     requested_account_id: AccountId
 
 
-class RpcViewAccessKeyListError2(BaseModel):
-    info: Info22
-    name: Literal["INVALID_ACCOUNT"]
-
-
-class RpcViewAccessKeyListError3(BaseModel):
-    info: Info22
-    name: Literal["UNKNOWN_ACCOUNT"]
-
-
-class Info24(BaseModel):
+class RpcViewAccessKeyListErrorINTERNALERRORInfo(BaseModel):
     error_message: str
 
 
-class RpcViewAccessKeyListError4(BaseModel):
-    info: Info24
-    name: Literal["INTERNAL_ERROR"]
+class RpcViewAccessKeyListErrorINVALIDACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcViewAccessKeyListErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
 
 
 class RpcViewAccessKeyListRequest2(BaseModel):
@@ -1172,40 +816,26 @@ class RpcViewAccountResponse(BaseModel):
     state: AccountState | None = None
 
 
-class Info26(BaseModel):
+class RpcViewCodeErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcViewCodeErrorINVALIDACCOUNTInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     requested_account_id: AccountId
 
 
-class RpcViewCodeError2(BaseModel):
-    info: Info26
-    name: Literal["INVALID_ACCOUNT"]
-
-
-class RpcViewCodeError3(BaseModel):
-    info: Info26
-    name: Literal["UNKNOWN_ACCOUNT"]
-
-
-class Info28(BaseModel):
+class RpcViewCodeErrorNOCONTRACTCODEInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     contract_account_id: AccountId
 
 
-class RpcViewCodeError4(BaseModel):
-    info: Info28
-    name: Literal["NO_CONTRACT_CODE"]
-
-
-class Info29(BaseModel):
-    error_message: str
-
-
-class RpcViewCodeError5(BaseModel):
-    info: Info29
-    name: Literal["INTERNAL_ERROR"]
+class RpcViewCodeErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
 
 
 class RpcViewCodeRequest2(BaseModel):
@@ -1449,67 +1079,23 @@ class WitnessConfigView(BaseModel):
     ] = None
 
 
-class FunctionCall(BaseModel):
+class AccessKeyPermissionViewFunctionCall(BaseModel):
     allowance: NearToken | None = None
     method_names: list[str]
     receiver_id: str
 
 
-class AccessKeyPermissionView1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    FunctionCall_1: Annotated[FunctionCall, Field(alias="FunctionCall")]
+class AccessKeyPermissionViewGasKeyFullAccess(BaseModel):
+    balance: NearToken
+    num_nonces: Annotated[int, Field(ge=0, le=65535)]
 
 
-class GasKeyFunctionCall(BaseModel):
+class AccessKeyPermissionViewGasKeyFunctionCall(BaseModel):
     allowance: NearToken | None = None
     balance: NearToken
     method_names: list[str]
     num_nonces: Annotated[int, Field(ge=0, le=65535)]
     receiver_id: str
-
-
-class AccessKeyPermissionView2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    GasKeyFunctionCall_1: Annotated[
-        GasKeyFunctionCall, Field(alias="GasKeyFunctionCall")
-    ]
-
-
-class GasKeyFullAccess(BaseModel):
-    balance: NearToken
-    num_nonces: Annotated[int, Field(ge=0, le=65535)]
-
-
-class AccessKeyPermissionView3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    GasKeyFullAccess_1: Annotated[GasKeyFullAccess, Field(alias="GasKeyFullAccess")]
-
-
-class AccessKeyPermissionView(
-    RootModel[
-        Literal["FullAccess"]
-        | AccessKeyPermissionView1
-        | AccessKeyPermissionView2
-        | AccessKeyPermissionView3
-    ]
-):
-    root: (
-        Literal["FullAccess"]
-        | AccessKeyPermissionView1
-        | AccessKeyPermissionView2
-        | AccessKeyPermissionView3
-    )
-
-
-class AccessKeyView(BaseModel):
-    nonce: Annotated[int, Field(ge=0)]
-    permission: AccessKeyPermissionView
 
 
 class AccountCreationConfigView(BaseModel):
@@ -1608,11 +1194,25 @@ class CloudArchivalWriterConfig(BaseModel):
     snapshot_every_n_epochs: Annotated[int, Field(ge=0)] = 10
 
 
+class CompilationError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    CodeDoesNotExist: CompilationErrorCodeDoesNotExist
+
+
 class CompilationError2(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     PrepareError_1: Annotated[PrepareError, Field(alias="PrepareError")]
+
+
+class CompilationError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    WasmerCompileError: CompilationErrorWasmerCompileError
 
 
 class CompilationError(
@@ -1643,22 +1243,6 @@ class ContractCodeView(BaseModel):
 
 class ErrorWrapperForGenesisConfigError2(BaseModel):
     cause: GenesisConfigError | None
-    name: Literal["HANDLER_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
-class ErrorWrapperForRpcGasPriceError2(BaseModel):
-    cause: RpcGasPriceError
-    name: Literal["HANDLER_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
-class ErrorWrapperForRpcStatusError2(BaseModel):
-    cause: RpcStatusError
     name: Literal["HANDLER_ERROR"]
     code: RpcErrorCode
     message: str
@@ -1808,6 +1392,13 @@ class FunctionCallError1(BaseModel):
     CompilationError_1: Annotated[CompilationError, Field(alias="CompilationError")]
 
 
+class FunctionCallError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    LinkError: FunctionCallErrorLinkError
+
+
 class FunctionCallError3(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1824,32 +1415,226 @@ class FunctionCallError4(BaseModel):
     WasmTrap_1: Annotated[WasmTrap, Field(alias="WasmTrap")]
 
 
-class FunctionCallError5(BaseModel):
+class HostError1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    HostError_1: Annotated[HostError, Field(alias="HostError")]
+    GuestPanic: HostErrorGuestPanic
 
 
-class FunctionCallError(
+class HostError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidPromiseIndex: HostErrorInvalidPromiseIndex
+
+
+class HostError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidPromiseResultIndex: HostErrorInvalidPromiseResultIndex
+
+
+class HostError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidRegisterId: HostErrorInvalidRegisterId
+
+
+class HostError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    IteratorWasInvalidated: HostErrorIteratorWasInvalidated
+
+
+class HostError6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidReceiptIndex: HostErrorInvalidReceiptIndex
+
+
+class HostError7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidIteratorIndex: HostErrorInvalidIteratorIndex
+
+
+class HostError8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ProhibitedInView: HostErrorProhibitedInView
+
+
+class HostError9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NumberOfLogsExceeded: HostErrorNumberOfLogsExceeded
+
+
+class HostError10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    KeyLengthExceeded: HostErrorKeyLengthExceeded
+
+
+class HostError11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ValueLengthExceeded: HostErrorValueLengthExceeded
+
+
+class HostError12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TotalLogLengthExceeded: HostErrorTotalLogLengthExceeded
+
+
+class HostError13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NumberPromisesExceeded: HostErrorNumberPromisesExceeded
+
+
+class HostError14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NumberInputDataDependenciesExceeded: HostErrorNumberInputDataDependenciesExceeded
+
+
+class HostError15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ReturnedValueLengthExceeded: HostErrorReturnedValueLengthExceeded
+
+
+class HostError16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ContractSizeExceeded: HostErrorContractSizeExceeded
+
+
+class HostError17(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Deprecated: HostErrorDeprecated
+
+
+class HostError18(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ECRecoverError: HostErrorECRecoverError
+
+
+class HostError19(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AltBn128InvalidInput: HostErrorAltBn128InvalidInput
+
+
+class HostError20(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Ed25519VerifyInvalidInput: HostErrorEd25519VerifyInvalidInput
+
+
+class HostError21(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    P256VerifyInvalidInput: HostErrorP256VerifyInvalidInput
+
+
+class HostError(
     RootModel[
-        Literal["WasmUnknownError", "_EVMError"]
-        | FunctionCallError1
-        | FunctionCallError2
-        | FunctionCallError3
-        | FunctionCallError4
-        | FunctionCallError5
-        | FunctionCallError6
+        Literal["BadUTF16"]
+        | Literal["BadUTF8"]
+        | Literal["GasExceeded"]
+        | Literal["GasLimitExceeded"]
+        | Literal["BalanceExceeded"]
+        | Literal["EmptyMethodName"]
+        | HostError1
+        | Literal["IntegerOverflow"]
+        | HostError2
+        | Literal["CannotAppendActionToJointPromise"]
+        | Literal["CannotReturnJointPromise"]
+        | HostError3
+        | HostError4
+        | HostError5
+        | Literal["MemoryAccessViolation"]
+        | HostError6
+        | HostError7
+        | Literal["InvalidAccountId"]
+        | Literal["InvalidMethodName"]
+        | Literal["InvalidPublicKey"]
+        | HostError8
+        | HostError9
+        | HostError10
+        | HostError11
+        | HostError12
+        | HostError13
+        | HostError14
+        | HostError15
+        | HostError16
+        | HostError17
+        | HostError18
+        | HostError19
+        | HostError20
+        | HostError21
     ]
 ):
     root: (
-        Literal["WasmUnknownError", "_EVMError"]
-        | FunctionCallError1
-        | FunctionCallError2
-        | FunctionCallError3
-        | FunctionCallError4
-        | FunctionCallError5
-        | FunctionCallError6
+        Literal["BadUTF16"]
+        | Literal["BadUTF8"]
+        | Literal["GasExceeded"]
+        | Literal["GasLimitExceeded"]
+        | Literal["BalanceExceeded"]
+        | Literal["EmptyMethodName"]
+        | HostError1
+        | Literal["IntegerOverflow"]
+        | HostError2
+        | Literal["CannotAppendActionToJointPromise"]
+        | Literal["CannotReturnJointPromise"]
+        | HostError3
+        | HostError4
+        | HostError5
+        | Literal["MemoryAccessViolation"]
+        | HostError6
+        | HostError7
+        | Literal["InvalidAccountId"]
+        | Literal["InvalidMethodName"]
+        | Literal["InvalidPublicKey"]
+        | HostError8
+        | HostError9
+        | HostError10
+        | HostError11
+        | HostError12
+        | HostError13
+        | HostError14
+        | HostError15
+        | HostError16
+        | HostError17
+        | HostError18
+        | HostError19
+        | HostError20
+        | HostError21
     )
 
 
@@ -2007,6 +1792,20 @@ class RpcClientConfigError(BaseModel):
     name: Literal["INTERNAL_ERROR"]
 
 
+class RpcGasPriceError1(BaseModel):
+    info: RpcGasPriceErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcGasPriceError2(BaseModel):
+    info: RpcGasPriceErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcGasPriceError(RootModel[RpcGasPriceError1 | RpcGasPriceError2]):
+    root: RpcGasPriceError1 | RpcGasPriceError2
+
+
 class RpcGasPriceRequest1(RootModel[tuple[BlockId | None]]):
     root: Annotated[
         tuple[BlockId | None],
@@ -2063,68 +1862,57 @@ class RpcProtocolConfigRequest(
     ]
 
 
-class Info1(BaseModel):
+class RpcQueryError3(BaseModel):
+    info: RpcQueryErrorGARBAGECOLLECTEDBLOCKInfo
+    name: Literal["GARBAGE_COLLECTED_BLOCK"]
+
+
+class RpcQueryError5(BaseModel):
+    info: RpcQueryErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcQueryError6(BaseModel):
+    info: RpcQueryErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcQueryError7(BaseModel):
+    info: RpcQueryErrorNOCONTRACTCODEInfo
+    name: Literal["NO_CONTRACT_CODE"]
+
+
+class RpcQueryError8(BaseModel):
+    info: RpcQueryErrorTOOLARGECONTRACTSTATEInfo
+    name: Literal["TOO_LARGE_CONTRACT_STATE"]
+
+
+class RpcQueryError9(BaseModel):
+    info: RpcQueryErrorUNKNOWNACCESSKEYInfo
+    name: Literal["UNKNOWN_ACCESS_KEY"]
+
+
+class RpcQueryError10(BaseModel):
+    info: RpcQueryErrorUNKNOWNGASKEYInfo
+    name: Literal["UNKNOWN_GAS_KEY"]
+
+
+class RpcQueryError12(BaseModel):
+    info: RpcQueryErrorNOGLOBALCONTRACTCODEInfo
+    name: Literal["NO_GLOBAL_CONTRACT_CODE"]
+
+
+class RpcQueryError13(BaseModel):
+    info: RpcQueryErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcQueryErrorUNAVAILABLESHARDInfo(BaseModel):
     requested_shard_id: ShardId
 
 
-class RpcQueryError2(BaseModel):
-    info: Info1
-    name: Literal["UNAVAILABLE_SHARD"]
-
-
-class Info3(BaseModel):
+class RpcQueryErrorUNKNOWNBLOCKInfo(BaseModel):
     block_reference: BlockReference
-
-
-class RpcQueryError4(BaseModel):
-    info: Info3
-    name: Literal["UNKNOWN_BLOCK"]
-
-
-class Info10(BaseModel):
-    block_hash: CryptoHash
-    block_height: Annotated[int, Field(ge=0)]
-    error: FunctionCallError
-    vm_error: str
-
-
-class RpcQueryError11(BaseModel):
-    info: Info10
-    name: Literal["CONTRACT_EXECUTION_ERROR"]
-
-
-class RpcQueryError(
-    RootModel[
-        RpcQueryError1
-        | RpcQueryError2
-        | RpcQueryError3
-        | RpcQueryError4
-        | RpcQueryError5
-        | RpcQueryError6
-        | RpcQueryError7
-        | RpcQueryError8
-        | RpcQueryError9
-        | RpcQueryError10
-        | RpcQueryError11
-        | RpcQueryError12
-        | RpcQueryError13
-    ]
-):
-    root: (
-        RpcQueryError1
-        | RpcQueryError2
-        | RpcQueryError3
-        | RpcQueryError4
-        | RpcQueryError5
-        | RpcQueryError6
-        | RpcQueryError7
-        | RpcQueryError8
-        | RpcQueryError9
-        | RpcQueryError10
-        | RpcQueryError11
-        | RpcQueryError12
-        | RpcQueryError13
-    )
 
 
 class RpcQueryRequest1(BaseModel):
@@ -2340,11 +2128,6 @@ class RpcQueryResponse2(ContractCodeView):
     block_height: Annotated[int, Field(ge=0)]
 
 
-class RpcQueryResponse5(AccessKeyView):
-    block_hash: CryptoHash
-    block_height: Annotated[int, Field(ge=0)]
-
-
 class RpcRequestValidationErrorKind1(BaseModel):
     info: RpcRequestValidationErrorKindMETHODNOTFOUNDInfo
     name: Literal["METHOD_NOT_FOUND"]
@@ -2361,52 +2144,68 @@ class RpcRequestValidationErrorKind(
     root: RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2
 
 
-class Info16(BaseModel):
+class RpcStatusError2(BaseModel):
+    info: RpcStatusErrorNONEWBLOCKSInfo
+    name: Literal["NO_NEW_BLOCKS"]
+
+
+class RpcStatusError3(BaseModel):
+    info: RpcStatusErrorEPOCHOUTOFBOUNDSInfo
+    name: Literal["EPOCH_OUT_OF_BOUNDS"]
+
+
+class RpcStatusError4(BaseModel):
+    info: RpcStatusErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcStatusError(
+    RootModel[RpcStatusError1 | RpcStatusError2 | RpcStatusError3 | RpcStatusError4]
+):
+    root: RpcStatusError1 | RpcStatusError2 | RpcStatusError3 | RpcStatusError4
+
+
+class RpcViewAccessKeyError2(BaseModel):
+    info: RpcViewAccessKeyErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcViewAccessKeyError3(BaseModel):
+    info: RpcViewAccessKeyErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcViewAccessKeyError4(BaseModel):
+    info: RpcViewAccessKeyErrorUNKNOWNACCESSKEYInfo
+    name: Literal["UNKNOWN_ACCESS_KEY"]
+
+
+class RpcViewAccessKeyError5(BaseModel):
+    info: RpcViewAccessKeyErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcViewAccessKeyErrorUNKNOWNBLOCKInfo(BaseModel):
     block_reference: BlockReference
 
 
-class RpcViewAccessKeyError1(BaseModel):
-    info: Info16
-    name: Literal["UNKNOWN_BLOCK"]
+class RpcViewAccessKeyListError2(BaseModel):
+    info: RpcViewAccessKeyListErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
 
 
-class RpcViewAccessKeyError(
-    RootModel[
-        RpcViewAccessKeyError1
-        | RpcViewAccessKeyError2
-        | RpcViewAccessKeyError3
-        | RpcViewAccessKeyError4
-        | RpcViewAccessKeyError5
-    ]
-):
-    root: (
-        RpcViewAccessKeyError1
-        | RpcViewAccessKeyError2
-        | RpcViewAccessKeyError3
-        | RpcViewAccessKeyError4
-        | RpcViewAccessKeyError5
-    )
+class RpcViewAccessKeyListError3(BaseModel):
+    info: RpcViewAccessKeyListErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
 
 
-class RpcViewAccessKeyListError1(BaseModel):
-    info: Info16
-    name: Literal["UNKNOWN_BLOCK"]
+class RpcViewAccessKeyListError4(BaseModel):
+    info: RpcViewAccessKeyListErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
 
 
-class RpcViewAccessKeyListError(
-    RootModel[
-        RpcViewAccessKeyListError1
-        | RpcViewAccessKeyListError2
-        | RpcViewAccessKeyListError3
-        | RpcViewAccessKeyListError4
-    ]
-):
-    root: (
-        RpcViewAccessKeyListError1
-        | RpcViewAccessKeyListError2
-        | RpcViewAccessKeyListError3
-        | RpcViewAccessKeyListError4
-    )
+class RpcViewAccessKeyListErrorUNKNOWNBLOCKInfo(BaseModel):
+    block_reference: BlockReference
 
 
 class RpcViewAccessKeyListRequest1(BaseModel):
@@ -2457,13 +2256,6 @@ class RpcViewAccessKeyRequest(
     ]
 
 
-class RpcViewAccessKeyResponse(BaseModel):
-    block_hash: CryptoHash
-    block_height: Annotated[int, Field(ge=0)]
-    nonce: Annotated[int, Field(ge=0)]
-    permission: AccessKeyPermissionView
-
-
 class RpcViewAccountError2(BaseModel):
     info: RpcViewAccountErrorINVALIDACCOUNTInfo
     name: Literal["INVALID_ACCOUNT"]
@@ -2502,27 +2294,28 @@ class RpcViewAccountRequest(
     ]
 
 
-class RpcViewCodeError1(BaseModel):
-    info: Info16
-    name: Literal["UNKNOWN_BLOCK"]
+class RpcViewCodeError2(BaseModel):
+    info: RpcViewCodeErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
 
 
-class RpcViewCodeError(
-    RootModel[
-        RpcViewCodeError1
-        | RpcViewCodeError2
-        | RpcViewCodeError3
-        | RpcViewCodeError4
-        | RpcViewCodeError5
-    ]
-):
-    root: (
-        RpcViewCodeError1
-        | RpcViewCodeError2
-        | RpcViewCodeError3
-        | RpcViewCodeError4
-        | RpcViewCodeError5
-    )
+class RpcViewCodeError3(BaseModel):
+    info: RpcViewCodeErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcViewCodeError4(BaseModel):
+    info: RpcViewCodeErrorNOCONTRACTCODEInfo
+    name: Literal["NO_CONTRACT_CODE"]
+
+
+class RpcViewCodeError5(BaseModel):
+    info: RpcViewCodeErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcViewCodeErrorUNKNOWNBLOCKInfo(BaseModel):
+    block_reference: BlockReference
 
 
 class RpcViewCodeRequest1(BaseModel):
@@ -2621,13 +2414,46 @@ class AccessKeyCreationConfigView(BaseModel):
     function_call_cost_per_byte: Fee
 
 
-class AccessKeyInfoView(BaseModel):
-    access_key: AccessKeyView
-    public_key: PublicKeyHandle
+class AccessKeyPermissionView1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCall: AccessKeyPermissionViewFunctionCall
 
 
-class AccessKeyList(BaseModel):
-    keys: list[AccessKeyInfoView]
+class AccessKeyPermissionView2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyFunctionCall: AccessKeyPermissionViewGasKeyFunctionCall
+
+
+class AccessKeyPermissionView3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyFullAccess: AccessKeyPermissionViewGasKeyFullAccess
+
+
+class AccessKeyPermissionView(
+    RootModel[
+        Literal["FullAccess"]
+        | AccessKeyPermissionView1
+        | AccessKeyPermissionView2
+        | AccessKeyPermissionView3
+    ]
+):
+    root: (
+        Literal["FullAccess"]
+        | AccessKeyPermissionView1
+        | AccessKeyPermissionView2
+        | AccessKeyPermissionView3
+    )
+
+
+class AccessKeyView(BaseModel):
+    nonce: Annotated[int, Field(ge=0)]
+    permission: AccessKeyPermissionView
 
 
 class ActionCreationConfigView(BaseModel):
@@ -2844,6 +2670,14 @@ class ErrorWrapperForRpcGasPriceError1(BaseModel):
     data: Any | None = None
 
 
+class ErrorWrapperForRpcGasPriceError2(BaseModel):
+    cause: RpcGasPriceError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
 class ErrorWrapperForRpcGasPriceError3(BaseModel):
     cause: InternalError
     name: Literal["INTERNAL_ERROR"]
@@ -2912,14 +2746,6 @@ class ErrorWrapperForRpcQueryError1(BaseModel):
     data: Any | None = None
 
 
-class ErrorWrapperForRpcQueryError2(BaseModel):
-    cause: RpcQueryError
-    name: Literal["HANDLER_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
 class ErrorWrapperForRpcQueryError3(BaseModel):
     cause: InternalError
     name: Literal["INTERNAL_ERROR"]
@@ -2928,23 +2754,17 @@ class ErrorWrapperForRpcQueryError3(BaseModel):
     data: Any | None = None
 
 
-class ErrorWrapperForRpcQueryError(
-    RootModel[
-        ErrorWrapperForRpcQueryError1
-        | ErrorWrapperForRpcQueryError2
-        | ErrorWrapperForRpcQueryError3
-    ]
-):
-    root: (
-        ErrorWrapperForRpcQueryError1
-        | ErrorWrapperForRpcQueryError2
-        | ErrorWrapperForRpcQueryError3
-    )
-
-
 class ErrorWrapperForRpcStatusError1(BaseModel):
     cause: RpcRequestValidationErrorKind
     name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcStatusError2(BaseModel):
+    cause: RpcStatusError
+    name: Literal["HANDLER_ERROR"]
     code: RpcErrorCode
     message: str
     data: Any | None = None
@@ -2980,14 +2800,6 @@ class ErrorWrapperForRpcViewAccessKeyError1(BaseModel):
     data: Any | None = None
 
 
-class ErrorWrapperForRpcViewAccessKeyError2(BaseModel):
-    cause: RpcViewAccessKeyError
-    name: Literal["HANDLER_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
 class ErrorWrapperForRpcViewAccessKeyError3(BaseModel):
     cause: InternalError
     name: Literal["INTERNAL_ERROR"]
@@ -2996,31 +2808,9 @@ class ErrorWrapperForRpcViewAccessKeyError3(BaseModel):
     data: Any | None = None
 
 
-class ErrorWrapperForRpcViewAccessKeyError(
-    RootModel[
-        ErrorWrapperForRpcViewAccessKeyError1
-        | ErrorWrapperForRpcViewAccessKeyError2
-        | ErrorWrapperForRpcViewAccessKeyError3
-    ]
-):
-    root: (
-        ErrorWrapperForRpcViewAccessKeyError1
-        | ErrorWrapperForRpcViewAccessKeyError2
-        | ErrorWrapperForRpcViewAccessKeyError3
-    )
-
-
 class ErrorWrapperForRpcViewAccessKeyListError1(BaseModel):
     cause: RpcRequestValidationErrorKind
     name: Literal["REQUEST_VALIDATION_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
-class ErrorWrapperForRpcViewAccessKeyListError2(BaseModel):
-    cause: RpcViewAccessKeyListError
-    name: Literal["HANDLER_ERROR"]
     code: RpcErrorCode
     message: str
     data: Any | None = None
@@ -3032,20 +2822,6 @@ class ErrorWrapperForRpcViewAccessKeyListError3(BaseModel):
     code: RpcErrorCode
     message: str
     data: Any | None = None
-
-
-class ErrorWrapperForRpcViewAccessKeyListError(
-    RootModel[
-        ErrorWrapperForRpcViewAccessKeyListError1
-        | ErrorWrapperForRpcViewAccessKeyListError2
-        | ErrorWrapperForRpcViewAccessKeyListError3
-    ]
-):
-    root: (
-        ErrorWrapperForRpcViewAccessKeyListError1
-        | ErrorWrapperForRpcViewAccessKeyListError2
-        | ErrorWrapperForRpcViewAccessKeyListError3
-    )
 
 
 class ErrorWrapperForRpcViewAccountError1(BaseModel):
@@ -3072,14 +2848,6 @@ class ErrorWrapperForRpcViewCodeError1(BaseModel):
     data: Any | None = None
 
 
-class ErrorWrapperForRpcViewCodeError2(BaseModel):
-    cause: RpcViewCodeError
-    name: Literal["HANDLER_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
 class ErrorWrapperForRpcViewCodeError3(BaseModel):
     cause: InternalError
     name: Literal["INTERNAL_ERROR"]
@@ -3088,25 +2856,40 @@ class ErrorWrapperForRpcViewCodeError3(BaseModel):
     data: Any | None = None
 
 
-class ErrorWrapperForRpcViewCodeError(
-    RootModel[
-        ErrorWrapperForRpcViewCodeError1
-        | ErrorWrapperForRpcViewCodeError2
-        | ErrorWrapperForRpcViewCodeError3
-    ]
-):
-    root: (
-        ErrorWrapperForRpcViewCodeError1
-        | ErrorWrapperForRpcViewCodeError2
-        | ErrorWrapperForRpcViewCodeError3
-    )
-
-
 class ExternalStorageConfig(BaseModel):
     external_storage_fallback_threshold: Annotated[int, Field(ge=0)] = 3
     location: ExternalStorageLocation | None = None
     num_concurrent_requests: Annotated[int, Field(ge=0, le=255)] = 25
     num_concurrent_requests_during_catchup: Annotated[int, Field(ge=0, le=255)] = 5
+
+
+class FunctionCallError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    HostError_1: Annotated[HostError, Field(alias="HostError")]
+
+
+class FunctionCallError(
+    RootModel[
+        Literal["WasmUnknownError", "_EVMError"]
+        | FunctionCallError1
+        | FunctionCallError2
+        | FunctionCallError3
+        | FunctionCallError4
+        | FunctionCallError5
+        | FunctionCallError6
+    ]
+):
+    root: (
+        Literal["WasmUnknownError", "_EVMError"]
+        | FunctionCallError1
+        | FunctionCallError2
+        | FunctionCallError3
+        | FunctionCallError4
+        | FunctionCallError5
+        | FunctionCallError6
+    )
 
 
 class GenesisConfig(BaseModel):
@@ -3417,70 +3200,10 @@ class JsonRpcResponseForRpcProtocolConfigResponseAndRpcProtocolConfigError2(Base
     error: ErrorWrapperForRpcProtocolConfigError
 
 
-class JsonRpcResponseForRpcQueryResponseAndRpcQueryError2(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcQueryError
-
-
 class JsonRpcResponseForRpcStatusResponseAndRpcStatusError2(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
     error: ErrorWrapperForRpcStatusError
-
-
-class JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError2(
-    BaseModel
-):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcViewAccessKeyListError
-
-
-class JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError1(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    result: RpcViewAccessKeyResponse
-
-
-class JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError2(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcViewAccessKeyError
-
-
-class JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError(
-    RootModel[
-        JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError1
-        | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError2
-    ]
-):
-    root: Annotated[
-        JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError1
-        | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError2,
-        Field(
-            title="JsonRpcResponse_for_RpcViewAccessKeyResponse_and_RpcViewAccessKeyError"
-        ),
-    ]
-
-
-class JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcViewCodeError
-
-
-class JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError(
-    RootModel[
-        JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError1
-        | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2
-    ]
-):
-    root: Annotated[
-        JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError1
-        | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2,
-        Field(title="JsonRpcResponse_for_RpcViewCodeResponse_and_RpcViewCodeError"),
-    ]
 
 
 class NetworkInfoView(BaseModel):
@@ -3499,44 +3222,82 @@ class RpcBlockResponse(BaseModel):
     header: BlockHeaderView
 
 
+class RpcQueryError2(BaseModel):
+    info: RpcQueryErrorUNAVAILABLESHARDInfo
+    name: Literal["UNAVAILABLE_SHARD"]
+
+
+class RpcQueryError4(BaseModel):
+    info: RpcQueryErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcQueryErrorCONTRACTEXECUTIONERRORInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    error: FunctionCallError
+    vm_error: str
+
+
 class RpcQueryResponse3(ViewStateResult):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
 
 
-class RpcQueryResponse6(AccessKeyList):
+class RpcQueryResponse5(AccessKeyView):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
 
 
-class RpcQueryResponse(
+class RpcViewAccessKeyError1(BaseModel):
+    info: RpcViewAccessKeyErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcViewAccessKeyError(
     RootModel[
-        RpcQueryResponse1
-        | RpcQueryResponse2
-        | RpcQueryResponse3
-        | RpcQueryResponse4
-        | RpcQueryResponse5
-        | RpcQueryResponse6
-        | RpcQueryResponse7
-        | RpcQueryResponse8
+        RpcViewAccessKeyError1
+        | RpcViewAccessKeyError2
+        | RpcViewAccessKeyError3
+        | RpcViewAccessKeyError4
+        | RpcViewAccessKeyError5
     ]
 ):
     root: (
-        RpcQueryResponse1
-        | RpcQueryResponse2
-        | RpcQueryResponse3
-        | RpcQueryResponse4
-        | RpcQueryResponse5
-        | RpcQueryResponse6
-        | RpcQueryResponse7
-        | RpcQueryResponse8
+        RpcViewAccessKeyError1
+        | RpcViewAccessKeyError2
+        | RpcViewAccessKeyError3
+        | RpcViewAccessKeyError4
+        | RpcViewAccessKeyError5
     )
 
 
-class RpcViewAccessKeyListResponse(BaseModel):
+class RpcViewAccessKeyListError1(BaseModel):
+    info: RpcViewAccessKeyListErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcViewAccessKeyListError(
+    RootModel[
+        RpcViewAccessKeyListError1
+        | RpcViewAccessKeyListError2
+        | RpcViewAccessKeyListError3
+        | RpcViewAccessKeyListError4
+    ]
+):
+    root: (
+        RpcViewAccessKeyListError1
+        | RpcViewAccessKeyListError2
+        | RpcViewAccessKeyListError3
+        | RpcViewAccessKeyListError4
+    )
+
+
+class RpcViewAccessKeyResponse(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
-    keys: list[AccessKeyInfoView]
+    nonce: Annotated[int, Field(ge=0)]
+    permission: AccessKeyPermissionView
 
 
 class RpcViewAccountError1(BaseModel):
@@ -3557,6 +3318,29 @@ class RpcViewAccountError(
         | RpcViewAccountError2
         | RpcViewAccountError3
         | RpcViewAccountError4
+    )
+
+
+class RpcViewCodeError1(BaseModel):
+    info: RpcViewCodeErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcViewCodeError(
+    RootModel[
+        RpcViewCodeError1
+        | RpcViewCodeError2
+        | RpcViewCodeError3
+        | RpcViewCodeError4
+        | RpcViewCodeError5
+    ]
+):
+    root: (
+        RpcViewCodeError1
+        | RpcViewCodeError2
+        | RpcViewCodeError3
+        | RpcViewCodeError4
+        | RpcViewCodeError5
     )
 
 
@@ -3585,6 +3369,15 @@ class SyncConfig(RootModel[Literal["Peers"] | SyncConfig1]):
     root: Literal["Peers"] | SyncConfig1
 
 
+class AccessKeyInfoView(BaseModel):
+    access_key: AccessKeyView
+    public_key: PublicKeyHandle
+
+
+class AccessKeyList(BaseModel):
+    keys: list[AccessKeyInfoView]
+
+
 class DetailedDebugStatus(BaseModel):
     block_production_delay_millis: Annotated[int, Field(ge=0)]
     catchup_status: list[CatchupStatusView]
@@ -3592,6 +3385,50 @@ class DetailedDebugStatus(BaseModel):
     current_header_head_status: BlockStatusView
     network_info: NetworkInfoView
     sync_status: str
+
+
+class ErrorWrapperForRpcViewAccessKeyError2(BaseModel):
+    cause: RpcViewAccessKeyError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewAccessKeyError(
+    RootModel[
+        ErrorWrapperForRpcViewAccessKeyError1
+        | ErrorWrapperForRpcViewAccessKeyError2
+        | ErrorWrapperForRpcViewAccessKeyError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcViewAccessKeyError1
+        | ErrorWrapperForRpcViewAccessKeyError2
+        | ErrorWrapperForRpcViewAccessKeyError3
+    )
+
+
+class ErrorWrapperForRpcViewAccessKeyListError2(BaseModel):
+    cause: RpcViewAccessKeyListError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewAccessKeyListError(
+    RootModel[
+        ErrorWrapperForRpcViewAccessKeyListError1
+        | ErrorWrapperForRpcViewAccessKeyListError2
+        | ErrorWrapperForRpcViewAccessKeyListError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcViewAccessKeyListError1
+        | ErrorWrapperForRpcViewAccessKeyListError2
+        | ErrorWrapperForRpcViewAccessKeyListError3
+    )
 
 
 class ErrorWrapperForRpcViewAccountError2(BaseModel):
@@ -3613,6 +3450,28 @@ class ErrorWrapperForRpcViewAccountError(
         ErrorWrapperForRpcViewAccountError1
         | ErrorWrapperForRpcViewAccountError2
         | ErrorWrapperForRpcViewAccountError3
+    )
+
+
+class ErrorWrapperForRpcViewCodeError2(BaseModel):
+    cause: RpcViewCodeError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewCodeError(
+    RootModel[
+        ErrorWrapperForRpcViewCodeError1
+        | ErrorWrapperForRpcViewCodeError2
+        | ErrorWrapperForRpcViewCodeError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcViewCodeError1
+        | ErrorWrapperForRpcViewCodeError2
+        | ErrorWrapperForRpcViewCodeError3
     )
 
 
@@ -3668,44 +3527,37 @@ class JsonRpcResponseForRpcBlockResponseAndRpcBlockError(
     ]
 
 
-class JsonRpcResponseForRpcQueryResponseAndRpcQueryError1(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    result: RpcQueryResponse
-
-
-class JsonRpcResponseForRpcQueryResponseAndRpcQueryError(
-    RootModel[
-        JsonRpcResponseForRpcQueryResponseAndRpcQueryError1
-        | JsonRpcResponseForRpcQueryResponseAndRpcQueryError2
-    ]
-):
-    root: Annotated[
-        JsonRpcResponseForRpcQueryResponseAndRpcQueryError1
-        | JsonRpcResponseForRpcQueryResponseAndRpcQueryError2,
-        Field(title="JsonRpcResponse_for_RpcQueryResponse_and_RpcQueryError"),
-    ]
-
-
-class JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError1(
+class JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError2(
     BaseModel
 ):
     id: Any
     jsonrpc: Literal["2.0"]
-    result: RpcViewAccessKeyListResponse
+    error: ErrorWrapperForRpcViewAccessKeyListError
 
 
-class JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError(
+class JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcViewAccessKeyResponse
+
+
+class JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcViewAccessKeyError
+
+
+class JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError(
     RootModel[
-        JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError1
-        | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError2
+        JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError1
+        | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError2
     ]
 ):
     root: Annotated[
-        JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError1
-        | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError2,
+        JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError1
+        | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError2,
         Field(
-            title="JsonRpcResponse_for_RpcViewAccessKeyListResponse_and_RpcViewAccessKeyListError"
+            title="JsonRpcResponse_for_RpcViewAccessKeyResponse_and_RpcViewAccessKeyError"
         ),
     ]
 
@@ -3731,6 +3583,93 @@ class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError(
     ]
 
 
+class JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcViewCodeError
+
+
+class JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError(
+    RootModel[
+        JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError1
+        | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError1
+        | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2,
+        Field(title="JsonRpcResponse_for_RpcViewCodeResponse_and_RpcViewCodeError"),
+    ]
+
+
+class RpcQueryError11(BaseModel):
+    info: RpcQueryErrorCONTRACTEXECUTIONERRORInfo
+    name: Literal["CONTRACT_EXECUTION_ERROR"]
+
+
+class RpcQueryError(
+    RootModel[
+        RpcQueryError1
+        | RpcQueryError2
+        | RpcQueryError3
+        | RpcQueryError4
+        | RpcQueryError5
+        | RpcQueryError6
+        | RpcQueryError7
+        | RpcQueryError8
+        | RpcQueryError9
+        | RpcQueryError10
+        | RpcQueryError11
+        | RpcQueryError12
+        | RpcQueryError13
+    ]
+):
+    root: (
+        RpcQueryError1
+        | RpcQueryError2
+        | RpcQueryError3
+        | RpcQueryError4
+        | RpcQueryError5
+        | RpcQueryError6
+        | RpcQueryError7
+        | RpcQueryError8
+        | RpcQueryError9
+        | RpcQueryError10
+        | RpcQueryError11
+        | RpcQueryError12
+        | RpcQueryError13
+    )
+
+
+class RpcQueryResponse6(AccessKeyList):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcQueryResponse(
+    RootModel[
+        RpcQueryResponse1
+        | RpcQueryResponse2
+        | RpcQueryResponse3
+        | RpcQueryResponse4
+        | RpcQueryResponse5
+        | RpcQueryResponse6
+        | RpcQueryResponse7
+        | RpcQueryResponse8
+    ]
+):
+    root: (
+        RpcQueryResponse1
+        | RpcQueryResponse2
+        | RpcQueryResponse3
+        | RpcQueryResponse4
+        | RpcQueryResponse5
+        | RpcQueryResponse6
+        | RpcQueryResponse7
+        | RpcQueryResponse8
+    )
+
+
 class RpcStatusResponse(BaseModel):
     chain_id: str
     detailed_debug_status: DetailedDebugStatus | None = None
@@ -3746,6 +3685,12 @@ class RpcStatusResponse(BaseModel):
     validator_public_key: PublicKey | None = None
     validators: list[ValidatorInfo]
     version: Version
+
+
+class RpcViewAccessKeyListResponse(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    keys: list[AccessKeyInfoView]
 
 
 class RuntimeConfigView(BaseModel):
@@ -3766,6 +3711,53 @@ class StateSyncConfig(BaseModel):
     sync: SyncConfig | None = None
 
 
+class ErrorWrapperForRpcQueryError2(BaseModel):
+    cause: RpcQueryError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcQueryError(
+    RootModel[
+        ErrorWrapperForRpcQueryError1
+        | ErrorWrapperForRpcQueryError2
+        | ErrorWrapperForRpcQueryError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcQueryError1
+        | ErrorWrapperForRpcQueryError2
+        | ErrorWrapperForRpcQueryError3
+    )
+
+
+class JsonRpcResponseForRpcQueryResponseAndRpcQueryError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcQueryResponse
+
+
+class JsonRpcResponseForRpcQueryResponseAndRpcQueryError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcQueryError
+
+
+class JsonRpcResponseForRpcQueryResponseAndRpcQueryError(
+    RootModel[
+        JsonRpcResponseForRpcQueryResponseAndRpcQueryError1
+        | JsonRpcResponseForRpcQueryResponseAndRpcQueryError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcQueryResponseAndRpcQueryError1
+        | JsonRpcResponseForRpcQueryResponseAndRpcQueryError2,
+        Field(title="JsonRpcResponse_for_RpcQueryResponse_and_RpcQueryError"),
+    ]
+
+
 class JsonRpcResponseForRpcStatusResponseAndRpcStatusError1(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
@@ -3782,6 +3774,29 @@ class JsonRpcResponseForRpcStatusResponseAndRpcStatusError(
         JsonRpcResponseForRpcStatusResponseAndRpcStatusError1
         | JsonRpcResponseForRpcStatusResponseAndRpcStatusError2,
         Field(title="JsonRpcResponse_for_RpcStatusResponse_and_RpcStatusError"),
+    ]
+
+
+class JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError1(
+    BaseModel
+):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcViewAccessKeyListResponse
+
+
+class JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError(
+    RootModel[
+        JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError1
+        | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError1
+        | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError2,
+        Field(
+            title="JsonRpcResponse_for_RpcViewAccessKeyListResponse_and_RpcViewAccessKeyListError"
+        ),
     ]
 
 

@@ -272,6 +272,13 @@ def _apply_op(
             raise OverlayError(f"{where}: target is not a map of schemas")
         if not sum(_ref_for_single_allof(schema, where) for schema in target.values()):
             return Redundancy(f"ref_for_single_allof {path}")
+    elif kind == "name_nested_objects":
+        target = pointer.resolve(doc)
+        if not isinstance(target, dict):
+            raise OverlayError(f"{where}: target is not a schema")
+        union = path.rsplit("/", 1)[1]
+        if not name_nested_objects(union, target, doc["components"]["schemas"], where):
+            return Redundancy(f"name_nested_objects {path}")
     else:
         raise OverlayError(f"{where}: unknown op {kind!r}")
     return None
@@ -316,6 +323,38 @@ def _ref_for_single_allof(schema: Json, where: str) -> int:
         schema.update(rewritten)
         count += 1
     return count
+
+
+def inline_variant_objects(union: str, schema: dict[str, Json]) -> Iterator[tuple[str, dict[str, Json], str]]:
+    """(component name, variant properties, member) of every inline object that is a member of
+    an inline `oneOf`/`anyOf` variant of `schema`: named `<union>_<NAME>_<member>` in a variant
+    tagged by a one-value `name` enum (an error cause), else `<union>_<member>` (an externally
+    tagged variant)."""
+    for variant in [*schema.get("oneOf", []), *schema.get("anyOf", [])]:
+        properties = variant.get("properties") if isinstance(variant, dict) else None
+        if not isinstance(properties, dict):
+            continue
+        tag = properties.get("name", {}).get("enum") if isinstance(properties.get("name"), dict) else None
+        prefix = f"{union}_{tag[0]}" if isinstance(tag, list) and len(tag) == 1 else union
+        for member, value in properties.items():
+            if member != "name" and isinstance(value, dict) and value.get("type") == "object":
+                yield f"{prefix}_{member}", properties, member
+
+
+def name_nested_objects(union: str, schema: dict[str, Json], schemas: dict[str, Json], where: str) -> int:
+    """Move each inline object of `inline_variant_objects` unchanged to its own component and
+    `$ref` it there (a bare `{"type": "object"}` says `additionalProperties: true` out loud);
+    return how many moved. A name already taken by another schema stops the sync."""
+    moved = list(inline_variant_objects(union, schema))
+    for name, properties, member in moved:
+        value = properties[member]
+        if value == {"type": "object"}:
+            value = {"additionalProperties": True, "type": "object"}
+        if name in schemas and schemas[name] != value:
+            raise OverlayError(f"{where}: component {name} exists and differs")
+        schemas[name] = value
+        properties[member] = {"$ref": _REF_PREFIX + name}
+    return len(moved)
 
 
 def apply_overlays(doc: dict[str, Json], overlays: dict[str, Json]) -> list[str]:
