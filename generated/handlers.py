@@ -35,3 +35,27 @@ class RpcHandlers(Protocol):
     async def block(self, params: models.RpcBlockRequest) -> bytes:
         """Result schema: RpcBlockResponse."""
         ...
+
+    async def status(self, params: models.RpcStatusRequest) -> bytes:
+        """Result schema: RpcStatusResponse."""
+        ...
+
+    async def gas_price(self, params: models.RpcGasPriceRequest) -> bytes:
+        """Result schema: RpcGasPriceResponse."""
+        ...
+
+    async def query(self, params: models.RpcQueryRequest) -> bytes:
+        """Result schema: RpcQueryResponse."""
+        ...
+
+    async def EXPERIMENTAL_view_access_key(self, params: models.RpcViewAccessKeyRequest) -> bytes:
+        """Result schema: RpcViewAccessKeyResponse."""
+        ...
+
+    async def EXPERIMENTAL_view_access_key_list(self, params: models.RpcViewAccessKeyListRequest) -> bytes:
+        """Result schema: RpcViewAccessKeyListResponse."""
+        ...
+
+    async def EXPERIMENTAL_view_code(self, params: models.RpcViewCodeRequest) -> bytes:
+        """Result schema: RpcViewCodeResponse."""
+        ...

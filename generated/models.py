@@ -3,7 +3,14 @@
 
 from __future__ import annotations
 from typing import Annotated, Any, Literal
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, RootModel
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    StringConstraints,
+)
 from typing_extensions import TypeAliasType
 
 
@@ -53,9 +60,26 @@ class BlockId1(RootModel[int]):
     """
 
 
+class ResultItem(RootModel[int]):
+    root: Annotated[int, Field(ge=0, le=255)]
+
+
+class CallResult(BaseModel):
+    logs: list[str]
+    result: list[ResultItem]
+
+
 class ChunkDistributionUris(BaseModel):
     get: str | None = None
     set: str | None = None
+
+
+class CompilationErrorCodeDoesNotExist(BaseModel):
+    account_id: AccountId
+
+
+class CompilationErrorWasmerCompileError(BaseModel):
+    msg: str
 
 
 class CongestionInfoView(BaseModel):
@@ -114,6 +138,26 @@ class Finality(RootModel[Literal["optimistic", "near-final", "final"]]):
     """
 
 
+class FunctionArgs(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+        ),
+    ]
+
+
+class FunctionCallError6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ExecutionError: str
+
+
+class FunctionCallErrorLinkError(BaseModel):
+    msg: str
+
+
 class GCConfig(BaseModel):
     gc_blocks_limit: Annotated[int, Field(ge=0)] = 2
     gc_fork_clean_step: Annotated[int, Field(ge=0)] = 100
@@ -123,12 +167,131 @@ class GCConfig(BaseModel):
     ] = {"nanos": 500000000, "secs": 0}
 
 
+class Nonce(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+
+
+class GasKeyNoncesView(BaseModel):
+    nonces: list[Nonce]
+
+
 class GenesisConfigError(RootModel[None]):
     root: None
 
 
 class GenesisConfigRequest(RootModel[Any]):
     root: Annotated[Any, Field(title="GenesisConfigRequest")]
+
+
+class GlobalContractIdentifier1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    hash: CryptoHash
+
+
+class GlobalContractIdentifier2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    account_id: AccountId
+
+
+class GlobalContractIdentifier(
+    RootModel[GlobalContractIdentifier1 | GlobalContractIdentifier2]
+):
+    root: GlobalContractIdentifier1 | GlobalContractIdentifier2
+
+
+class HostErrorAltBn128InvalidInput(BaseModel):
+    msg: str
+
+
+class HostErrorContractSizeExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0)]
+
+
+class HostErrorDeprecated(BaseModel):
+    method_name: str
+
+
+class HostErrorECRecoverError(BaseModel):
+    msg: str
+
+
+class HostErrorEd25519VerifyInvalidInput(BaseModel):
+    msg: str
+
+
+class HostErrorGuestPanic(BaseModel):
+    panic_msg: str
+
+
+class HostErrorInvalidIteratorIndex(BaseModel):
+    iterator_index: Annotated[int, Field(ge=0)]
+
+
+class HostErrorInvalidPromiseIndex(BaseModel):
+    promise_idx: Annotated[int, Field(ge=0)]
+
+
+class HostErrorInvalidPromiseResultIndex(BaseModel):
+    result_idx: Annotated[int, Field(ge=0)]
+
+
+class HostErrorInvalidReceiptIndex(BaseModel):
+    receipt_index: Annotated[int, Field(ge=0)]
+
+
+class HostErrorInvalidRegisterId(BaseModel):
+    register_id: Annotated[int, Field(ge=0)]
+
+
+class HostErrorIteratorWasInvalidated(BaseModel):
+    iterator_index: Annotated[int, Field(ge=0)]
+
+
+class HostErrorKeyLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class HostErrorNumberInputDataDependenciesExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    number_of_input_data_dependencies: Annotated[int, Field(ge=0)]
+
+
+class HostErrorNumberOfLogsExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+
+
+class HostErrorNumberPromisesExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    number_of_promises: Annotated[int, Field(ge=0)]
+
+
+class HostErrorP256VerifyInvalidInput(BaseModel):
+    msg: str
+
+
+class HostErrorProhibitedInView(BaseModel):
+    method_name: str
+
+
+class HostErrorReturnedValueLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class HostErrorTotalLogLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class HostErrorValueLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
 
 
 class InternalErrorINTERNALERRORInfo(BaseModel):
@@ -143,6 +306,12 @@ class JsonRpcRequestForGenesisConfig(BaseModel):
     jsonrpc: Literal["2.0"]
     method: Literal["genesis_config"]
     params: GenesisConfigRequest | None = None
+
+
+class MethodResolveError(
+    RootModel[Literal["MethodEmptyName", "MethodNotFound", "MethodInvalidSignature"]]
+):
+    root: Literal["MethodEmptyName", "MethodNotFound", "MethodInvalidSignature"]
 
 
 class MutableConfigValue(RootModel[str]):
@@ -160,8 +329,73 @@ class NearToken(RootModel[str]):
     root: str
 
 
+class PrepareError(
+    RootModel[
+        Literal["Serialization"]
+        | Literal["Deserialization"]
+        | Literal["InternalMemoryDeclared"]
+        | Literal["GasInstrumentation"]
+        | Literal["StackHeightInstrumentation"]
+        | Literal["Instantiate"]
+        | Literal["Memory"]
+        | Literal["TooManyFunctions"]
+        | Literal["TooManyLocals"]
+        | Literal["TooManyTables"]
+        | Literal["TooManyTableElements"]
+        | Literal["FunctionBodyTooLarge"]
+        | Literal["InstrumentedCodeTooLarge"]
+        | Literal["TooManyBlocksPerFunction"]
+        | Literal["TooManyBlocksPerContract"]
+        | Literal["TooManyTypes"]
+        | Literal["TooManyParamsPerFunction"]
+        | Literal["TooManyParamsPerContract"]
+        | Literal["OperandStackTooLarge"]
+    ]
+):
+    root: (
+        Literal["Serialization"]
+        | Literal["Deserialization"]
+        | Literal["InternalMemoryDeclared"]
+        | Literal["GasInstrumentation"]
+        | Literal["StackHeightInstrumentation"]
+        | Literal["Instantiate"]
+        | Literal["Memory"]
+        | Literal["TooManyFunctions"]
+        | Literal["TooManyLocals"]
+        | Literal["TooManyTables"]
+        | Literal["TooManyTableElements"]
+        | Literal["FunctionBodyTooLarge"]
+        | Literal["InstrumentedCodeTooLarge"]
+        | Literal["TooManyBlocksPerFunction"]
+        | Literal["TooManyBlocksPerContract"]
+        | Literal["TooManyTypes"]
+        | Literal["TooManyParamsPerFunction"]
+        | Literal["TooManyParamsPerContract"]
+        | Literal["OperandStackTooLarge"]
+    )
+
+
 class PublicKey(RootModel[str]):
-    root: str
+    root: Annotated[
+        str,
+        Field(
+            pattern="^ed25519:(?:(?:(?:4(?:u(?:Q(?:e(?:V(?:j(?:5(?:t(?:q(?:V(?:i(?:Q(?:h(?:7(?:y(?:W(?:W(?:G(?:S(?:t(?:v(?:k(?:E(?:G(?:1(?:Z(?:m(?:h(?:x(?:6(?:u(?:a(?:s(?:J(?:t(?:W(?:C(?:Jz(?:i(?:o(?:f(?:M|[NP-Za-km-z])|[g-km-z][1-9A-HJ-NP-Za-km-z])|[p-z][1-9A-HJ-NP-Za-km-z]{2})|[jkm-z][1-9A-HJ-NP-Za-km-z]{3})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[u-z][1-9A-HJ-NP-Za-km-z]{8})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[t-z][1-9A-HJ-NP-Za-km-z]{10})|[b-km-z][1-9A-HJ-NP-Za-km-z]{11})|[v-z][1-9A-HJ-NP-Za-km-z]{12})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[yz][1-9A-HJ-NP-Za-km-z]{14})|[i-km-z][1-9A-HJ-NP-Za-km-z]{15})|[n-z][1-9A-HJ-NP-Za-km-z]{16})|[a-km-z][1-9A-HJ-NP-Za-km-z]{17})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[m-z][1-9A-HJ-NP-Za-km-z]{21})|[w-z][1-9A-HJ-NP-Za-km-z]{22})|[u-z][1-9A-HJ-NP-Za-km-z]{23})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|z[1-9A-HJ-NP-Za-km-z]{28})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[i-km-z][1-9A-HJ-NP-Za-km-z]{30})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{31})|[jkm-z][1-9A-HJ-NP-Za-km-z]{32})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{33})|[r-z][1-9A-HJ-NP-Za-km-z]{34})|[u-z][1-9A-HJ-NP-Za-km-z]{35})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{36})|[km-z][1-9A-HJ-NP-Za-km-z]{37})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{38})|[f-km-z][1-9A-HJ-NP-Za-km-z]{39})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{40})|[v-z][1-9A-HJ-NP-Za-km-z]{41})|[5-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{42}|z[1-9A-HJ-NP-Za-km-z]{42})|(?:2[1-9A-HJ-NP-Za-km-z]{43}|[3-9A-H][1-9A-HJ-NP-Za-km-z]{43}|J(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{42}|E(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{41}|K(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{40}|N(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{39}|V(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{38}|n(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{37}|k(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{36}|b(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{35}|o(?:[12][1-9A-HJ-NP-Za-km-z]{34}|3(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{33}|j(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{32}|m(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{31}|a(?:[1-4][1-9A-HJ-NP-Za-km-z]{30}|5(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{29}|n(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{28}|R(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{27}|E(?:[1-9A][1-9A-HJ-NP-Za-km-z]{26}|B(?:[1-9A][1-9A-HJ-NP-Za-km-z]{25}|B(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{24}|J(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{23}|C(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{22}|D(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{21}|o(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{20}|X(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{19}|F(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{18}|V(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{17}|e(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{16}|K(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{15}|k(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{14}|D(?:[1-4][1-9A-HJ-NP-Za-km-z]{13}|5(?:[1-5][1-9A-HJ-NP-Za-km-z]{12}|6(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{11}|V(?:[12][1-9A-HJ-NP-Za-km-z]{10}|3(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{9}|x(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{8}|K(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{7}|r(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{6}|v(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{5}|R(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{4}|m(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{3}|W(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{2}|x(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]|F(?:[1-9A-F]|G)))))))))))))))))))))))))))))))))))))))))))))|1(?:(?:t(?:J(?:9(?:3(?:R(?:w(?:a(?:V(?:f(?:E(?:1(?:P(?:E(?:M(?:x(?:d(?:5(?:r(?:p(?:Z(?:Z(?:u(?:P(?:t(?:L(?:C(?:w(?:b(?:E(?:a(?:D(?:C(?:r(?:N(?:B(?:h(?:A(?:y(?:8(?:C(?:w|[x-z])|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|z[1-9A-HJ-NP-Za-km-z]{3})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[i-km-z][1-9A-HJ-NP-Za-km-z]{5})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[s-z][1-9A-HJ-NP-Za-km-z]{8})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[b-km-z][1-9A-HJ-NP-Za-km-z]{11})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[c-km-z][1-9A-HJ-NP-Za-km-z]{13})|[x-z][1-9A-HJ-NP-Za-km-z]{14})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[u-z][1-9A-HJ-NP-Za-km-z]{17})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[v-z][1-9A-HJ-NP-Za-km-z]{19})|[a-km-z][1-9A-HJ-NP-Za-km-z]{20})|[a-km-z][1-9A-HJ-NP-Za-km-z]{21})|[q-z][1-9A-HJ-NP-Za-km-z]{22})|[s-z][1-9A-HJ-NP-Za-km-z]{23})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[e-km-z][1-9A-HJ-NP-Za-km-z]{25})|[yz][1-9A-HJ-NP-Za-km-z]{26})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{31})|[g-km-z][1-9A-HJ-NP-Za-km-z]{32})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{33})|[b-km-z][1-9A-HJ-NP-Za-km-z]{34})|[x-z][1-9A-HJ-NP-Za-km-z]{35})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{36})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{37})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{38})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{39})|[u-y][1-9A-HJ-NP-Za-km-z]{40}|z[1-9A-HJ-NP-Za-km-z]{40})|(?:2[1-9A-HJ-NP-Za-km-z]{41}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{41}|z[1-9A-HJ-NP-Za-km-z]{41})|(?:2[1-9A-HJ-NP-Za-km-z]{42}|3[1-9A-HJ-NP-Za-km-z]{42}|4(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{41}|u(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{40}|Q(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{39}|e(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{38}|V(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{37}|j(?:[1-4][1-9A-HJ-NP-Za-km-z]{36}|5(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{35}|t(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{34}|q(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{33}|V(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{32}|i(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{31}|Q(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{30}|h(?:[1-6][1-9A-HJ-NP-Za-km-z]{29}|7(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{28}|y(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{27}|W(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{26}|W(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{25}|G(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{24}|S(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{23}|t(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{22}|v(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{21}|k(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{20}|E(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{19}|G1(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{17}|Z(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{16}|m(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{15}|h(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{14}|x(?:[1-5][1-9A-HJ-NP-Za-km-z]{13}|6(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{12}|u(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{11}|a(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{10}|s(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{9}|J(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{8}|t(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{7}|W(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{6}|C(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{5}|J(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{4}|z(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{3}|i(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{2}|o(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]|f(?:[1-9A-HJK]|L)))))))))))))))))))))))))))))))))))))))))))|1{2}(?:(?:C(?:d(?:4(?:B(?:X(?:7(?:v(?:o(?:p(?:d(?:U(?:j(?:C(?:B(?:e(?:5(?:6(?:d(?:f(?:R(?:9(?:M(?:w(?:8(?:6(?:i(?:D(?:p(?:d(?:c(?:A(?:Z(?:b(?:J(?:2(?:y(?:E(?:8(?:j(?:R|[S-Za-km-z])|[km-z][1-9A-HJ-NP-Za-km-z])|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|z[1-9A-HJ-NP-Za-km-z]{4})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[c-km-z][1-9A-HJ-NP-Za-km-z]{7})|[a-km-z][1-9A-HJ-NP-Za-km-z]{8})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[d-km-z][1-9A-HJ-NP-Za-km-z]{10})|[e-km-z][1-9A-HJ-NP-Za-km-z]{11})|[q-z][1-9A-HJ-NP-Za-km-z]{12})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[jkm-z][1-9A-HJ-NP-Za-km-z]{14})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[x-z][1-9A-HJ-NP-Za-km-z]{17})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[g-km-z][1-9A-HJ-NP-Za-km-z]{21})|[e-km-z][1-9A-HJ-NP-Za-km-z]{22})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[f-km-z][1-9A-HJ-NP-Za-km-z]{25})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[km-z][1-9A-HJ-NP-Za-km-z]{28})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[e-km-z][1-9A-HJ-NP-Za-km-z]{30})|[q-z][1-9A-HJ-NP-Za-km-z]{31})|[p-z][1-9A-HJ-NP-Za-km-z]{32})|[w-z][1-9A-HJ-NP-Za-km-z]{33})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{34})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{35})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{36})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{37})|[e-km-z][1-9A-HJ-NP-Za-km-z]{38})|[D-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{39}|z[1-9A-HJ-NP-Za-km-z]{39})|(?:2[1-9A-HJ-NP-Za-km-z]{40}|[3-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{40}|t(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{39}|J(?:[1-8][1-9A-HJ-NP-Za-km-z]{38}|9(?:[12][1-9A-HJ-NP-Za-km-z]{37}|3(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{36}|R(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{35}|w(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{34}|a(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{33}|V(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{32}|f(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{31}|E1(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{29}|P(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{28}|E(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{27}|M(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{26}|x(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{25}|d(?:[1-4][1-9A-HJ-NP-Za-km-z]{24}|5(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{23}|r(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{22}|p(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{21}|Z(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{20}|Z(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{19}|u(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{18}|P(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{17}|t(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{16}|L(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{15}|C(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{14}|w(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{13}|b(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{12}|E(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{11}|a(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{10}|D(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{9}|C(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{8}|r(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{7}|N(?:[1-9A][1-9A-HJ-NP-Za-km-z]{6}|B(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{5}|h(?:[1-9][1-9A-HJ-NP-Za-km-z]{4}|A(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{3}|y(?:[1-7][1-9A-HJ-NP-Za-km-z]{2}|8(?:[1-9AB][1-9A-HJ-NP-Za-km-z]|C(?:[1-9A-HJ-NP-Za-km-u]|v)))))))))))))))))))))))))))))))))))))))))|1{3}(?:(?:3(?:d(?:i(?:W(?:7(?:p(?:n(?:i(?:s(?:f(?:d(?:B(?:v(?:H(?:T(?:X(?:P(?:7(?:w(?:v(?:W(?:5(?:k(?:5(?:K(?:y(?:1(?:e(?:5(?:D(?:V(?:u(?:F(?:7(?:a(?:X(?:Q(?:p(?:X|[YZa-km-z])|[q-z][1-9A-HJ-NP-Za-km-z])|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{3})|[b-km-z][1-9A-HJ-NP-Za-km-z]{4})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[v-z][1-9A-HJ-NP-Za-km-z]{7})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[f-km-z][1-9A-HJ-NP-Za-km-z]{11})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|z[1-9A-HJ-NP-Za-km-z]{13})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[m-z][1-9A-HJ-NP-Za-km-z]{16})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[w-z][1-9A-HJ-NP-Za-km-z]{19})|[x-z][1-9A-HJ-NP-Za-km-z]{20})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{23})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[w-z][1-9A-HJ-NP-Za-km-z]{26})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[e-km-z][1-9A-HJ-NP-Za-km-z]{28})|[g-km-z][1-9A-HJ-NP-Za-km-z]{29})|[t-z][1-9A-HJ-NP-Za-km-z]{30})|[jkm-z][1-9A-HJ-NP-Za-km-z]{31})|[o-z][1-9A-HJ-NP-Za-km-z]{32})|[q-z][1-9A-HJ-NP-Za-km-z]{33})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{34})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{35})|[jkm-z][1-9A-HJ-NP-Za-km-z]{36})|[e-km-z][1-9A-HJ-NP-Za-km-z]{37})|[4-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{38}|z[1-9A-HJ-NP-Za-km-z]{38})|(?:2[1-9A-HJ-NP-Za-km-z]{39}|[3-9AB][1-9A-HJ-NP-Za-km-z]{39}|C(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{38}|d(?:[1-3][1-9A-HJ-NP-Za-km-z]{37}|4(?:[1-9A][1-9A-HJ-NP-Za-km-z]{36}|B(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{35}|X(?:[1-6][1-9A-HJ-NP-Za-km-z]{34}|7(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{33}|v(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{32}|o(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{31}|p(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{30}|d(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{29}|U(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{28}|j(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{27}|C(?:[1-9A][1-9A-HJ-NP-Za-km-z]{26}|B(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{25}|e(?:[1-4][1-9A-HJ-NP-Za-km-z]{24}|5(?:[1-5][1-9A-HJ-NP-Za-km-z]{23}|6(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{22}|d(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{21}|f(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{20}|R(?:[1-8][1-9A-HJ-NP-Za-km-z]{19}|9(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{18}|M(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{17}|w(?:[1-7][1-9A-HJ-NP-Za-km-z]{16}|8(?:[1-5][1-9A-HJ-NP-Za-km-z]{15}|6(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{14}|i(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{13}|D(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{12}|p(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{11}|d(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{10}|c(?:[1-9][1-9A-HJ-NP-Za-km-z]{9}|A(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{8}|Z(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{7}|b(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{6}|J(?:1[1-9A-HJ-NP-Za-km-z]{5}|2(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{4}|y(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{3}|E(?:[1-7][1-9A-HJ-NP-Za-km-z]{2}|8(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]|j(?:[1-9A-HJ-NP]|Q)))))))))))))))))))))))))))))))))))))))))|1{4}(?:(?:b(?:b(?:n(?:7(?:X(?:m(?:L(?:u(?:i(?:N(?:n(?:y(?:U(?:k(?:A(?:b(?:v(?:E(?:M(?:H(?:7(?:4(?:R(?:6(?:C(?:n(?:T(?:X(?:Q(?:g(?:B(?:2(?:P(?:L(?:N(?:q(?:u|[v-z])|[r-z][1-9A-HJ-NP-Za-km-z])|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[h-km-z][1-9A-HJ-NP-Za-km-z]{7})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{9})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[o-z][1-9A-HJ-NP-Za-km-z]{11})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[w-z][1-9A-HJ-NP-Za-km-z]{20})|[c-km-z][1-9A-HJ-NP-Za-km-z]{21})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[m-z][1-9A-HJ-NP-Za-km-z]{23})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|z[1-9A-HJ-NP-Za-km-z]{25})|[o-z][1-9A-HJ-NP-Za-km-z]{26})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[jkm-z][1-9A-HJ-NP-Za-km-z]{28})|[v-z][1-9A-HJ-NP-Za-km-z]{29})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[n-z][1-9A-HJ-NP-Za-km-z]{31})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{32})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{33})|[o-z][1-9A-HJ-NP-Za-km-z]{34})|[c-km-z][1-9A-HJ-NP-Za-km-z]{35})|[c-km-y][1-9A-HJ-NP-Za-km-z]{36}|z[1-9A-HJ-NP-Za-km-z]{36})|(?:2[1-9A-HJ-NP-Za-km-z]{37}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{37}|z[1-9A-HJ-NP-Za-km-z]{37})|(?:2[1-9A-HJ-NP-Za-km-z]{38}|3(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{37}|d(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{36}|i(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{35}|W(?:[1-6][1-9A-HJ-NP-Za-km-z]{34}|7(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{33}|p(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{32}|n(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{31}|i(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{30}|s(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{29}|f(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{28}|d(?:[1-9A][1-9A-HJ-NP-Za-km-z]{27}|B(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{26}|v(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{25}|H(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{24}|T(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{23}|X(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{22}|P(?:[1-6][1-9A-HJ-NP-Za-km-z]{21}|7(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{20}|w(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{19}|v(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{18}|W(?:[1-4][1-9A-HJ-NP-Za-km-z]{17}|5(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{16}|k(?:[1-4][1-9A-HJ-NP-Za-km-z]{15}|5(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{14}|K(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{13}|y1(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{11}|e(?:[1-4][1-9A-HJ-NP-Za-km-z]{10}|5(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{9}|D(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{8}|V(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{7}|u(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{6}|F(?:[1-6][1-9A-HJ-NP-Za-km-z]{5}|7(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{4}|a(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{3}|X(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{2}|Q(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]|p(?:[1-9A-HJ-NP-V]|W)))))))))))))))))))))))))))))))))))))))|1{5}(?:(?:8(?:q(?:f(?:K(?:F(?:D(?:m(?:P(?:N(?:A(?:1(?:u(?:D(?:d(?:W(?:p(?:L(?:J(?:y(?:h(?:o(?:g(?:k(?:4(?:u(?:4(?:W(?:7(?:t(?:a(?:o(?:E(?:1(?:5(?:P(?:d|[e-km-z])|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z])|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[p-z][1-9A-HJ-NP-Za-km-z]{5})|[b-km-z][1-9A-HJ-NP-Za-km-z]{6})|[u-z][1-9A-HJ-NP-Za-km-z]{7})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[v-z][1-9A-HJ-NP-Za-km-z]{11})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[m-z][1-9A-HJ-NP-Za-km-z]{13})|[h-km-z][1-9A-HJ-NP-Za-km-z]{14})|[p-z][1-9A-HJ-NP-Za-km-z]{15})|[i-km-z][1-9A-HJ-NP-Za-km-z]{16})|z[1-9A-HJ-NP-Za-km-z]{17})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[q-z][1-9A-HJ-NP-Za-km-z]{20})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[e-km-z][1-9A-HJ-NP-Za-km-z]{22})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[v-z][1-9A-HJ-NP-Za-km-z]{24})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[n-z][1-9A-HJ-NP-Za-km-z]{29})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{31})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{32})|[g-km-z][1-9A-HJ-NP-Za-km-z]{33})|[r-z][1-9A-HJ-NP-Za-km-z]{34})|[9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{35}|z[1-9A-HJ-NP-Za-km-z]{35})|(?:2[1-9A-HJ-NP-Za-km-z]{36}|[3-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{36}|b(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{35}|b(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{34}|n(?:[1-6][1-9A-HJ-NP-Za-km-z]{33}|7(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{32}|X(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{31}|m(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{30}|L(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{29}|u(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{28}|i(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{27}|N(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{26}|n(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{25}|y(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{24}|U(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{23}|k(?:[1-9][1-9A-HJ-NP-Za-km-z]{22}|A(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{21}|b(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{20}|v(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{19}|E(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{18}|M(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{17}|H(?:[1-6][1-9A-HJ-NP-Za-km-z]{16}|7(?:[1-3][1-9A-HJ-NP-Za-km-z]{15}|4(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{14}|R(?:[1-5][1-9A-HJ-NP-Za-km-z]{13}|6(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{12}|C(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{11}|n(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{10}|T(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{9}|X(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{8}|Q(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{7}|g(?:[1-9A][1-9A-HJ-NP-Za-km-z]{6}|B(?:1[1-9A-HJ-NP-Za-km-z]{5}|2(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{4}|P(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{3}|L(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{2}|N(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]|q(?:[1-9A-HJ-NP-Za-km-s]|t))))))))))))))))))))))))))))))))))))))|1{6}(?:(?:2(?:n(?:1(?:X(?:R(?:4(?:o(?:J(?:k(?:m(?:B(?:d(?:J(?:M(?:x(?:h(?:B(?:G(?:Q(?:G(?:b(?:9(?:6(?:g(?:Q(?:8(?:8(?:x(?:Uz(?:x(?:L(?:F(?:y(?:H|[J-NP-Za-km-z])|z[1-9A-HJ-NP-Za-km-z])|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[yz][1-9A-HJ-NP-Za-km-z]{4})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[yz][1-9A-HJ-NP-Za-km-z]{7})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[h-km-z][1-9A-HJ-NP-Za-km-z]{11})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[c-km-z][1-9A-HJ-NP-Za-km-z]{14})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[i-km-z][1-9A-HJ-NP-Za-km-z]{19})|[yz][1-9A-HJ-NP-Za-km-z]{20})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[e-km-z][1-9A-HJ-NP-Za-km-z]{23})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[n-z][1-9A-HJ-NP-Za-km-z]{25})|[m-z][1-9A-HJ-NP-Za-km-z]{26})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[p-z][1-9A-HJ-NP-Za-km-z]{28})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{31})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{32})|[o-z][1-9A-HJ-NP-Za-km-z]{33})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{34}|z[1-9A-HJ-NP-Za-km-z]{34})|(?:2[1-9A-HJ-NP-Za-km-z]{35}|[3-7][1-9A-HJ-NP-Za-km-z]{35}|8(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{34}|q(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{33}|f(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{32}|K(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{31}|F(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{30}|D(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{29}|m(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{28}|P(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{27}|N(?:[1-9][1-9A-HJ-NP-Za-km-z]{26}|A1(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{24}|u(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{23}|D(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{22}|d(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{21}|W(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{20}|p(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{19}|L(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{18}|J(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{17}|y(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{16}|h(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{15}|o(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{14}|g(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{13}|k(?:[1-3][1-9A-HJ-NP-Za-km-z]{12}|4(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{11}|u(?:[1-3][1-9A-HJ-NP-Za-km-z]{10}|4(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{9}|W(?:[1-6][1-9A-HJ-NP-Za-km-z]{8}|7(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{7}|t(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{6}|a(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{5}|o(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{4}|E1(?:[1-4][1-9A-HJ-NP-Za-km-z]{2}|5(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]|P(?:[1-9A-HJ-NP-Zab]|c)))))))))))))))))))))))))))))))))))|1{7}(?:(?:Q(?:L(?:bz(?:7(?:J(?:H(?:i(?:B(?:T(?:s(?:p(?:S(?:9(?:6(?:2(?:R(?:L(?:K(?:V(?:8(?:G(?:n(?:d(?:W(?:F(?:w(?:i(?:E(?:a(?:q(?:K(?:M|[NP-Za-km-z])|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[r-z][1-9A-HJ-NP-Za-km-z]{2})|[b-km-z][1-9A-HJ-NP-Za-km-z]{3})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[jkm-z][1-9A-HJ-NP-Za-km-z]{5})|[x-z][1-9A-HJ-NP-Za-km-z]{6})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[e-km-z][1-9A-HJ-NP-Za-km-z]{9})|[o-z][1-9A-HJ-NP-Za-km-z]{10})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[q-z][1-9A-HJ-NP-Za-km-z]{21})|[t-z][1-9A-HJ-NP-Za-km-z]{22})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[jkm-z][1-9A-HJ-NP-Za-km-z]{25})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[c-km-z][1-9A-HJ-NP-Za-km-z]{30})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{31})|[R-Za-km-y][1-9A-HJ-NP-Za-km-z]{32}|z[1-9A-HJ-NP-Za-km-z]{32})|(?:2[1-9A-HJ-NP-Za-km-z]{33}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{33}|z[1-9A-HJ-NP-Za-km-z]{33})|2(?:1[1-9A-HJ-NP-Za-km-z]{33}|[2-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{33}|n1(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{31}|X(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{30}|R(?:[1-3][1-9A-HJ-NP-Za-km-z]{29}|4(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{28}|o(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{27}|J(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{26}|k(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{25}|m(?:[1-9A][1-9A-HJ-NP-Za-km-z]{24}|B(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{23}|d(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{22}|J(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{21}|M(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{20}|x(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{19}|h(?:[1-9A][1-9A-HJ-NP-Za-km-z]{18}|B(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{17}|G(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{16}|Q(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{15}|G(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{14}|b(?:[1-8][1-9A-HJ-NP-Za-km-z]{13}|9(?:[1-5][1-9A-HJ-NP-Za-km-z]{12}|6(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{11}|g(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{10}|Q(?:[1-7][1-9A-HJ-NP-Za-km-z]{9}|8(?:[1-7][1-9A-HJ-NP-Za-km-z]{8}|8(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{7}|x(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{6}|U(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{5}|z(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{4}|x(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{3}|L(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{2}|F(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]|y(?:[1-9A-F]|G))))))))))))))))))))))))))))))))))|1{8}(?:(?:6(?:H(?:g(?:C(?:8(?:K(?:R(?:B(?:E(?:h(?:X(?:Y(?:b(?:F(?:4(?:r(?:i(?:J(?:y(?:J(?:F(?:L(?:S(?:H(?:t(?:3(?:2(?:X(?:B(?:n(?:G(?:w|[x-z])|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[o-z][1-9A-HJ-NP-Za-km-z]{2})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{4})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[u-z][1-9A-HJ-NP-Za-km-z]{7})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|z[1-9A-HJ-NP-Za-km-z]{13})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[jkm-z][1-9A-HJ-NP-Za-km-z]{15})|[s-z][1-9A-HJ-NP-Za-km-z]{16})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[c-km-z][1-9A-HJ-NP-Za-km-z]{19})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{21})|[i-km-z][1-9A-HJ-NP-Za-km-z]{22})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[h-km-z][1-9A-HJ-NP-Za-km-z]{29})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[7-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{31}|z[1-9A-HJ-NP-Za-km-z]{31})|(?:2[1-9A-HJ-NP-Za-km-z]{32}|[3-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{32}|Q(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{31}|L(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{30}|b(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{29}|z(?:[1-6][1-9A-HJ-NP-Za-km-z]{28}|7(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{27}|J(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{26}|H(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{25}|i(?:[1-9A][1-9A-HJ-NP-Za-km-z]{24}|B(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{23}|T(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{22}|s(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{21}|p(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{20}|S(?:[1-8][1-9A-HJ-NP-Za-km-z]{19}|9(?:[1-5][1-9A-HJ-NP-Za-km-z]{18}|6(?:1[1-9A-HJ-NP-Za-km-z]{17}|2(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{16}|R(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{15}|L(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{14}|K(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{13}|V(?:[1-7][1-9A-HJ-NP-Za-km-z]{12}|8(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{11}|G(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{10}|n(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{9}|d(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{8}|W(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{7}|F(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{6}|w(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{5}|i(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{4}|E(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{3}|a(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{2}|q(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]|K(?:[1-9A-HJK]|L))))))))))))))))))))))))))))))))))|1{9}(?:(?:2(?:C(?:U(?:u(?:p(?:R(?:Z(?:f(?:a(?:1(?:a(?:C(?:g(?:v(?:w(?:L(?:s(?:b(?:Rz(?:N(?:p(?:u(?:Q(?:J(?:u(?:Z(?:y(?:E(?:K(?:R|[S-Za-km-z])|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|z[1-9A-HJ-NP-Za-km-z]{3})|[a-km-z][1-9A-HJ-NP-Za-km-z]{4})|[v-z][1-9A-HJ-NP-Za-km-z]{5})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[v-z][1-9A-HJ-NP-Za-km-z]{8})|[q-z][1-9A-HJ-NP-Za-km-z]{9})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[c-km-z][1-9A-HJ-NP-Za-km-z]{13})|[t-z][1-9A-HJ-NP-Za-km-z]{14})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[x-z][1-9A-HJ-NP-Za-km-z]{16})|[w-z][1-9A-HJ-NP-Za-km-z]{17})|[h-km-z][1-9A-HJ-NP-Za-km-z]{18})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[b-km-z][1-9A-HJ-NP-Za-km-z]{20})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[b-km-z][1-9A-HJ-NP-Za-km-z]{22})|[g-km-z][1-9A-HJ-NP-Za-km-z]{23})|[a-km-z][1-9A-HJ-NP-Za-km-z]{24})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[q-z][1-9A-HJ-NP-Za-km-z]{26})|[v-z][1-9A-HJ-NP-Za-km-z]{27})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{30}|z[1-9A-HJ-NP-Za-km-z]{30})|(?:2[1-9A-HJ-NP-Za-km-z]{31}|[3-5][1-9A-HJ-NP-Za-km-z]{31}|6(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{30}|H(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{29}|g(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{28}|C(?:[1-7][1-9A-HJ-NP-Za-km-z]{27}|8(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{26}|K(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{25}|R(?:[1-9A][1-9A-HJ-NP-Za-km-z]{24}|B(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{23}|E(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{22}|h(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{21}|X(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{20}|Y(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{19}|b(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{18}|F(?:[1-3][1-9A-HJ-NP-Za-km-z]{17}|4(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{16}|r(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{15}|i(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{14}|J(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{13}|y(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{12}|J(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{11}|F(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{10}|L(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{9}|S(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{8}|H(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{7}|t(?:[12][1-9A-HJ-NP-Za-km-z]{6}|3(?:1[1-9A-HJ-NP-Za-km-z]{5}|2(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{4}|X(?:[1-9A][1-9A-HJ-NP-Za-km-z]{3}|B(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{2}|n(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]|G(?:[1-9A-HJ-NP-Za-km-u]|v)))))))))))))))))))))))))))))))))|1{10}(?:(?:G(?:k(?:2(?:Y(?:b(?:7(?:V(?:g(?:C(?:T(?:Z(?:6(?:s(?:j(?:f(?:w(?:W(?:Y(?:w(?:g(?:q(?:T(?:p(?:s(?:j(?:G(?:d(?:J(?:X|[YZa-km-z])|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[e-km-z][1-9A-HJ-NP-Za-km-z]{2})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[km-z][1-9A-HJ-NP-Za-km-z]{4})|[t-z][1-9A-HJ-NP-Za-km-z]{5})|[q-z][1-9A-HJ-NP-Za-km-z]{6})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[r-z][1-9A-HJ-NP-Za-km-z]{8})|[h-km-z][1-9A-HJ-NP-Za-km-z]{9})|[x-z][1-9A-HJ-NP-Za-km-z]{10})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[x-z][1-9A-HJ-NP-Za-km-z]{13})|[g-km-z][1-9A-HJ-NP-Za-km-z]{14})|[km-z][1-9A-HJ-NP-Za-km-z]{15})|[t-z][1-9A-HJ-NP-Za-km-z]{16})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[a-km-z][1-9A-HJ-NP-Za-km-z]{18})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[h-km-z][1-9A-HJ-NP-Za-km-z]{21})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[c-km-z][1-9A-HJ-NP-Za-km-z]{24})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[m-z][1-9A-HJ-NP-Za-km-z]{27})|[HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{28}|z[1-9A-HJ-NP-Za-km-z]{28})|(?:2[1-9A-HJ-NP-Za-km-z]{29}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{29}|z[1-9A-HJ-NP-Za-km-z]{29})|2(?:1[1-9A-HJ-NP-Za-km-z]{29}|[2-9AB][1-9A-HJ-NP-Za-km-z]{29}|C(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{28}|U(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{27}|u(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{26}|p(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{25}|R(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{24}|Z(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{23}|f(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{22}|a1(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{20}|a(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{19}|C(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{18}|g(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{17}|v(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{16}|w(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{15}|L(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{14}|s(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{13}|b(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{12}|R(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{11}|z(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{10}|N(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{9}|p(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{8}|u(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{7}|Q(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{6}|J(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{5}|u(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{4}|Z(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{3}|y(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{2}|E(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]|K(?:[1-9A-HJ-NP]|Q))))))))))))))))))))))))))))))|1{11}(?:(?:4(?:Z(?:r(?:j(?:x(?:J(?:n(?:U(?:1(?:L(?:A(?:5(?:x(?:S(?:y(?:r(?:W(?:M(?:N(?:u(?:X(?:T(?:v(?:S(?:Y(?:K(?:w(?:u|[v-z])|[x-z][1-9A-HJ-NP-Za-km-z])|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[w-z][1-9A-HJ-NP-Za-km-z]{5})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{7})|[v-z][1-9A-HJ-NP-Za-km-z]{8})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[s-z][1-9A-HJ-NP-Za-km-z]{12})|z[1-9A-HJ-NP-Za-km-z]{13})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[yz][1-9A-HJ-NP-Za-km-z]{15})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[o-z][1-9A-HJ-NP-Za-km-z]{21})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[yz][1-9A-HJ-NP-Za-km-z]{23})|[km-z][1-9A-HJ-NP-Za-km-z]{24})|[s-z][1-9A-HJ-NP-Za-km-z]{25})|[a-km-z][1-9A-HJ-NP-Za-km-z]{26})|[5-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{27}|z[1-9A-HJ-NP-Za-km-z]{27})|(?:2[1-9A-HJ-NP-Za-km-z]{28}|[3-9A-F][1-9A-HJ-NP-Za-km-z]{28}|G(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{27}|k(?:1[1-9A-HJ-NP-Za-km-z]{26}|2(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{25}|Y(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{24}|b(?:[1-6][1-9A-HJ-NP-Za-km-z]{23}|7(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{22}|V(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{21}|g(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{20}|C(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{19}|T(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{18}|Z(?:[1-5][1-9A-HJ-NP-Za-km-z]{17}|6(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{16}|s(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{15}|j(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{14}|f(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{13}|w(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{12}|W(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{11}|Y(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{10}|w(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{9}|g(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{8}|q(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{7}|T(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{6}|p(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{5}|s(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{4}|j(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{3}|G(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{2}|d(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]|J(?:[1-9A-HJ-NP-V]|W))))))))))))))))))))))))))))))|1{12}(?:(?:o(?:s(?:E(?:o(?:y(?:9(?:3(?:3(?:L(?:k(?:H(?:y(?:y(?:B(?:c(?:g(?:j(?:E(?:7(?:v(?:8(?:1(?:K(?:v(?:m(?:d|[e-km-z])|[n-z][1-9A-HJ-NP-Za-km-z])|[w-z][1-9A-HJ-NP-Za-km-z]{2})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[w-z][1-9A-HJ-NP-Za-km-z]{6})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[km-z][1-9A-HJ-NP-Za-km-z]{9})|[h-km-z][1-9A-HJ-NP-Za-km-z]{10})|[d-km-z][1-9A-HJ-NP-Za-km-z]{11})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|z[1-9A-HJ-NP-Za-km-z]{13})|z[1-9A-HJ-NP-Za-km-z]{14})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[m-z][1-9A-HJ-NP-Za-km-z]{16})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|z[1-9A-HJ-NP-Za-km-z]{21})|[p-z][1-9A-HJ-NP-Za-km-z]{22})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[t-z][1-9A-HJ-NP-Za-km-z]{24})|[p-y][1-9A-HJ-NP-Za-km-z]{25}|z[1-9A-HJ-NP-Za-km-z]{25})|(?:2[1-9A-HJ-NP-Za-km-z]{26}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{26}|z[1-9A-HJ-NP-Za-km-z]{26})|(?:2[1-9A-HJ-NP-Za-km-z]{27}|3[1-9A-HJ-NP-Za-km-z]{27}|4(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{26}|Z(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{25}|r(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{24}|j(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{23}|x(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{22}|J(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{21}|n(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{20}|U1(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{18}|L(?:[1-9][1-9A-HJ-NP-Za-km-z]{17}|A(?:[1-4][1-9A-HJ-NP-Za-km-z]{16}|5(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{15}|x(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{14}|S(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{13}|y(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{12}|r(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{11}|W(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{10}|M(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{9}|N(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{8}|u(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{7}|X(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{6}|T(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{5}|v(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{4}|S(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{3}|Y(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{2}|K(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]|w(?:[1-9A-HJ-NP-Za-km-s]|t))))))))))))))))))))))))))))|1{13}(?:(?:B(?:c(?:r(?:M(?:A(?:6(?:S(?:q(?:Z(?:Z(?:v(?:E(?:p(?:A(?:ez(?:V(?:9(?:Q(?:m(?:f(?:H(?:q(?:h(?:H|[J-NP-Za-km-z])|[i-km-z][1-9A-HJ-NP-Za-km-z])|[r-z][1-9A-HJ-NP-Za-km-z]{2})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[g-km-z][1-9A-HJ-NP-Za-km-z]{4})|[n-z][1-9A-HJ-NP-Za-km-z]{5})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[f-km-z][1-9A-HJ-NP-Za-km-z]{10})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[q-z][1-9A-HJ-NP-Za-km-z]{12})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[w-z][1-9A-HJ-NP-Za-km-z]{14})|[a-km-z][1-9A-HJ-NP-Za-km-z]{15})|[a-km-z][1-9A-HJ-NP-Za-km-z]{16})|[r-z][1-9A-HJ-NP-Za-km-z]{17})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[s-z][1-9A-HJ-NP-Za-km-z]{22})|[d-km-z][1-9A-HJ-NP-Za-km-z]{23})|[C-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{24}|z[1-9A-HJ-NP-Za-km-z]{24})|(?:2[1-9A-HJ-NP-Za-km-z]{25}|[3-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{25}|o(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{24}|s(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{23}|E(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{22}|o(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{21}|y(?:[1-8][1-9A-HJ-NP-Za-km-z]{20}|9(?:[12][1-9A-HJ-NP-Za-km-z]{19}|3(?:[12][1-9A-HJ-NP-Za-km-z]{18}|3(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{17}|L(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{16}|k(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{15}|H(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{14}|y(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{13}|y(?:[1-9A][1-9A-HJ-NP-Za-km-z]{12}|B(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{11}|c(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{10}|g(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{9}|j(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{8}|E(?:[1-6][1-9A-HJ-NP-Za-km-z]{7}|7(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{6}|v(?:[1-7][1-9A-HJ-NP-Za-km-z]{5}|81(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{3}|K(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{2}|v(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]|m(?:[1-9A-HJ-NP-Zab]|c))))))))))))))))))))))))))|1{14}(?:(?:3(?:Q(?:X(?:f(?:Y(?:y(?:4(?:b(?:7(?:U(?:P(?:w(?:L(?:J(?:9(?:9(?:w(?:r(?:w(?:K(?:j(?:C(?:y(?:M|[NP-Za-km-z])|z[1-9A-HJ-NP-Za-km-z])|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[km-z][1-9A-HJ-NP-Za-km-z]{3})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[x-z][1-9A-HJ-NP-Za-km-z]{5})|[s-z][1-9A-HJ-NP-Za-km-z]{6})|[x-z][1-9A-HJ-NP-Za-km-z]{7})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[x-z][1-9A-HJ-NP-Za-km-z]{12})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[c-km-z][1-9A-HJ-NP-Za-km-z]{16})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|z[1-9A-HJ-NP-Za-km-z]{18})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[g-km-z][1-9A-HJ-NP-Za-km-z]{20})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{21})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[4-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{23}|z[1-9A-HJ-NP-Za-km-z]{23})|(?:2[1-9A-HJ-NP-Za-km-z]{24}|[3-9A][1-9A-HJ-NP-Za-km-z]{24}|B(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{23}|c(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{22}|r(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{21}|M(?:[1-9][1-9A-HJ-NP-Za-km-z]{20}|A(?:[1-5][1-9A-HJ-NP-Za-km-z]{19}|6(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{18}|S(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{17}|q(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{16}|Z(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{15}|Z(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{14}|v(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{13}|E(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{12}|p(?:[1-9][1-9A-HJ-NP-Za-km-z]{11}|A(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{10}|e(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{9}|z(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{8}|V(?:[1-8][1-9A-HJ-NP-Za-km-z]{7}|9(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{6}|Q(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{5}|m(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{4}|f(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{3}|H(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{2}|q(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]|h(?:[1-9A-F]|G))))))))))))))))))))))))))|1{15}(?:(?:Y(?:c(?:V(?:f(?:x(?:k(?:Q(?:b(?:6(?:J(?:Rz(?:q(?:k(?:5(?:k(?:F(?:2(?:t(?:N(?:L(?:w|[x-z])|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[u-z][1-9A-HJ-NP-Za-km-z]{3})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[m-z][1-9A-HJ-NP-Za-km-z]{6})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[m-z][1-9A-HJ-NP-Za-km-z]{8})|[r-z][1-9A-HJ-NP-Za-km-z]{9})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[c-km-z][1-9A-HJ-NP-Za-km-z]{14})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[m-z][1-9A-HJ-NP-Za-km-z]{16})|[yz][1-9A-HJ-NP-Za-km-z]{17})|[g-km-z][1-9A-HJ-NP-Za-km-z]{18})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[d-km-z][1-9A-HJ-NP-Za-km-z]{20})|[Za-km-y][1-9A-HJ-NP-Za-km-z]{21}|z[1-9A-HJ-NP-Za-km-z]{21})|(?:2[1-9A-HJ-NP-Za-km-z]{22}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{22}|z[1-9A-HJ-NP-Za-km-z]{22})|(?:2[1-9A-HJ-NP-Za-km-z]{23}|3(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{22}|Q(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{21}|X(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{20}|f(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{19}|Y(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{18}|y(?:[1-3][1-9A-HJ-NP-Za-km-z]{17}|4(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{16}|b(?:[1-6][1-9A-HJ-NP-Za-km-z]{15}|7(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{14}|U(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{13}|P(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{12}|w(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{11}|L(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{10}|J(?:[1-8][1-9A-HJ-NP-Za-km-z]{9}|9(?:[1-8][1-9A-HJ-NP-Za-km-z]{8}|9(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{7}|w(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{6}|r(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{5}|w(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{4}|K(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{3}|j(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{2}|C(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]|y(?:[1-9A-HJK]|L)))))))))))))))))))))))))|1{16}(?:(?:8(?:A(?:Q(?:G(?:A(?:u(?:t(?:7(?:N(?:9(?:2(?:a(?:wz(?:n(?:w(?:C(?:n(?:j(?:u(?:R|[S-Za-km-z])|[v-z][1-9A-HJ-NP-Za-km-z])|[km-z][1-9A-HJ-NP-Za-km-z]{2})|[o-z][1-9A-HJ-NP-Za-km-z]{3})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[x-z][1-9A-HJ-NP-Za-km-z]{5})|[o-z][1-9A-HJ-NP-Za-km-z]{6})|[x-z][1-9A-HJ-NP-Za-km-z]{8})|[b-km-z][1-9A-HJ-NP-Za-km-z]{9})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[u-z][1-9A-HJ-NP-Za-km-z]{14})|[v-z][1-9A-HJ-NP-Za-km-z]{15})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{20}|z[1-9A-HJ-NP-Za-km-z]{20})|(?:2[1-9A-HJ-NP-Za-km-z]{21}|[3-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{21}|Y(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{20}|c(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{19}|V(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{18}|f(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{17}|x(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{16}|k(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{15}|Q(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{14}|b(?:[1-5][1-9A-HJ-NP-Za-km-z]{13}|6(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{12}|J(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{11}|R(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{10}|z(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{9}|q(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{8}|k(?:[1-4][1-9A-HJ-NP-Za-km-z]{7}|5(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{6}|k(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{5}|F(?:1[1-9A-HJ-NP-Za-km-z]{4}|2(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{3}|t(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{2}|N(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]|L(?:[1-9A-HJ-NP-Za-km-u]|v)))))))))))))))))))))))|1{17}(?:(?:2(?:d(?:7(?:d(?:W(?:t(?:Q(?:M(?:v(?:j(?:9(?:W(?:t(?:t(?:A(?:3(?:m(?:M(?:n(?:X|[YZa-km-z])|[o-z][1-9A-HJ-NP-Za-km-z])|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[n-z][1-9A-HJ-NP-Za-km-z]{3})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[u-z][1-9A-HJ-NP-Za-km-z]{6})|[u-z][1-9A-HJ-NP-Za-km-z]{7})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[km-z][1-9A-HJ-NP-Za-km-z]{10})|[w-z][1-9A-HJ-NP-Za-km-z]{11})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[u-z][1-9A-HJ-NP-Za-km-z]{14})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[e-km-z][1-9A-HJ-NP-Za-km-z]{16})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[e-km-z][1-9A-HJ-NP-Za-km-z]{18})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{19}|z[1-9A-HJ-NP-Za-km-z]{19})|(?:2[1-9A-HJ-NP-Za-km-z]{20}|[3-7][1-9A-HJ-NP-Za-km-z]{20}|8(?:[1-9][1-9A-HJ-NP-Za-km-z]{19}|A(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{18}|Q(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{17}|G(?:[1-9][1-9A-HJ-NP-Za-km-z]{16}|A(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{15}|u(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{14}|t(?:[1-6][1-9A-HJ-NP-Za-km-z]{13}|7(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{12}|N(?:[1-8][1-9A-HJ-NP-Za-km-z]{11}|9(?:1[1-9A-HJ-NP-Za-km-z]{10}|2(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{9}|a(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{8}|w(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{7}|z(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{6}|n(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{5}|w(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{4}|C(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{3}|n(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{2}|j(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]|u(?:[1-9A-HJ-NP]|Q))))))))))))))))))))))|1{18}(?:(?:N(?:K(?:i(?:o(?:e(?:U(?:V(?:k(?:t(?:gz(?:X(?:L(?:J(?:1(?:B(?:3(?:u|[v-z])|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{6})|[h-km-z][1-9A-HJ-NP-Za-km-z]{8})|[u-z][1-9A-HJ-NP-Za-km-z]{9})|[m-z][1-9A-HJ-NP-Za-km-z]{10})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[f-km-z][1-9A-HJ-NP-Za-km-z]{13})|[p-z][1-9A-HJ-NP-Za-km-z]{14})|[jkm-z][1-9A-HJ-NP-Za-km-z]{15})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[P-Za-km-y][1-9A-HJ-NP-Za-km-z]{17}|z[1-9A-HJ-NP-Za-km-z]{17})|(?:2[1-9A-HJ-NP-Za-km-z]{18}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{18}|z[1-9A-HJ-NP-Za-km-z]{18})|2(?:1[1-9A-HJ-NP-Za-km-z]{18}|[2-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{18}|d(?:[1-6][1-9A-HJ-NP-Za-km-z]{17}|7(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{16}|d(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{15}|W(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{14}|t(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{13}|Q(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{12}|M(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{11}|v(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{10}|j(?:[1-8][1-9A-HJ-NP-Za-km-z]{9}|9(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{8}|W(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{7}|t(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{6}|t(?:[1-9][1-9A-HJ-NP-Za-km-z]{5}|A(?:[12][1-9A-HJ-NP-Za-km-z]{4}|3(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{3}|m(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{2}|M(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]|n(?:[1-9A-HJ-NP-V]|W))))))))))))))))))))|1{19}(?:(?:5(?:q(?:C(?:H(?:T(?:c(?:g(?:b(?:Q(?:w(?:p(?:v(?:Y(?:Z(?:Q(?:9(?:d|[e-km-z])|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[a-km-z][1-9A-HJ-NP-Za-km-z]{3})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[w-z][1-9A-HJ-NP-Za-km-z]{5})|[q-z][1-9A-HJ-NP-Za-km-z]{6})|[x-z][1-9A-HJ-NP-Za-km-z]{7})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[c-km-z][1-9A-HJ-NP-Za-km-z]{9})|[h-km-z][1-9A-HJ-NP-Za-km-z]{10})|[d-km-z][1-9A-HJ-NP-Za-km-z]{11})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[r-z][1-9A-HJ-NP-Za-km-z]{15})|[6-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{16}|z[1-9A-HJ-NP-Za-km-z]{16})|(?:2[1-9A-HJ-NP-Za-km-z]{17}|[3-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{17}|N(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{16}|K(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{15}|i(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{14}|o(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{13}|e(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{12}|U(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{11}|V(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{10}|k(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{9}|t(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{8}|g(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{7}|z(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{6}|X(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{5}|L(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{4}|J1(?:[1-9A][1-9A-HJ-NP-Za-km-z]{2}|B(?:[12][1-9A-HJ-NP-Za-km-z]|3(?:[1-9A-HJ-NP-Za-km-s]|t))))))))))))))))))|1{20}(?:(?:2(?:6(?:U(?:w(?:2(?:V(?:v(?:q(?:8(?:E(?:n(?:J(?:7(?:h(?:R(?:H|[J-NP-Za-km-z])|[S-Za-km-z][1-9A-HJ-NP-Za-km-z])|[i-km-z][1-9A-HJ-NP-Za-km-z]{2})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[o-z][1-9A-HJ-NP-Za-km-z]{5})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[r-z][1-9A-HJ-NP-Za-km-z]{8})|[w-z][1-9A-HJ-NP-Za-km-z]{9})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[x-z][1-9A-HJ-NP-Za-km-z]{12})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{15}|z[1-9A-HJ-NP-Za-km-z]{15})|(?:2[1-9A-HJ-NP-Za-km-z]{16}|[34][1-9A-HJ-NP-Za-km-z]{16}|5(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{15}|q(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{14}|C(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{13}|H(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{12}|T(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{11}|c(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{10}|g(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{9}|b(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{8}|Q(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{7}|w(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{6}|p(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{5}|v(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{4}|Y(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{3}|Z(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{2}|Q(?:[1-8][1-9A-HJ-NP-Za-km-z]|9(?:[1-9A-HJ-NP-Zab]|c))))))))))))))))))|1{21}(?:(?:F(?:P(?:B(?:t(?:6(?:C(?:H(?:o(?:3(?:f(?:o(?:v(?:d(?:M|[NP-Za-km-z])|[e-km-z][1-9A-HJ-NP-Za-km-z])|[w-z][1-9A-HJ-NP-Za-km-z]{2})|[p-z][1-9A-HJ-NP-Za-km-z]{3})|[g-km-z][1-9A-HJ-NP-Za-km-z]{4})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[p-z][1-9A-HJ-NP-Za-km-z]{6})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[u-z][1-9A-HJ-NP-Za-km-z]{10})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[GHJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{13}|z[1-9A-HJ-NP-Za-km-z]{13})|(?:2[1-9A-HJ-NP-Za-km-z]{14}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{14}|z[1-9A-HJ-NP-Za-km-z]{14})|2(?:1[1-9A-HJ-NP-Za-km-z]{14}|[2-5][1-9A-HJ-NP-Za-km-z]{14}|6(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{13}|U(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{12}|w(?:1[1-9A-HJ-NP-Za-km-z]{11}|2(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{10}|V(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{9}|v(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{8}|q(?:[1-7][1-9A-HJ-NP-Za-km-z]{7}|8(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{6}|E(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{5}|n(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{4}|J(?:[1-6][1-9A-HJ-NP-Za-km-z]{3}|7(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{2}|h(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]|R(?:[1-9A-F]|G))))))))))))))))|1{22}(?:(?:4(?:Fz(?:k(?:J(?:3(?:7(?:5(?:6(?:8(?:t(?:Q(?:w|[x-z])|[R-Za-km-z][1-9A-HJ-NP-Za-km-z])|[u-z][1-9A-HJ-NP-Za-km-z]{2})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[m-z][1-9A-HJ-NP-Za-km-z]{9})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[5-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{12}|z[1-9A-HJ-NP-Za-km-z]{12})|(?:2[1-9A-HJ-NP-Za-km-z]{13}|[3-9A-E][1-9A-HJ-NP-Za-km-z]{13}|F(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{12}|P(?:[1-9A][1-9A-HJ-NP-Za-km-z]{11}|B(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{10}|t(?:[1-5][1-9A-HJ-NP-Za-km-z]{9}|6(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{8}|C(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{7}|H(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{6}|o(?:[12][1-9A-HJ-NP-Za-km-z]{5}|3(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{4}|f(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{3}|o(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{2}|v(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]|d(?:[1-9A-HJK]|L)))))))))))))))|1{23}(?:(?:j(?:p(?:X(?:C(?:Z(?:e(?:d(?:G(?:f(?:V(?:R|[S-Za-km-z])|[W-Za-km-z][1-9A-HJ-NP-Za-km-z])|[g-km-z][1-9A-HJ-NP-Za-km-z]{2})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[e-km-z][1-9A-HJ-NP-Za-km-z]{4})|[f-km-z][1-9A-HJ-NP-Za-km-z]{5})|[a-km-z][1-9A-HJ-NP-Za-km-z]{6})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{8})|[q-z][1-9A-HJ-NP-Za-km-z]{9})|[km-y][1-9A-HJ-NP-Za-km-z]{10}|z[1-9A-HJ-NP-Za-km-z]{10})|(?:2[1-9A-HJ-NP-Za-km-z]{11}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{11}|z[1-9A-HJ-NP-Za-km-z]{11})|(?:2[1-9A-HJ-NP-Za-km-z]{12}|3[1-9A-HJ-NP-Za-km-z]{12}|4(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{11}|F(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{10}|z(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{9}|k(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{8}|J(?:[12][1-9A-HJ-NP-Za-km-z]{7}|3(?:[1-6][1-9A-HJ-NP-Za-km-z]{6}|7(?:[1-4][1-9A-HJ-NP-Za-km-z]{5}|5(?:[1-5][1-9A-HJ-NP-Za-km-z]{4}|6(?:[1-7][1-9A-HJ-NP-Za-km-z]{3}|8(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{2}|t(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]|Q(?:[1-9A-HJ-NP-Za-km-u]|v))))))))))))))|1{24}(?:(?:A(?:h(?:g(?:1(?:o(?:p(?:V(?:c(?:G(?:X|[YZa-km-z])|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[d-km-z][1-9A-HJ-NP-Za-km-z]{2})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[q-z][1-9A-HJ-NP-Za-km-z]{4})|[p-z][1-9A-HJ-NP-Za-km-z]{5})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[h-km-z][1-9A-HJ-NP-Za-km-z]{7})|[i-km-z][1-9A-HJ-NP-Za-km-z]{8})|[B-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{9}|z[1-9A-HJ-NP-Za-km-z]{9})|(?:2[1-9A-HJ-NP-Za-km-z]{10}|[3-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{10}|j(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{9}|p(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{8}|X(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{7}|C(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{6}|Z(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{5}|e(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{4}|d(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{3}|G(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{2}|f(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]|V(?:[1-9A-HJ-NP]|Q))))))))))))|1{25}(?:(?:3(?:C(?:U(?:s(?:U(?:p(?:v(?:9(?:u|[v-z])|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[w-z][1-9A-HJ-NP-Za-km-z]{2})|[q-z][1-9A-HJ-NP-Za-km-z]{3})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[t-z][1-9A-HJ-NP-Za-km-z]{5})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[4-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{8}|z[1-9A-HJ-NP-Za-km-z]{8})|(?:2[1-9A-HJ-NP-Za-km-z]{9}|[3-9][1-9A-HJ-NP-Za-km-z]{9}|A(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{8}|h(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{7}|g1(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{5}|o(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{4}|p(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{3}|V(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{2}|c(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]|G(?:[1-9A-HJ-NP-V]|W))))))))))|1{26}(?:(?:V(?:t(?:B(?:5(?:V(?:X(?:d|[e-km-z])|[YZa-km-z][1-9A-HJ-NP-Za-km-z])|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[u-z][1-9A-HJ-NP-Za-km-z]{5})|[W-Za-km-y][1-9A-HJ-NP-Za-km-z]{6}|z[1-9A-HJ-NP-Za-km-z]{6})|(?:2[1-9A-HJ-NP-Za-km-z]{7}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{7}|z[1-9A-HJ-NP-Za-km-z]{7})|(?:2[1-9A-HJ-NP-Za-km-z]{8}|3(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{7}|C(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{6}|U(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{5}|s(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{4}|U(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{3}|p(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{2}|v(?:[1-8][1-9A-HJ-NP-Za-km-z]|9(?:[1-9A-HJ-NP-Za-km-s]|t))))))))))|1{27}(?:(?:7(?:Y(?:X(?:q(?:9(?:H|[J-NP-Za-km-z])|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[r-z][1-9A-HJ-NP-Za-km-z]{2})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{3})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[89A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{5}|z[1-9A-HJ-NP-Za-km-z]{5})|(?:2[1-9A-HJ-NP-Za-km-z]{6}|[3-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{6}|V(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{5}|t(?:[1-9A][1-9A-HJ-NP-Za-km-z]{4}|B(?:[1-4][1-9A-HJ-NP-Za-km-z]{3}|5(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{2}|V(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]|X(?:[1-9A-HJ-NP-Zab]|c))))))))|1{28}(?:(?:2(?:Uz(?:H(?:M|[NP-Za-km-z])|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{4}|z[1-9A-HJ-NP-Za-km-z]{4})|(?:2[1-9A-HJ-NP-Za-km-z]{5}|[3-6][1-9A-HJ-NP-Za-km-z]{5}|7(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{4}|Y(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{3}|X(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{2}|q(?:[1-8][1-9A-HJ-NP-Za-km-z]|9(?:[1-9A-F]|G)))))))|1{29}(?:(?:L(?:U(?:w|[x-z])|[V-Za-km-z][1-9A-HJ-NP-Za-km-z])|[MNP-Za-km-y][1-9A-HJ-NP-Za-km-z]{2}|z[1-9A-HJ-NP-Za-km-z]{2})|(?:2[1-9A-HJ-NP-Za-km-z]{3}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{3}|z[1-9A-HJ-NP-Za-km-z]{3})|2(?:1[1-9A-HJ-NP-Za-km-z]{3}|[2-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{3}|U(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{2}|z(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]|H(?:[1-9A-HJK]|L)))))|1{30}(?:(?:5(?:R|[S-Za-km-z])|[6-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]|z[1-9A-HJ-NP-Za-km-z])|(?:2[1-9A-HJ-NP-Za-km-z]{2}|[3-9A-HJK][1-9A-HJ-NP-Za-km-z]{2}|L(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]|U(?:[1-9A-HJ-NP-Za-km-u]|v))))|1{31}(?:(?:2|[3-9A-HJ-NP-Za-km-y]|z)|(?:2[1-9A-HJ-NP-Za-km-z]|[34][1-9A-HJ-NP-Za-km-z]|5(?:[1-9A-HJ-NP]|Q)))|1{32})$"
+        ),
+    ]
+
+
+class PublicKeyHandle(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^ed25519:(?:(?:(?:4(?:u(?:Q(?:e(?:V(?:j(?:5(?:t(?:q(?:V(?:i(?:Q(?:h(?:7(?:y(?:W(?:W(?:G(?:S(?:t(?:v(?:k(?:E(?:G(?:1(?:Z(?:m(?:h(?:x(?:6(?:u(?:a(?:s(?:J(?:t(?:W(?:C(?:Jz(?:i(?:o(?:f(?:M|[NP-Za-km-z])|[g-km-z][1-9A-HJ-NP-Za-km-z])|[p-z][1-9A-HJ-NP-Za-km-z]{2})|[jkm-z][1-9A-HJ-NP-Za-km-z]{3})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[u-z][1-9A-HJ-NP-Za-km-z]{8})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[t-z][1-9A-HJ-NP-Za-km-z]{10})|[b-km-z][1-9A-HJ-NP-Za-km-z]{11})|[v-z][1-9A-HJ-NP-Za-km-z]{12})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[yz][1-9A-HJ-NP-Za-km-z]{14})|[i-km-z][1-9A-HJ-NP-Za-km-z]{15})|[n-z][1-9A-HJ-NP-Za-km-z]{16})|[a-km-z][1-9A-HJ-NP-Za-km-z]{17})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[m-z][1-9A-HJ-NP-Za-km-z]{21})|[w-z][1-9A-HJ-NP-Za-km-z]{22})|[u-z][1-9A-HJ-NP-Za-km-z]{23})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|z[1-9A-HJ-NP-Za-km-z]{28})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[i-km-z][1-9A-HJ-NP-Za-km-z]{30})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{31})|[jkm-z][1-9A-HJ-NP-Za-km-z]{32})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{33})|[r-z][1-9A-HJ-NP-Za-km-z]{34})|[u-z][1-9A-HJ-NP-Za-km-z]{35})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{36})|[km-z][1-9A-HJ-NP-Za-km-z]{37})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{38})|[f-km-z][1-9A-HJ-NP-Za-km-z]{39})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{40})|[v-z][1-9A-HJ-NP-Za-km-z]{41})|[5-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{42}|z[1-9A-HJ-NP-Za-km-z]{42})|(?:2[1-9A-HJ-NP-Za-km-z]{43}|[3-9A-H][1-9A-HJ-NP-Za-km-z]{43}|J(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{42}|E(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{41}|K(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{40}|N(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{39}|V(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{38}|n(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{37}|k(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{36}|b(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{35}|o(?:[12][1-9A-HJ-NP-Za-km-z]{34}|3(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{33}|j(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{32}|m(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{31}|a(?:[1-4][1-9A-HJ-NP-Za-km-z]{30}|5(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{29}|n(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{28}|R(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{27}|E(?:[1-9A][1-9A-HJ-NP-Za-km-z]{26}|B(?:[1-9A][1-9A-HJ-NP-Za-km-z]{25}|B(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{24}|J(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{23}|C(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{22}|D(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{21}|o(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{20}|X(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{19}|F(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{18}|V(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{17}|e(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{16}|K(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{15}|k(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{14}|D(?:[1-4][1-9A-HJ-NP-Za-km-z]{13}|5(?:[1-5][1-9A-HJ-NP-Za-km-z]{12}|6(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{11}|V(?:[12][1-9A-HJ-NP-Za-km-z]{10}|3(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{9}|x(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{8}|K(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{7}|r(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{6}|v(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{5}|R(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{4}|m(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{3}|W(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{2}|x(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]|F(?:[1-9A-F]|G)))))))))))))))))))))))))))))))))))))))))))))|1(?:(?:t(?:J(?:9(?:3(?:R(?:w(?:a(?:V(?:f(?:E(?:1(?:P(?:E(?:M(?:x(?:d(?:5(?:r(?:p(?:Z(?:Z(?:u(?:P(?:t(?:L(?:C(?:w(?:b(?:E(?:a(?:D(?:C(?:r(?:N(?:B(?:h(?:A(?:y(?:8(?:C(?:w|[x-z])|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|z[1-9A-HJ-NP-Za-km-z]{3})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[i-km-z][1-9A-HJ-NP-Za-km-z]{5})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[s-z][1-9A-HJ-NP-Za-km-z]{8})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[b-km-z][1-9A-HJ-NP-Za-km-z]{11})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[c-km-z][1-9A-HJ-NP-Za-km-z]{13})|[x-z][1-9A-HJ-NP-Za-km-z]{14})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[u-z][1-9A-HJ-NP-Za-km-z]{17})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[v-z][1-9A-HJ-NP-Za-km-z]{19})|[a-km-z][1-9A-HJ-NP-Za-km-z]{20})|[a-km-z][1-9A-HJ-NP-Za-km-z]{21})|[q-z][1-9A-HJ-NP-Za-km-z]{22})|[s-z][1-9A-HJ-NP-Za-km-z]{23})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[e-km-z][1-9A-HJ-NP-Za-km-z]{25})|[yz][1-9A-HJ-NP-Za-km-z]{26})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{31})|[g-km-z][1-9A-HJ-NP-Za-km-z]{32})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{33})|[b-km-z][1-9A-HJ-NP-Za-km-z]{34})|[x-z][1-9A-HJ-NP-Za-km-z]{35})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{36})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{37})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{38})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{39})|[u-y][1-9A-HJ-NP-Za-km-z]{40}|z[1-9A-HJ-NP-Za-km-z]{40})|(?:2[1-9A-HJ-NP-Za-km-z]{41}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{41}|z[1-9A-HJ-NP-Za-km-z]{41})|(?:2[1-9A-HJ-NP-Za-km-z]{42}|3[1-9A-HJ-NP-Za-km-z]{42}|4(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{41}|u(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{40}|Q(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{39}|e(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{38}|V(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{37}|j(?:[1-4][1-9A-HJ-NP-Za-km-z]{36}|5(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{35}|t(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{34}|q(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{33}|V(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{32}|i(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{31}|Q(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{30}|h(?:[1-6][1-9A-HJ-NP-Za-km-z]{29}|7(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{28}|y(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{27}|W(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{26}|W(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{25}|G(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{24}|S(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{23}|t(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{22}|v(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{21}|k(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{20}|E(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{19}|G1(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{17}|Z(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{16}|m(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{15}|h(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{14}|x(?:[1-5][1-9A-HJ-NP-Za-km-z]{13}|6(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{12}|u(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{11}|a(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{10}|s(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{9}|J(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{8}|t(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{7}|W(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{6}|C(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{5}|J(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{4}|z(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{3}|i(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{2}|o(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]|f(?:[1-9A-HJK]|L)))))))))))))))))))))))))))))))))))))))))))|1{2}(?:(?:C(?:d(?:4(?:B(?:X(?:7(?:v(?:o(?:p(?:d(?:U(?:j(?:C(?:B(?:e(?:5(?:6(?:d(?:f(?:R(?:9(?:M(?:w(?:8(?:6(?:i(?:D(?:p(?:d(?:c(?:A(?:Z(?:b(?:J(?:2(?:y(?:E(?:8(?:j(?:R|[S-Za-km-z])|[km-z][1-9A-HJ-NP-Za-km-z])|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|z[1-9A-HJ-NP-Za-km-z]{4})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[c-km-z][1-9A-HJ-NP-Za-km-z]{7})|[a-km-z][1-9A-HJ-NP-Za-km-z]{8})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[d-km-z][1-9A-HJ-NP-Za-km-z]{10})|[e-km-z][1-9A-HJ-NP-Za-km-z]{11})|[q-z][1-9A-HJ-NP-Za-km-z]{12})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[jkm-z][1-9A-HJ-NP-Za-km-z]{14})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[x-z][1-9A-HJ-NP-Za-km-z]{17})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[g-km-z][1-9A-HJ-NP-Za-km-z]{21})|[e-km-z][1-9A-HJ-NP-Za-km-z]{22})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[f-km-z][1-9A-HJ-NP-Za-km-z]{25})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[km-z][1-9A-HJ-NP-Za-km-z]{28})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[e-km-z][1-9A-HJ-NP-Za-km-z]{30})|[q-z][1-9A-HJ-NP-Za-km-z]{31})|[p-z][1-9A-HJ-NP-Za-km-z]{32})|[w-z][1-9A-HJ-NP-Za-km-z]{33})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{34})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{35})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{36})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{37})|[e-km-z][1-9A-HJ-NP-Za-km-z]{38})|[D-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{39}|z[1-9A-HJ-NP-Za-km-z]{39})|(?:2[1-9A-HJ-NP-Za-km-z]{40}|[3-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{40}|t(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{39}|J(?:[1-8][1-9A-HJ-NP-Za-km-z]{38}|9(?:[12][1-9A-HJ-NP-Za-km-z]{37}|3(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{36}|R(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{35}|w(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{34}|a(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{33}|V(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{32}|f(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{31}|E1(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{29}|P(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{28}|E(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{27}|M(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{26}|x(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{25}|d(?:[1-4][1-9A-HJ-NP-Za-km-z]{24}|5(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{23}|r(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{22}|p(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{21}|Z(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{20}|Z(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{19}|u(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{18}|P(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{17}|t(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{16}|L(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{15}|C(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{14}|w(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{13}|b(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{12}|E(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{11}|a(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{10}|D(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{9}|C(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{8}|r(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{7}|N(?:[1-9A][1-9A-HJ-NP-Za-km-z]{6}|B(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{5}|h(?:[1-9][1-9A-HJ-NP-Za-km-z]{4}|A(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{3}|y(?:[1-7][1-9A-HJ-NP-Za-km-z]{2}|8(?:[1-9AB][1-9A-HJ-NP-Za-km-z]|C(?:[1-9A-HJ-NP-Za-km-u]|v)))))))))))))))))))))))))))))))))))))))))|1{3}(?:(?:3(?:d(?:i(?:W(?:7(?:p(?:n(?:i(?:s(?:f(?:d(?:B(?:v(?:H(?:T(?:X(?:P(?:7(?:w(?:v(?:W(?:5(?:k(?:5(?:K(?:y(?:1(?:e(?:5(?:D(?:V(?:u(?:F(?:7(?:a(?:X(?:Q(?:p(?:X|[YZa-km-z])|[q-z][1-9A-HJ-NP-Za-km-z])|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{3})|[b-km-z][1-9A-HJ-NP-Za-km-z]{4})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[v-z][1-9A-HJ-NP-Za-km-z]{7})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[f-km-z][1-9A-HJ-NP-Za-km-z]{11})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|z[1-9A-HJ-NP-Za-km-z]{13})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[m-z][1-9A-HJ-NP-Za-km-z]{16})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[w-z][1-9A-HJ-NP-Za-km-z]{19})|[x-z][1-9A-HJ-NP-Za-km-z]{20})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{23})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[w-z][1-9A-HJ-NP-Za-km-z]{26})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[e-km-z][1-9A-HJ-NP-Za-km-z]{28})|[g-km-z][1-9A-HJ-NP-Za-km-z]{29})|[t-z][1-9A-HJ-NP-Za-km-z]{30})|[jkm-z][1-9A-HJ-NP-Za-km-z]{31})|[o-z][1-9A-HJ-NP-Za-km-z]{32})|[q-z][1-9A-HJ-NP-Za-km-z]{33})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{34})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{35})|[jkm-z][1-9A-HJ-NP-Za-km-z]{36})|[e-km-z][1-9A-HJ-NP-Za-km-z]{37})|[4-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{38}|z[1-9A-HJ-NP-Za-km-z]{38})|(?:2[1-9A-HJ-NP-Za-km-z]{39}|[3-9AB][1-9A-HJ-NP-Za-km-z]{39}|C(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{38}|d(?:[1-3][1-9A-HJ-NP-Za-km-z]{37}|4(?:[1-9A][1-9A-HJ-NP-Za-km-z]{36}|B(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{35}|X(?:[1-6][1-9A-HJ-NP-Za-km-z]{34}|7(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{33}|v(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{32}|o(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{31}|p(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{30}|d(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{29}|U(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{28}|j(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{27}|C(?:[1-9A][1-9A-HJ-NP-Za-km-z]{26}|B(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{25}|e(?:[1-4][1-9A-HJ-NP-Za-km-z]{24}|5(?:[1-5][1-9A-HJ-NP-Za-km-z]{23}|6(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{22}|d(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{21}|f(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{20}|R(?:[1-8][1-9A-HJ-NP-Za-km-z]{19}|9(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{18}|M(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{17}|w(?:[1-7][1-9A-HJ-NP-Za-km-z]{16}|8(?:[1-5][1-9A-HJ-NP-Za-km-z]{15}|6(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{14}|i(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{13}|D(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{12}|p(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{11}|d(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{10}|c(?:[1-9][1-9A-HJ-NP-Za-km-z]{9}|A(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{8}|Z(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{7}|b(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{6}|J(?:1[1-9A-HJ-NP-Za-km-z]{5}|2(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{4}|y(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{3}|E(?:[1-7][1-9A-HJ-NP-Za-km-z]{2}|8(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]|j(?:[1-9A-HJ-NP]|Q)))))))))))))))))))))))))))))))))))))))))|1{4}(?:(?:b(?:b(?:n(?:7(?:X(?:m(?:L(?:u(?:i(?:N(?:n(?:y(?:U(?:k(?:A(?:b(?:v(?:E(?:M(?:H(?:7(?:4(?:R(?:6(?:C(?:n(?:T(?:X(?:Q(?:g(?:B(?:2(?:P(?:L(?:N(?:q(?:u|[v-z])|[r-z][1-9A-HJ-NP-Za-km-z])|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[h-km-z][1-9A-HJ-NP-Za-km-z]{7})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{9})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[o-z][1-9A-HJ-NP-Za-km-z]{11})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[w-z][1-9A-HJ-NP-Za-km-z]{20})|[c-km-z][1-9A-HJ-NP-Za-km-z]{21})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[m-z][1-9A-HJ-NP-Za-km-z]{23})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|z[1-9A-HJ-NP-Za-km-z]{25})|[o-z][1-9A-HJ-NP-Za-km-z]{26})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[jkm-z][1-9A-HJ-NP-Za-km-z]{28})|[v-z][1-9A-HJ-NP-Za-km-z]{29})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[n-z][1-9A-HJ-NP-Za-km-z]{31})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{32})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{33})|[o-z][1-9A-HJ-NP-Za-km-z]{34})|[c-km-z][1-9A-HJ-NP-Za-km-z]{35})|[c-km-y][1-9A-HJ-NP-Za-km-z]{36}|z[1-9A-HJ-NP-Za-km-z]{36})|(?:2[1-9A-HJ-NP-Za-km-z]{37}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{37}|z[1-9A-HJ-NP-Za-km-z]{37})|(?:2[1-9A-HJ-NP-Za-km-z]{38}|3(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{37}|d(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{36}|i(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{35}|W(?:[1-6][1-9A-HJ-NP-Za-km-z]{34}|7(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{33}|p(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{32}|n(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{31}|i(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{30}|s(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{29}|f(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{28}|d(?:[1-9A][1-9A-HJ-NP-Za-km-z]{27}|B(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{26}|v(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{25}|H(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{24}|T(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{23}|X(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{22}|P(?:[1-6][1-9A-HJ-NP-Za-km-z]{21}|7(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{20}|w(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{19}|v(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{18}|W(?:[1-4][1-9A-HJ-NP-Za-km-z]{17}|5(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{16}|k(?:[1-4][1-9A-HJ-NP-Za-km-z]{15}|5(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{14}|K(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{13}|y1(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{11}|e(?:[1-4][1-9A-HJ-NP-Za-km-z]{10}|5(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{9}|D(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{8}|V(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{7}|u(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{6}|F(?:[1-6][1-9A-HJ-NP-Za-km-z]{5}|7(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{4}|a(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{3}|X(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{2}|Q(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]|p(?:[1-9A-HJ-NP-V]|W)))))))))))))))))))))))))))))))))))))))|1{5}(?:(?:8(?:q(?:f(?:K(?:F(?:D(?:m(?:P(?:N(?:A(?:1(?:u(?:D(?:d(?:W(?:p(?:L(?:J(?:y(?:h(?:o(?:g(?:k(?:4(?:u(?:4(?:W(?:7(?:t(?:a(?:o(?:E(?:1(?:5(?:P(?:d|[e-km-z])|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z])|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[p-z][1-9A-HJ-NP-Za-km-z]{5})|[b-km-z][1-9A-HJ-NP-Za-km-z]{6})|[u-z][1-9A-HJ-NP-Za-km-z]{7})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[v-z][1-9A-HJ-NP-Za-km-z]{11})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[m-z][1-9A-HJ-NP-Za-km-z]{13})|[h-km-z][1-9A-HJ-NP-Za-km-z]{14})|[p-z][1-9A-HJ-NP-Za-km-z]{15})|[i-km-z][1-9A-HJ-NP-Za-km-z]{16})|z[1-9A-HJ-NP-Za-km-z]{17})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[q-z][1-9A-HJ-NP-Za-km-z]{20})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[e-km-z][1-9A-HJ-NP-Za-km-z]{22})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[v-z][1-9A-HJ-NP-Za-km-z]{24})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[n-z][1-9A-HJ-NP-Za-km-z]{29})|[E-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{31})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{32})|[g-km-z][1-9A-HJ-NP-Za-km-z]{33})|[r-z][1-9A-HJ-NP-Za-km-z]{34})|[9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{35}|z[1-9A-HJ-NP-Za-km-z]{35})|(?:2[1-9A-HJ-NP-Za-km-z]{36}|[3-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{36}|b(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{35}|b(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{34}|n(?:[1-6][1-9A-HJ-NP-Za-km-z]{33}|7(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{32}|X(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{31}|m(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{30}|L(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{29}|u(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{28}|i(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{27}|N(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{26}|n(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{25}|y(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{24}|U(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{23}|k(?:[1-9][1-9A-HJ-NP-Za-km-z]{22}|A(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{21}|b(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{20}|v(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{19}|E(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{18}|M(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{17}|H(?:[1-6][1-9A-HJ-NP-Za-km-z]{16}|7(?:[1-3][1-9A-HJ-NP-Za-km-z]{15}|4(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{14}|R(?:[1-5][1-9A-HJ-NP-Za-km-z]{13}|6(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{12}|C(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{11}|n(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{10}|T(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{9}|X(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{8}|Q(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{7}|g(?:[1-9A][1-9A-HJ-NP-Za-km-z]{6}|B(?:1[1-9A-HJ-NP-Za-km-z]{5}|2(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{4}|P(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{3}|L(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{2}|N(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]|q(?:[1-9A-HJ-NP-Za-km-s]|t))))))))))))))))))))))))))))))))))))))|1{6}(?:(?:2(?:n(?:1(?:X(?:R(?:4(?:o(?:J(?:k(?:m(?:B(?:d(?:J(?:M(?:x(?:h(?:B(?:G(?:Q(?:G(?:b(?:9(?:6(?:g(?:Q(?:8(?:8(?:x(?:Uz(?:x(?:L(?:F(?:y(?:H|[J-NP-Za-km-z])|z[1-9A-HJ-NP-Za-km-z])|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[yz][1-9A-HJ-NP-Za-km-z]{4})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[yz][1-9A-HJ-NP-Za-km-z]{7})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[h-km-z][1-9A-HJ-NP-Za-km-z]{11})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[c-km-z][1-9A-HJ-NP-Za-km-z]{14})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[i-km-z][1-9A-HJ-NP-Za-km-z]{19})|[yz][1-9A-HJ-NP-Za-km-z]{20})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[e-km-z][1-9A-HJ-NP-Za-km-z]{23})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[n-z][1-9A-HJ-NP-Za-km-z]{25})|[m-z][1-9A-HJ-NP-Za-km-z]{26})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[p-z][1-9A-HJ-NP-Za-km-z]{28})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{31})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{32})|[o-z][1-9A-HJ-NP-Za-km-z]{33})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{34}|z[1-9A-HJ-NP-Za-km-z]{34})|(?:2[1-9A-HJ-NP-Za-km-z]{35}|[3-7][1-9A-HJ-NP-Za-km-z]{35}|8(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{34}|q(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{33}|f(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{32}|K(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{31}|F(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{30}|D(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{29}|m(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{28}|P(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{27}|N(?:[1-9][1-9A-HJ-NP-Za-km-z]{26}|A1(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{24}|u(?:[1-9A-C][1-9A-HJ-NP-Za-km-z]{23}|D(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{22}|d(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{21}|W(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{20}|p(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{19}|L(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{18}|J(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{17}|y(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{16}|h(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{15}|o(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{14}|g(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{13}|k(?:[1-3][1-9A-HJ-NP-Za-km-z]{12}|4(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{11}|u(?:[1-3][1-9A-HJ-NP-Za-km-z]{10}|4(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{9}|W(?:[1-6][1-9A-HJ-NP-Za-km-z]{8}|7(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{7}|t(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{6}|a(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{5}|o(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{4}|E1(?:[1-4][1-9A-HJ-NP-Za-km-z]{2}|5(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]|P(?:[1-9A-HJ-NP-Zab]|c)))))))))))))))))))))))))))))))))))|1{7}(?:(?:Q(?:L(?:bz(?:7(?:J(?:H(?:i(?:B(?:T(?:s(?:p(?:S(?:9(?:6(?:2(?:R(?:L(?:K(?:V(?:8(?:G(?:n(?:d(?:W(?:F(?:w(?:i(?:E(?:a(?:q(?:K(?:M|[NP-Za-km-z])|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[r-z][1-9A-HJ-NP-Za-km-z]{2})|[b-km-z][1-9A-HJ-NP-Za-km-z]{3})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[jkm-z][1-9A-HJ-NP-Za-km-z]{5})|[x-z][1-9A-HJ-NP-Za-km-z]{6})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[e-km-z][1-9A-HJ-NP-Za-km-z]{9})|[o-z][1-9A-HJ-NP-Za-km-z]{10})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[q-z][1-9A-HJ-NP-Za-km-z]{21})|[t-z][1-9A-HJ-NP-Za-km-z]{22})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[jkm-z][1-9A-HJ-NP-Za-km-z]{25})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[c-km-z][1-9A-HJ-NP-Za-km-z]{30})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{31})|[R-Za-km-y][1-9A-HJ-NP-Za-km-z]{32}|z[1-9A-HJ-NP-Za-km-z]{32})|(?:2[1-9A-HJ-NP-Za-km-z]{33}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{33}|z[1-9A-HJ-NP-Za-km-z]{33})|2(?:1[1-9A-HJ-NP-Za-km-z]{33}|[2-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{33}|n1(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{31}|X(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{30}|R(?:[1-3][1-9A-HJ-NP-Za-km-z]{29}|4(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{28}|o(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{27}|J(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{26}|k(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{25}|m(?:[1-9A][1-9A-HJ-NP-Za-km-z]{24}|B(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{23}|d(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{22}|J(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{21}|M(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{20}|x(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{19}|h(?:[1-9A][1-9A-HJ-NP-Za-km-z]{18}|B(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{17}|G(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{16}|Q(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{15}|G(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{14}|b(?:[1-8][1-9A-HJ-NP-Za-km-z]{13}|9(?:[1-5][1-9A-HJ-NP-Za-km-z]{12}|6(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{11}|g(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{10}|Q(?:[1-7][1-9A-HJ-NP-Za-km-z]{9}|8(?:[1-7][1-9A-HJ-NP-Za-km-z]{8}|8(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{7}|x(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{6}|U(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{5}|z(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{4}|x(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{3}|L(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{2}|F(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]|y(?:[1-9A-F]|G))))))))))))))))))))))))))))))))))|1{8}(?:(?:6(?:H(?:g(?:C(?:8(?:K(?:R(?:B(?:E(?:h(?:X(?:Y(?:b(?:F(?:4(?:r(?:i(?:J(?:y(?:J(?:F(?:L(?:S(?:H(?:t(?:3(?:2(?:X(?:B(?:n(?:G(?:w|[x-z])|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[o-z][1-9A-HJ-NP-Za-km-z]{2})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{4})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[u-z][1-9A-HJ-NP-Za-km-z]{7})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|z[1-9A-HJ-NP-Za-km-z]{13})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[jkm-z][1-9A-HJ-NP-Za-km-z]{15})|[s-z][1-9A-HJ-NP-Za-km-z]{16})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[c-km-z][1-9A-HJ-NP-Za-km-z]{19})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{21})|[i-km-z][1-9A-HJ-NP-Za-km-z]{22})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{24})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{27})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[h-km-z][1-9A-HJ-NP-Za-km-z]{29})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{30})|[7-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{31}|z[1-9A-HJ-NP-Za-km-z]{31})|(?:2[1-9A-HJ-NP-Za-km-z]{32}|[3-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{32}|Q(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{31}|L(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{30}|b(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{29}|z(?:[1-6][1-9A-HJ-NP-Za-km-z]{28}|7(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{27}|J(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{26}|H(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{25}|i(?:[1-9A][1-9A-HJ-NP-Za-km-z]{24}|B(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{23}|T(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{22}|s(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{21}|p(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{20}|S(?:[1-8][1-9A-HJ-NP-Za-km-z]{19}|9(?:[1-5][1-9A-HJ-NP-Za-km-z]{18}|6(?:1[1-9A-HJ-NP-Za-km-z]{17}|2(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{16}|R(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{15}|L(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{14}|K(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{13}|V(?:[1-7][1-9A-HJ-NP-Za-km-z]{12}|8(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{11}|G(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{10}|n(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{9}|d(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{8}|W(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{7}|F(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{6}|w(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{5}|i(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{4}|E(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{3}|a(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{2}|q(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]|K(?:[1-9A-HJK]|L))))))))))))))))))))))))))))))))))|1{9}(?:(?:2(?:C(?:U(?:u(?:p(?:R(?:Z(?:f(?:a(?:1(?:a(?:C(?:g(?:v(?:w(?:L(?:s(?:b(?:Rz(?:N(?:p(?:u(?:Q(?:J(?:u(?:Z(?:y(?:E(?:K(?:R|[S-Za-km-z])|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|z[1-9A-HJ-NP-Za-km-z]{3})|[a-km-z][1-9A-HJ-NP-Za-km-z]{4})|[v-z][1-9A-HJ-NP-Za-km-z]{5})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[v-z][1-9A-HJ-NP-Za-km-z]{8})|[q-z][1-9A-HJ-NP-Za-km-z]{9})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[c-km-z][1-9A-HJ-NP-Za-km-z]{13})|[t-z][1-9A-HJ-NP-Za-km-z]{14})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[x-z][1-9A-HJ-NP-Za-km-z]{16})|[w-z][1-9A-HJ-NP-Za-km-z]{17})|[h-km-z][1-9A-HJ-NP-Za-km-z]{18})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[b-km-z][1-9A-HJ-NP-Za-km-z]{20})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[b-km-z][1-9A-HJ-NP-Za-km-z]{22})|[g-km-z][1-9A-HJ-NP-Za-km-z]{23})|[a-km-z][1-9A-HJ-NP-Za-km-z]{24})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[q-z][1-9A-HJ-NP-Za-km-z]{26})|[v-z][1-9A-HJ-NP-Za-km-z]{27})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{28})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{29})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{30}|z[1-9A-HJ-NP-Za-km-z]{30})|(?:2[1-9A-HJ-NP-Za-km-z]{31}|[3-5][1-9A-HJ-NP-Za-km-z]{31}|6(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{30}|H(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{29}|g(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{28}|C(?:[1-7][1-9A-HJ-NP-Za-km-z]{27}|8(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{26}|K(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{25}|R(?:[1-9A][1-9A-HJ-NP-Za-km-z]{24}|B(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{23}|E(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{22}|h(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{21}|X(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{20}|Y(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{19}|b(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{18}|F(?:[1-3][1-9A-HJ-NP-Za-km-z]{17}|4(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{16}|r(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{15}|i(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{14}|J(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{13}|y(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{12}|J(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{11}|F(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{10}|L(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{9}|S(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{8}|H(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{7}|t(?:[12][1-9A-HJ-NP-Za-km-z]{6}|3(?:1[1-9A-HJ-NP-Za-km-z]{5}|2(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{4}|X(?:[1-9A][1-9A-HJ-NP-Za-km-z]{3}|B(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{2}|n(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]|G(?:[1-9A-HJ-NP-Za-km-u]|v)))))))))))))))))))))))))))))))))|1{10}(?:(?:G(?:k(?:2(?:Y(?:b(?:7(?:V(?:g(?:C(?:T(?:Z(?:6(?:s(?:j(?:f(?:w(?:W(?:Y(?:w(?:g(?:q(?:T(?:p(?:s(?:j(?:G(?:d(?:J(?:X|[YZa-km-z])|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[e-km-z][1-9A-HJ-NP-Za-km-z]{2})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[km-z][1-9A-HJ-NP-Za-km-z]{4})|[t-z][1-9A-HJ-NP-Za-km-z]{5})|[q-z][1-9A-HJ-NP-Za-km-z]{6})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[r-z][1-9A-HJ-NP-Za-km-z]{8})|[h-km-z][1-9A-HJ-NP-Za-km-z]{9})|[x-z][1-9A-HJ-NP-Za-km-z]{10})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[x-z][1-9A-HJ-NP-Za-km-z]{13})|[g-km-z][1-9A-HJ-NP-Za-km-z]{14})|[km-z][1-9A-HJ-NP-Za-km-z]{15})|[t-z][1-9A-HJ-NP-Za-km-z]{16})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[a-km-z][1-9A-HJ-NP-Za-km-z]{18})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[h-km-z][1-9A-HJ-NP-Za-km-z]{21})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[c-km-z][1-9A-HJ-NP-Za-km-z]{24})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{25})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{26})|[m-z][1-9A-HJ-NP-Za-km-z]{27})|[HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{28}|z[1-9A-HJ-NP-Za-km-z]{28})|(?:2[1-9A-HJ-NP-Za-km-z]{29}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{29}|z[1-9A-HJ-NP-Za-km-z]{29})|2(?:1[1-9A-HJ-NP-Za-km-z]{29}|[2-9AB][1-9A-HJ-NP-Za-km-z]{29}|C(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{28}|U(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{27}|u(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{26}|p(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{25}|R(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{24}|Z(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{23}|f(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{22}|a1(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{20}|a(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{19}|C(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{18}|g(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{17}|v(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{16}|w(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{15}|L(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{14}|s(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{13}|b(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{12}|R(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{11}|z(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{10}|N(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{9}|p(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{8}|u(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{7}|Q(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{6}|J(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{5}|u(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{4}|Z(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{3}|y(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{2}|E(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]|K(?:[1-9A-HJ-NP]|Q))))))))))))))))))))))))))))))|1{11}(?:(?:4(?:Z(?:r(?:j(?:x(?:J(?:n(?:U(?:1(?:L(?:A(?:5(?:x(?:S(?:y(?:r(?:W(?:M(?:N(?:u(?:X(?:T(?:v(?:S(?:Y(?:K(?:w(?:u|[v-z])|[x-z][1-9A-HJ-NP-Za-km-z])|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[w-z][1-9A-HJ-NP-Za-km-z]{5})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{7})|[v-z][1-9A-HJ-NP-Za-km-z]{8})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[s-z][1-9A-HJ-NP-Za-km-z]{12})|z[1-9A-HJ-NP-Za-km-z]{13})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[yz][1-9A-HJ-NP-Za-km-z]{15})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[o-z][1-9A-HJ-NP-Za-km-z]{21})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[yz][1-9A-HJ-NP-Za-km-z]{23})|[km-z][1-9A-HJ-NP-Za-km-z]{24})|[s-z][1-9A-HJ-NP-Za-km-z]{25})|[a-km-z][1-9A-HJ-NP-Za-km-z]{26})|[5-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{27}|z[1-9A-HJ-NP-Za-km-z]{27})|(?:2[1-9A-HJ-NP-Za-km-z]{28}|[3-9A-F][1-9A-HJ-NP-Za-km-z]{28}|G(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{27}|k(?:1[1-9A-HJ-NP-Za-km-z]{26}|2(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{25}|Y(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{24}|b(?:[1-6][1-9A-HJ-NP-Za-km-z]{23}|7(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{22}|V(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{21}|g(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{20}|C(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{19}|T(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{18}|Z(?:[1-5][1-9A-HJ-NP-Za-km-z]{17}|6(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{16}|s(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{15}|j(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{14}|f(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{13}|w(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{12}|W(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{11}|Y(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{10}|w(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{9}|g(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{8}|q(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{7}|T(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{6}|p(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{5}|s(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{4}|j(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{3}|G(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{2}|d(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]|J(?:[1-9A-HJ-NP-V]|W))))))))))))))))))))))))))))))|1{12}(?:(?:o(?:s(?:E(?:o(?:y(?:9(?:3(?:3(?:L(?:k(?:H(?:y(?:y(?:B(?:c(?:g(?:j(?:E(?:7(?:v(?:8(?:1(?:K(?:v(?:m(?:d|[e-km-z])|[n-z][1-9A-HJ-NP-Za-km-z])|[w-z][1-9A-HJ-NP-Za-km-z]{2})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[w-z][1-9A-HJ-NP-Za-km-z]{6})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[km-z][1-9A-HJ-NP-Za-km-z]{9})|[h-km-z][1-9A-HJ-NP-Za-km-z]{10})|[d-km-z][1-9A-HJ-NP-Za-km-z]{11})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|z[1-9A-HJ-NP-Za-km-z]{13})|z[1-9A-HJ-NP-Za-km-z]{14})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[m-z][1-9A-HJ-NP-Za-km-z]{16})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|z[1-9A-HJ-NP-Za-km-z]{21})|[p-z][1-9A-HJ-NP-Za-km-z]{22})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{23})|[t-z][1-9A-HJ-NP-Za-km-z]{24})|[p-y][1-9A-HJ-NP-Za-km-z]{25}|z[1-9A-HJ-NP-Za-km-z]{25})|(?:2[1-9A-HJ-NP-Za-km-z]{26}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{26}|z[1-9A-HJ-NP-Za-km-z]{26})|(?:2[1-9A-HJ-NP-Za-km-z]{27}|3[1-9A-HJ-NP-Za-km-z]{27}|4(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{26}|Z(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{25}|r(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{24}|j(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{23}|x(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{22}|J(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{21}|n(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{20}|U1(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{18}|L(?:[1-9][1-9A-HJ-NP-Za-km-z]{17}|A(?:[1-4][1-9A-HJ-NP-Za-km-z]{16}|5(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{15}|x(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{14}|S(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{13}|y(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{12}|r(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{11}|W(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{10}|M(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{9}|N(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{8}|u(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{7}|X(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{6}|T(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{5}|v(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{4}|S(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{3}|Y(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{2}|K(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]|w(?:[1-9A-HJ-NP-Za-km-s]|t))))))))))))))))))))))))))))|1{13}(?:(?:B(?:c(?:r(?:M(?:A(?:6(?:S(?:q(?:Z(?:Z(?:v(?:E(?:p(?:A(?:ez(?:V(?:9(?:Q(?:m(?:f(?:H(?:q(?:h(?:H|[J-NP-Za-km-z])|[i-km-z][1-9A-HJ-NP-Za-km-z])|[r-z][1-9A-HJ-NP-Za-km-z]{2})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[g-km-z][1-9A-HJ-NP-Za-km-z]{4})|[n-z][1-9A-HJ-NP-Za-km-z]{5})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[f-km-z][1-9A-HJ-NP-Za-km-z]{10})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[q-z][1-9A-HJ-NP-Za-km-z]{12})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[w-z][1-9A-HJ-NP-Za-km-z]{14})|[a-km-z][1-9A-HJ-NP-Za-km-z]{15})|[a-km-z][1-9A-HJ-NP-Za-km-z]{16})|[r-z][1-9A-HJ-NP-Za-km-z]{17})|[T-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{20})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{21})|[s-z][1-9A-HJ-NP-Za-km-z]{22})|[d-km-z][1-9A-HJ-NP-Za-km-z]{23})|[C-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{24}|z[1-9A-HJ-NP-Za-km-z]{24})|(?:2[1-9A-HJ-NP-Za-km-z]{25}|[3-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{25}|o(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{24}|s(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{23}|E(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{22}|o(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{21}|y(?:[1-8][1-9A-HJ-NP-Za-km-z]{20}|9(?:[12][1-9A-HJ-NP-Za-km-z]{19}|3(?:[12][1-9A-HJ-NP-Za-km-z]{18}|3(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{17}|L(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{16}|k(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{15}|H(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{14}|y(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{13}|y(?:[1-9A][1-9A-HJ-NP-Za-km-z]{12}|B(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{11}|c(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{10}|g(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{9}|j(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{8}|E(?:[1-6][1-9A-HJ-NP-Za-km-z]{7}|7(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{6}|v(?:[1-7][1-9A-HJ-NP-Za-km-z]{5}|81(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{3}|K(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{2}|v(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]|m(?:[1-9A-HJ-NP-Zab]|c))))))))))))))))))))))))))|1{14}(?:(?:3(?:Q(?:X(?:f(?:Y(?:y(?:4(?:b(?:7(?:U(?:P(?:w(?:L(?:J(?:9(?:9(?:w(?:r(?:w(?:K(?:j(?:C(?:y(?:M|[NP-Za-km-z])|z[1-9A-HJ-NP-Za-km-z])|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[km-z][1-9A-HJ-NP-Za-km-z]{3})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[x-z][1-9A-HJ-NP-Za-km-z]{5})|[s-z][1-9A-HJ-NP-Za-km-z]{6})|[x-z][1-9A-HJ-NP-Za-km-z]{7})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[x-z][1-9A-HJ-NP-Za-km-z]{12})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[c-km-z][1-9A-HJ-NP-Za-km-z]{16})|[5-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|z[1-9A-HJ-NP-Za-km-z]{18})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[g-km-z][1-9A-HJ-NP-Za-km-z]{20})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{21})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{22})|[4-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{23}|z[1-9A-HJ-NP-Za-km-z]{23})|(?:2[1-9A-HJ-NP-Za-km-z]{24}|[3-9A][1-9A-HJ-NP-Za-km-z]{24}|B(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{23}|c(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{22}|r(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{21}|M(?:[1-9][1-9A-HJ-NP-Za-km-z]{20}|A(?:[1-5][1-9A-HJ-NP-Za-km-z]{19}|6(?:[1-9A-HJ-NP-R][1-9A-HJ-NP-Za-km-z]{18}|S(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{17}|q(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{16}|Z(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{15}|Z(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{14}|v(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{13}|E(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{12}|p(?:[1-9][1-9A-HJ-NP-Za-km-z]{11}|A(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{10}|e(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{9}|z(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{8}|V(?:[1-8][1-9A-HJ-NP-Za-km-z]{7}|9(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{6}|Q(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{5}|m(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{4}|f(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{3}|H(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{2}|q(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]|h(?:[1-9A-F]|G))))))))))))))))))))))))))|1{15}(?:(?:Y(?:c(?:V(?:f(?:x(?:k(?:Q(?:b(?:6(?:J(?:Rz(?:q(?:k(?:5(?:k(?:F(?:2(?:t(?:N(?:L(?:w|[x-z])|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[u-z][1-9A-HJ-NP-Za-km-z]{3})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[m-z][1-9A-HJ-NP-Za-km-z]{6})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[m-z][1-9A-HJ-NP-Za-km-z]{8})|[r-z][1-9A-HJ-NP-Za-km-z]{9})|[S-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[c-km-z][1-9A-HJ-NP-Za-km-z]{14})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[m-z][1-9A-HJ-NP-Za-km-z]{16})|[yz][1-9A-HJ-NP-Za-km-z]{17})|[g-km-z][1-9A-HJ-NP-Za-km-z]{18})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[d-km-z][1-9A-HJ-NP-Za-km-z]{20})|[Za-km-y][1-9A-HJ-NP-Za-km-z]{21}|z[1-9A-HJ-NP-Za-km-z]{21})|(?:2[1-9A-HJ-NP-Za-km-z]{22}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{22}|z[1-9A-HJ-NP-Za-km-z]{22})|(?:2[1-9A-HJ-NP-Za-km-z]{23}|3(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{22}|Q(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{21}|X(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{20}|f(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{19}|Y(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]{18}|y(?:[1-3][1-9A-HJ-NP-Za-km-z]{17}|4(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{16}|b(?:[1-6][1-9A-HJ-NP-Za-km-z]{15}|7(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{14}|U(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{13}|P(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{12}|w(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{11}|L(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{10}|J(?:[1-8][1-9A-HJ-NP-Za-km-z]{9}|9(?:[1-8][1-9A-HJ-NP-Za-km-z]{8}|9(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{7}|w(?:[1-9A-HJ-NP-Za-km-q][1-9A-HJ-NP-Za-km-z]{6}|r(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{5}|w(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{4}|K(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{3}|j(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{2}|C(?:[1-9A-HJ-NP-Za-km-x][1-9A-HJ-NP-Za-km-z]|y(?:[1-9A-HJK]|L)))))))))))))))))))))))))|1{16}(?:(?:8(?:A(?:Q(?:G(?:A(?:u(?:t(?:7(?:N(?:9(?:2(?:a(?:wz(?:n(?:w(?:C(?:n(?:j(?:u(?:R|[S-Za-km-z])|[v-z][1-9A-HJ-NP-Za-km-z])|[km-z][1-9A-HJ-NP-Za-km-z]{2})|[o-z][1-9A-HJ-NP-Za-km-z]{3})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[x-z][1-9A-HJ-NP-Za-km-z]{5})|[o-z][1-9A-HJ-NP-Za-km-z]{6})|[x-z][1-9A-HJ-NP-Za-km-z]{8})|[b-km-z][1-9A-HJ-NP-Za-km-z]{9})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[P-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[u-z][1-9A-HJ-NP-Za-km-z]{14})|[v-z][1-9A-HJ-NP-Za-km-z]{15})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{18})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{19})|[9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{20}|z[1-9A-HJ-NP-Za-km-z]{20})|(?:2[1-9A-HJ-NP-Za-km-z]{21}|[3-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{21}|Y(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{20}|c(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{19}|V(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{18}|f(?:[1-9A-HJ-NP-Za-km-w][1-9A-HJ-NP-Za-km-z]{17}|x(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{16}|k(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{15}|Q(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{14}|b(?:[1-5][1-9A-HJ-NP-Za-km-z]{13}|6(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{12}|J(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]{11}|R(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{10}|z(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{9}|q(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{8}|k(?:[1-4][1-9A-HJ-NP-Za-km-z]{7}|5(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{6}|k(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{5}|F(?:1[1-9A-HJ-NP-Za-km-z]{4}|2(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{3}|t(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{2}|N(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]|L(?:[1-9A-HJ-NP-Za-km-u]|v)))))))))))))))))))))))|1{17}(?:(?:2(?:d(?:7(?:d(?:W(?:t(?:Q(?:M(?:v(?:j(?:9(?:W(?:t(?:t(?:A(?:3(?:m(?:M(?:n(?:X|[YZa-km-z])|[o-z][1-9A-HJ-NP-Za-km-z])|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[n-z][1-9A-HJ-NP-Za-km-z]{3})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[B-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[u-z][1-9A-HJ-NP-Za-km-z]{6})|[u-z][1-9A-HJ-NP-Za-km-z]{7})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[km-z][1-9A-HJ-NP-Za-km-z]{10})|[w-z][1-9A-HJ-NP-Za-km-z]{11})|[NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[u-z][1-9A-HJ-NP-Za-km-z]{14})|[X-Za-km-z][1-9A-HJ-NP-Za-km-z]{15})|[e-km-z][1-9A-HJ-NP-Za-km-z]{16})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{17})|[e-km-z][1-9A-HJ-NP-Za-km-z]{18})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{19}|z[1-9A-HJ-NP-Za-km-z]{19})|(?:2[1-9A-HJ-NP-Za-km-z]{20}|[3-7][1-9A-HJ-NP-Za-km-z]{20}|8(?:[1-9][1-9A-HJ-NP-Za-km-z]{19}|A(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{18}|Q(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{17}|G(?:[1-9][1-9A-HJ-NP-Za-km-z]{16}|A(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]{15}|u(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{14}|t(?:[1-6][1-9A-HJ-NP-Za-km-z]{13}|7(?:[1-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{12}|N(?:[1-8][1-9A-HJ-NP-Za-km-z]{11}|9(?:1[1-9A-HJ-NP-Za-km-z]{10}|2(?:[1-9A-HJ-NP-Z][1-9A-HJ-NP-Za-km-z]{9}|a(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{8}|w(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{7}|z(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{6}|n(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{5}|w(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{4}|C(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{3}|n(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{2}|j(?:[1-9A-HJ-NP-Za-km-t][1-9A-HJ-NP-Za-km-z]|u(?:[1-9A-HJ-NP]|Q))))))))))))))))))))))|1{18}(?:(?:N(?:K(?:i(?:o(?:e(?:U(?:V(?:k(?:t(?:gz(?:X(?:L(?:J(?:1(?:B(?:3(?:u|[v-z])|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[MNP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{6})|[h-km-z][1-9A-HJ-NP-Za-km-z]{8})|[u-z][1-9A-HJ-NP-Za-km-z]{9})|[m-z][1-9A-HJ-NP-Za-km-z]{10})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[f-km-z][1-9A-HJ-NP-Za-km-z]{13})|[p-z][1-9A-HJ-NP-Za-km-z]{14})|[jkm-z][1-9A-HJ-NP-Za-km-z]{15})|[L-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{16})|[P-Za-km-y][1-9A-HJ-NP-Za-km-z]{17}|z[1-9A-HJ-NP-Za-km-z]{17})|(?:2[1-9A-HJ-NP-Za-km-z]{18}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{18}|z[1-9A-HJ-NP-Za-km-z]{18})|2(?:1[1-9A-HJ-NP-Za-km-z]{18}|[2-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{18}|d(?:[1-6][1-9A-HJ-NP-Za-km-z]{17}|7(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{16}|d(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{15}|W(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{14}|t(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{13}|Q(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{12}|M(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{11}|v(?:[1-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{10}|j(?:[1-8][1-9A-HJ-NP-Za-km-z]{9}|9(?:[1-9A-HJ-NP-V][1-9A-HJ-NP-Za-km-z]{8}|W(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{7}|t(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{6}|t(?:[1-9][1-9A-HJ-NP-Za-km-z]{5}|A(?:[12][1-9A-HJ-NP-Za-km-z]{4}|3(?:[1-9A-HJ-NP-Za-k][1-9A-HJ-NP-Za-km-z]{3}|m(?:[1-9A-HJ-L][1-9A-HJ-NP-Za-km-z]{2}|M(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]|n(?:[1-9A-HJ-NP-V]|W))))))))))))))))))))|1{19}(?:(?:5(?:q(?:C(?:H(?:T(?:c(?:g(?:b(?:Q(?:w(?:p(?:v(?:Y(?:Z(?:Q(?:9(?:d|[e-km-z])|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[a-km-z][1-9A-HJ-NP-Za-km-z]{3})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[w-z][1-9A-HJ-NP-Za-km-z]{5})|[q-z][1-9A-HJ-NP-Za-km-z]{6})|[x-z][1-9A-HJ-NP-Za-km-z]{7})|[R-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[c-km-z][1-9A-HJ-NP-Za-km-z]{9})|[h-km-z][1-9A-HJ-NP-Za-km-z]{10})|[d-km-z][1-9A-HJ-NP-Za-km-z]{11})|[U-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[r-z][1-9A-HJ-NP-Za-km-z]{15})|[6-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{16}|z[1-9A-HJ-NP-Za-km-z]{16})|(?:2[1-9A-HJ-NP-Za-km-z]{17}|[3-9A-HJ-M][1-9A-HJ-NP-Za-km-z]{17}|N(?:[1-9A-HJ][1-9A-HJ-NP-Za-km-z]{16}|K(?:[1-9A-HJ-NP-Za-h][1-9A-HJ-NP-Za-km-z]{15}|i(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{14}|o(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{13}|e(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{12}|U(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{11}|V(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{10}|k(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{9}|t(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{8}|g(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{7}|z(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{6}|X(?:[1-9A-HJK][1-9A-HJ-NP-Za-km-z]{5}|L(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{4}|J1(?:[1-9A][1-9A-HJ-NP-Za-km-z]{2}|B(?:[12][1-9A-HJ-NP-Za-km-z]|3(?:[1-9A-HJ-NP-Za-km-s]|t))))))))))))))))))|1{20}(?:(?:2(?:6(?:U(?:w(?:2(?:V(?:v(?:q(?:8(?:E(?:n(?:J(?:7(?:h(?:R(?:H|[J-NP-Za-km-z])|[S-Za-km-z][1-9A-HJ-NP-Za-km-z])|[i-km-z][1-9A-HJ-NP-Za-km-z]{2})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[o-z][1-9A-HJ-NP-Za-km-z]{5})|[F-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[r-z][1-9A-HJ-NP-Za-km-z]{8})|[w-z][1-9A-HJ-NP-Za-km-z]{9})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{10})|[3-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[x-z][1-9A-HJ-NP-Za-km-z]{12})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{13})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{14})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{15}|z[1-9A-HJ-NP-Za-km-z]{15})|(?:2[1-9A-HJ-NP-Za-km-z]{16}|[34][1-9A-HJ-NP-Za-km-z]{16}|5(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{15}|q(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{14}|C(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{13}|H(?:[1-9A-HJ-NP-S][1-9A-HJ-NP-Za-km-z]{12}|T(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{11}|c(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{10}|g(?:[1-9A-HJ-NP-Za][1-9A-HJ-NP-Za-km-z]{9}|b(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{8}|Q(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{7}|w(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{6}|p(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{5}|v(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{4}|Y(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{3}|Z(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]{2}|Q(?:[1-8][1-9A-HJ-NP-Za-km-z]|9(?:[1-9A-HJ-NP-Zab]|c))))))))))))))))))|1{21}(?:(?:F(?:P(?:B(?:t(?:6(?:C(?:H(?:o(?:3(?:f(?:o(?:v(?:d(?:M|[NP-Za-km-z])|[e-km-z][1-9A-HJ-NP-Za-km-z])|[w-z][1-9A-HJ-NP-Za-km-z]{2})|[p-z][1-9A-HJ-NP-Za-km-z]{3})|[g-km-z][1-9A-HJ-NP-Za-km-z]{4})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[p-z][1-9A-HJ-NP-Za-km-z]{6})|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{9})|[u-z][1-9A-HJ-NP-Za-km-z]{10})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[Q-Za-km-z][1-9A-HJ-NP-Za-km-z]{12})|[GHJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{13}|z[1-9A-HJ-NP-Za-km-z]{13})|(?:2[1-9A-HJ-NP-Za-km-z]{14}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{14}|z[1-9A-HJ-NP-Za-km-z]{14})|2(?:1[1-9A-HJ-NP-Za-km-z]{14}|[2-5][1-9A-HJ-NP-Za-km-z]{14}|6(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{13}|U(?:[1-9A-HJ-NP-Za-km-v][1-9A-HJ-NP-Za-km-z]{12}|w(?:1[1-9A-HJ-NP-Za-km-z]{11}|2(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{10}|V(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{9}|v(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{8}|q(?:[1-7][1-9A-HJ-NP-Za-km-z]{7}|8(?:[1-9A-D][1-9A-HJ-NP-Za-km-z]{6}|E(?:[1-9A-HJ-NP-Za-km][1-9A-HJ-NP-Za-km-z]{5}|n(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{4}|J(?:[1-6][1-9A-HJ-NP-Za-km-z]{3}|7(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{2}|h(?:[1-9A-HJ-NPQ][1-9A-HJ-NP-Za-km-z]|R(?:[1-9A-F]|G))))))))))))))))|1{22}(?:(?:4(?:Fz(?:k(?:J(?:3(?:7(?:5(?:6(?:8(?:t(?:Q(?:w|[x-z])|[R-Za-km-z][1-9A-HJ-NP-Za-km-z])|[u-z][1-9A-HJ-NP-Za-km-z]{2})|[9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[7-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{5})|[89A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[4-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[K-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{8})|[m-z][1-9A-HJ-NP-Za-km-z]{9})|[GHJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{11})|[5-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{12}|z[1-9A-HJ-NP-Za-km-z]{12})|(?:2[1-9A-HJ-NP-Za-km-z]{13}|[3-9A-E][1-9A-HJ-NP-Za-km-z]{13}|F(?:[1-9A-HJ-N][1-9A-HJ-NP-Za-km-z]{12}|P(?:[1-9A][1-9A-HJ-NP-Za-km-z]{11}|B(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{10}|t(?:[1-5][1-9A-HJ-NP-Za-km-z]{9}|6(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{8}|C(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]{7}|H(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{6}|o(?:[12][1-9A-HJ-NP-Za-km-z]{5}|3(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{4}|f(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{3}|o(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{2}|v(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]|d(?:[1-9A-HJK]|L)))))))))))))))|1{23}(?:(?:j(?:p(?:X(?:C(?:Z(?:e(?:d(?:G(?:f(?:V(?:R|[S-Za-km-z])|[W-Za-km-z][1-9A-HJ-NP-Za-km-z])|[g-km-z][1-9A-HJ-NP-Za-km-z]{2})|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[e-km-z][1-9A-HJ-NP-Za-km-z]{4})|[f-km-z][1-9A-HJ-NP-Za-km-z]{5})|[a-km-z][1-9A-HJ-NP-Za-km-z]{6})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{8})|[q-z][1-9A-HJ-NP-Za-km-z]{9})|[km-y][1-9A-HJ-NP-Za-km-z]{10}|z[1-9A-HJ-NP-Za-km-z]{10})|(?:2[1-9A-HJ-NP-Za-km-z]{11}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{11}|z[1-9A-HJ-NP-Za-km-z]{11})|(?:2[1-9A-HJ-NP-Za-km-z]{12}|3[1-9A-HJ-NP-Za-km-z]{12}|4(?:[1-9A-E][1-9A-HJ-NP-Za-km-z]{11}|F(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{10}|z(?:[1-9A-HJ-NP-Za-j][1-9A-HJ-NP-Za-km-z]{9}|k(?:[1-9A-H][1-9A-HJ-NP-Za-km-z]{8}|J(?:[12][1-9A-HJ-NP-Za-km-z]{7}|3(?:[1-6][1-9A-HJ-NP-Za-km-z]{6}|7(?:[1-4][1-9A-HJ-NP-Za-km-z]{5}|5(?:[1-5][1-9A-HJ-NP-Za-km-z]{4}|6(?:[1-7][1-9A-HJ-NP-Za-km-z]{3}|8(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{2}|t(?:[1-9A-HJ-NP][1-9A-HJ-NP-Za-km-z]|Q(?:[1-9A-HJ-NP-Za-km-u]|v))))))))))))))|1{24}(?:(?:A(?:h(?:g(?:1(?:o(?:p(?:V(?:c(?:G(?:X|[YZa-km-z])|[HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[d-km-z][1-9A-HJ-NP-Za-km-z]{2})|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[q-z][1-9A-HJ-NP-Za-km-z]{4})|[p-z][1-9A-HJ-NP-Za-km-z]{5})|[2-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[h-km-z][1-9A-HJ-NP-Za-km-z]{7})|[i-km-z][1-9A-HJ-NP-Za-km-z]{8})|[B-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{9}|z[1-9A-HJ-NP-Za-km-z]{9})|(?:2[1-9A-HJ-NP-Za-km-z]{10}|[3-9A-HJ-NP-Za-i][1-9A-HJ-NP-Za-km-z]{10}|j(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{9}|p(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{8}|X(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{7}|C(?:[1-9A-HJ-NP-Y][1-9A-HJ-NP-Za-km-z]{6}|Z(?:[1-9A-HJ-NP-Za-d][1-9A-HJ-NP-Za-km-z]{5}|e(?:[1-9A-HJ-NP-Za-c][1-9A-HJ-NP-Za-km-z]{4}|d(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]{3}|G(?:[1-9A-HJ-NP-Za-e][1-9A-HJ-NP-Za-km-z]{2}|f(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]|V(?:[1-9A-HJ-NP]|Q))))))))))))|1{25}(?:(?:3(?:C(?:U(?:s(?:U(?:p(?:v(?:9(?:u|[v-z])|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[w-z][1-9A-HJ-NP-Za-km-z]{2})|[q-z][1-9A-HJ-NP-Za-km-z]{3})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[t-z][1-9A-HJ-NP-Za-km-z]{5})|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{6})|[D-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{7})|[4-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{8}|z[1-9A-HJ-NP-Za-km-z]{8})|(?:2[1-9A-HJ-NP-Za-km-z]{9}|[3-9][1-9A-HJ-NP-Za-km-z]{9}|A(?:[1-9A-HJ-NP-Za-g][1-9A-HJ-NP-Za-km-z]{8}|h(?:[1-9A-HJ-NP-Za-f][1-9A-HJ-NP-Za-km-z]{7}|g1(?:[1-9A-HJ-NP-Za-kmn][1-9A-HJ-NP-Za-km-z]{5}|o(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{4}|p(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{3}|V(?:[1-9A-HJ-NP-Zab][1-9A-HJ-NP-Za-km-z]{2}|c(?:[1-9A-F][1-9A-HJ-NP-Za-km-z]|G(?:[1-9A-HJ-NP-V]|W))))))))))|1{26}(?:(?:V(?:t(?:B(?:5(?:V(?:X(?:d|[e-km-z])|[YZa-km-z][1-9A-HJ-NP-Za-km-z])|[W-Za-km-z][1-9A-HJ-NP-Za-km-z]{2})|[6-9A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[C-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[u-z][1-9A-HJ-NP-Za-km-z]{5})|[W-Za-km-y][1-9A-HJ-NP-Za-km-z]{6}|z[1-9A-HJ-NP-Za-km-z]{6})|(?:2[1-9A-HJ-NP-Za-km-z]{7}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{7}|z[1-9A-HJ-NP-Za-km-z]{7})|(?:2[1-9A-HJ-NP-Za-km-z]{8}|3(?:[1-9AB][1-9A-HJ-NP-Za-km-z]{7}|C(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{6}|U(?:[1-9A-HJ-NP-Za-km-r][1-9A-HJ-NP-Za-km-z]{5}|s(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{4}|U(?:[1-9A-HJ-NP-Za-km-o][1-9A-HJ-NP-Za-km-z]{3}|p(?:[1-9A-HJ-NP-Za-km-u][1-9A-HJ-NP-Za-km-z]{2}|v(?:[1-8][1-9A-HJ-NP-Za-km-z]|9(?:[1-9A-HJ-NP-Za-km-s]|t))))))))))|1{27}(?:(?:7(?:Y(?:X(?:q(?:9(?:H|[J-NP-Za-km-z])|[A-HJ-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[r-z][1-9A-HJ-NP-Za-km-z]{2})|[YZa-km-z][1-9A-HJ-NP-Za-km-z]{3})|[Za-km-z][1-9A-HJ-NP-Za-km-z]{4})|[89A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{5}|z[1-9A-HJ-NP-Za-km-z]{5})|(?:2[1-9A-HJ-NP-Za-km-z]{6}|[3-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{6}|V(?:[1-9A-HJ-NP-Za-km-s][1-9A-HJ-NP-Za-km-z]{5}|t(?:[1-9A][1-9A-HJ-NP-Za-km-z]{4}|B(?:[1-4][1-9A-HJ-NP-Za-km-z]{3}|5(?:[1-9A-HJ-NP-U][1-9A-HJ-NP-Za-km-z]{2}|V(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]|X(?:[1-9A-HJ-NP-Zab]|c))))))))|1{28}(?:(?:2(?:Uz(?:H(?:M|[NP-Za-km-z])|[J-NP-Za-km-z][1-9A-HJ-NP-Za-km-z])|[V-Za-km-z][1-9A-HJ-NP-Za-km-z]{3})|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{4}|z[1-9A-HJ-NP-Za-km-z]{4})|(?:2[1-9A-HJ-NP-Za-km-z]{5}|[3-6][1-9A-HJ-NP-Za-km-z]{5}|7(?:[1-9A-HJ-NP-X][1-9A-HJ-NP-Za-km-z]{4}|Y(?:[1-9A-HJ-NP-W][1-9A-HJ-NP-Za-km-z]{3}|X(?:[1-9A-HJ-NP-Za-km-p][1-9A-HJ-NP-Za-km-z]{2}|q(?:[1-8][1-9A-HJ-NP-Za-km-z]|9(?:[1-9A-F]|G)))))))|1{29}(?:(?:L(?:U(?:w|[x-z])|[V-Za-km-z][1-9A-HJ-NP-Za-km-z])|[MNP-Za-km-y][1-9A-HJ-NP-Za-km-z]{2}|z[1-9A-HJ-NP-Za-km-z]{2})|(?:2[1-9A-HJ-NP-Za-km-z]{3}|[3-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{3}|z[1-9A-HJ-NP-Za-km-z]{3})|2(?:1[1-9A-HJ-NP-Za-km-z]{3}|[2-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]{3}|U(?:[1-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]{2}|z(?:[1-9A-G][1-9A-HJ-NP-Za-km-z]|H(?:[1-9A-HJK]|L)))))|1{30}(?:(?:5(?:R|[S-Za-km-z])|[6-9A-HJ-NP-Za-km-y][1-9A-HJ-NP-Za-km-z]|z[1-9A-HJ-NP-Za-km-z])|(?:2[1-9A-HJ-NP-Za-km-z]{2}|[3-9A-HJK][1-9A-HJ-NP-Za-km-z]{2}|L(?:[1-9A-HJ-NP-T][1-9A-HJ-NP-Za-km-z]|U(?:[1-9A-HJ-NP-Za-km-u]|v))))|1{31}(?:(?:2|[3-9A-HJ-NP-Za-km-y]|z)|(?:2[1-9A-HJ-NP-Za-km-z]|[34][1-9A-HJ-NP-Za-km-z]|5(?:[1-9A-HJ-NP]|Q)))|1{32})$"
+        ),
+    ]
+
+
+class QueryErrorResult(BaseModel):
+    error: str
+    logs: list[str]
 
 
 class RpcBlockError2(BaseModel):
@@ -253,6 +487,20 @@ class RpcErrorCode(RootModel[Literal[-32700, -32601, -32000]]):
     """
 
 
+class RpcGasPriceErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcGasPriceErrorUNKNOWNBLOCKInfo(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+
+
+class RpcGasPriceResponse(BaseModel):
+    gas_price: NearToken
+
+
 class RpcProtocolConfigErrorINTERNALERRORInfo(BaseModel):
     error_message: str
 
@@ -267,12 +515,261 @@ class RpcProtocolConfigRequest2(BaseModel):
     finality: Finality
 
 
+class RpcQueryError1(BaseModel):
+    name: Literal["NO_SYNCED_BLOCKS"]
+
+
+class RpcQueryErrorGARBAGECOLLECTEDBLOCKInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcQueryErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcQueryErrorINVALIDACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcQueryErrorNOCONTRACTCODEInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    contract_account_id: AccountId
+
+
+class RpcQueryErrorNOGLOBALCONTRACTCODEInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    identifier: GlobalContractIdentifier
+
+
+class RpcQueryErrorTOOLARGECONTRACTSTATEInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    contract_account_id: AccountId
+
+
+class RpcQueryErrorUNKNOWNACCESSKEYInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    public_key: PublicKey
+
+
+class RpcQueryErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcQueryErrorUNKNOWNGASKEYInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    public_key: PublicKey
+
+
+class RpcQueryRequest10(BaseModel):
+    finality: Finality
+    account_id: AccountId
+    request_type: Literal["view_account"]
+
+
+class RpcQueryRequest11(BaseModel):
+    finality: Finality
+    account_id: AccountId
+    request_type: Literal["view_code"]
+
+
+class RpcQueryRequest13(BaseModel):
+    finality: Finality
+    account_id: AccountId
+    public_key: PublicKey
+    request_type: Literal["view_access_key"]
+
+
+class RpcQueryRequest14(BaseModel):
+    finality: Finality
+    account_id: AccountId
+    request_type: Literal["view_access_key_list"]
+
+
+class RpcQueryRequest15(BaseModel):
+    finality: Finality
+    account_id: AccountId
+    public_key: PublicKey
+    request_type: Literal["view_gas_key_nonces"]
+
+
+class RpcQueryRequest16(BaseModel):
+    finality: Finality
+    account_id: AccountId
+    args_base64: FunctionArgs
+    method_name: str
+    request_type: Literal["call_function"]
+
+
+class RpcQueryRequest17(BaseModel):
+    finality: Finality
+    code_hash: CryptoHash
+    request_type: Literal["view_global_contract_code"]
+
+
+class RpcQueryRequest18(BaseModel):
+    finality: Finality
+    account_id: AccountId
+    request_type: Literal["view_global_contract_code_by_account_id"]
+
+
+class RpcQueryRequest28Item(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=72,
+            min_length=10,
+            pattern="^account/(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+$",
+        ),
+    ]
+
+
+class RpcQueryRequest28(RootModel[tuple[RpcQueryRequest28Item, str]]):
+    root: Annotated[
+        tuple[RpcQueryRequest28Item, str],
+        Field(max_length=2, min_length=2, title="RpcQueryRequest"),
+    ]
+
+
+class RpcQueryRequest29Item(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=69,
+            min_length=7,
+            pattern="^code/(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+$",
+        ),
+    ]
+
+
+class RpcQueryRequest29(RootModel[tuple[RpcQueryRequest29Item, str]]):
+    root: Annotated[
+        tuple[RpcQueryRequest29Item, str],
+        Field(max_length=2, min_length=2, title="RpcQueryRequest"),
+    ]
+
+
+class RpcQueryRequest30Item(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=75,
+            min_length=13,
+            pattern="^access_key/(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+$",
+        ),
+    ]
+
+
+class RpcQueryRequest30(RootModel[tuple[RpcQueryRequest30Item, str]]):
+    root: Annotated[
+        tuple[RpcQueryRequest30Item, str],
+        Field(max_length=2, min_length=2, title="RpcQueryRequest"),
+    ]
+
+
+class RpcQueryResponse4(CallResult):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcQueryResponse7(GasKeyNoncesView):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcQueryResponse8(QueryErrorResult):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
 class RpcRequestValidationErrorKindMETHODNOTFOUNDInfo(BaseModel):
     method_name: str
 
 
 class RpcRequestValidationErrorKindPARSEERRORInfo(BaseModel):
     error_message: str
+
+
+class RpcStatusError1(BaseModel):
+    name: Literal["NODE_IS_SYNCING"]
+
+
+class RpcStatusErrorEPOCHOUTOFBOUNDSInfo(BaseModel):
+    epoch_id: EpochId
+
+
+class RpcStatusErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class ElapsedItem(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+
+
+class RpcStatusErrorNONEWBLOCKSInfo(BaseModel):
+    elapsed: Annotated[list[ElapsedItem], Field(max_length=2, min_length=2)]
+
+
+class RpcStatusRequest(RootModel[Any]):
+    root: Annotated[Any, Field(title="RpcStatusRequest")]
+
+
+class RpcViewAccessKeyErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcViewAccessKeyErrorINVALIDACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcViewAccessKeyErrorUNKNOWNACCESSKEYInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    public_key: PublicKey
+
+
+class RpcViewAccessKeyErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcViewAccessKeyListErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcViewAccessKeyListErrorINVALIDACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcViewAccessKeyListErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcViewAccessKeyListRequest2(BaseModel):
+    account_id: AccountId
+    finality: Finality
+
+
+class RpcViewAccessKeyRequest2(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+    finality: Finality
 
 
 class RpcViewAccountErrorINTERNALERRORInfo(BaseModel):
@@ -317,6 +814,40 @@ class RpcViewAccountResponse(BaseModel):
     Nonce that an uninitialized account's own transactions must use; present only while the account is uninitialized.
     """
     state: AccountState | None = None
+
+
+class RpcViewCodeErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcViewCodeErrorINVALIDACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcViewCodeErrorNOCONTRACTCODEInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    contract_account_id: AccountId
+
+
+class RpcViewCodeErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcViewCodeRequest2(BaseModel):
+    account_id: AccountId
+    finality: Finality
+
+
+class RpcViewCodeResponse(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    code_base64: str
+    hash: CryptoHash
 
 
 class ShardId(RootModel[int]):
@@ -377,9 +908,35 @@ class SpiceChunkEndorsementStats(BaseModel):
     produced: Annotated[int, Field(ge=0)]
 
 
+class StatusSyncInfo(BaseModel):
+    earliest_block_hash: CryptoHash | None = None
+    earliest_block_height: Annotated[int | None, Field(ge=0)] = None
+    earliest_block_time: str | None = None
+    epoch_id: EpochId | None = None
+    epoch_start_height: Annotated[int | None, Field(ge=0)] = None
+    latest_block_hash: CryptoHash
+    latest_block_height: Annotated[int, Field(ge=0)]
+    latest_block_time: str
+    latest_state_root: CryptoHash
+    syncing: bool
+
+
 class StorageUsageConfigView(BaseModel):
     num_bytes_account: Annotated[int | None, Field(ge=0)] = None
     num_extra_bytes_record: Annotated[int | None, Field(ge=0)] = None
+
+
+class StoreKey(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+        ),
+    ]
+
+
+class StoreValue(RootModel[str]):
+    root: str
 
 
 class SyncCheckpoint(RootModel[Literal["genesis", "earliest_available"]]):
@@ -394,6 +951,11 @@ class SyncConcurrency(BaseModel):
     apply_during_catchup: Annotated[int | None, Field(ge=0, le=255)] = None
     peer_downloads: Annotated[int | None, Field(ge=0, le=255)] = None
     per_shard: Annotated[int | None, Field(ge=0, le=255)] = None
+
+
+class Tier1ProxyView(BaseModel):
+    addr: str
+    peer_id: PublicKey
 
 
 class TrackedShardsConfig1(BaseModel):
@@ -466,6 +1028,10 @@ class VMKind(
     )
 
 
+class ValidatorInfo(BaseModel):
+    account_id: AccountId
+
+
 class ValidatorStakeViewV1(BaseModel):
     account_id: AccountId
     public_key: PublicKey
@@ -479,12 +1045,57 @@ class Version(BaseModel):
     version: str
 
 
+class WasmTrap(
+    RootModel[
+        Literal["Unreachable"]
+        | Literal["IncorrectCallIndirectSignature"]
+        | Literal["MemoryOutOfBounds"]
+        | Literal["CallIndirectOOB"]
+        | Literal["IllegalArithmetic"]
+        | Literal["MisalignedAtomicAccess"]
+        | Literal["IndirectCallToNull"]
+        | Literal["StackOverflow"]
+        | Literal["GenericTrap"]
+    ]
+):
+    root: (
+        Literal["Unreachable"]
+        | Literal["IncorrectCallIndirectSignature"]
+        | Literal["MemoryOutOfBounds"]
+        | Literal["CallIndirectOOB"]
+        | Literal["IllegalArithmetic"]
+        | Literal["MisalignedAtomicAccess"]
+        | Literal["IndirectCallToNull"]
+        | Literal["StackOverflow"]
+        | Literal["GenericTrap"]
+    )
+
+
 class WitnessConfigView(BaseModel):
     combined_transactions_size_limit: Annotated[int | None, Field(ge=0)] = None
     main_storage_proof_size_soft_limit: Annotated[int | None, Field(ge=0)] = None
     new_transactions_validation_state_size_soft_limit: Annotated[
         int | None, Field(ge=0)
     ] = None
+
+
+class AccessKeyPermissionViewFunctionCall(BaseModel):
+    allowance: NearToken | None = None
+    method_names: list[str]
+    receiver_id: str
+
+
+class AccessKeyPermissionViewGasKeyFullAccess(BaseModel):
+    balance: NearToken
+    num_nonces: Annotated[int, Field(ge=0, le=65535)]
+
+
+class AccessKeyPermissionViewGasKeyFunctionCall(BaseModel):
+    allowance: NearToken | None = None
+    balance: NearToken
+    method_names: list[str]
+    num_nonces: Annotated[int, Field(ge=0, le=65535)]
+    receiver_id: str
 
 
 class AccountCreationConfigView(BaseModel):
@@ -494,10 +1105,27 @@ class AccountCreationConfigView(BaseModel):
     registrar_account_id: AccountId | None = None
 
 
+class AccountDataView(BaseModel):
+    account_key: PublicKey
+    peer_id: PublicKey
+    proxies: list[Tier1ProxyView]
+    timestamp: str
+
+
 class AccountInfo(BaseModel):
     account_id: AccountId
     amount: NearToken
     public_key: PublicKey
+
+
+class AccountView(BaseModel):
+    amount: NearToken
+    code_hash: CryptoHash
+    global_contract_account_id: AccountId | None = None
+    global_contract_hash: CryptoHash | None = None
+    locked: NearToken
+    storage_paid_at: Annotated[int, Field(ge=0)] = 0
+    storage_usage: Annotated[int, Field(ge=0)]
 
 
 class BandwidthRequest(BaseModel):
@@ -541,6 +1169,18 @@ class BlockReference(RootModel[BlockReference1 | BlockReference2 | BlockReferenc
     root: BlockReference1 | BlockReference2 | BlockReference3
 
 
+class BlockStatusView(BaseModel):
+    hash: CryptoHash
+    height: Annotated[int, Field(ge=0)]
+
+
+class CatchupStatusView(BaseModel):
+    blocks_to_catchup: list[BlockStatusView]
+    shard_sync_status: dict[Annotated[str, StringConstraints(pattern=r"^\d+$")], str]
+    sync_block_hash: CryptoHash
+    sync_block_height: Annotated[int, Field(ge=0)]
+
+
 class ChunkDistributionNetworkConfig(BaseModel):
     enabled: bool | None = None
     uris: ChunkDistributionUris | None = None
@@ -552,6 +1192,33 @@ class CloudArchivalWriterConfig(BaseModel):
         DurationAsStdSchemaProvider, Field(validate_default=True)
     ] = {"nanos": 0, "secs": 1}
     snapshot_every_n_epochs: Annotated[int, Field(ge=0)] = 10
+
+
+class CompilationError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    CodeDoesNotExist: CompilationErrorCodeDoesNotExist
+
+
+class CompilationError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    PrepareError_1: Annotated[PrepareError, Field(alias="PrepareError")]
+
+
+class CompilationError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    WasmerCompileError: CompilationErrorWasmerCompileError
+
+
+class CompilationError(
+    RootModel[CompilationError1 | CompilationError2 | CompilationError3]
+):
+    root: CompilationError1 | CompilationError2 | CompilationError3
 
 
 class CongestionControlConfigView(BaseModel):
@@ -567,6 +1234,11 @@ class CongestionControlConfigView(BaseModel):
     outgoing_receipts_big_size_limit: Annotated[int | None, Field(ge=0)] = None
     outgoing_receipts_usual_size_limit: Annotated[int | None, Field(ge=0)] = None
     reject_tx_congestion_threshold: float | None = None
+
+
+class ContractCodeView(BaseModel):
+    code_base64: str
+    hash: CryptoHash
 
 
 class ErrorWrapperForGenesisConfigError2(BaseModel):
@@ -713,6 +1385,259 @@ class Fee(BaseModel):
     send_sir: NearGas
 
 
+class FunctionCallError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    CompilationError_1: Annotated[CompilationError, Field(alias="CompilationError")]
+
+
+class FunctionCallError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    LinkError: FunctionCallErrorLinkError
+
+
+class FunctionCallError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    MethodResolveError_1: Annotated[
+        MethodResolveError, Field(alias="MethodResolveError")
+    ]
+
+
+class FunctionCallError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    WasmTrap_1: Annotated[WasmTrap, Field(alias="WasmTrap")]
+
+
+class HostError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GuestPanic: HostErrorGuestPanic
+
+
+class HostError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidPromiseIndex: HostErrorInvalidPromiseIndex
+
+
+class HostError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidPromiseResultIndex: HostErrorInvalidPromiseResultIndex
+
+
+class HostError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidRegisterId: HostErrorInvalidRegisterId
+
+
+class HostError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    IteratorWasInvalidated: HostErrorIteratorWasInvalidated
+
+
+class HostError6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidReceiptIndex: HostErrorInvalidReceiptIndex
+
+
+class HostError7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidIteratorIndex: HostErrorInvalidIteratorIndex
+
+
+class HostError8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ProhibitedInView: HostErrorProhibitedInView
+
+
+class HostError9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NumberOfLogsExceeded: HostErrorNumberOfLogsExceeded
+
+
+class HostError10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    KeyLengthExceeded: HostErrorKeyLengthExceeded
+
+
+class HostError11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ValueLengthExceeded: HostErrorValueLengthExceeded
+
+
+class HostError12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TotalLogLengthExceeded: HostErrorTotalLogLengthExceeded
+
+
+class HostError13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NumberPromisesExceeded: HostErrorNumberPromisesExceeded
+
+
+class HostError14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NumberInputDataDependenciesExceeded: HostErrorNumberInputDataDependenciesExceeded
+
+
+class HostError15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ReturnedValueLengthExceeded: HostErrorReturnedValueLengthExceeded
+
+
+class HostError16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ContractSizeExceeded: HostErrorContractSizeExceeded
+
+
+class HostError17(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Deprecated: HostErrorDeprecated
+
+
+class HostError18(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ECRecoverError: HostErrorECRecoverError
+
+
+class HostError19(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AltBn128InvalidInput: HostErrorAltBn128InvalidInput
+
+
+class HostError20(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Ed25519VerifyInvalidInput: HostErrorEd25519VerifyInvalidInput
+
+
+class HostError21(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    P256VerifyInvalidInput: HostErrorP256VerifyInvalidInput
+
+
+class HostError(
+    RootModel[
+        Literal["BadUTF16"]
+        | Literal["BadUTF8"]
+        | Literal["GasExceeded"]
+        | Literal["GasLimitExceeded"]
+        | Literal["BalanceExceeded"]
+        | Literal["EmptyMethodName"]
+        | HostError1
+        | Literal["IntegerOverflow"]
+        | HostError2
+        | Literal["CannotAppendActionToJointPromise"]
+        | Literal["CannotReturnJointPromise"]
+        | HostError3
+        | HostError4
+        | HostError5
+        | Literal["MemoryAccessViolation"]
+        | HostError6
+        | HostError7
+        | Literal["InvalidAccountId"]
+        | Literal["InvalidMethodName"]
+        | Literal["InvalidPublicKey"]
+        | HostError8
+        | HostError9
+        | HostError10
+        | HostError11
+        | HostError12
+        | HostError13
+        | HostError14
+        | HostError15
+        | HostError16
+        | HostError17
+        | HostError18
+        | HostError19
+        | HostError20
+        | HostError21
+    ]
+):
+    root: (
+        Literal["BadUTF16"]
+        | Literal["BadUTF8"]
+        | Literal["GasExceeded"]
+        | Literal["GasLimitExceeded"]
+        | Literal["BalanceExceeded"]
+        | Literal["EmptyMethodName"]
+        | HostError1
+        | Literal["IntegerOverflow"]
+        | HostError2
+        | Literal["CannotAppendActionToJointPromise"]
+        | Literal["CannotReturnJointPromise"]
+        | HostError3
+        | HostError4
+        | HostError5
+        | Literal["MemoryAccessViolation"]
+        | HostError6
+        | HostError7
+        | Literal["InvalidAccountId"]
+        | Literal["InvalidMethodName"]
+        | Literal["InvalidPublicKey"]
+        | HostError8
+        | HostError9
+        | HostError10
+        | HostError11
+        | HostError12
+        | HostError13
+        | HostError14
+        | HostError15
+        | HostError16
+        | HostError17
+        | HostError18
+        | HostError19
+        | HostError20
+        | HostError21
+    )
+
+
 class InternalError(BaseModel):
     info: InternalErrorINTERNALERRORInfo
     name: Literal["INTERNAL_ERROR"]
@@ -728,10 +1653,38 @@ class JsonRpcRequestForClientConfig(BaseModel):
     params: RpcClientConfigRequest | None = None
 
 
+class JsonRpcRequestForStatus(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["status"]
+    params: RpcStatusRequest | None = None
+
+
+class JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcGasPriceResponse
+
+
 class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError1(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
     result: RpcViewAccountResponse
+
+
+class JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcViewCodeResponse
+
+
+class KnownProducerView(BaseModel):
+    account_id: AccountId
+    next_hops: list[PublicKey] | None = None
+    peer_id: PublicKey
 
 
 class LimitConfig(BaseModel):
@@ -779,6 +1732,24 @@ class LimitConfig(BaseModel):
     max_globals_per_contract: Annotated[int | None, Field(ge=0)] = None
 
 
+class PeerInfoView(BaseModel):
+    account_id: AccountId | None = None
+    addr: str
+    archival: bool
+    block_hash: CryptoHash | None = None
+    connection_established_time_millis: Annotated[int, Field(ge=0)]
+    height: Annotated[int | None, Field(ge=0)] = None
+    is_highest_block_invalid: bool
+    is_outbound_peer: bool
+    last_time_peer_requested_millis: Annotated[int, Field(ge=0)]
+    last_time_received_message_millis: Annotated[int, Field(ge=0)]
+    nonce: Annotated[int, Field(ge=0)]
+    peer_id: PublicKey
+    received_bytes_per_sec: Annotated[int, Field(ge=0)]
+    sent_bytes_per_sec: Annotated[int, Field(ge=0)]
+    tracked_shards: list[ShardId]
+
+
 class RpcBlockError1(BaseModel):
     info: RpcBlockErrorUNKNOWNBLOCKInfo
     name: Literal["UNKNOWN_BLOCK"]
@@ -821,6 +1792,37 @@ class RpcClientConfigError(BaseModel):
     name: Literal["INTERNAL_ERROR"]
 
 
+class RpcGasPriceError1(BaseModel):
+    info: RpcGasPriceErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcGasPriceError2(BaseModel):
+    info: RpcGasPriceErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcGasPriceError(RootModel[RpcGasPriceError1 | RpcGasPriceError2]):
+    root: RpcGasPriceError1 | RpcGasPriceError2
+
+
+class RpcGasPriceRequest1(RootModel[tuple[BlockId | None]]):
+    root: Annotated[
+        tuple[BlockId | None],
+        Field(max_length=1, min_length=1, title="RpcGasPriceRequest"),
+    ]
+
+
+class RpcGasPriceRequest2(BaseModel):
+    block_id: BlockId | None = None
+
+
+class RpcGasPriceRequest(RootModel[RpcGasPriceRequest1 | RpcGasPriceRequest2]):
+    root: Annotated[
+        RpcGasPriceRequest1 | RpcGasPriceRequest2, Field(title="RpcGasPriceRequest")
+    ]
+
+
 class RpcProtocolConfigError1(BaseModel):
     info: RpcProtocolConfigErrorUNKNOWNBLOCKInfo
     name: Literal["UNKNOWN_BLOCK"]
@@ -860,6 +1862,272 @@ class RpcProtocolConfigRequest(
     ]
 
 
+class RpcQueryError3(BaseModel):
+    info: RpcQueryErrorGARBAGECOLLECTEDBLOCKInfo
+    name: Literal["GARBAGE_COLLECTED_BLOCK"]
+
+
+class RpcQueryError5(BaseModel):
+    info: RpcQueryErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcQueryError6(BaseModel):
+    info: RpcQueryErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcQueryError7(BaseModel):
+    info: RpcQueryErrorNOCONTRACTCODEInfo
+    name: Literal["NO_CONTRACT_CODE"]
+
+
+class RpcQueryError8(BaseModel):
+    info: RpcQueryErrorTOOLARGECONTRACTSTATEInfo
+    name: Literal["TOO_LARGE_CONTRACT_STATE"]
+
+
+class RpcQueryError9(BaseModel):
+    info: RpcQueryErrorUNKNOWNACCESSKEYInfo
+    name: Literal["UNKNOWN_ACCESS_KEY"]
+
+
+class RpcQueryError10(BaseModel):
+    info: RpcQueryErrorUNKNOWNGASKEYInfo
+    name: Literal["UNKNOWN_GAS_KEY"]
+
+
+class RpcQueryError12(BaseModel):
+    info: RpcQueryErrorNOGLOBALCONTRACTCODEInfo
+    name: Literal["NO_GLOBAL_CONTRACT_CODE"]
+
+
+class RpcQueryError13(BaseModel):
+    info: RpcQueryErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcQueryErrorUNAVAILABLESHARDInfo(BaseModel):
+    requested_shard_id: ShardId
+
+
+class RpcQueryErrorUNKNOWNBLOCKInfo(BaseModel):
+    block_reference: BlockReference
+
+
+class RpcQueryRequest1(BaseModel):
+    block_id: BlockId
+    account_id: AccountId
+    request_type: Literal["view_account"]
+
+
+class RpcQueryRequest2(BaseModel):
+    block_id: BlockId
+    account_id: AccountId
+    request_type: Literal["view_code"]
+
+
+class RpcQueryRequest3(BaseModel):
+    block_id: BlockId
+    account_id: AccountId
+    after_key_base64: StoreKey | None = None
+    include_proof: bool | None = None
+    limit: Annotated[int | None, Field(ge=1, le=4294967295)] = None
+    prefix_base64: StoreKey
+    request_type: Literal["view_state"]
+
+
+class RpcQueryRequest4(BaseModel):
+    block_id: BlockId
+    account_id: AccountId
+    public_key: PublicKey
+    request_type: Literal["view_access_key"]
+
+
+class RpcQueryRequest5(BaseModel):
+    block_id: BlockId
+    account_id: AccountId
+    request_type: Literal["view_access_key_list"]
+
+
+class RpcQueryRequest6(BaseModel):
+    block_id: BlockId
+    account_id: AccountId
+    public_key: PublicKey
+    request_type: Literal["view_gas_key_nonces"]
+
+
+class RpcQueryRequest7(BaseModel):
+    block_id: BlockId
+    account_id: AccountId
+    args_base64: FunctionArgs
+    method_name: str
+    request_type: Literal["call_function"]
+
+
+class RpcQueryRequest8(BaseModel):
+    block_id: BlockId
+    code_hash: CryptoHash
+    request_type: Literal["view_global_contract_code"]
+
+
+class RpcQueryRequest9(BaseModel):
+    block_id: BlockId
+    account_id: AccountId
+    request_type: Literal["view_global_contract_code_by_account_id"]
+
+
+class RpcQueryRequest12(BaseModel):
+    finality: Finality
+    account_id: AccountId
+    after_key_base64: StoreKey | None = None
+    include_proof: bool | None = None
+    limit: Annotated[int | None, Field(ge=1, le=4294967295)] = None
+    prefix_base64: StoreKey
+    request_type: Literal["view_state"]
+
+
+class RpcQueryRequest19(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_id: AccountId
+    request_type: Literal["view_account"]
+
+
+class RpcQueryRequest20(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_id: AccountId
+    request_type: Literal["view_code"]
+
+
+class RpcQueryRequest21(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_id: AccountId
+    after_key_base64: StoreKey | None = None
+    include_proof: bool | None = None
+    limit: Annotated[int | None, Field(ge=1, le=4294967295)] = None
+    prefix_base64: StoreKey
+    request_type: Literal["view_state"]
+
+
+class RpcQueryRequest22(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_id: AccountId
+    public_key: PublicKey
+    request_type: Literal["view_access_key"]
+
+
+class RpcQueryRequest23(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_id: AccountId
+    request_type: Literal["view_access_key_list"]
+
+
+class RpcQueryRequest24(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_id: AccountId
+    public_key: PublicKey
+    request_type: Literal["view_gas_key_nonces"]
+
+
+class RpcQueryRequest25(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_id: AccountId
+    args_base64: FunctionArgs
+    method_name: str
+    request_type: Literal["call_function"]
+
+
+class RpcQueryRequest26(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    code_hash: CryptoHash
+    request_type: Literal["view_global_contract_code"]
+
+
+class RpcQueryRequest27(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_id: AccountId
+    request_type: Literal["view_global_contract_code_by_account_id"]
+
+
+class RpcQueryRequest(
+    RootModel[
+        RpcQueryRequest1
+        | RpcQueryRequest2
+        | RpcQueryRequest3
+        | RpcQueryRequest4
+        | RpcQueryRequest5
+        | RpcQueryRequest6
+        | RpcQueryRequest7
+        | RpcQueryRequest8
+        | RpcQueryRequest9
+        | RpcQueryRequest10
+        | RpcQueryRequest11
+        | RpcQueryRequest12
+        | RpcQueryRequest13
+        | RpcQueryRequest14
+        | RpcQueryRequest15
+        | RpcQueryRequest16
+        | RpcQueryRequest17
+        | RpcQueryRequest18
+        | RpcQueryRequest19
+        | RpcQueryRequest20
+        | RpcQueryRequest21
+        | RpcQueryRequest22
+        | RpcQueryRequest23
+        | RpcQueryRequest24
+        | RpcQueryRequest25
+        | RpcQueryRequest26
+        | RpcQueryRequest27
+        | RpcQueryRequest28
+        | RpcQueryRequest29
+        | RpcQueryRequest30
+    ]
+):
+    root: Annotated[
+        RpcQueryRequest1
+        | RpcQueryRequest2
+        | RpcQueryRequest3
+        | RpcQueryRequest4
+        | RpcQueryRequest5
+        | RpcQueryRequest6
+        | RpcQueryRequest7
+        | RpcQueryRequest8
+        | RpcQueryRequest9
+        | RpcQueryRequest10
+        | RpcQueryRequest11
+        | RpcQueryRequest12
+        | RpcQueryRequest13
+        | RpcQueryRequest14
+        | RpcQueryRequest15
+        | RpcQueryRequest16
+        | RpcQueryRequest17
+        | RpcQueryRequest18
+        | RpcQueryRequest19
+        | RpcQueryRequest20
+        | RpcQueryRequest21
+        | RpcQueryRequest22
+        | RpcQueryRequest23
+        | RpcQueryRequest24
+        | RpcQueryRequest25
+        | RpcQueryRequest26
+        | RpcQueryRequest27
+        | RpcQueryRequest28
+        | RpcQueryRequest29
+        | RpcQueryRequest30,
+        Field(title="RpcQueryRequest"),
+    ]
+
+
+class RpcQueryResponse1(AccountView):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcQueryResponse2(ContractCodeView):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
 class RpcRequestValidationErrorKind1(BaseModel):
     info: RpcRequestValidationErrorKindMETHODNOTFOUNDInfo
     name: Literal["METHOD_NOT_FOUND"]
@@ -874,6 +2142,118 @@ class RpcRequestValidationErrorKind(
     RootModel[RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2]
 ):
     root: RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2
+
+
+class RpcStatusError2(BaseModel):
+    info: RpcStatusErrorNONEWBLOCKSInfo
+    name: Literal["NO_NEW_BLOCKS"]
+
+
+class RpcStatusError3(BaseModel):
+    info: RpcStatusErrorEPOCHOUTOFBOUNDSInfo
+    name: Literal["EPOCH_OUT_OF_BOUNDS"]
+
+
+class RpcStatusError4(BaseModel):
+    info: RpcStatusErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcStatusError(
+    RootModel[RpcStatusError1 | RpcStatusError2 | RpcStatusError3 | RpcStatusError4]
+):
+    root: RpcStatusError1 | RpcStatusError2 | RpcStatusError3 | RpcStatusError4
+
+
+class RpcViewAccessKeyError2(BaseModel):
+    info: RpcViewAccessKeyErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcViewAccessKeyError3(BaseModel):
+    info: RpcViewAccessKeyErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcViewAccessKeyError4(BaseModel):
+    info: RpcViewAccessKeyErrorUNKNOWNACCESSKEYInfo
+    name: Literal["UNKNOWN_ACCESS_KEY"]
+
+
+class RpcViewAccessKeyError5(BaseModel):
+    info: RpcViewAccessKeyErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcViewAccessKeyErrorUNKNOWNBLOCKInfo(BaseModel):
+    block_reference: BlockReference
+
+
+class RpcViewAccessKeyListError2(BaseModel):
+    info: RpcViewAccessKeyListErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcViewAccessKeyListError3(BaseModel):
+    info: RpcViewAccessKeyListErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcViewAccessKeyListError4(BaseModel):
+    info: RpcViewAccessKeyListErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcViewAccessKeyListErrorUNKNOWNBLOCKInfo(BaseModel):
+    block_reference: BlockReference
+
+
+class RpcViewAccessKeyListRequest1(BaseModel):
+    account_id: AccountId
+    block_id: BlockId
+
+
+class RpcViewAccessKeyListRequest3(BaseModel):
+    account_id: AccountId
+    sync_checkpoint: SyncCheckpoint
+
+
+class RpcViewAccessKeyListRequest(
+    RootModel[
+        RpcViewAccessKeyListRequest1
+        | RpcViewAccessKeyListRequest2
+        | RpcViewAccessKeyListRequest3
+    ]
+):
+    root: Annotated[
+        RpcViewAccessKeyListRequest1
+        | RpcViewAccessKeyListRequest2
+        | RpcViewAccessKeyListRequest3,
+        Field(title="RpcViewAccessKeyListRequest"),
+    ]
+
+
+class RpcViewAccessKeyRequest1(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+    block_id: BlockId
+
+
+class RpcViewAccessKeyRequest3(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+    sync_checkpoint: SyncCheckpoint
+
+
+class RpcViewAccessKeyRequest(
+    RootModel[
+        RpcViewAccessKeyRequest1 | RpcViewAccessKeyRequest2 | RpcViewAccessKeyRequest3
+    ]
+):
+    root: Annotated[
+        RpcViewAccessKeyRequest1 | RpcViewAccessKeyRequest2 | RpcViewAccessKeyRequest3,
+        Field(title="RpcViewAccessKeyRequest"),
+    ]
 
 
 class RpcViewAccountError2(BaseModel):
@@ -914,6 +2294,49 @@ class RpcViewAccountRequest(
     ]
 
 
+class RpcViewCodeError2(BaseModel):
+    info: RpcViewCodeErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcViewCodeError3(BaseModel):
+    info: RpcViewCodeErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcViewCodeError4(BaseModel):
+    info: RpcViewCodeErrorNOCONTRACTCODEInfo
+    name: Literal["NO_CONTRACT_CODE"]
+
+
+class RpcViewCodeError5(BaseModel):
+    info: RpcViewCodeErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcViewCodeErrorUNKNOWNBLOCKInfo(BaseModel):
+    block_reference: BlockReference
+
+
+class RpcViewCodeRequest1(BaseModel):
+    account_id: AccountId
+    block_id: BlockId
+
+
+class RpcViewCodeRequest3(BaseModel):
+    account_id: AccountId
+    sync_checkpoint: SyncCheckpoint
+
+
+class RpcViewCodeRequest(
+    RootModel[RpcViewCodeRequest1 | RpcViewCodeRequest2 | RpcViewCodeRequest3]
+):
+    root: Annotated[
+        RpcViewCodeRequest1 | RpcViewCodeRequest2 | RpcViewCodeRequest3,
+        Field(title="RpcViewCodeRequest"),
+    ]
+
+
 class ShardLayout1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -946,6 +2369,11 @@ class ShardLayout(RootModel[ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLa
     root: ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLayout4
 
 
+class StateItem(BaseModel):
+    key: StoreKey
+    value: StoreValue
+
+
 class VMConfigView(BaseModel):
     bls12381_not_in_group_fix: bool | None = None
     chain_id_host_fn: bool | None = None
@@ -974,10 +2402,58 @@ class ValidatorStakeView(ValidatorStakeViewV1):
     validator_stake_struct_version: Literal["V1"]
 
 
+class ViewStateResult(BaseModel):
+    last_key: StoreKey | None = None
+    proof: list[str] | None = None
+    values: list[StateItem]
+
+
 class AccessKeyCreationConfigView(BaseModel):
     full_access_cost: Fee
     function_call_cost: Fee
     function_call_cost_per_byte: Fee
+
+
+class AccessKeyPermissionView1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCall: AccessKeyPermissionViewFunctionCall
+
+
+class AccessKeyPermissionView2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyFunctionCall: AccessKeyPermissionViewGasKeyFunctionCall
+
+
+class AccessKeyPermissionView3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyFullAccess: AccessKeyPermissionViewGasKeyFullAccess
+
+
+class AccessKeyPermissionView(
+    RootModel[
+        Literal["FullAccess"]
+        | AccessKeyPermissionView1
+        | AccessKeyPermissionView2
+        | AccessKeyPermissionView3
+    ]
+):
+    root: (
+        Literal["FullAccess"]
+        | AccessKeyPermissionView1
+        | AccessKeyPermissionView2
+        | AccessKeyPermissionView3
+    )
+
+
+class AccessKeyView(BaseModel):
+    nonce: Annotated[int, Field(ge=0)]
+    permission: AccessKeyPermissionView
 
 
 class ActionCreationConfigView(BaseModel):
@@ -1186,6 +2662,44 @@ class ErrorWrapperForRpcClientConfigError(
     )
 
 
+class ErrorWrapperForRpcGasPriceError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcGasPriceError2(BaseModel):
+    cause: RpcGasPriceError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcGasPriceError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcGasPriceError(
+    RootModel[
+        ErrorWrapperForRpcGasPriceError1
+        | ErrorWrapperForRpcGasPriceError2
+        | ErrorWrapperForRpcGasPriceError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcGasPriceError1
+        | ErrorWrapperForRpcGasPriceError2
+        | ErrorWrapperForRpcGasPriceError3
+    )
+
+
 class ErrorWrapperForRpcProtocolConfigError1(BaseModel):
     cause: RpcRequestValidationErrorKind
     name: Literal["REQUEST_VALIDATION_ERROR"]
@@ -1224,6 +2738,92 @@ class ErrorWrapperForRpcProtocolConfigError(
     )
 
 
+class ErrorWrapperForRpcQueryError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcQueryError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcStatusError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcStatusError2(BaseModel):
+    cause: RpcStatusError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcStatusError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcStatusError(
+    RootModel[
+        ErrorWrapperForRpcStatusError1
+        | ErrorWrapperForRpcStatusError2
+        | ErrorWrapperForRpcStatusError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcStatusError1
+        | ErrorWrapperForRpcStatusError2
+        | ErrorWrapperForRpcStatusError3
+    )
+
+
+class ErrorWrapperForRpcViewAccessKeyError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewAccessKeyError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewAccessKeyListError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewAccessKeyListError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
 class ErrorWrapperForRpcViewAccountError1(BaseModel):
     cause: RpcRequestValidationErrorKind
     name: Literal["REQUEST_VALIDATION_ERROR"]
@@ -1240,11 +2840,56 @@ class ErrorWrapperForRpcViewAccountError3(BaseModel):
     data: Any | None = None
 
 
+class ErrorWrapperForRpcViewCodeError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewCodeError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
 class ExternalStorageConfig(BaseModel):
     external_storage_fallback_threshold: Annotated[int, Field(ge=0)] = 3
     location: ExternalStorageLocation | None = None
     num_concurrent_requests: Annotated[int, Field(ge=0, le=255)] = 25
     num_concurrent_requests_during_catchup: Annotated[int, Field(ge=0, le=255)] = 5
+
+
+class FunctionCallError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    HostError_1: Annotated[HostError, Field(alias="HostError")]
+
+
+class FunctionCallError(
+    RootModel[
+        Literal["WasmUnknownError", "_EVMError"]
+        | FunctionCallError1
+        | FunctionCallError2
+        | FunctionCallError3
+        | FunctionCallError4
+        | FunctionCallError5
+        | FunctionCallError6
+    ]
+):
+    root: (
+        Literal["WasmUnknownError", "_EVMError"]
+        | FunctionCallError1
+        | FunctionCallError2
+        | FunctionCallError3
+        | FunctionCallError4
+        | FunctionCallError5
+        | FunctionCallError6
+    )
 
 
 class GenesisConfig(BaseModel):
@@ -1423,6 +3068,26 @@ class JsonRpcRequestForEXPERIMENTALProtocolConfig(BaseModel):
     params: RpcProtocolConfigRequest
 
 
+class JsonRpcRequestForEXPERIMENTALViewAccessKey(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_view_access_key"]
+    params: RpcViewAccessKeyRequest
+
+
+class JsonRpcRequestForEXPERIMENTALViewAccessKeyList(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_view_access_key_list"]
+    params: RpcViewAccessKeyListRequest
+
+
 class JsonRpcRequestForEXPERIMENTALViewAccount(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1433,6 +3098,16 @@ class JsonRpcRequestForEXPERIMENTALViewAccount(BaseModel):
     params: RpcViewAccountRequest
 
 
+class JsonRpcRequestForEXPERIMENTALViewCode(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_view_code"]
+    params: RpcViewCodeRequest
+
+
 class JsonRpcRequestForBlock(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1441,6 +3116,26 @@ class JsonRpcRequestForBlock(BaseModel):
     jsonrpc: Literal["2.0"]
     method: Literal["block"]
     params: RpcBlockRequest
+
+
+class JsonRpcRequestForGasPrice(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["gas_price"]
+    params: RpcGasPriceRequest
+
+
+class JsonRpcRequestForQuery(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["query"]
+    params: RpcQueryRequest
 
 
 class JsonRpcResponseForGenesisConfigAndGenesisConfigError1(BaseModel):
@@ -1480,16 +3175,129 @@ class JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError2(BaseMode
     error: ErrorWrapperForRpcClientConfigError
 
 
+class JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcGasPriceError
+
+
+class JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError(
+    RootModel[
+        JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError1
+        | JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError1
+        | JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError2,
+        Field(title="JsonRpcResponse_for_RpcGasPriceResponse_and_RpcGasPriceError"),
+    ]
+
+
 class JsonRpcResponseForRpcProtocolConfigResponseAndRpcProtocolConfigError2(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
     error: ErrorWrapperForRpcProtocolConfigError
 
 
+class JsonRpcResponseForRpcStatusResponseAndRpcStatusError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcStatusError
+
+
+class NetworkInfoView(BaseModel):
+    connected_peers: list[PeerInfoView]
+    known_producers: list[KnownProducerView]
+    num_connected_peers: Annotated[int, Field(ge=0)]
+    peer_max_count: Annotated[int, Field(ge=0)]
+    tier1_accounts_data: list[AccountDataView]
+    tier1_accounts_keys: list[PublicKey]
+    tier1_connections: list[PeerInfoView]
+
+
 class RpcBlockResponse(BaseModel):
     author: AccountId
     chunks: list[ChunkHeaderView]
     header: BlockHeaderView
+
+
+class RpcQueryError2(BaseModel):
+    info: RpcQueryErrorUNAVAILABLESHARDInfo
+    name: Literal["UNAVAILABLE_SHARD"]
+
+
+class RpcQueryError4(BaseModel):
+    info: RpcQueryErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcQueryErrorCONTRACTEXECUTIONERRORInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    error: FunctionCallError
+    vm_error: str
+
+
+class RpcQueryResponse3(ViewStateResult):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcQueryResponse5(AccessKeyView):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcViewAccessKeyError1(BaseModel):
+    info: RpcViewAccessKeyErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcViewAccessKeyError(
+    RootModel[
+        RpcViewAccessKeyError1
+        | RpcViewAccessKeyError2
+        | RpcViewAccessKeyError3
+        | RpcViewAccessKeyError4
+        | RpcViewAccessKeyError5
+    ]
+):
+    root: (
+        RpcViewAccessKeyError1
+        | RpcViewAccessKeyError2
+        | RpcViewAccessKeyError3
+        | RpcViewAccessKeyError4
+        | RpcViewAccessKeyError5
+    )
+
+
+class RpcViewAccessKeyListError1(BaseModel):
+    info: RpcViewAccessKeyListErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcViewAccessKeyListError(
+    RootModel[
+        RpcViewAccessKeyListError1
+        | RpcViewAccessKeyListError2
+        | RpcViewAccessKeyListError3
+        | RpcViewAccessKeyListError4
+    ]
+):
+    root: (
+        RpcViewAccessKeyListError1
+        | RpcViewAccessKeyListError2
+        | RpcViewAccessKeyListError3
+        | RpcViewAccessKeyListError4
+    )
+
+
+class RpcViewAccessKeyResponse(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    nonce: Annotated[int, Field(ge=0)]
+    permission: AccessKeyPermissionView
 
 
 class RpcViewAccountError1(BaseModel):
@@ -1510,6 +3318,29 @@ class RpcViewAccountError(
         | RpcViewAccountError2
         | RpcViewAccountError3
         | RpcViewAccountError4
+    )
+
+
+class RpcViewCodeError1(BaseModel):
+    info: RpcViewCodeErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcViewCodeError(
+    RootModel[
+        RpcViewCodeError1
+        | RpcViewCodeError2
+        | RpcViewCodeError3
+        | RpcViewCodeError4
+        | RpcViewCodeError5
+    ]
+):
+    root: (
+        RpcViewCodeError1
+        | RpcViewCodeError2
+        | RpcViewCodeError3
+        | RpcViewCodeError4
+        | RpcViewCodeError5
     )
 
 
@@ -1538,6 +3369,68 @@ class SyncConfig(RootModel[Literal["Peers"] | SyncConfig1]):
     root: Literal["Peers"] | SyncConfig1
 
 
+class AccessKeyInfoView(BaseModel):
+    access_key: AccessKeyView
+    public_key: PublicKeyHandle
+
+
+class AccessKeyList(BaseModel):
+    keys: list[AccessKeyInfoView]
+
+
+class DetailedDebugStatus(BaseModel):
+    block_production_delay_millis: Annotated[int, Field(ge=0)]
+    catchup_status: list[CatchupStatusView]
+    current_head_status: BlockStatusView
+    current_header_head_status: BlockStatusView
+    network_info: NetworkInfoView
+    sync_status: str
+
+
+class ErrorWrapperForRpcViewAccessKeyError2(BaseModel):
+    cause: RpcViewAccessKeyError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewAccessKeyError(
+    RootModel[
+        ErrorWrapperForRpcViewAccessKeyError1
+        | ErrorWrapperForRpcViewAccessKeyError2
+        | ErrorWrapperForRpcViewAccessKeyError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcViewAccessKeyError1
+        | ErrorWrapperForRpcViewAccessKeyError2
+        | ErrorWrapperForRpcViewAccessKeyError3
+    )
+
+
+class ErrorWrapperForRpcViewAccessKeyListError2(BaseModel):
+    cause: RpcViewAccessKeyListError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewAccessKeyListError(
+    RootModel[
+        ErrorWrapperForRpcViewAccessKeyListError1
+        | ErrorWrapperForRpcViewAccessKeyListError2
+        | ErrorWrapperForRpcViewAccessKeyListError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcViewAccessKeyListError1
+        | ErrorWrapperForRpcViewAccessKeyListError2
+        | ErrorWrapperForRpcViewAccessKeyListError3
+    )
+
+
 class ErrorWrapperForRpcViewAccountError2(BaseModel):
     cause: RpcViewAccountError
     name: Literal["HANDLER_ERROR"]
@@ -1560,6 +3453,28 @@ class ErrorWrapperForRpcViewAccountError(
     )
 
 
+class ErrorWrapperForRpcViewCodeError2(BaseModel):
+    cause: RpcViewCodeError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewCodeError(
+    RootModel[
+        ErrorWrapperForRpcViewCodeError1
+        | ErrorWrapperForRpcViewCodeError2
+        | ErrorWrapperForRpcViewCodeError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcViewCodeError1
+        | ErrorWrapperForRpcViewCodeError2
+        | ErrorWrapperForRpcViewCodeError3
+    )
+
+
 class JsonRpcRequest(
     RootModel[
         JsonRpcRequestForGenesisConfig
@@ -1567,6 +3482,12 @@ class JsonRpcRequest(
         | JsonRpcRequestForEXPERIMENTALViewAccount
         | JsonRpcRequestForClientConfig
         | JsonRpcRequestForBlock
+        | JsonRpcRequestForStatus
+        | JsonRpcRequestForGasPrice
+        | JsonRpcRequestForQuery
+        | JsonRpcRequestForEXPERIMENTALViewAccessKey
+        | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
+        | JsonRpcRequestForEXPERIMENTALViewCode
     ]
 ):
     root: (
@@ -1575,6 +3496,12 @@ class JsonRpcRequest(
         | JsonRpcRequestForEXPERIMENTALViewAccount
         | JsonRpcRequestForClientConfig
         | JsonRpcRequestForBlock
+        | JsonRpcRequestForStatus
+        | JsonRpcRequestForGasPrice
+        | JsonRpcRequestForQuery
+        | JsonRpcRequestForEXPERIMENTALViewAccessKey
+        | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
+        | JsonRpcRequestForEXPERIMENTALViewCode
     )
     """
     A request for any of the five methods.
@@ -1600,6 +3527,41 @@ class JsonRpcResponseForRpcBlockResponseAndRpcBlockError(
     ]
 
 
+class JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError2(
+    BaseModel
+):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcViewAccessKeyListError
+
+
+class JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcViewAccessKeyResponse
+
+
+class JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcViewAccessKeyError
+
+
+class JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError(
+    RootModel[
+        JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError1
+        | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError1
+        | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError2,
+        Field(
+            title="JsonRpcResponse_for_RpcViewAccessKeyResponse_and_RpcViewAccessKeyError"
+        ),
+    ]
+
+
 class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError2(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
@@ -1621,6 +3583,116 @@ class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError(
     ]
 
 
+class JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcViewCodeError
+
+
+class JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError(
+    RootModel[
+        JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError1
+        | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError1
+        | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2,
+        Field(title="JsonRpcResponse_for_RpcViewCodeResponse_and_RpcViewCodeError"),
+    ]
+
+
+class RpcQueryError11(BaseModel):
+    info: RpcQueryErrorCONTRACTEXECUTIONERRORInfo
+    name: Literal["CONTRACT_EXECUTION_ERROR"]
+
+
+class RpcQueryError(
+    RootModel[
+        RpcQueryError1
+        | RpcQueryError2
+        | RpcQueryError3
+        | RpcQueryError4
+        | RpcQueryError5
+        | RpcQueryError6
+        | RpcQueryError7
+        | RpcQueryError8
+        | RpcQueryError9
+        | RpcQueryError10
+        | RpcQueryError11
+        | RpcQueryError12
+        | RpcQueryError13
+    ]
+):
+    root: (
+        RpcQueryError1
+        | RpcQueryError2
+        | RpcQueryError3
+        | RpcQueryError4
+        | RpcQueryError5
+        | RpcQueryError6
+        | RpcQueryError7
+        | RpcQueryError8
+        | RpcQueryError9
+        | RpcQueryError10
+        | RpcQueryError11
+        | RpcQueryError12
+        | RpcQueryError13
+    )
+
+
+class RpcQueryResponse6(AccessKeyList):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcQueryResponse(
+    RootModel[
+        RpcQueryResponse1
+        | RpcQueryResponse2
+        | RpcQueryResponse3
+        | RpcQueryResponse4
+        | RpcQueryResponse5
+        | RpcQueryResponse6
+        | RpcQueryResponse7
+        | RpcQueryResponse8
+    ]
+):
+    root: (
+        RpcQueryResponse1
+        | RpcQueryResponse2
+        | RpcQueryResponse3
+        | RpcQueryResponse4
+        | RpcQueryResponse5
+        | RpcQueryResponse6
+        | RpcQueryResponse7
+        | RpcQueryResponse8
+    )
+
+
+class RpcStatusResponse(BaseModel):
+    chain_id: str
+    detailed_debug_status: DetailedDebugStatus | None = None
+    genesis_hash: CryptoHash
+    latest_protocol_version: Annotated[int, Field(ge=0)]
+    node_key: PublicKey | None = None
+    node_public_key: PublicKey
+    protocol_version: Annotated[int, Field(ge=0)]
+    rpc_addr: str | None = None
+    sync_info: StatusSyncInfo
+    uptime_sec: int
+    validator_account_id: AccountId | None = None
+    validator_public_key: PublicKey | None = None
+    validators: list[ValidatorInfo]
+    version: Version
+
+
+class RpcViewAccessKeyListResponse(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    keys: list[AccessKeyInfoView]
+
+
 class RuntimeConfigView(BaseModel):
     account_creation_charge: Annotated[NearToken, Field(validate_default=True)] = "0"
     account_creation_config: AccountCreationConfigView | None = None
@@ -1637,6 +3709,95 @@ class StateSyncConfig(BaseModel):
     dump: DumpConfig | None = None
     parts_compression_lvl: int = 1
     sync: SyncConfig | None = None
+
+
+class ErrorWrapperForRpcQueryError2(BaseModel):
+    cause: RpcQueryError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcQueryError(
+    RootModel[
+        ErrorWrapperForRpcQueryError1
+        | ErrorWrapperForRpcQueryError2
+        | ErrorWrapperForRpcQueryError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcQueryError1
+        | ErrorWrapperForRpcQueryError2
+        | ErrorWrapperForRpcQueryError3
+    )
+
+
+class JsonRpcResponseForRpcQueryResponseAndRpcQueryError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcQueryResponse
+
+
+class JsonRpcResponseForRpcQueryResponseAndRpcQueryError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcQueryError
+
+
+class JsonRpcResponseForRpcQueryResponseAndRpcQueryError(
+    RootModel[
+        JsonRpcResponseForRpcQueryResponseAndRpcQueryError1
+        | JsonRpcResponseForRpcQueryResponseAndRpcQueryError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcQueryResponseAndRpcQueryError1
+        | JsonRpcResponseForRpcQueryResponseAndRpcQueryError2,
+        Field(title="JsonRpcResponse_for_RpcQueryResponse_and_RpcQueryError"),
+    ]
+
+
+class JsonRpcResponseForRpcStatusResponseAndRpcStatusError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcStatusResponse
+
+
+class JsonRpcResponseForRpcStatusResponseAndRpcStatusError(
+    RootModel[
+        JsonRpcResponseForRpcStatusResponseAndRpcStatusError1
+        | JsonRpcResponseForRpcStatusResponseAndRpcStatusError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcStatusResponseAndRpcStatusError1
+        | JsonRpcResponseForRpcStatusResponseAndRpcStatusError2,
+        Field(title="JsonRpcResponse_for_RpcStatusResponse_and_RpcStatusError"),
+    ]
+
+
+class JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError1(
+    BaseModel
+):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcViewAccessKeyListResponse
+
+
+class JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError(
+    RootModel[
+        JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError1
+        | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError1
+        | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError2,
+        Field(
+            title="JsonRpcResponse_for_RpcViewAccessKeyListResponse_and_RpcViewAccessKeyListError"
+        ),
+    ]
 
 
 class RpcClientConfigResponse(BaseModel):
@@ -1839,6 +4000,12 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError
         | JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError
         | JsonRpcResponseForRpcBlockResponseAndRpcBlockError
+        | JsonRpcResponseForRpcStatusResponseAndRpcStatusError
+        | JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError
+        | JsonRpcResponseForRpcQueryResponseAndRpcQueryError
+        | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError
+        | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError
+        | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError
     ]
 ):
     root: (
@@ -1847,6 +4014,12 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError
         | JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError
         | JsonRpcResponseForRpcBlockResponseAndRpcBlockError
+        | JsonRpcResponseForRpcStatusResponseAndRpcStatusError
+        | JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError
+        | JsonRpcResponseForRpcQueryResponseAndRpcQueryError
+        | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError
+        | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError
+        | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError
     )
     """
     A response of any of the five methods.

@@ -16,6 +16,12 @@ JSONRPC_PATHS: Final[dict[str, str | None]] = {
     "/EXPERIMENTAL_view_account": "EXPERIMENTAL_view_account",
     "/client_config": "client_config",
     "/block": "block",
+    "/status": "status",
+    "/gas_price": "gas_price",
+    "/query": "query",
+    "/EXPERIMENTAL_view_access_key": "EXPERIMENTAL_view_access_key",
+    "/EXPERIMENTAL_view_access_key_list": "EXPERIMENTAL_view_access_key_list",
+    "/EXPERIMENTAL_view_code": "EXPERIMENTAL_view_code",
 }
 
 

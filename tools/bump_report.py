@@ -1,4 +1,4 @@
-"""What a spec bump changes, field by field, for the five methods, and whom each change breaks.
+"""What a spec bump changes, field by field, for every method, and whom each change breaks.
 
 Compares the flat views (`tools.spec_fields`) of an old and a new document:
 

@@ -123,5 +123,11 @@ def crypto_hash_pattern() -> str:
     return "^(?:" + "|".join(reversed(choices)) + ")$"
 
 
+def ed25519_public_key_pattern() -> str:
+    """The anchored pattern of an ed25519 public key as nearcore writes it: `ed25519:` and the
+    base58 text of its 32 bytes (the same digits as a hash)."""
+    return "^ed25519:" + crypto_hash_pattern().removeprefix("^")
+
+
 if __name__ == "__main__":
     print(crypto_hash_pattern())

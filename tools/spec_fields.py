@@ -1,4 +1,4 @@
-"""The fields of the five methods, flattened: what a bump report compares and the interface checks.
+"""The fields of the methods, flattened: what a bump report compares and the interface checks.
 
 A field is named by its path from a method's request or response envelope, members joined by
 dots, `[]` for array items (none past a closed tuple's `prefixItems`), `{}` for the values of a
@@ -91,9 +91,13 @@ class _Flattener:
 
 
 def flatten(doc: dict[str, Json], methods: dict[str, dict[str, str]]) -> FlatSpec:
-    """The flat view of every method's request and response (`methods`: spec/overlays.json's)."""
+    """The flat view of every method's request and response (`methods`: spec/overlays.json's).
+    A method the document has no request for (an older spec, before the method was served) has
+    no field: a report shows it added whole."""
     walker = _Flattener(doc)
     for method, names in methods.items():
+        if names["request"] not in walker.schemas:
+            continue
         walker.walk({"$ref": _REF_PREFIX + names["request"]}, f"{method}.request")
         walker.walk({"$ref": _REF_PREFIX + names["response"]}, f"{method}.response")
     return walker.flat

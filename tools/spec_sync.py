@@ -4,7 +4,8 @@
     python -m tools.spec_sync UPSTREAM_OPENAPI_JSON --report-only [--against OLD_JSON] [--json]
 
 Steps, in order, each a pure function of its input so the output is byte-deterministic:
-1. keep the five methods' paths and every component schema (pruned in step 5);
+1. keep the methods' paths (the five of the interface and the declared extension) and every
+   component schema (pruned in step 5);
 2. normalise OpenAPI 3.0 idioms to 3.1 / JSON Schema 2020-12 and drop upstream prose
    (`description`, `$schema`); our own descriptions come back in step 4;
 3. apply the overlays in `spec/overlays.json`: explicit, reasoned edits (the 1.2.14 delta and
@@ -13,7 +14,7 @@ Steps, in order, each a pure function of its input so the output is byte-determi
 5. prune components to the transitive closure of what the paths reference;
    then put in the examples of `spec/examples.json` (`tools.spec_examples`: requests and the
    answers the sample chain gives them, from the recorded round trips);
-6. report, for the five methods, what changes against the current spec field by field
+6. report, for every method, what changes against the current spec field by field
    (`tools.bump_report`), and which overlays upstream now makes redundant;
 7. hold the result to the declared interface (spec/interface.json, `tools.interface_check`):
    a departure spec/DEVIATIONS.md does not declare (e.g. a field of interface 1.2.14 that
@@ -50,7 +51,7 @@ from typing import Any, cast
 from jsonpointer import JsonPointer, JsonPointerException
 
 from tools.bump_report import Change, as_json, changelog, report
-from tools.crypto_hash_pattern import crypto_hash_pattern
+from tools.crypto_hash_pattern import crypto_hash_pattern, ed25519_public_key_pattern
 from tools.interface_check import DECLARED_HEADING, declared_paths, departures, undeclared
 from tools.spec_examples import EXAMPLES, ExampleMisfit, apply_examples
 from tools.spec_fields import flatten
@@ -63,13 +64,25 @@ DESCRIPTIONS = SPEC_DIR / "descriptions.json"
 INTERFACE = SPEC_DIR / "interface.json"
 DEVIATIONS = SPEC_DIR / "DEVIATIONS.md"
 
-METHODS = (
+# The brief's five methods: interface 1.2.14, held to spec/interface.json.
+INTERFACE_METHODS = (
     "genesis_config",
     "EXPERIMENTAL_protocol_config",
     "EXPERIMENTAL_view_account",
     "client_config",
     "block",
 )
+# Served beyond interface 1.2.14 (spec/DEVIATIONS.md): the calls clients make first.
+EXTENSION_METHODS = (
+    "status",
+    "gas_price",
+    "query",
+    "EXPERIMENTAL_view_access_key",
+    "EXPERIMENTAL_view_access_key_list",
+    "EXPERIMENTAL_view_code",
+)
+# Every method the spec has a path for; the bump report and the changelog cover them all.
+METHODS = INTERFACE_METHODS + EXTENSION_METHODS
 
 Json = Any
 
@@ -147,7 +160,10 @@ def _substitute(value: Json, variables: dict[str, str]) -> Json:
 
 # Values too long to write by hand, computed by code in tools/: an op names one with
 # "value_from" instead of giving a "value".
-GENERATED_VALUES = {"crypto_hash_pattern": crypto_hash_pattern}
+GENERATED_VALUES = {
+    "crypto_hash_pattern": crypto_hash_pattern,
+    "ed25519_public_key_pattern": ed25519_public_key_pattern,
+}
 
 
 def _with_value(op: dict[str, Json], overlay_id: str) -> dict[str, Json]:
@@ -256,6 +272,13 @@ def _apply_op(
             raise OverlayError(f"{where}: target is not a map of schemas")
         if not sum(_ref_for_single_allof(schema, where) for schema in target.values()):
             return Redundancy(f"ref_for_single_allof {path}")
+    elif kind == "name_nested_objects":
+        target = pointer.resolve(doc)
+        if not isinstance(target, dict):
+            raise OverlayError(f"{where}: target is not a schema")
+        union = path.rsplit("/", 1)[1]
+        if not name_nested_objects(union, target, doc["components"]["schemas"], where):
+            return Redundancy(f"name_nested_objects {path}")
     else:
         raise OverlayError(f"{where}: unknown op {kind!r}")
     return None
@@ -300,6 +323,38 @@ def _ref_for_single_allof(schema: Json, where: str) -> int:
         schema.update(rewritten)
         count += 1
     return count
+
+
+def inline_variant_objects(union: str, schema: dict[str, Json]) -> Iterator[tuple[str, dict[str, Json], str]]:
+    """(component name, variant properties, member) of every inline object that is a member of
+    an inline `oneOf`/`anyOf` variant of `schema`: named `<union>_<NAME>_<member>` in a variant
+    tagged by a one-value `name` enum (an error cause), else `<union>_<member>` (an externally
+    tagged variant)."""
+    for variant in [*schema.get("oneOf", []), *schema.get("anyOf", [])]:
+        properties = variant.get("properties") if isinstance(variant, dict) else None
+        if not isinstance(properties, dict):
+            continue
+        tag = properties.get("name", {}).get("enum") if isinstance(properties.get("name"), dict) else None
+        prefix = f"{union}_{tag[0]}" if isinstance(tag, list) and len(tag) == 1 else union
+        for member, value in properties.items():
+            if member != "name" and isinstance(value, dict) and value.get("type") == "object":
+                yield f"{prefix}_{member}", properties, member
+
+
+def name_nested_objects(union: str, schema: dict[str, Json], schemas: dict[str, Json], where: str) -> int:
+    """Move each inline object of `inline_variant_objects` unchanged to its own component and
+    `$ref` it there (a bare `{"type": "object"}` says `additionalProperties: true` out loud);
+    return how many moved. A name already taken by another schema stops the sync."""
+    moved = list(inline_variant_objects(union, schema))
+    for name, properties, member in moved:
+        value = properties[member]
+        if value == {"type": "object"}:
+            value = {"additionalProperties": True, "type": "object"}
+        if name in schemas and schemas[name] != value:
+            raise OverlayError(f"{where}: component {name} exists and differs")
+        schemas[name] = value
+        properties[member] = {"$ref": _REF_PREFIX + name}
+    return len(moved)
 
 
 def apply_overlays(doc: dict[str, Json], overlays: dict[str, Json]) -> list[str]:
@@ -427,7 +482,7 @@ def load_json(path: Path) -> Json:
 
 
 def bump_report(old: dict[str, Json], new: dict[str, Json], methods: dict[str, Json]) -> dict[str, list[Change]]:
-    """The field-level changes of the five methods from `old` to `new`, each classed."""
+    """The field-level changes of every method from `old` to `new`, each classed."""
     return report(METHODS, flatten(old, methods), flatten(new, methods), load_json(INTERFACE))
 
 

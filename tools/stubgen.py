@@ -46,6 +46,21 @@ def _branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
     return list(schema.get("anyOf", [])) + list(schema.get("oneOf", []))
 
 
+def _params_branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The params' alternatives, each an `allOf` of parts (query's request types) merged into
+    one object, so that their members count like those of a plain branch."""
+    merged = []
+    for branch in _branches(schema):
+        parts = branch.get("allOf")
+        if parts:
+            properties: dict[str, Any] = {}
+            for part in parts:
+                properties.update(part.get("properties", {}))
+            branch = {**branch, "properties": properties}
+        merged.append(branch)
+    return merged
+
+
 def collect_methods(spec: dict[str, Any]) -> list[MethodInfo]:
     schemas: dict[str, Any] = spec["components"]["schemas"]
     methods: list[MethodInfo] = []
@@ -66,7 +81,7 @@ def collect_methods(spec: dict[str, Any]) -> list[MethodInfo]:
             for branch in _branches(schemas[response])
             if "result" in branch.get("properties", {})
         )
-        params_branches = _branches(schemas[params])
+        params_branches = _params_branches(schemas[params])
         members = set(schemas[params].get("properties", {}))
         for branch in params_branches:
             members.update(branch.get("properties", {}))

@@ -28,6 +28,9 @@ client_address  # socketserver hook signature
 _no_nearrpc_environment  # autouse pytest fixture
 EXPERIMENTAL_protocol_config  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_account  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_view_code  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_view_access_key  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_view_access_key_list  # handlers are called by method name from the generated dispatch table
 pytest_addoption  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_setup  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_makereport  # pytest hook (nearrpc.testing.plugin)
@@ -35,6 +38,7 @@ nearrpc_server  # pytest fixture offered to client test suites (nearrpc.testing.
 __getattr__  # module attribute hook (PEP 562): nearrpc.testing's lazy names
 earliest_hash  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
 missing_account  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
+contract_code_hashes  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)
 formatTime  # logging.Formatter hook (nearrpc.cli.logs)
 datefmt  # logging.Formatter.formatTime signature
 swagger_ui  # FastAPI route, registered by decorator
@@ -44,3 +48,4 @@ collect  # prometheus_client Collector hook (nearrpc.http.metrics)
 SingleWriteHttpProtocol  # uvicorn's HTTP protocol class, named by `nearrpc serve` as an import string
 itersize  # psycopg named-cursor attribute: rows fetched per round trip
 frame  # signal handler signature
+codes  # StoreVersion counter, read by name through STORE_KINDS

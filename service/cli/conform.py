@@ -57,7 +57,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run = commands.add_parser(
         "conform",
         help="check a NEAR JSON-RPC endpoint against the interface description",
-        description="Send every request form of the five methods and a fixed set of bad requests to URL, "
+        description="Send every request form of the five methods (and the main forms of the methods "
+        "beyond them) and a fixed set of bad requests to URL, "
         "and check every answer against spec/openapi.json and nearcore's error rules. "
         "Exits 1 on any violation. Options fall back to NEARRPC_CONFORM_* variables.",
     )

@@ -228,8 +228,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "serve",
         help="serve the JSON-RPC interface (builds the sample store at the default path on first run)",
         description="Serve genesis_config, EXPERIMENTAL_protocol_config, EXPERIMENTAL_view_account, "
-        "client_config and block at POST / and POST /<method>, with /health, /status, /metrics and the "
-        "interface at /docs. Options fall back to NEARRPC_* variables.",
+        "client_config and block (and, beyond interface 1.2.14, status, gas_price, query and the "
+        "EXPERIMENTAL key and code views) at POST / and POST /<method>, with /health, /status, /metrics "
+        "and the interface at /docs. Options fall back to NEARRPC_* variables.",
     )
     add_setting(run, ServeSettings, "host")
     add_setting(run, ServeSettings, "port")

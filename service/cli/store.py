@@ -135,6 +135,7 @@ def _run_copy(args: argparse.Namespace) -> None:
     print(
         f"nearrpc store copy: copied {describe_location(args.source)} -> {describe_location(args.destination)}: "
         f"{summary.blocks} blocks, {summary.epochs} epochs, {summary.account_states} account states, "
+        f"{summary.access_keys} access key states, {summary.contract_codes} contract codes, "
         f"{summary.configs} configs in {seconds:.1f} s ({summary.blocks / seconds:.0f} blocks/s); "
         f"counts verified (chain {summary.destination.chain_id!r}, heights "
         f"{summary.destination.earliest_height}..{summary.destination.latest_height})"

@@ -42,7 +42,7 @@ def _info_member(member: str, expected: object) -> Any:
     return check
 
 
-def _refused(
+def refused(
     method: str, check: str, params: Any, cause: Cause, facts: EndpointFacts, ids: RequestIds, *,
     row_method: str | None = None, extra: Any = None,
 ) -> Probe:
@@ -82,34 +82,34 @@ def bad_request_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Prob
     far, account = facts.far_height, facts.account
     valid = request_body("block", {"finality": "final"}, ids.take())
     probes: list[tuple[Probe, str]] = [
-        (_refused(UNKNOWN_METHOD, "unknown method", {}, Cause.METHOD_NOT_FOUND, facts, ids, row_method=ENDPOINT,
+        (refused(UNKNOWN_METHOD, "unknown method", {}, Cause.METHOD_NOT_FOUND, facts, ids, row_method=ENDPOINT,
                   extra=_info_member("method_name", UNKNOWN_METHOD)), ""),
         (_not_json_rpc(facts, ids), ""),
         (Probe(ENDPOINT, "malformed JSON", "a body cut short", valid[: len(valid) // 2],
                _plain_text_refusal(400, "a body that is not JSON")), ""),
         (Probe(ENDPOINT, "wrong content type", "Content-Type: text/plain", valid,
                _plain_text_refusal(415, "a Content-Type other than application/json"), "text/plain"), ""),
-        (_refused("block", "bad params", {"finality": "sometimes"}, Cause.PARSE_ERROR, facts, ids), ""),
-        (_refused("EXPERIMENTAL_view_account", "bad params: no account_id", {"finality": "final"},
+        (refused("block", "bad params", {"finality": "sometimes"}, Cause.PARSE_ERROR, facts, ids), ""),
+        (refused("EXPERIMENTAL_view_account", "bad params: no account_id", {"finality": "final"},
                   Cause.PARSE_ERROR, facts, ids), ""),
-        (_refused("block", "unknown block: height above the head", {"block_id": far}, Cause.UNKNOWN_BLOCK,
+        (refused("block", "unknown block: height above the head", {"block_id": far}, Cause.UNKNOWN_BLOCK,
                   facts, ids), ""),
-        (_refused("block", "unknown block: hash", {"block_id": UNKNOWN_HASH}, Cause.UNKNOWN_BLOCK, facts, ids), ""),
-        (_refused("EXPERIMENTAL_protocol_config", "unknown block: height above the head", {"block_id": far},
+        (refused("block", "unknown block: hash", {"block_id": UNKNOWN_HASH}, Cause.UNKNOWN_BLOCK, facts, ids), ""),
+        (refused("EXPERIMENTAL_protocol_config", "unknown block: height above the head", {"block_id": far},
                   Cause.UNKNOWN_BLOCK, facts, ids), ""),
     ]
     view_far = {"account_id": account, "block_id": far}
     no_account = "" if account else "no account known (name one with --account)"
-    probes.append((_refused("EXPERIMENTAL_view_account", "unknown block: height above the head", view_far,
+    probes.append((refused("EXPERIMENTAL_view_account", "unknown block: height above the head", view_far,
                             Cause.UNKNOWN_BLOCK, facts, ids,
                             extra=_info_member("block_reference", {"block_id": far})), no_account))
     absent = facts.absent_height
     no_absent = "" if absent is not None else "no height below the head without a block was found"
-    probes.append((_refused("block", "unknown block: height below the head (422)", {"block_id": absent},
+    probes.append((refused("block", "unknown block: height below the head (422)", {"block_id": absent},
                             Cause.UNKNOWN_BLOCK, facts, ids), no_absent))
-    probes.append((_refused("EXPERIMENTAL_protocol_config", "unknown block: height below the head (422)",
+    probes.append((refused("EXPERIMENTAL_protocol_config", "unknown block: height below the head (422)",
                             {"block_id": absent}, Cause.UNKNOWN_BLOCK, facts, ids), no_absent))
     missing = {"account_id": MISSING_ACCOUNT, "finality": "final"}
-    probes.append((_refused("EXPERIMENTAL_view_account", "unknown account", missing, Cause.UNKNOWN_ACCOUNT, facts,
+    probes.append((refused("EXPERIMENTAL_view_account", "unknown account", missing, Cause.UNKNOWN_ACCOUNT, facts,
                             ids, extra=_info_member("requested_account_id", MISSING_ACCOUNT)), ""))
     return probes

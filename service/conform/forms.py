@@ -47,6 +47,10 @@ class Expect:
 _BLOCK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "block": (("header", "height"), ("header", "hash")),
     "EXPERIMENTAL_view_account": (("block_height",), ("block_hash",)),
+    # beyond interface 1.2.14
+    "query": (("block_height",), ("block_hash",)),
+    "EXPERIMENTAL_view_access_key_list": (("block_height",), ("block_hash",)),
+    "EXPERIMENTAL_view_code": (("block_height",), ("block_hash",)),
 }
 
 
@@ -140,7 +144,7 @@ def final_block_probe(facts: EndpointFacts, ids: RequestIds) -> Probe:
     return form_probe("block", "finality final", {"finality": "final"}, Expect(), facts, ids)
 
 
-def _reference_forms(method: str, facts: EndpointFacts) -> list[tuple[str, Any, Expect]]:
+def reference_forms(method: str, facts: EndpointFacts) -> list[tuple[str, Any, Expect]]:
     height, block_hash = facts.final_height, facts.final_hash
     checkpoint_may_fail = (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET)
     forms: list[tuple[str, Any, Expect]] = []
@@ -166,7 +170,7 @@ def reference_probes(method: str, facts: EndpointFacts, ids: RequestIds) -> list
     """The block-reference forms of `block`, EXPERIMENTAL_protocol_config and
     EXPERIMENTAL_view_account (of `facts.account`, which may not exist at the checkpoints)."""
     probes = []
-    for check, params, expect in _reference_forms(method, facts):
+    for check, params, expect in reference_forms(method, facts):
         if method == "EXPERIMENTAL_view_account":
             params = {"account_id": facts.account, **params}
             if params.get("sync_checkpoint"):

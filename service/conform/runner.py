@@ -13,6 +13,7 @@ from typing import Any
 
 from nearrpc.conform.bad_requests import bad_request_probes
 from nearrpc.conform.endpoint import BudgetExhausted, Endpoint, Limits, Unreachable
+from nearrpc.conform.extension import extension_probes
 from nearrpc.conform.facts import EndpointFacts
 from nearrpc.conform.forms import final_block_probe, parameterless_probes, reference_probes
 from nearrpc.conform.probes import Probe, RequestIds, request_body
@@ -111,6 +112,8 @@ def run_conformance(options: Options) -> Report:
         for probe in parameterless_probes("client_config", facts, ids):
             run.probe(probe)
         for probe, why_not in bad_request_probes(facts, ids):
+            run.probe(probe, why_not)
+        for probe, why_not in extension_probes(facts, ids):  # beyond interface 1.2.14
             run.probe(probe, why_not)
         report.requests, report.retries = endpoint.requests, endpoint.retries
     report.seconds = time.monotonic() - started

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.routing import Match
 from starlette.types import Receive, Scope, Send
 
 from nearrpc.generated.routes import build_router, jsonrpc_front
@@ -32,6 +33,15 @@ from nearrpc.store import ServingReader
 from nearrpc.version import SERVICE_VERSION
 
 DEFAULT_ANSWER_CACHE_BYTES = 64 << 20
+
+
+_METHODS = ("DELETE", "GET", "HEAD", "OPTIONS", "PATCH", "POST", "PUT")
+
+
+def _allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    """Every method some route of the application serves at the request's path."""
+    routes = app.router.routes
+    return [m for m in _METHODS if any(r.matches({**scope, "method": m})[0] is Match.FULL for r in routes)]
 
 
 def _add_cors(app: FastAPI, origins: tuple[str, ...]) -> None:
@@ -83,7 +93,7 @@ def build_app(
 ) -> FastAPI:
     """`metrics`: count answers and serve /metrics; `rpc_addr`: where the server listens
     (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers."""
-    handlers = ChainHandlers(reader, RuntimeParamStore.load())
+    handlers = ChainHandlers(reader, RuntimeParamStore.load(), rpc_addr)
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe)
     app = NearRpcApp(endpoint, reader)
@@ -92,7 +102,12 @@ def build_app(
     async def bare_http_error(request: Request, error: HTTPException) -> Response:
         # nearcore's router answers an unknown path (404) or a wrong method (405) with an
         # empty body; keep the status and headers (Allow), drop Starlette's JSON detail
-        return Response(status_code=error.status_code, headers=error.headers)
+        headers = dict(error.headers or {})
+        if error.status_code == 405:
+            # Starlette names the methods of the first route of the path only; /status has two
+            # (JSON-RPC POST, the status document's GET)
+            headers["Allow"] = ", ".join(_allowed_methods(request.app, request.scope))
+        return Response(status_code=error.status_code, headers=headers)
 
     app.include_router(ops_router(reader, rpc_addr=rpc_addr, metrics=metrics))
     add_docs_page(app)

@@ -2,9 +2,11 @@
 
 A block reference is `block_id` (height or base58 hash), `finality` or `sync_checkpoint`; the
 first of them in the request wins, later ones and unknown members are ignored. `block` also takes
-the positional `[block_id]`. A height spelled as an integral float (5.0) is that height, as JSON
-Schema reads it; nearcore refuses it. Errors read like nearcore's ("Failed parsing args: ...").
-The result is validated strictly into the generated model, so handlers get typed input.
+the positional `[block_id]`, `gas_price` only `[block_id or null]` (and the spec's object form),
+`query` its legacy `[path, data]` (nearrpc.http.query_params). A height spelled as an integral
+float (5.0) is that height, as JSON Schema reads it; nearcore refuses it. Errors read like
+nearcore's ("Failed parsing args: ..."). The result is validated strictly into the generated
+model, so handlers get typed input.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pydantic
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import MethodSpec
+from nearrpc.http.query_params import checked_public_key, is_legacy_form, legacy_query, query_members
 from nearrpc.methods.blocks import height_of
 from nearrpc.methods.errors import RpcError, parse_error
 from nearrpc.nearcore.account_id import account_id_problem
@@ -103,19 +106,42 @@ def _account_id(params: dict[str, Any]) -> str:
     return value
 
 
+def _gas_price(params: object) -> tuple[object]:
+    """gas_price's `[block_id]` (null: the head), as nearcore's `(MaybeBlockId,)` tuple takes it;
+    also `{"block_id": ...}`, the object form the spec describes (spec/DEVIATIONS.md)."""
+    if isinstance(params, dict):
+        value = params.get("block_id")
+        return (None if value is None else checked_block_id(value),)
+    if not isinstance(params, list):
+        raise _failed(f"invalid type: {_json_kind(params)}, expected a tuple of size 1")
+    if len(params) != 1:
+        raise _failed(f"invalid length {len(params)}, expected a tuple of size 1")
+    return (None if params[0] is None else checked_block_id(params[0]),)
+
+
 def normalise(method: MethodSpec, params: object) -> dict[str, Any] | tuple[object] | None:
     """The params as the typed model expects them, or None for methods that ignore params."""
     if not method.takes_block_reference:
         return None
-    if method.accepts_positional and isinstance(params, list):
+    if method.name == "gas_price":
+        return _gas_price(params)
+    if method.name == "query" and is_legacy_form(params):
+        return legacy_query(str(params[0]), str(params[1]))  # type: ignore[index]  # two strings
+    if method.accepts_positional and method.name != "query" and isinstance(params, list):
         if len(params) != 1:
             raise _failed(f"invalid length {len(params)}, expected a tuple of size 1")
         return (checked_block_id(params[0]),)
     fields = _expect_object(params, method.params_schema)
     normalised: dict[str, Any] = {}
-    if "account_id" in method.params_members:
+    if method.name == "query":
+        normalised.update(query_members(fields, _failed))
+    if "account_id" in normalised or ("account_id" in method.params_members and method.name != "query"):
         normalised["account_id"] = _account_id(fields)
-    normalised.update(block_reference(fields))
+    if "public_key" in normalised or ("public_key" in method.params_members and method.name != "query"):
+        if "public_key" not in fields:
+            raise _failed("missing field `public_key`")
+        normalised["public_key"] = checked_public_key(fields["public_key"], _failed)
+    normalised.update(block_reference(fields))  # the request's own members are checked first
     return normalised
 
 

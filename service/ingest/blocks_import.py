@@ -1,5 +1,5 @@
-"""`nearrpc import blocks`: block views (and account views, protocol configs, genesis and
-client configs) from files, in one batch.
+"""`nearrpc import blocks`: block views (and account views, access key lists, contract code,
+protocol configs, genesis and client configs) from files, in one batch.
 
 Blocks are stored exactly as given (compact JSON, key order kept), so the service answers
 `block` with the bytes the node answered. Epoch records: see `nearrpc.ingest.epochs`.
@@ -7,6 +7,7 @@ Blocks are stored exactly as given (compact JSON, key order kept), so the servic
 
 from __future__ import annotations
 
+import base64
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,9 +21,11 @@ from nearrpc.ingest.epochs import EpochTracker, InferredEpoch, recorded_epoch
 from nearrpc.ingest.errors import IngestError, located
 from nearrpc.ingest.progress import Progress
 from nearrpc.ingest.shapes import (
+    AccessKeysItem,
     AccountItem,
     BlockItem,
     ClientConfigItem,
+    ContractCodeItem,
     GenesisConfigItem,
     IgnoredItem,
     ProtocolConfigItem,
@@ -30,6 +33,7 @@ from nearrpc.ingest.shapes import (
     classify,
 )
 from nearrpc.ingest.sources import SourceItem, input_files, read_items
+from nearrpc.nearcore.public_key import canonical_public_key
 from nearrpc.spec import SchemaViolation
 from nearrpc.store import (
     ChainReader,
@@ -54,6 +58,8 @@ class BlocksSummary:
     highest: int | None = None
     account_states: int = 0
     absences: int = 0  # UNKNOWN_ACCOUNT answers recorded as "no such account"
+    access_keys: int = 0  # key states written from saved key lists (deletions included)
+    contract_codes: int = 0
     genesis_config: bool = False
     client_config: bool = False
     recorded_epochs: int = 0  # from protocol config results
@@ -148,6 +154,11 @@ class _Run:
             self._batch.put_account_state(item.account_id, item.height, view)
             summary.account_states += 1
             summary.absences += item.view is None
+        elif isinstance(item, AccessKeysItem):
+            summary.access_keys += self._write_keys(item)
+        elif isinstance(item, ContractCodeItem):
+            self._batch.put_contract_code(item.code_hash, base64.b64decode(item.code_base64, validate=True))
+            summary.contract_codes += 1
         elif isinstance(item, GenesisConfigItem):
             self._batch.put_genesis_config(jsonio.compact(item.config))
             summary.genesis_config = True
@@ -157,7 +168,19 @@ class _Run:
         elif isinstance(item, IgnoredItem):
             summary.ignored[item.reason] += 1
 
-    def _check_block(self, item: AccountItem) -> None:
+    def _write_keys(self, item: AccessKeysItem) -> int:
+        """The list is the account's every key at that block: keys stored before and missing from
+        it were deleted by then."""
+        self._check_block(item)
+        listed = {canonical_public_key(key) for key, _ in item.keys}
+        gone = [key for key, _ in self._reader.access_keys_json(item.account_id, item.height) if key not in listed]
+        for key, view in item.keys:
+            self._batch.put_access_key(item.account_id, key, item.height, jsonio.compact(view))
+        for key in gone:
+            self._batch.put_access_key(item.account_id, key, item.height, None)
+        return len(item.keys) + len(gone)
+
+    def _check_block(self, item: AccountItem | AccessKeysItem) -> None:
         block = self._reader.block_by_height(item.height)
         if block is not None and block.hash != item.block_hash:
             raise IngestError(
@@ -245,6 +268,7 @@ def describe(summary: BlocksSummary, store: str) -> list[str]:
         f"imported {summary.items} items into {describe_location(store)} in {summary.seconds:.1f} s: "
         f"{summary.blocks} blocks{span}, "
         f"{summary.account_states} account states ({summary.absences} of them 'no such account'), "
+        f"{summary.access_keys} access key states, {summary.contract_codes} contract codes, "
         f"{summary.recorded_epochs} protocol configs",
     ]
     configs = [

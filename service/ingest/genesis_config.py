@@ -1,8 +1,11 @@
-"""nearcore's genesis.json, mapped onto the interface: the GenesisConfig projection and the
-account view of an `Account` record."""
+"""nearcore's genesis.json, mapped onto the interface: the GenesisConfig projection, the
+account view of an `Account` record, the access key of an `AccessKey` record and the code of a
+`Contract` record."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -84,3 +87,26 @@ def account_state(body: object) -> tuple[str, dict[str, Any]]:
         if account.get(field) is not None:
             view[field] = account[field]
     return account_id, view
+
+
+def access_key_record(body: object) -> tuple[str, str, dict[str, Any]]:
+    """(account id, public key, AccessKeyView) of an AccessKey record body
+    `{"account_id": ..., "public_key": ..., "access_key": {"nonce", "permission"}}`."""
+    if not isinstance(body, dict):
+        raise RecordError("an AccessKey record must hold an object")
+    account_id, public_key, access_key = body.get("account_id"), body.get("public_key"), body.get("access_key")
+    if not isinstance(account_id, str) or not isinstance(public_key, str):
+        raise RecordError("an AccessKey record needs a string account_id and public_key")
+    if not isinstance(access_key, dict) or "nonce" not in access_key or "permission" not in access_key:
+        raise RecordError(f"AccessKey {public_key} of {account_id}: the record needs access_key.nonce and .permission")
+    return account_id, public_key, {"nonce": access_key["nonce"], "permission": access_key["permission"]}
+
+
+def contract_record(body: object) -> tuple[str, bytes]:
+    """(account id, code) of a Contract record body `{"account_id": ..., "code": <base64>}`."""
+    if not isinstance(body, dict) or not isinstance(body.get("account_id"), str):
+        raise RecordError("a Contract record needs an object with a string account_id")
+    try:
+        return body["account_id"], base64.b64decode(body.get("code", ""), validate=True)
+    except (binascii.Error, TypeError, ValueError):
+        raise RecordError(f"Contract of {body['account_id']}: code must be base64") from None

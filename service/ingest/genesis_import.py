@@ -1,18 +1,22 @@
 """`nearrpc import genesis`: nearcore's genesis.json into a store, in one batch.
 
 The config becomes the `genesis_config` result (projected onto GenesisConfig), every Account
-record an account state at the genesis height; other record kinds (access keys, contract
-code, contract data, receipts) have no place in this interface and are counted. No block is
+record an account state at the genesis height, every AccessKey record an access key state
+there, every Contract record its code (by hash); other record kinds (contract data, receipts)
+have no place in this interface and are counted. No block is
 written: the genesis block's hash depends on the state root, which only a node computes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import based58
 
 from nearrpc.ingest import jsonio
 from nearrpc.ingest.config_files import read_client_config
@@ -20,7 +24,9 @@ from nearrpc.ingest.errors import ImportRequestError, IngestError, located
 from nearrpc.ingest.genesis_config import (
     ProjectionError,
     RecordError,
+    access_key_record,
     account_state,
+    contract_record,
     project_genesis_config,
     record_kind,
 )
@@ -39,6 +45,8 @@ class GenesisSummary:
     protocol_version: int = 0
     records: int = 0
     accounts: int = 0
+    access_keys: int = 0
+    contracts: int = 0
     skipped: Counter[str] = field(default_factory=Counter)  # record kind -> count
     dropped_keys: tuple[str, ...] = ()
     defaulted_keys: tuple[str, ...] = ()
@@ -47,7 +55,7 @@ class GenesisSummary:
 
 
 class _RecordWriter:
-    """Writes Account records as account states; counts the other kinds."""
+    """Writes Account, AccessKey and Contract records; counts the other kinds."""
 
     def __init__(self, batch: WriteBatch, source: Path, prefix: str, summary: GenesisSummary) -> None:
         self._batch = batch
@@ -60,17 +68,32 @@ class _RecordWriter:
         where = f"{self._source}: {self._prefix}[{index}]"
         try:
             kind, body = record_kind(record)
-            if kind != "Account":
-                self._summary.skipped[kind] += 1
-            else:
+            if kind == "Account":
                 account_id, view = account_state(body)
                 where = f"{where} (Account {account_id})"
                 self._batch.put_account_state(account_id, height, jsonio.compact(view))
                 self._summary.accounts += 1
+            elif kind == "AccessKey":
+                account_id, public_key, key = access_key_record(body)
+                where = f"{where} (AccessKey {public_key} of {account_id})"
+                self._batch.put_access_key(account_id, public_key, height, jsonio.compact(key))
+                self._summary.access_keys += 1
+            elif kind == "Contract":
+                account_id, code = contract_record(body)
+                where = f"{where} (Contract of {account_id})"
+                self._batch.put_contract_code(code_hash(code), code)
+                self._summary.contracts += 1
+            else:
+                self._summary.skipped[kind] += 1
         except (RecordError, *_STORE_REFUSALS) as exc:
             raise located(where, exc) from None
         self._summary.records += 1
         self.last_index = index
+
+
+def code_hash(code: bytes) -> str:
+    """nearcore's name of contract code: base58(sha256(code))."""
+    return based58.b58encode(hashlib.sha256(code).digest()).decode("ascii")
 
 
 def _after(writer: _RecordWriter, prefix: str) -> str:
@@ -157,8 +180,9 @@ def describe(summary: GenesisSummary, store: str) -> list[str]:
     lines = [
         f"imported the genesis of chain {summary.chain_id!r} (height {summary.genesis_height}, protocol "
         f"{summary.protocol_version}) into {describe_location(store)} in {summary.seconds:.1f} s",
-        f"  records: {summary.records}; account states written: {summary.accounts}; "
-        f"other records (not served by this interface): {skipped}",
+        f"  records: {summary.records}; account states written: {summary.accounts}; access keys: "
+        f"{summary.access_keys}; contract codes: {summary.contracts}; other records (not served by this "
+        f"interface): {skipped}",
         "  blocks: none (a genesis block's hash needs the state root; import blocks or record them from a node)",
     ]
     if summary.dropped_keys:

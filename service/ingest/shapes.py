@@ -5,7 +5,8 @@ recorded exchange `{"request": <JSON-RPC request>, "response": <response>}`. A r
 does not say which account a view belongs to, or at which block a protocol config was read;
 that context comes from the exchange's request params, or from members set beside `result`
 in a response (`account_id`, `block_hash`, `block_height`, `epoch_id`). An account view may
-also carry `account_id` itself.
+also carry `account_id` itself. An access key list (query view_access_key_list or
+EXPERIMENTAL_view_access_key_list) names its account only through that context.
 """
 
 from __future__ import annotations
@@ -45,6 +46,24 @@ class AccountItem:
 
 
 @dataclass(frozen=True, slots=True)
+class AccessKeysItem:
+    """An account's whole key list (AccessKeyList) as read at a block."""
+
+    account_id: str
+    height: int
+    block_hash: str
+    keys: tuple[tuple[str, dict[str, Any]], ...]  # (public key, AccessKeyView)
+
+
+@dataclass(frozen=True, slots=True)
+class ContractCodeItem:
+    """Contract code (ContractCodeView): the wasm, under its hash."""
+
+    code_hash: str
+    code_base64: str
+
+
+@dataclass(frozen=True, slots=True)
 class ProtocolConfigItem:
     config: dict[str, Any]
     context: Context
@@ -65,7 +84,10 @@ class IgnoredItem:
     reason: str  # e.g. "error response UNKNOWN_BLOCK"
 
 
-Item = BlockItem | AccountItem | ProtocolConfigItem | GenesisConfigItem | ClientConfigItem | IgnoredItem
+Item = (
+    BlockItem | AccountItem | AccessKeysItem | ContractCodeItem | ProtocolConfigItem | GenesisConfigItem
+    | ClientConfigItem | IgnoredItem
+)  # fmt: skip
 
 
 def _merge(context: Context, source: dict[str, Any]) -> Context:
@@ -113,6 +135,22 @@ def _account(result: dict[str, Any], context: Context) -> AccountItem:
     return AccountItem(account_id, height, block_hash, view)
 
 
+def _access_keys(result: dict[str, Any], context: Context) -> AccessKeysItem:
+    account_id = context.account_id
+    height, block_hash = result.get("block_height"), result.get("block_hash")
+    if not isinstance(account_id, str):
+        raise ShapeError("an access key list does not name its account: save the request with it")
+    if isinstance(height, bool) or not isinstance(height, int) or not isinstance(block_hash, str):
+        raise ShapeError("an access key list needs the block_height and block_hash it was read at")
+    keys: list[tuple[str, dict[str, Any]]] = []
+    for entry in result["keys"]:
+        key, view = (entry.get("public_key"), entry.get("access_key")) if isinstance(entry, dict) else (None, None)
+        if not isinstance(key, str) or not isinstance(view, dict):
+            raise ShapeError("an access key list entry needs public_key and access_key")
+        keys.append((key, view))
+    return AccessKeysItem(account_id, height, block_hash, tuple(keys))
+
+
 def _result(result: object, context: Context) -> Item:
     if not isinstance(result, dict):
         raise ShapeError(f"a result must be a JSON object, got {type(result).__name__}")
@@ -126,8 +164,13 @@ def _result(result: object, context: Context) -> Item:
         return _account(result, context)
     if "rpc_addr" in result or "tracked_shards_config" in result:
         return ClientConfigItem(result)
+    if isinstance(result.get("keys"), list):
+        return _access_keys(result, context)
+    if isinstance(result.get("code_base64"), str) and isinstance(result.get("hash"), str):
+        return ContractCodeItem(result["hash"], result["code_base64"])
     raise ShapeError(
-        "not a block, account view, protocol config, genesis config or client config "
+        "not a block, account view, access key list, contract code, protocol config, genesis config or "
+        "client config "
         f"(members: {_keys(result)})"
     )
 

@@ -2,12 +2,12 @@
 
 An answer is the result bytes or the RpcError a method gave for one exact params value. It
 stays valid until a write changes a kind of data it was computed from (StoreVersion's kinds:
-configs, blocks, epochs, accounts), so a change drops exactly the answers it invalidates; a
-store file replaced while served drops them all. The cache is an LRU bounded by the bytes it holds,
-with an admission rule for when it is full: an answer that would evict others gets in only at its
-second request (a "doorkeeper", TinyLFU's first stage). Under real traffic most keys are asked
-once; plain LRU let each of them evict a hot answer, and paid an eviction and a copy for a key
-that never comes back.
+configs, blocks, epochs, accounts, access keys, code), so a change drops exactly the answers it
+invalidates; a store file replaced while served drops them all. The cache is an LRU bounded by the
+bytes it holds, with an admission rule for when it is full: an answer that would evict others gets
+in only at its second request (a "doorkeeper", TinyLFU's first stage). Under real traffic most keys
+are asked once; plain LRU let each of them evict a hot answer, and paid an eviction and a copy for a
+key that never comes back.
 """
 
 from __future__ import annotations
@@ -29,19 +29,34 @@ _AT_BLOCK: Final = {
     "block": frozenset({"blocks"}),
     "EXPERIMENTAL_protocol_config": frozenset({"blocks", "epochs", "configs"}),
     "EXPERIMENTAL_view_account": frozenset({"blocks", "accounts"}),
+    "gas_price": frozenset({"blocks"}),
+    # the shard of an account comes from the epoch's (or the genesis) shard layout
+    "query": frozenset({"blocks", "accounts", "epochs", "configs", "access_keys", "codes"}),
+    "EXPERIMENTAL_view_code": frozenset({"blocks", "accounts", "codes"}),
+    "EXPERIMENTAL_view_access_key": frozenset({"blocks", "access_keys"}),
+    "EXPERIMENTAL_view_access_key_list": frozenset({"blocks", "access_keys"}),
 }
 # Asked by hash, a found block is the same block forever; what was read at it may still change.
 _AT_HASH: Final = {
     "block": frozenset[str](),
     "EXPERIMENTAL_protocol_config": frozenset({"epochs", "configs"}),
     "EXPERIMENTAL_view_account": frozenset({"accounts"}),
+    "gas_price": frozenset[str](),
+    "query": frozenset({"accounts", "epochs", "configs", "access_keys", "codes"}),
+    "EXPERIMENTAL_view_code": frozenset({"accounts", "codes"}),
+    "EXPERIMENTAL_view_access_key": frozenset({"access_keys"}),
+    "EXPERIMENTAL_view_access_key_list": frozenset({"access_keys"}),
 }
+# Answers that change with every request: `status` carries the service's uptime.
+_NEVER_KEPT: Final = frozenset({"status"})
 _ERROR_SIZE: Final = 512  # an RpcError with its texts, roughly
 
 
 def depends_on(method: str, reference: BlockReference | None, answer: Answer) -> frozenset[str] | None:
     """The kinds of stored data `answer` was computed from; None: do not keep it (a store
     failure may be gone at the next request)."""
+    if method in _NEVER_KEPT:
+        return None
     if isinstance(answer, RpcError):
         if answer.kind.cause is Cause.INTERNAL_ERROR:
             return None

@@ -112,6 +112,8 @@ def reference_of(params: Any) -> BlockReference:
     positional = fields.get("root")  # `block`'s [block_id] branch is a one-tuple
     if isinstance(positional, tuple):
         (block_id,) = positional
+        if block_id is None:  # gas_price's [null]: the head
+            return BlockReference("finality", "optimistic")
         return BlockReference("block_id", block_id.root.root)
     block_id = fields.get("block_id")
     if block_id is not None:

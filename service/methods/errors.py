@@ -24,6 +24,10 @@ class Cause(enum.StrEnum):
     UNKNOWN_BLOCK = "UNKNOWN_BLOCK"
     NOT_SYNCED_YET = "NOT_SYNCED_YET"
     UNKNOWN_ACCOUNT = "UNKNOWN_ACCOUNT"
+    UNKNOWN_ACCESS_KEY = "UNKNOWN_ACCESS_KEY"
+    NO_CONTRACT_CODE = "NO_CONTRACT_CODE"
+    UNAVAILABLE_SHARD = "UNAVAILABLE_SHARD"
+    NO_SYNCED_BLOCKS = "NO_SYNCED_BLOCKS"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
@@ -48,6 +52,10 @@ CATALOGUE: Final[dict[Cause, ErrorKind]] = {
         ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_BLOCK, -32000, "Server error", True, 200),
         ErrorKind("HANDLER_ERROR", Cause.NOT_SYNCED_YET, -32000, "Server error", False, 200),
         ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_ACCOUNT, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_ACCESS_KEY, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.NO_CONTRACT_CODE, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.UNAVAILABLE_SHARD, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.NO_SYNCED_BLOCKS, -32000, "Server error", False, 200),
         ErrorKind("INTERNAL_ERROR", Cause.INTERNAL_ERROR, -32000, "Server error", True, 500),
     )
 }
@@ -62,7 +70,27 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "EXPERIMENTAL_protocol_config": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
     "EXPERIMENTAL_view_account": (Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.INTERNAL_ERROR),
     "block": (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET, Cause.INTERNAL_ERROR),
-}
+    # beyond interface 1.2.14. status fails only when the store cannot fill a required member.
+    "status": (Cause.INTERNAL_ERROR,),
+    "gas_price": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
+    # query's UNKNOWN_ACCESS_KEY is a result, not an error (nearcore's process_query_response);
+    # UNAVAILABLE_SHARD answers the request types no stored data can answer.
+    "query": (
+        Cause.UNKNOWN_BLOCK, Cause.NO_SYNCED_BLOCKS, Cause.UNKNOWN_ACCOUNT, Cause.NO_CONTRACT_CODE,
+        Cause.UNAVAILABLE_SHARD, Cause.INTERNAL_ERROR,
+    ),
+    "EXPERIMENTAL_view_access_key": (Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCESS_KEY, Cause.INTERNAL_ERROR),
+    "EXPERIMENTAL_view_access_key_list": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
+    "EXPERIMENTAL_view_code": (
+        Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.NO_CONTRACT_CODE, Cause.INTERNAL_ERROR,
+    ),
+}  # fmt: skip
+# The EXPERIMENTAL views: their UNKNOWN_BLOCK names the reference, their data is its Display text.
+_VIEW_METHODS: Final = frozenset({
+    "EXPERIMENTAL_view_account", "EXPERIMENTAL_view_access_key", "EXPERIMENTAL_view_access_key_list",
+    "EXPERIMENTAL_view_code",
+})  # fmt: skip
+_UNOBSERVED_BLOCK: Final = "Block either has never been observed on the node or has been garbage collected: "
 
 UNKNOWN_BLOCK_BELOW_HEAD_STATUS: Final = 422
 _LIMITS_TEXT: Final = "The node reached its limits. Try again later. More details: "
@@ -105,18 +133,31 @@ def method_not_found(method: str) -> RpcError:
 def unknown_block(method: str, reference: BlockReference, db_message: str, head_height: int | None) -> RpcError:
     """No block for `reference` while the head is at `head_height` (None: no blocks);
     `db_message` is nearcore's store key text (e.g. BLOCK HEIGHT: 7)."""
-    if method == "EXPERIMENTAL_view_account":
+    if method in _VIEW_METHODS:
+        # jsonrpc-primitives types/view_*.rs: RpcView*Error::UnknownBlock's Display text
+        data = _UNOBSERVED_BLOCK + reference.rust_debug()
+        return RpcError(Cause.UNKNOWN_BLOCK, {"block_reference": reference.as_json()}, data, head_height=head_height)
+    if method == "query":
         return RpcError(
-            Cause.UNKNOWN_BLOCK,
-            {"block_reference": reference.as_json()},
-            "Block either has never been observed on the node or has been garbage collected: "
-            + reference.rust_debug(),
+            Cause.UNKNOWN_BLOCK, {"block_reference": reference.as_json()}, _query_unknown_block_data(reference),
             head_height=head_height,
         )
     if method == "EXPERIMENTAL_protocol_config":
         return RpcError(Cause.UNKNOWN_BLOCK, {}, f"Block Not Found: {db_message}", head_height=head_height)
+    if method == "gas_price" and reference.kind == "block_id" and isinstance(reference.value, str):
+        db_message = f"BLOCK HEADER: {reference.value}"  # the view client reads the header by hash
     data = f"DB Not Found Error: {db_message} \n Cause: Unknown"
     return RpcError(Cause.UNKNOWN_BLOCK, {}, data, head_height=head_height)
+
+
+def _query_unknown_block_data(reference: BlockReference) -> str:
+    """chain/jsonrpc lib.rs process_query_response: a block_id reference keeps the legacy
+    "DB Not Found" text (a height with its cause, a hash without); others the Display text."""
+    if reference.kind != "block_id":
+        return _UNOBSERVED_BLOCK + reference.rust_debug()
+    if isinstance(reference.value, int):
+        return f"DB Not Found Error: BLOCK HEIGHT: {reference.value} \n Cause: Unknown"
+    return f"DB Not Found Error: BLOCK HEADER: {reference.value}"
 
 
 def not_synced_yet() -> RpcError:
@@ -129,6 +170,36 @@ def unknown_account(account_id: str, block_height: int, block_hash: str) -> RpcE
         Cause.UNKNOWN_ACCOUNT,
         {"requested_account_id": account_id, "block_height": block_height, "block_hash": block_hash},
         f"account {account_id} does not exist while viewing",
+    )
+
+
+def no_synced_blocks() -> RpcError:
+    """query's `earliest_available` on a store without blocks (a unit variant: no `info`)."""
+    return RpcError(Cause.NO_SYNCED_BLOCKS, None, "There are no fully synchronized blocks on the node yet")
+
+
+def unknown_access_key(public_key: str, block_height: int, block_hash: str) -> RpcError:
+    """The EXPERIMENTAL view's error (query answers a result instead, `unknown_access_key_result`)."""
+    return RpcError(
+        Cause.UNKNOWN_ACCESS_KEY,
+        {"public_key": public_key, "block_height": block_height, "block_hash": block_hash},
+        f"Access key for public key {public_key} has never been observed on the node",
+    )
+
+
+def no_contract_code(account_id: str, block_height: int, block_hash: str) -> RpcError:
+    return RpcError(
+        Cause.NO_CONTRACT_CODE,
+        {"contract_account_id": account_id, "block_height": block_height, "block_hash": block_hash},
+        f"Contract code for contract ID #{account_id} has never been observed on the node",
+    )
+
+
+def unavailable_shard(shard_id: int) -> RpcError:
+    """What a node answers for state of a shard it does not track: here, state the store does not
+    hold (contract storage, function calls, global contracts)."""
+    return RpcError(
+        Cause.UNAVAILABLE_SHARD, {"requested_shard_id": shard_id}, f"The node does not track the shard ID {shard_id}"
     )
 
 

@@ -1,4 +1,4 @@
-"""The five methods, answered from a store: implements generated.handlers.RpcHandlers.
+"""The methods, answered from a store: implements generated.handlers.RpcHandlers.
 
 Handlers know nothing of HTTP: they take typed params and return the serialized `result`, or
 raise RpcError. Blocks and account states are stored as the bytes they are served as; the
@@ -18,7 +18,16 @@ from nearrpc.generated import models
 from nearrpc.methods import errors
 from nearrpc.methods.blocks import BlockReference, NoEarliestBlock, UnknownBlock, reference_of, resolve
 from nearrpc.methods.protocol_config import compose_protocol_config
-from nearrpc.nearcore.views import account_view_at
+from nearrpc.methods.queries import (
+    access_key_list,
+    code_view,
+    contract_code_hash,
+    unknown_access_key_result,
+    with_block,
+)
+from nearrpc.methods.status import StatusReport, missing_members
+from nearrpc.nearcore.public_key import canonical_public_key
+from nearrpc.nearcore.shard_layout import account_shard_id, first_shard_id
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.store import STORE_KINDS, ServingReader, StoredBlock, StoreError, StoreVersion
 
@@ -42,8 +51,9 @@ def store_failures_are_internal(
 
 
 class ChainHandlers:
-    def __init__(self, reader: ServingReader, runtime_params: RuntimeParamStore) -> None:
+    def __init__(self, reader: ServingReader, runtime_params: RuntimeParamStore, rpc_addr: str | None = None) -> None:
         self._reader = reader
+        self._status = StatusReport(reader, rpc_addr)
         self._runtime_params = runtime_params
         self._version: StoreVersion | None = None
         self._protocol_config_by_epoch: dict[str, bytes] = {}
@@ -126,14 +136,122 @@ class ChainHandlers:
     @store_failures_are_internal
     async def EXPERIMENTAL_view_account(self, params: models.RpcViewAccountRequest) -> bytes:
         account_id: str = params.root.account_id.root
+        block = await self._view_block("EXPERIMENTAL_view_account", params)
+        return await self._account(account_id, block)
+
+    # -- beyond interface 1.2.14
+
+    @store_failures_are_internal
+    async def status(self, params: models.RpcStatusRequest) -> bytes:
+        document = await self._status.document()
+        missing = missing_members(document)
+        if missing:
+            raise errors.internal_error(f"the store cannot fill the status members {', '.join(missing)}")
+        return orjson.dumps(document)
+
+    @store_failures_are_internal
+    async def gas_price(self, params: models.RpcGasPriceRequest) -> bytes:
+        # view_client_actor.rs GetGasPrice: the header's next gas price, which its view shows
+        block = await self._resolve("gas_price", reference_of(params))
+        gas_price: str = orjson.loads(block.view_json)["header"]["gas_price"]
+        return orjson.dumps({"gas_price": gas_price})
+
+    @store_failures_are_internal
+    async def query(self, params: models.RpcQueryRequest) -> bytes:
+        request: Any = params.root  # one of the request types' models
         try:
-            block = await self._resolve("EXPERIMENTAL_view_account", reference_of(params))
+            block = await self._resolve("query", reference_of(params))
         except NoEarliestBlock:
+            raise errors.no_synced_blocks() from None
+        request_type: str = request.request_type
+        account = getattr(request, "account_id", None)
+        account_id: str | None = None if account is None else account.root
+        if request_type == "view_account" and account_id is not None:
+            return await self._account(account_id, block)
+        if request_type == "view_code" and account_id is not None:
+            return await self._code(account_id, block)
+        if request_type == "view_access_key" and account_id is not None:
+            public_key: str = request.public_key.root
+            view = await self._access_key(account_id, public_key, block)
+            return unknown_access_key_result(public_key, block.height, block.hash) if view is None else view
+        if request_type == "view_access_key_list" and account_id is not None:
+            return await self._access_keys(account_id, block)
+        # contract state, calls, global contracts and gas keys: state no store holds
+        raise errors.unavailable_shard(await self._shard_id(account_id, block))
+
+    @store_failures_are_internal
+    async def EXPERIMENTAL_view_code(self, params: models.RpcViewCodeRequest) -> bytes:
+        block = await self._view_block("EXPERIMENTAL_view_code", params)
+        return await self._code(params.root.account_id.root, block)
+
+    @store_failures_are_internal
+    async def EXPERIMENTAL_view_access_key(self, params: models.RpcViewAccessKeyRequest) -> bytes:
+        block = await self._view_block("EXPERIMENTAL_view_access_key", params)
+        public_key: str = params.root.public_key.root
+        view = await self._access_key(params.root.account_id.root, public_key, block)
+        if view is None:
+            raise errors.unknown_access_key(public_key, block.height, block.hash)
+        return view
+
+    @store_failures_are_internal
+    async def EXPERIMENTAL_view_access_key_list(self, params: models.RpcViewAccessKeyListRequest) -> bytes:
+        block = await self._view_block("EXPERIMENTAL_view_access_key_list", params)
+        return await self._access_keys(params.root.account_id.root, block)
+
+    # -- what the views read
+
+    async def _view_block(self, method: str, params: Any) -> StoredBlock:
+        try:
+            return await self._resolve(method, reference_of(params))
+        except NoEarliestBlock:
+            # jsonrpc-primitives view_*.rs: NO_SYNCED_BLOCKS is an internal error for the views
             raise errors.internal_error("There are no fully synchronized blocks on the node yet") from None
+
+    async def _account(self, account_id: str, block: StoredBlock) -> bytes:
         view = await self._reader.account_json(account_id, block.height)
         if view is None:
             raise errors.unknown_account(account_id, block.height, block.hash)
-        return account_view_at(view, block.height, block.hash)
+        return with_block(view, block.height, block.hash)
+
+    async def _code(self, account_id: str, block: StoredBlock) -> bytes:
+        view = await self._reader.account_json(account_id, block.height)
+        if view is None:
+            raise errors.unknown_account(account_id, block.height, block.hash)
+        code_hash = contract_code_hash(view)
+        if code_hash is None:
+            raise errors.no_contract_code(account_id, block.height, block.hash)
+        code = await self._reader.contract_code(code_hash)
+        if code is None:
+            raise errors.internal_error(f"the store holds no contract code with hash {code_hash} (of {account_id})")
+        return with_block(code_view(code, code_hash), block.height, block.hash)
+
+    async def _access_key(self, account_id: str, public_key: str, block: StoredBlock) -> bytes | None:
+        view = await self._reader.access_key_json(account_id, canonical_public_key(public_key), block.height)
+        if view is None:
+            await self._holds_access_keys()
+            return None
+        return with_block(view, block.height, block.hash)
+
+    async def _access_keys(self, account_id: str, block: StoredBlock) -> bytes:
+        keys = await self._reader.access_keys_json(account_id, block.height)
+        if not keys:
+            await self._holds_access_keys()
+        return with_block(access_key_list(keys), block.height, block.hash)
+
+    async def _holds_access_keys(self) -> None:
+        """A store no access key was ever written to (saved answers, recordings) knows nothing
+        of keys: "no key" from it would be made up, so it answers that it cannot tell."""
+        if (await self._reader.info()).access_key_count == 0:
+            raise errors.internal_error("the store holds no access keys (import them from genesis records)")
+
+    async def _shard_id(self, account_id: str | None, block: StoredBlock) -> int:
+        """The shard holding `account_id` (None: the first) in `block`'s epoch."""
+        epoch = await self._reader.epoch(block.epoch_id)
+        layout: dict[str, Any] | None = None if epoch is None else orjson.loads(epoch.config_json).get("shard_layout")
+        if layout is None:
+            layout = orjson.loads(await self._genesis_bytes())["shard_layout"]
+            assert layout is not None
+        return first_shard_id(layout) if account_id is None else account_shard_id(layout, account_id)
 
     async def _protocol_config_json(self, block: StoredBlock) -> bytes:
         epoch = await self._reader.epoch(block.epoch_id)

@@ -25,6 +25,10 @@ def write_chain(writer: ChainWriter, chain: SampleChain) -> None:
             batch.put_block(block)
         for row in chain.account_states:
             batch.put_account_state(row.account_id, row.height, row.view_json)
+        for key in chain.access_keys:
+            batch.put_access_key(key.account_id, key.public_key, key.height, key.view_json)
+        for code_hash, code in chain.contract_codes:
+            batch.put_contract_code(code_hash, code)
 
 
 def build_sample_store(location: StoreLocation) -> None:

@@ -40,6 +40,7 @@ import orjson
 from nearrpc.nearcore.views import ZERO_HASH
 from nearrpc.sample import configs, crypto, scenario, wasm
 from nearrpc.sample.crypto import EMPTY_SIGNATURE
+from nearrpc.sample.keys import AccessKeyRow, KeyLedger
 from nearrpc.sample.scenario import NEAR
 from nearrpc.store import StoredBlock, StoredEpoch, block_from_view
 
@@ -63,6 +64,8 @@ class SampleChain:
     blocks: tuple[StoredBlock, ...]  # ascending height, all canonical
     epochs: tuple[StoredEpoch, ...]  # in chain order
     account_states: tuple[AccountStateRow, ...]  # ascending height, then account id
+    access_keys: tuple[AccessKeyRow, ...]  # ascending height, then account id and key
+    contract_codes: tuple[tuple[str, bytes], ...]  # (code hash, code) of the deployed contracts
 
 
 @dataclass(slots=True)
@@ -196,6 +199,8 @@ class _Builder:
         self.state_roots = [crypto.hash_of("genesis-state", s) for s in scenario.SHARD_IDS]
         self.last_chunks: list[dict[str, Any]] = []
         self.counter_calls = 0
+        self.keys = KeyLedger()
+        self.height = scenario.GENESIS_HEIGHT  # the height being built
         for shard in range(self.shard_count):
             members = [a for a in self.accounts if configs.shard_index(a) == shard]
             if len(members) < 5:
@@ -211,11 +216,14 @@ class _Builder:
                 self.state_rows.append(AccountStateRow(account_id, height, view))
                 self.last_views[account_id] = view
 
-    def _charge(self, work: _ShardWork, payer: str, gas: int, price: int, what: str) -> None:
+    def _charge(
+        self, work: _ShardWork, payer: str, gas: int, price: int, what: str, *, function_call: bool = False
+    ) -> None:
         fee = gas * price
         account = self.accounts[payer]
         if account.amount < fee:
             raise AssertionError(f"sample plan: {payer} cannot pay for {what}")
+        self.keys.sign(payer, self.height, function_call_fee=fee if function_call else None)
         account.amount -= fee
         work.gas_used += gas
         work.balance_burnt += fee
@@ -242,12 +250,14 @@ class _Builder:
             self._charge(shard_work, creation.creator, scenario.CREATE_ACCOUNT_GAS, price, what)
             self.accounts[creation.creator].amount -= creation.deposit
             self.accounts[creation.account_id] = _Account(amount=creation.deposit)
+            self.keys.open_account(creation.account_id, height)
             touched += [creation.creator, creation.account_id]
         for deletion in (d for d in scenario.DELETIONS if d.height == height):
             shard_work = chunk_of(deletion.account_id, "account deletion")
             what = f"delete:{deletion.account_id}"
             self._charge(shard_work, deletion.account_id, scenario.DELETE_ACCOUNT_GAS, price, what)
             gone = self.accounts.pop(deletion.account_id)
+            self.keys.close_account(deletion.account_id, height)
             self.accounts[deletion.beneficiary].amount += gone.amount + gone.locked
             touched += [deletion.account_id, deletion.beneficiary]
         for stake in (s for s in scenario.STAKES if s.height == height):
@@ -286,7 +296,7 @@ class _Builder:
         if not produced[shard]:
             return []
         self.counter_calls += 1
-        self._charge(work[shard], caller, scenario.CALL_GAS, price, f"counter:{caller}")
+        self._charge(work[shard], caller, scenario.CALL_GAS, price, f"counter:{caller}", function_call=True)
         if self.counter_calls % 2 == 0:  # every other call stores one more record
             self.accounts[scenario.CONTRACT].storage_usage += 16
         return [caller, scenario.CONTRACT]
@@ -529,6 +539,8 @@ class _Builder:
         self._store(header, scenario.VALIDATORS[0], self.last_chunks)
         self.epochs[0].votes.add(scenario.LATEST_PROTOCOL_VERSION)
         self._record(height, list(self.accounts))
+        for account_id in sorted(self.accounts):
+            self.keys.open_account(account_id, height, self.validator_keys.get(account_id))
 
     def _ends_epoch(self, header: dict[str, Any]) -> bool:
         epoch = self.epochs[-1]
@@ -564,6 +576,7 @@ class _Builder:
         return last
 
     def block(self, height: int) -> None:
+        self.height = height
         parent = self.blocks[-1]
         parent_header = self.headers[parent.hash]
         new_epoch = self._ends_epoch(parent_header)
@@ -665,6 +678,8 @@ class _Builder:
             blocks=tuple(self.blocks),
             epochs=epochs,
             account_states=tuple(rows),
+            access_keys=self.keys.rows(),
+            contract_codes=((crypto.code_hash(wasm.COUNTER.code), wasm.COUNTER.code),),
         )
 
 

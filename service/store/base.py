@@ -15,9 +15,23 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Final, Protocol
 
+import based58
+
 # The layout version of the tables. A store written with another version is refused on open.
 # 2: the recorder's progress moved into the store; protocol_config_json is always present.
-SCHEMA_VERSION: Final = 2
+# 3: access keys per account over heights, and contract code by hash.
+SCHEMA_VERSION: Final = 3
+
+
+# nearcore lists an account's keys in trie order: by the borsh bytes of the key, its type tag
+# (ed25519 0, secp256k1 1) then its data.
+_KEY_TYPE_TAGS: Final = {"ed25519": 0, "secp256k1": 1}
+
+
+def access_key_order(public_key: str) -> tuple[int, bytes]:
+    """The sort key of a canonical public key in nearcore's listing order."""
+    key_type, _, data = public_key.partition(":")
+    return _KEY_TYPE_TAGS.get(key_type, len(_KEY_TYPE_TAGS)), based58.b58decode(data.encode("ascii"))
 
 
 class StoreError(Exception):
@@ -117,6 +131,8 @@ class StoreInfo:
     block_count: int  # all stored blocks, forks included
     epoch_count: int
     account_state_count: int  # rows of (account, height) states, deletions included
+    access_key_count: int = 0  # rows of (account, key, height) states, deletions included
+    contract_code_count: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,20 +144,22 @@ class StoreVersion:
     blocks: int
     epochs: int
     accounts: int
+    access_keys: int = 0
+    codes: int = 0  # contract code
     # Which store the counters belong to: a server that starts reading another one (a file
     # replaced while served) bumps it, and then everything counts as changed, whatever the
     # new store's counters say.
     generation: int = 0
 
     def changed_since(self, earlier: StoreVersion) -> frozenset[str]:
-        """The kinds written since `earlier` ("configs", "blocks", "epochs", "accounts"); all of
+        """The kinds written since `earlier` (`STORE_KINDS`); all of
         them and ANOTHER_STORE when the counters belong to another store than `earlier`'s."""
         if self.generation != earlier.generation:
             return frozenset((*STORE_KINDS, ANOTHER_STORE))
         return frozenset(kind for kind in STORE_KINDS if getattr(self, kind) != getattr(earlier, kind))
 
 
-STORE_KINDS: Final = ("configs", "blocks", "epochs", "accounts")
+STORE_KINDS: Final = ("configs", "blocks", "epochs", "accounts", "access_keys", "codes")
 # Among the changed kinds: the store is another one (a file replaced while served). What holds
 # forever within one store (a block found by its hash) may not hold there: nothing kept is valid.
 ANOTHER_STORE: Final = "another store"
@@ -205,6 +223,21 @@ class ChainReader(Protocol):
         then, or had been deleted by then."""
         ...
 
+    def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
+        """The access key's view (AccessKeyView: nonce, permission) as of the block at `height`:
+        its latest state written at a height <= `height`; None when it did not exist then, or
+        had been deleted by then. `public_key` is in its canonical spelling (with its type)."""
+        ...
+
+    def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]:
+        """Every access key of the account as of the block at `height`, (public key, view), in
+        the order nearcore lists them (`access_key_order`)."""
+        ...
+
+    def contract_code(self, code_hash: str) -> bytes | None:
+        """The contract code (wasm bytes) whose hash is `code_hash`."""
+        ...
+
     def info(self) -> StoreInfo:
         """Counts and bounds of the stored data."""
         ...
@@ -249,6 +282,14 @@ class ChainReader(Protocol):
         """Every (account id, height, view or None for a deletion)."""
         ...
 
+    def iter_access_keys(self) -> Iterator[tuple[str, str, int, bytes | None]]:
+        """Every (account id, public key, height, view or None for a deletion)."""
+        ...
+
+    def iter_contract_codes(self) -> Iterator[tuple[str, bytes]]:
+        """Every (code hash, code)."""
+        ...
+
     def close(self) -> None:
         """Release the connection. Further calls fail."""
         ...
@@ -275,6 +316,12 @@ class ServingReader(Protocol):
     async def epoch(self, epoch_id: str) -> StoredEpoch | None: ...
 
     async def account_json(self, account_id: str, height: int) -> bytes | None: ...
+
+    async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None: ...
+
+    async def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]: ...
+
+    async def contract_code(self, code_hash: str) -> bytes | None: ...
 
     async def info(self) -> StoreInfo: ...
 
@@ -322,6 +369,16 @@ class WriteBatch(Protocol):
     def put_account_state(self, account_id: str, height: int, view_json: bytes | None) -> None:
         """Record the account's state as of the block at `height` (AccountView fields without
         block_height/block_hash); None records that the account was deleted at that height."""
+        ...
+
+    def put_access_key(self, account_id: str, public_key: str, height: int, view_json: bytes | None) -> None:
+        """Record the access key's state (AccessKeyView: nonce, permission) as of the block at
+        `height`; None records that it was deleted at that height. The key is stored in its
+        canonical spelling."""
+        ...
+
+    def put_contract_code(self, code_hash: str, code: bytes) -> None:
+        """Store contract code (wasm) under its hash, base58(sha256(code)), which is checked."""
         ...
 
     def put_import_progress(self, note: bytes | None) -> None:

@@ -11,11 +11,14 @@ validates samples) skips only the schema validation of whole documents, the cost
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
+import based58
 import orjson
 
 from nearrpc.nearcore.account_id import account_id_problem
+from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, EPOCH_CONFIG_KEYS, ZERO_HASH
 from nearrpc.spec import validate_component
 from nearrpc.store.base import BLOCK_INDEX_FIELDS, StoredBlock, StoredEpoch, StoreIntegrityError
@@ -145,3 +148,33 @@ def check_account_state(
     if validate:
         validate_component("RpcViewAccountResponse", {**view, "block_height": height, "block_hash": ZERO_HASH})
     return compact(view)
+
+
+def check_access_key(
+    account_id: str, public_key: str, height: int, view_json: bytes | None, *, validate: bool = True
+) -> tuple[str, bytes | None]:
+    """The key's canonical spelling and the compact view (None: deleted)."""
+    if not isinstance(account_id, str) or account_id_problem(account_id) is not None:
+        raise StoreIntegrityError(f"access key of {account_id!r}: not a valid account id")
+    try:
+        canonical = canonical_public_key(public_key)
+    except PublicKeyError as problem:
+        raise StoreIntegrityError(f"access key {public_key!r} of {account_id}: {problem}") from None
+    _check_height(f"access key {canonical} of {account_id}", height)
+    if view_json is None:
+        return canonical, None
+    view = load_object(view_json, f"access key {canonical} of {account_id} at {height}")
+    if set(view) != {"nonce", "permission"}:
+        raise StoreIntegrityError(f"access key {canonical} of {account_id}: a view has nonce and permission only")
+    if validate:
+        validate_component("AccessKeyView", view)
+    return canonical, compact(view)
+
+
+def check_contract_code(code_hash: str, code: bytes) -> None:
+    """Code is stored under its own hash, base58(sha256(code)), as nearcore names it."""
+    if not isinstance(code, bytes) or not code:
+        raise StoreIntegrityError(f"contract code {code_hash}: no code")
+    actual = based58.b58encode(hashlib.sha256(code).digest()).decode("ascii")
+    if actual != code_hash:
+        raise StoreIntegrityError(f"contract code stored as {code_hash} hashes to {actual}")

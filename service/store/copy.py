@@ -25,6 +25,8 @@ class CopySummary:
     configs: int
     source: StoreInfo
     destination: StoreInfo
+    access_keys: int = 0
+    contract_codes: int = 0
 
 
 # Called with the number of rows written since the last call (for a progress bar).
@@ -44,8 +46,16 @@ def _destination_chain(location: StoreLocation, options: StoreOptions | None) ->
         reader.close()
 
 
+def _counts(info: StoreInfo) -> dict[str, int]:
+    """The rows of each copied table a store says it holds."""
+    return {
+        "blocks": info.block_count, "epochs": info.epoch_count, "account_states": info.account_state_count,
+        "access_keys": info.access_key_count, "contract_codes": info.contract_code_count,
+    }  # fmt: skip
+
+
 def total_rows(info: StoreInfo) -> int:
-    return info.block_count + info.epoch_count + info.account_state_count
+    return sum(_counts(info).values())
 
 
 def copy_store(
@@ -68,7 +78,7 @@ def copy_store(
                 f"{describe_location(destination)} holds chain {theirs!r}, the source chain "
                 f"{source_info.chain_id!r}: copy into an empty store"
             )
-        counts = {"blocks": 0, "epochs": 0, "account_states": 0}
+        counts = dict.fromkeys(_counts(source_info), 0)
         pending = 0
 
         def written(table: str) -> None:
@@ -94,6 +104,12 @@ def copy_store(
                 for account_id, height, view in reader.iter_account_states():
                     batch.put_account_state(account_id, height, view)
                     written("account_states")
+                for account_id, public_key, height, view in reader.iter_access_keys():
+                    batch.put_access_key(account_id, public_key, height, view)
+                    written("access_keys")
+                for code_hash, code in reader.iter_contract_codes():
+                    batch.put_contract_code(code_hash, code)
+                    written("contract_codes")
                 _check_read_all(counts, source_info)
             destination_info = writer.reader().info()
         if advance is not None and pending:
@@ -103,12 +119,12 @@ def copy_store(
     _check_destination(destination_info, source_info, destination, was_empty=theirs is None)
     configs = (genesis is not None) + (client is not None)
     return CopySummary(counts["blocks"], counts["epochs"], counts["account_states"], configs, source_info,
-                       destination_info)
+                       destination_info, counts["access_keys"], counts["contract_codes"])
 
 
 def _check_read_all(counts: dict[str, int], info: StoreInfo) -> None:
     """Inside the batch, before it commits: the source gave as many rows as it says it holds."""
-    expected = {"blocks": info.block_count, "epochs": info.epoch_count, "account_states": info.account_state_count}
+    expected = _counts(info)
     if counts != expected:
         raise StoreError(
             f"the source changed or miscounts while it was read: read {counts}, its counts say {expected}; "
@@ -119,8 +135,8 @@ def _check_read_all(counts: dict[str, int], info: StoreInfo) -> None:
 def _check_destination(after: StoreInfo, source: StoreInfo, destination: StoreLocation, *, was_empty: bool) -> None:
     """An empty destination now holds exactly the source's rows; one that held part of the same
     chain holds at least as many of each."""
-    ours = (after.block_count, after.epoch_count, after.account_state_count)
-    theirs = (source.block_count, source.epoch_count, source.account_state_count)
+    ours = tuple(_counts(after).values())
+    theirs = tuple(_counts(source).values())
     if was_empty:
         expected = ours == theirs and (after.earliest_height, after.latest_height) == (
             source.earliest_height,

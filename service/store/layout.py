@@ -10,7 +10,9 @@ from typing import Any, Final
 from nearrpc.store.base import SCHEMA_VERSION, STORE_KINDS, StoredBlock, StoredEpoch, StoreInfo, StoreVersion
 
 # Every table of the layout; a check reports the ones missing.
-TABLES: Final = ("nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states")
+TABLES: Final = (
+    "nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states", "access_keys", "contract_codes",
+)  # fmt: skip
 
 # The columns a block lookup selects, in the order `block_from_row` reads them.
 BLOCK_COLUMNS: Final = "height, hash, prev_hash, epoch_id, last_final_block, last_ds_final_block, view_json"
@@ -24,7 +26,10 @@ CLIENT_CONFIG: Final = "client_config"
 # row counts the writer keeps (so `info()`, polled by /health, never counts rows) and a change
 # counter per kind of data (`StoreVersion`).
 IMPORT_PROGRESS: Final = "import_progress"
-COUNTERS: Final = {"blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count"}
+COUNTERS: Final = {
+    "blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count",
+    "access_keys": "access_key_count", "contract_codes": "contract_code_count",
+}  # fmt: skip
 VERSION_KEYS: Final = {kind: f"version_{kind}" for kind in STORE_KINDS}
 INFO_KEYS: Final = ["chain_id", "genesis_height", *COUNTERS.values()]
 
@@ -75,4 +80,6 @@ def info_from(meta: Mapping[str, str], earliest: StoredBlock | None, head: Store
         block_count=int(meta.get("block_count", 0)),
         epoch_count=int(meta.get("epoch_count", 0)),
         account_state_count=int(meta.get("account_state_count", 0)),
+        access_key_count=int(meta.get("access_key_count", 0)),
+        contract_code_count=int(meta.get("contract_code_count", 0)),
     )

@@ -74,6 +74,14 @@ _DDL: Final = (
         view_json BYTEA,
         PRIMARY KEY (account_id, height)
     )""",
+    """CREATE TABLE access_keys (
+        account_id TEXT COLLATE "C" NOT NULL,
+        public_key TEXT COLLATE "C" NOT NULL,
+        height BIGINT NOT NULL,
+        view_json BYTEA,
+        PRIMARY KEY (account_id, public_key, height)
+    )""",
+    'CREATE TABLE contract_codes (code_hash TEXT COLLATE "C" PRIMARY KEY, code BYTEA NOT NULL)',
 )
 
 # The lookups readers run, by name (the async serving reader runs the same text). Tests check
@@ -86,6 +94,11 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "epoch": f"SELECT {EPOCH_COLUMNS} FROM epochs WHERE epoch_id = %s",
     "account": "SELECT view_json FROM account_states WHERE account_id = %s AND height <= %s "
     "ORDER BY height DESC LIMIT 1",
+    "access_key": "SELECT view_json FROM access_keys WHERE account_id = %s AND public_key = %s AND height <= %s "
+    "ORDER BY height DESC LIMIT 1",
+    # every state of the account's keys up to the height (sql.latest_access_keys picks each one's last)
+    "access_keys": "SELECT public_key, height, view_json FROM access_keys WHERE account_id = %s AND height <= %s",
+    "contract_code": "SELECT code FROM contract_codes WHERE code_hash = %s",
     "config": "SELECT json FROM config WHERE name = %s",
     "meta": "SELECT value FROM meta WHERE key = %s",
     "metas": "SELECT key, value FROM meta WHERE key = ANY(%s)",
@@ -177,6 +190,9 @@ class PostgresChainReader(SqlChainReader):
 
     def _one(self, name: str, *params: object) -> Any:
         return self._run(LOOKUP_QUERIES[name], params, f"{name} lookup").fetchone()
+
+    def _all(self, name: str, *params: object) -> list[Any]:
+        return list(self._run(LOOKUP_QUERIES[name], params, f"{name} lookup").fetchall())
 
     def _metas(self, keys: list[str]) -> dict[str, str]:
         rows = self._run(LOOKUP_QUERIES["metas"], (keys,), "meta lookup").fetchall()
@@ -370,6 +386,26 @@ class PostgresWriteBatch(SqlWriteBatch):
         data = checks.check_account_state(account_id, height, view_json, validate=self._validate)
         self._touched.add("accounts")
         self._stage(self._states, (account_id, height, data), [(account_id, height)])
+
+    def put_access_key(self, account_id: str, public_key: str, height: int, view_json: bytes | None) -> None:
+        key, data = checks.check_access_key(account_id, public_key, height, view_json, validate=self._validate)
+        self._touched.add("access_keys")
+        self._upsert(
+            "access_keys",
+            "INSERT INTO access_keys (account_id, public_key, height, view_json) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (account_id, public_key, height) DO UPDATE SET view_json = excluded.view_json",
+            (account_id, key, height, data),
+        )
+
+    def put_contract_code(self, code_hash: str, code: bytes) -> None:
+        checks.check_contract_code(code_hash, code)
+        self._touched.add("codes")
+        self._upsert(
+            "contract_codes",
+            "INSERT INTO contract_codes (code_hash, code) VALUES (%s, %s) "
+            "ON CONFLICT (code_hash) DO UPDATE SET code = excluded.code",
+            (code_hash, code),
+        )
 
     def discard(self) -> None:
         super().discard()

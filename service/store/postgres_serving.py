@@ -34,6 +34,7 @@ from nearrpc.store.layout import (
     CLIENT_CONFIG,
     GENESIS_CONFIG,
     INFO_KEYS,
+    MAX_HEIGHT,
     VERSION_KEYS,
     block_from_row,
     epoch_from_row,
@@ -45,6 +46,7 @@ from nearrpc.store.pg_batch import BatchedLookup
 from nearrpc.store.pg_connect import connect_kwargs, describe_target, reason, store_error
 from nearrpc.store.pg_pool import ConnectionPool
 from nearrpc.store.postgres import BATCH_QUERIES, LOOKUP_QUERIES
+from nearrpc.store.sql import latest_access_keys
 
 POLL_SECONDS: Final = 0.2
 
@@ -209,6 +211,20 @@ class PostgresServingReader:
         if height < 0:
             return None
         return await self._accounts.load((account_id, min(height, (1 << 63) - 1)))
+
+    async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
+        if height < 0:
+            return None
+        row = await self._fetch("access_key", account_id, public_key, min(height, MAX_HEIGHT))
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    async def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]:
+        rows = await self._fetch("access_keys", account_id, min(max(height, -1), MAX_HEIGHT), many=True)
+        return latest_access_keys(rows)
+
+    async def contract_code(self, code_hash: str) -> bytes | None:
+        row = await self._fetch("contract_code", code_hash)
+        return None if row is None else bytes(row[0])
 
     async def info(self) -> StoreInfo:
         return info_from(await self._metas(INFO_KEYS), await self.earliest_block(), await self.head())

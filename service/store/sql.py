@@ -11,7 +11,15 @@ from collections.abc import Iterator
 from typing import Any, ClassVar, Final
 
 from nearrpc.store import checks
-from nearrpc.store.base import StoreCheck, StoredBlock, StoredEpoch, StoreError, StoreInfo, StoreIntegrityError
+from nearrpc.store.base import (
+    StoreCheck,
+    StoredBlock,
+    StoredEpoch,
+    StoreError,
+    StoreInfo,
+    StoreIntegrityError,
+    access_key_order,
+)
 from nearrpc.store.layout import (
     ACCOUNT_COUNT,
     BLOCK_COLUMNS,
@@ -40,6 +48,10 @@ class SqlChainReader(ABC):
     @abstractmethod
     def _one(self, name: str, *params: object) -> Any:
         """The first row of lookup `name`, or None; StoreError when the engine fails."""
+
+    @abstractmethod
+    def _all(self, name: str, *params: object) -> list[Any]:
+        """Every row of lookup `name`; StoreError when the engine fails."""
 
     @abstractmethod
     def _count(self, sql: str, what: str) -> int:
@@ -105,6 +117,19 @@ class SqlChainReader(ABC):
         row = self._one("account", account_id, min(height, MAX_HEIGHT))
         return None if row is None or row[0] is None else bytes(row[0])
 
+    def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
+        if height < 0:
+            return None
+        row = self._one("access_key", account_id, public_key, min(height, MAX_HEIGHT))
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]:
+        return latest_access_keys(self._all("access_keys", account_id, min(max(height, -1), MAX_HEIGHT)))
+
+    def contract_code(self, code_hash: str) -> bytes | None:
+        row = self._one("contract_code", code_hash)
+        return None if row is None else bytes(row[0])
+
     def info(self) -> StoreInfo:
         return info_from(self._metas(INFO_KEYS), self.earliest_block(), self.head())
 
@@ -167,6 +192,27 @@ class SqlChainReader(ABC):
     def iter_account_states(self) -> Iterator[tuple[str, int, bytes | None]]:
         for account_id, height, view in self._scan("SELECT account_id, height, view_json FROM account_states"):
             yield account_id, height, None if view is None else bytes(view)
+
+    def iter_access_keys(self) -> Iterator[tuple[str, str, int, bytes | None]]:
+        for account_id, key, height, view in self._scan(
+            "SELECT account_id, public_key, height, view_json FROM access_keys"
+        ):
+            yield account_id, key, height, None if view is None else bytes(view)
+
+    def iter_contract_codes(self) -> Iterator[tuple[str, bytes]]:
+        for code_hash, code in self._scan("SELECT code_hash, code FROM contract_codes"):
+            yield code_hash, bytes(code)
+
+
+def latest_access_keys(rows: list[Any]) -> list[tuple[str, bytes]]:
+    """From an account's (public key, height, view) rows at or below a height, each key's
+    latest state, deleted ones left out, in nearcore's listing order."""
+    latest: dict[str, tuple[int, Any]] = {}
+    for key, height, view in rows:
+        if key not in latest or height > latest[key][0]:
+            latest[key] = (height, view)
+    keys = sorted((key for key, (_, view) in latest.items() if view is not None), key=access_key_order)
+    return [(key, bytes(latest[key][1])) for key in keys]
 
 
 class SqlWriteBatch(ABC):

@@ -21,6 +21,9 @@ Tables:
 - `epochs`: per epoch id, its protocol version and epoch-level config values, and optionally
   the whole protocol config a node answered for it (`protocol_config_json`, recorded imports).
 - `account_states`: (account_id, height) -> account view, NULL when deleted at that height.
+- `access_keys`: (account_id, public_key, height) -> access key view (nonce, permission), NULL
+  when deleted at that height; keys in their canonical spelling (`ed25519:...`).
+- `contract_codes`: code hash -> contract code (wasm bytes).
 """
 
 from __future__ import annotations
@@ -81,6 +84,14 @@ _DDL: Final = (
         view_json BLOB,
         PRIMARY KEY (account_id, height)
     ) WITHOUT ROWID""",
+    """CREATE TABLE access_keys (
+        account_id TEXT NOT NULL,
+        public_key TEXT NOT NULL,
+        height INTEGER NOT NULL,
+        view_json BLOB,
+        PRIMARY KEY (account_id, public_key, height)
+    ) WITHOUT ROWID""",
+    "CREATE TABLE contract_codes (code_hash TEXT PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID",
 )
 
 # The lookups readers run, by name. Tests check with EXPLAIN QUERY PLAN that each one is
@@ -92,6 +103,11 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "block_by_hash": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE hash = ?",
     "epoch": f"SELECT {EPOCH_COLUMNS} FROM epochs WHERE epoch_id = ?",
     "account": "SELECT view_json FROM account_states WHERE account_id = ? AND height <= ? ORDER BY height DESC LIMIT 1",
+    "access_key": "SELECT view_json FROM access_keys WHERE account_id = ? AND public_key = ? AND height <= ? "
+    "ORDER BY height DESC LIMIT 1",
+    # every state of the account's keys up to the height (sql.latest_access_keys picks each one's last)
+    "access_keys": "SELECT public_key, height, view_json FROM access_keys WHERE account_id = ? AND height <= ?",
+    "contract_code": "SELECT code FROM contract_codes WHERE code_hash = ?",
     "config": "SELECT json FROM config WHERE name = ?",
     "meta": "SELECT value FROM meta WHERE key = ?",
     "version": f"SELECT key, value FROM meta WHERE key IN ({', '.join(repr(key) for key in VERSION_KEYS.values())})",
@@ -116,6 +132,8 @@ _STORED_BLOCK_HEIGHT: Final = "SELECT height FROM blocks WHERE hash = ?"
 _EXISTS: Final = {
     "epochs": "SELECT 1 FROM epochs WHERE epoch_id = ?",
     "account_states": "SELECT 1 FROM account_states WHERE account_id = ? AND height = ?",
+    "access_keys": "SELECT 1 FROM access_keys WHERE account_id = ? AND public_key = ? AND height = ?",
+    "contract_codes": "SELECT 1 FROM contract_codes WHERE code_hash = ?",
 }
 
 
@@ -161,6 +179,12 @@ class SqliteChainReader(SqlChainReader):
     def _one(self, name: str, *params: object) -> Any:
         try:
             return self._connection.conn.execute(LOOKUP_QUERIES[name], params).fetchone()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self._path}: {name} lookup failed: {exc}") from exc
+
+    def _all(self, name: str, *params: object) -> list[Any]:
+        try:
+            return self._connection.conn.execute(LOOKUP_QUERIES[name], params).fetchall()
         except sqlite3.Error as exc:
             raise StoreError(f"{self._path}: {name} lookup failed: {exc}") from exc
 
@@ -314,6 +338,25 @@ class SqliteWriteBatch(SqlWriteBatch):
             "INSERT INTO account_states (account_id, height, view_json) VALUES (?, ?, ?) "
             "ON CONFLICT (account_id, height) DO UPDATE SET view_json = excluded.view_json",
             (account_id, height, data),
+        )
+
+    def put_access_key(self, account_id: str, public_key: str, height: int, view_json: bytes | None) -> None:
+        key, data = checks.check_access_key(account_id, public_key, height, view_json, validate=self._validate)
+        self._touched.add("access_keys")
+        self._note_row("access_keys", account_id, key, height)
+        self._execute(
+            "INSERT INTO access_keys (account_id, public_key, height, view_json) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (account_id, public_key, height) DO UPDATE SET view_json = excluded.view_json",
+            (account_id, key, height, data),
+        )
+
+    def put_contract_code(self, code_hash: str, code: bytes) -> None:
+        checks.check_contract_code(code_hash, code)
+        self._touched.add("codes")
+        self._note_row("contract_codes", code_hash)
+        self._execute(
+            "INSERT INTO contract_codes (code_hash, code) VALUES (?, ?) ON CONFLICT (code_hash) DO NOTHING",
+            (code_hash, code),
         )
 
 
@@ -629,6 +672,15 @@ class SqliteServingReader:
 
     async def account_json(self, account_id: str, height: int) -> bytes | None:
         return self._in_read().account_json(account_id, height)
+
+    async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
+        return self._in_read().access_key_json(account_id, public_key, height)
+
+    async def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]:
+        return self._in_read().access_keys_json(account_id, height)
+
+    async def contract_code(self, code_hash: str) -> bytes | None:
+        return self._in_read().contract_code(code_hash)
 
     async def info(self) -> StoreInfo:
         return self._in_read().info()

@@ -1,5 +1,6 @@
 """Facts about the chain a test server serves, read from its store: what a client test can
-ask for and compare with (heights, hashes, accounts, and ones that do not exist)."""
+ask for and compare with (heights, hashes, accounts, their access keys, contract code hashes,
+and ones that do not exist)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ class ChainFacts:
     skipped_heights: tuple[int, ...]  # heights between the earliest block and the head without one
     accounts: tuple[str, ...]  # accounts that exist at the final block: validators, treasury, authors
     missing_account: str  # a valid account id that does not exist
+    # (account, public key) of every access key of `accounts` at the final block, in listing order
+    access_keys: tuple[tuple[str, str], ...] = ()
+    contract_code_hashes: tuple[str, ...] = ()  # hashes of the contract code the store holds, sorted
 
 
 def _by_hash(reader: ChainReader, block_hash: str, what: str) -> StoredBlock:
@@ -71,6 +75,7 @@ def read_chain_facts(store: Path) -> ChainFacts:
         heights = [h for h in range(first, head.height + 1) if reader.block_by_height(h) is not None]
         genesis_block = reader.genesis_block()
         authors = [str(json.loads(b.view_json)["author"]) for b in (head, final)]
+        accounts = _existing_accounts(reader, genesis, authors, final.height)
         return ChainFacts(
             chain_id=str(genesis["chain_id"]),
             genesis_height=int(genesis["genesis_height"]),
@@ -86,8 +91,12 @@ def read_chain_facts(store: Path) -> ChainFacts:
             protocol_version=epoch.protocol_version if epoch is not None else None,
             block_heights=tuple(heights),
             skipped_heights=tuple(sorted(set(range(first, head.height + 1)) - set(heights))),
-            accounts=tuple(_existing_accounts(reader, genesis, authors, final.height)),
+            accounts=tuple(accounts),
             missing_account=_missing_account(reader, final.height),
+            access_keys=tuple(
+                (account, key) for account in accounts for key, _ in reader.access_keys_json(account, final.height)
+            ),
+            contract_code_hashes=tuple(sorted(code_hash for code_hash, _ in reader.iter_contract_codes())),
         )
     finally:
         reader.close()

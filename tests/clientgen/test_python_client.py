@@ -1,4 +1,4 @@
-"""A Python client generated from spec/openapi.json by openapi-python-client calls all five methods.
+"""A Python client generated from spec/openapi.json by openapi-python-client calls the five methods and the extension.
 
 Every answer is parsed by the generated code itself (`sync_detailed`): results into the
 generated result models, errors into the generated error wrappers, causes and infos.
@@ -41,6 +41,17 @@ API = {
     "EXPERIMENTAL_view_account": (
         "accounts.experimental_view_account", "EXPERIMENTALViewAccount",
         "JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError",
+    ),
+    # beyond interface 1.2.14
+    "status": ("extension.status", "Status", "JsonRpcResponseForRpcStatusResponseAndRpcStatusError"),
+    "gas_price": ("extension.gas_price", "GasPrice", "JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError"),
+    "EXPERIMENTAL_view_code": (
+        "extension.experimental_view_code", "EXPERIMENTALViewCode",
+        "JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError",
+    ),
+    "EXPERIMENTAL_view_access_key_list": (
+        "extension.experimental_view_access_key_list", "EXPERIMENTALViewAccessKeyList",
+        "JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError",
     ),
 }  # fmt: skip
 
@@ -160,6 +171,27 @@ def _view_account(result: Any) -> None:
     assert result.block_height == facts.head_height
 
 
+def _status(result: Any) -> None:
+    facts = sample_facts()
+    assert (result.chain_id, result.genesis_hash) == (facts.chain_id, facts.genesis_hash)
+    assert [v.account_id for v in result.validators] == list(facts.validators)
+
+
+def _gas_price(result: Any) -> None:
+    head = orjson.loads(sample_chain().blocks[-1].view_json)
+    assert result.gas_price == head["header"]["gas_price"]
+
+
+def _view_code(result: Any) -> None:
+    assert result.hash_ == sample_facts().contract_code_hash
+
+
+def _access_key_list(result: Any) -> None:
+    treasury = sample_facts().treasury_account
+    expected = {row.public_key for row in sample_chain().access_keys if row.account_id == treasury}
+    assert {key.public_key for key in result.keys} == expected
+
+
 def _proposal_height() -> int:
     """The first stored block whose header carries validator proposals."""
     return next(
@@ -196,6 +228,14 @@ RESULTS = [
     ResultCase("view_account", "EXPERIMENTAL_view_account",
                lambda: {"account_id": sample_facts().treasury_account, "finality": "optimistic"},
                "RpcViewAccountResponse", _view_account),
+    ResultCase("status", "status", lambda: None, "RpcStatusResponse", _status),
+    ResultCase("gas_price", "gas_price", lambda: [None], "RpcGasPriceResponse", _gas_price),
+    ResultCase("view_code", "EXPERIMENTAL_view_code",
+               lambda: {"account_id": sample_facts().contract_account, "finality": "final"},
+               "RpcViewCodeResponse", _view_code),
+    ResultCase("access_key_list", "EXPERIMENTAL_view_access_key_list",
+               lambda: {"account_id": sample_facts().treasury_account, "finality": "final"},
+               "RpcViewAccessKeyListResponse", _access_key_list),
 ]  # fmt: skip
 
 

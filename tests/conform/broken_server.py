@@ -90,7 +90,7 @@ def _cause(answer: dict[str, Any]) -> object:
 
 
 def _unknown_account(request: dict[str, Any], answer: dict[str, Any]) -> bool:
-    return _cause(answer) == "UNKNOWN_ACCOUNT"
+    return request.get("method") == "EXPERIMENTAL_view_account" and _cause(answer) == "UNKNOWN_ACCOUNT"
 
 
 def _unknown_method(request: dict[str, Any], answer: dict[str, Any]) -> bool:

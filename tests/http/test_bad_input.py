@@ -68,7 +68,7 @@ def test_not_a_request(http: httpx.Client, message: Any) -> None:
     )
 
 
-@pytest.mark.parametrize("method", ["", "no_such_method", "\u0000", "BLOCK", "EXPERIMENTAL_view_access_key", "query"])
+@pytest.mark.parametrize("method", ["", "no_such_method", "\u0000", "BLOCK", "EXPERIMENTAL_changes", "tx"])
 def test_unknown_method(http: httpx.Client, method: str) -> None:
     answer = call(http, method, {"finality": "final"}, request_id=9)
     assert answer.status == 400

@@ -1,5 +1,6 @@
-"""GET /status in nearcore's shape: its members and their order, filled from the store, the
-node-only ones left out, and our own summary under `nearrpc`."""
+"""GET /status in nearcore's shape: its members and their order, filled from the store and the
+service (the genesis validators, the service's own node key, no validator key), and our own
+summary under `nearrpc`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import httpx
 import jsonschema
 import pytest
 
-from nearrpc.http.status import NODE_ONLY_MEMBERS, block_time
+from nearrpc.methods.node_key import node_public_key
+from nearrpc.methods.status import block_time
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 from tests.support.live_server import LiveServer
 from tests.support.rpc import call
@@ -54,11 +56,9 @@ def _nanoseconds(text: str) -> int:
     return seconds * 10**9 + int((match[2] or "").ljust(9, "0"))
 
 
-def test_members_are_a_real_nodes_but_the_node_only_ones(status: dict[str, Any]) -> None:
-    ours = set(status) - {"nearrpc"}
-    assert ours <= REAL_STATUS_MEMBERS
-    assert REAL_STATUS_MEMBERS - ours == set(NODE_ONLY_MEMBERS)
-    assert list(status) == [member for member in NEARCORE_ORDER if member in status] + ["nearrpc"]
+def test_members_are_a_real_nodes(status: dict[str, Any]) -> None:
+    assert set(status) - {"nearrpc"} == REAL_STATUS_MEMBERS
+    assert list(status) == [*NEARCORE_ORDER, "nearrpc"]
     assert list(status["sync_info"]) == SYNC_INFO_ORDER
     assert list(status["version"]) == ["version", "build", "commit", "rustc_version"]
 
@@ -76,6 +76,11 @@ def test_values_come_from_the_store_and_the_service(
     assert status["latest_protocol_version"] == head["latest_protocol_version"]
     assert status["rpc_addr"] == server.url.removeprefix("http://")
     assert isinstance(status["uptime_sec"], int) and status["uptime_sec"] >= 0
+    genesis_config = call(http, "genesis_config").result
+    assert status["validators"] == [{"account_id": v["account_id"]} for v in genesis_config["validators"]]
+    assert status["node_public_key"] == node_public_key(facts.genesis_hash)
+    assert status["node_public_key"] not in {v["public_key"] for v in genesis_config["validators"]}
+    assert status["validator_account_id"] is status["validator_public_key"] is status["node_key"] is None
     assert status["sync_info"] == {
         "latest_block_hash": facts.head_hash,
         "latest_block_height": facts.head_height,
@@ -112,13 +117,10 @@ def test_block_times_have_as_few_fraction_digits_as_chrono_writes(nanoseconds: i
 
 @pytest.mark.reference
 def test_every_member_matches_nearcores_schema_for_it(status: dict[str, Any], reference: Path) -> None:
-    """Validated against the upstream RpcStatusResponse, with only the node-only members
-    (which are left out) no longer required."""
+    """Validated against the upstream RpcStatusResponse, every required member present."""
     upstream = json.loads((reference / "nearcore-openapi.json").read_text(encoding="utf-8"))
     schemas = upstream["components"]["schemas"]
     schema = dict(schemas["RpcStatusResponse"])
-    assert set(NODE_ONLY_MEMBERS) <= set(schema["properties"])
-    schema["required"] = [name for name in schema["required"] if name not in NODE_ONLY_MEMBERS]
     document = {k: v for k, v in status.items() if k != "nearrpc"}
     # the upstream $refs (#/components/schemas/...) resolve inside this one schema document
     validator = jsonschema.Draft202012Validator({**schema, "components": {"schemas": schemas}})

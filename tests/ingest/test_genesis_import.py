@@ -8,6 +8,7 @@ mid-import, and what a live server answers for a store without blocks.
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import subprocess
@@ -19,6 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
+from nearrpc.ingest.genesis_import import code_hash
 from nearrpc.nearcore.genesis_fields import GENESIS_DEFAULTS, GENESIS_FIELD_ORDER
 from nearrpc.sample import sample_chain
 from nearrpc.store import open_store
@@ -71,8 +73,14 @@ def test_genesis_file_becomes_config_and_account_states(tmp_path: Path) -> None:
     print(done.stdout)
     assert done.returncode == 0, done.stderr
     accounts = [r for r in records if "Account" in r]
-    assert f"records: {len(records)}; account states written: {len(accounts)}" in done.stdout
-    assert "AccessKey" in done.stdout and "Contract" in done.stdout and "PostponedReceipt" in done.stdout
+    keys = [r["AccessKey"] for r in records if "AccessKey" in r]
+    contracts = [r["Contract"] for r in records if "Contract" in r]
+    assert keys and contracts
+    assert (
+        f"records: {len(records)}; account states written: {len(accounts)}; access keys: {len(keys)}; "
+        f"contract codes: {len(contracts)}" in done.stdout
+    )
+    assert "AccessKey" not in done.stdout and "Contract" not in done.stdout and "PostponedReceipt" in done.stdout
     assert "num_block_producer_seats_per_shard, avg_hidden_validator_seats_per_shard" in done.stdout
 
     reader = open_store(store, "read")
@@ -85,7 +93,15 @@ def test_genesis_file_becomes_config_and_account_states(tmp_path: Path) -> None:
             view = reader.account_json(account_id, GENESIS_HEIGHT)
             assert view == orjson.dumps(expected_view(record)), account_id
             assert reader.account_json(account_id, GENESIS_HEIGHT - 1) is None
+        for key in keys:  # stored at the genesis height, as the record has it
+            stored = reader.access_key_json(key["account_id"], key["public_key"], GENESIS_HEIGHT)
+            assert stored == orjson.dumps(key["access_key"]), key
+            assert reader.access_key_json(key["account_id"], key["public_key"], GENESIS_HEIGHT - 1) is None
+        for contract in contracts:
+            code = base64.b64decode(contract["code"])
+            assert reader.contract_code(code_hash(code)) == code
         info = reader.info()
+        assert (info.access_key_count, info.contract_code_count) == (len(keys), len(contracts))
         assert (info.chain_id, info.genesis_height, info.block_count, info.epoch_count) == (CHAIN_ID, 1000, 0, 0)
         assert info.account_state_count == len(accounts)
     finally:

@@ -26,6 +26,10 @@ EXAMPLES: dict[Cause, RpcError] = {
     Cause.UNKNOWN_BLOCK: errors.unknown_block("block", HEIGHT_5, "BLOCK HEIGHT: 5", 100),
     Cause.NOT_SYNCED_YET: errors.not_synced_yet(),
     Cause.UNKNOWN_ACCOUNT: errors.unknown_account("x.near", 5, HASH),
+    Cause.UNKNOWN_ACCESS_KEY: errors.unknown_access_key("ed25519:" + HASH, 5, HASH),
+    Cause.NO_CONTRACT_CODE: errors.no_contract_code("x.near", 5, HASH),
+    Cause.UNAVAILABLE_SHARD: errors.unavailable_shard(3),
+    Cause.NO_SYNCED_BLOCKS: errors.no_synced_blocks(),
     Cause.INTERNAL_ERROR: errors.internal_error("disk on fire"),
 }
 
@@ -35,6 +39,10 @@ EXPECTED = {  # (top-level name, code, message, HTTP status for params without a
     Cause.UNKNOWN_BLOCK: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.NOT_SYNCED_YET: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.UNKNOWN_ACCOUNT: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.UNKNOWN_ACCESS_KEY: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.NO_CONTRACT_CODE: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.UNAVAILABLE_SHARD: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.NO_SYNCED_BLOCKS: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.INTERNAL_ERROR: ("INTERNAL_ERROR", -32000, "Server error", 500),
 }
 
@@ -59,7 +67,7 @@ def test_entry_renders_in_nearcores_shape(cause: Cause) -> None:
     )
     assert rendered["cause"]["name"] == cause
     assert rendered["data"] == error.data
-    if cause is Cause.NOT_SYNCED_YET:
+    if cause in (Cause.NOT_SYNCED_YET, Cause.NO_SYNCED_BLOCKS):
         assert "info" not in rendered["cause"]  # a unit variant
     else:
         assert rendered["cause"]["info"] == error.info
@@ -81,11 +89,36 @@ def test_internal_error_reads_as_nearcores_method_errors() -> None:
             {"block_reference": {"block_id": 5}},
             "Block either has never been observed on the node or has been garbage collected: BlockId(Height(5))",
         ),
+        # beyond interface 1.2.14: the other views as view_account, query with the legacy text
+        # of process_query_response, gas_price as block
+        (
+            "EXPERIMENTAL_view_access_key_list",
+            {"block_reference": {"block_id": 5}},
+            "Block either has never been observed on the node or has been garbage collected: BlockId(Height(5))",
+        ),
+        ("query", {"block_reference": {"block_id": 5}}, "DB Not Found Error: BLOCK HEIGHT: 5 \n Cause: Unknown"),
+        ("gas_price", {}, "DB Not Found Error: BLOCK HEIGHT: 5 \n Cause: Unknown"),
     ],
 )
 def test_unknown_block_texts_are_each_methods_own(method: str, expected_info: object, expected_data: str) -> None:
     error = errors.unknown_block(method, HEIGHT_5, "BLOCK HEIGHT: 5", 100)
     assert (error.info, error.data) == (expected_info, expected_data)
+
+
+@pytest.mark.parametrize(
+    ("method", "reference", "expected_data"),
+    [
+        ("query", BlockReference("block_id", HASH), f"DB Not Found Error: BLOCK HEADER: {HASH}"),
+        (
+            "query",
+            BlockReference("finality", "final"),
+            "Block either has never been observed on the node or has been garbage collected: Finality(Final)",
+        ),
+        ("gas_price", BlockReference("block_id", HASH), f"DB Not Found Error: BLOCK HEADER: {HASH} \n Cause: Unknown"),
+    ],
+)
+def test_unknown_block_by_hash_or_finality(method: str, reference: BlockReference, expected_data: str) -> None:
+    assert errors.unknown_block(method, reference, f"BLOCK: {HASH}", 100).data == expected_data
 
 
 @pytest.mark.parametrize(

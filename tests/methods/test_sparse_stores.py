@@ -151,6 +151,8 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
     (method, cause) pair of it comes back from a real server for some request."""
     account = {"account_id": "alice.localnet"}
     nobody = {"account_id": "no.localnet"}
+    view_account = {**account, "request_type": "view_account"}
+    key = {"public_key": "ed25519:" + "1" * 32}
     requests = {
         ("genesis_config", Cause.INTERNAL_ERROR): (empty, None),
         ("client_config", Cause.INTERNAL_ERROR): (empty, None),
@@ -162,9 +164,59 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
         ("EXPERIMENTAL_view_account", Cause.UNKNOWN_BLOCK): (http, {**account, "block_id": 10**9}),
         ("EXPERIMENTAL_view_account", Cause.UNKNOWN_ACCOUNT): (http, {**nobody, "finality": "final"}),
         ("EXPERIMENTAL_view_account", Cause.INTERNAL_ERROR): (damaged, {**account, "finality": "final"}),
-    }
+        # beyond interface 1.2.14
+        ("status", Cause.INTERNAL_ERROR): (empty, None),
+        ("gas_price", Cause.UNKNOWN_BLOCK): (http, [10**9]),
+        ("gas_price", Cause.INTERNAL_ERROR): (damaged, [None]),
+        ("query", Cause.UNKNOWN_BLOCK): (http, {**view_account, "block_id": 10**9}),
+        ("query", Cause.NO_SYNCED_BLOCKS): (genesis_only, {**view_account, "sync_checkpoint": "earliest_available"}),
+        ("query", Cause.UNKNOWN_ACCOUNT): (http, {**view_account, **nobody, "finality": "final"}),
+        ("query", Cause.NO_CONTRACT_CODE): (http, {**account, "request_type": "view_code", "finality": "final"}),
+        ("query", Cause.UNAVAILABLE_SHARD): (
+            http, {**account, "request_type": "view_state", "prefix_base64": "", "finality": "final"},
+        ),
+        ("query", Cause.INTERNAL_ERROR): (damaged, {**view_account, "finality": "final"}),
+        ("EXPERIMENTAL_view_code", Cause.UNKNOWN_BLOCK): (http, {**account, "block_id": 10**9}),
+        ("EXPERIMENTAL_view_code", Cause.UNKNOWN_ACCOUNT): (http, {**nobody, "finality": "final"}),
+        ("EXPERIMENTAL_view_code", Cause.NO_CONTRACT_CODE): (http, {**account, "finality": "final"}),
+        ("EXPERIMENTAL_view_code", Cause.INTERNAL_ERROR): (damaged, {**account, "finality": "final"}),
+        ("EXPERIMENTAL_view_access_key", Cause.UNKNOWN_BLOCK): (http, {**account, **key, "block_id": 10**9}),
+        ("EXPERIMENTAL_view_access_key", Cause.UNKNOWN_ACCESS_KEY): (http, {**account, **key, "finality": "final"}),
+        ("EXPERIMENTAL_view_access_key", Cause.INTERNAL_ERROR): (damaged, {**account, **key, "finality": "final"}),
+        ("EXPERIMENTAL_view_access_key_list", Cause.UNKNOWN_BLOCK): (http, {**account, "block_id": 10**9}),
+        ("EXPERIMENTAL_view_access_key_list", Cause.INTERNAL_ERROR): (damaged, {**account, "finality": "final"}),
+    }  # fmt: skip
     assert set(requests) == {(method, cause) for method, causes in METHOD_CAUSES.items() for cause in causes}
     for (method, cause), (client, params) in requests.items():
         answer = checked(call(client, method, params), method)
         assert answer.error["cause"]["name"] == cause, (method, cause, answer.raw)
         assert answer.status == CATALOGUE[cause].http_status, (method, cause, answer.status)
+
+
+def test_a_store_without_access_keys_says_so_rather_than_listing_none(tmp_path: Path) -> None:
+    """Saved answers and recordings carry no access keys: an empty list from such a store would
+    be made up, so the key methods answer INTERNAL_ERROR naming what is missing."""
+    chain = sample_chain()
+    with open_store(tmp_path / "store.sqlite", "write") as writer, writer.batch() as batch:
+        batch.put_genesis_config(chain.genesis_config_json)
+        for epoch in chain.epochs:
+            batch.put_epoch(epoch)
+        for block in chain.blocks:
+            batch.put_block(block)
+        for row in chain.account_states:
+            batch.put_account_state(row.account_id, row.height, row.view_json)
+    account = {"account_id": "alice.localnet", "finality": "final"}
+    with (
+        running_server(tmp_path / "store.sqlite", tmp_path / "server.log") as live,
+        httpx.Client(base_url=live.url) as http,
+    ):
+        for method, params in (
+            ("EXPERIMENTAL_view_access_key_list", account),
+            ("EXPERIMENTAL_view_access_key", {**account, "public_key": "ed25519:" + "1" * 32}),
+            ("query", {**account, "request_type": "view_access_key_list"}),
+        ):
+            answer = checked(call(http, method, params), method)
+            assert answer.status == 500, answer
+            assert answer.error["cause"]["info"]["error_message"].startswith("the store holds no access keys")
+        view = checked(call(http, "EXPERIMENTAL_view_account", account), "EXPERIMENTAL_view_account")
+        assert view.status == 200  # the rest is served as before

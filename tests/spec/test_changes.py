@@ -25,8 +25,8 @@ def test_the_changelog_is_what_the_records_and_the_spec_make() -> None:
     assert written == spec_changes.render_changes(SPEC_DIR / "openapi.json")
     sections = [line for line in written.splitlines() if line.startswith("## ")]
     assert sections == ["## 1.2.14", "## 1.2.13"]
-    assert "Against 1.2.13: 18 breaks clients, 50 breaks servers, 25 compatible." in written
-    assert "Against 1.2.11: 2 breaks clients, 1 breaks servers, 9 compatible." in written
+    assert "Against 1.2.13: 42 breaks clients, 104 breaks servers, 47 compatible." in written
+    assert "Against 1.2.11: 4 breaks clients, 2 breaks servers, 14 compatible." in written
     assert (
         "  - [breaks clients] `response.result.state_sync_external_backoff` removed: array (a field of "
         "interface 1.2.14)" in written

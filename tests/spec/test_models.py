@@ -17,7 +17,7 @@ from nearrpc.generated.methods import METHODS
 from nearrpc.http.params import typed_params
 from nearrpc.methods.handlers import ChainHandlers
 from nearrpc.runtime_params import RuntimeParamStore
-from nearrpc.sample import build_sample_store
+from nearrpc.sample import build_sample_store, sample_chain
 from nearrpc.store import open_store
 from tests.support.sample_facts import sample_facts
 
@@ -28,6 +28,16 @@ PARAMS: dict[str, Any] = {
     "block": {"finality": "final"},
     "EXPERIMENTAL_protocol_config": {"finality": "final"},
     "EXPERIMENTAL_view_account": {"account_id": FACTS.contract_account, "finality": "final"},
+    "status": None,
+    "gas_price": [None],
+    "query": {"request_type": "view_account", "account_id": FACTS.contract_account, "finality": "final"},
+    "EXPERIMENTAL_view_code": {"account_id": FACTS.contract_account, "finality": "final"},
+    "EXPERIMENTAL_view_access_key_list": {"account_id": FACTS.contract_account, "finality": "final"},
+    "EXPERIMENTAL_view_access_key": {
+        "account_id": FACTS.validators[0],
+        "public_key": next(k.public_key for k in sample_chain().access_keys if k.account_id == FACTS.validators[0]),
+        "finality": "final",
+    },
 }
 # a required field of each result whose schema has required fields, and a field to break the type of
 REQUIRED: dict[str, str | None] = {
@@ -36,6 +46,12 @@ REQUIRED: dict[str, str | None] = {
     "block": "header",
     "EXPERIMENTAL_protocol_config": None,
     "EXPERIMENTAL_view_account": "amount",
+    "status": "sync_info",
+    "gas_price": "gas_price",
+    "query": "block_height",
+    "EXPERIMENTAL_view_code": "code_base64",
+    "EXPERIMENTAL_view_access_key_list": "keys",
+    "EXPERIMENTAL_view_access_key": "permission",
 }
 WRONG_TYPE: dict[str, tuple[str, object]] = {
     "genesis_config": ("epoch_length", [1]),
@@ -43,6 +59,12 @@ WRONG_TYPE: dict[str, tuple[str, object]] = {
     "block": ("chunks", "none"),
     "EXPERIMENTAL_protocol_config": ("runtime_config", [1, 2]),
     "EXPERIMENTAL_view_account": ("storage_usage", "lots"),
+    "status": ("uptime_sec", "long"),
+    "gas_price": ("gas_price", [1]),
+    "query": ("block_height", "high"),
+    "EXPERIMENTAL_view_code": ("hash", 7),
+    "EXPERIMENTAL_view_access_key_list": ("keys", {"a": 1}),
+    "EXPERIMENTAL_view_access_key": ("nonce", "first"),
 }
 
 
@@ -56,7 +78,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     async def answer(name: str) -> Any:
         return orjson.loads(await getattr(handlers, name)(typed_params(METHODS[name], PARAMS[name])))
 
-    yield {name: asyncio.run(answer(name)) for name in METHODS}
+    yield {name: asyncio.run(answer(name)) for name in PARAMS}
+    assert set(PARAMS) == set(METHODS)
     asyncio.run(reader.close())
 
 
@@ -65,7 +88,7 @@ def result_model(method: str) -> type[pydantic.BaseModel]:
     return model
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", list(PARAMS))
 def test_real_results_are_accepted(results: dict[str, Any], method: str) -> None:
     result_model(method).model_validate(results[method])
 
@@ -78,7 +101,7 @@ def test_missing_required_field_is_rejected(results: dict[str, Any], method: str
         result_model(method).model_validate(broken)
 
 
-@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("method", list(PARAMS))
 def test_wrong_type_is_rejected(results: dict[str, Any], method: str) -> None:
     field, value = WRONG_TYPE[method]
     broken = copy.deepcopy(results[method])

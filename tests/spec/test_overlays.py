@@ -12,7 +12,7 @@ from jsonpointer import JsonPointerException, resolve_pointer, set_pointer
 
 from tests.conftest import REPO
 from tests.spec.equivalence import normal_form
-from tools.spec_sync import METHODS, OverlayError, Redundancy, _expand, apply_op, build_spec
+from tools.spec_sync import METHODS, OverlayError, Redundancy, _expand, apply_op, build_spec, inline_variant_objects
 
 OVERLAYS = json.loads((REPO / "spec" / "overlays.json").read_text(encoding="utf-8"))
 SPEC = json.loads((REPO / "spec" / "openapi.json").read_text(encoding="utf-8"))
@@ -67,6 +67,8 @@ def test_overlay_is_visible_in_the_spec(overlay: dict[str, Any]) -> None:
             assert any(_contains(item, op["value"]) for item in resolve_pointer(SPEC, path)), path
         elif op["op"] == "ref_for_single_allof":
             assert _one_member_allofs(resolve_pointer(SPEC, path)) == [], path
+        elif op["op"] == "name_nested_objects":
+            assert list(inline_variant_objects(path.rsplit("/", 1)[1], resolve_pointer(SPEC, path))) == [], path
         else:
             assert _contains(resolve_pointer(SPEC, path), op["value"]), path
 

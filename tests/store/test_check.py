@@ -26,6 +26,7 @@ def test_a_sound_store_passes_with_its_counts(reader: ChainReader, chain: Sample
     assert check.ok and check.problems == () and check.thorough is thorough
     assert check.counts == {
         "blocks": len(chain.blocks), "epochs": len(chain.epochs), "account_states": len(chain.account_states),
+        "access_keys": len(chain.access_keys), "contract_codes": len(chain.contract_codes),
     }
 
 
@@ -76,7 +77,8 @@ def test_an_epoch_start_the_store_cannot_see_is_none(tmp_path: Path, chain: Samp
     path = tmp_path / "partial.sqlite"
     with open_store(path, "write") as writer:
         write_chain(writer, SampleChain(chain.genesis_config_json, chain.client_config_json, tuple(kept),
-                                        chain.epochs, chain.account_states))
+                                        chain.epochs, chain.account_states, chain.access_keys,
+                                        chain.contract_codes))
     store = open_store(path, "read")
     try:
         for height, expected in ((second.last_height, None), (third.last_height, None),
@@ -94,7 +96,8 @@ def test_the_check_command_prints_counts(filled_store_file: Path, chain: SampleC
     assert done.stdout.splitlines() == [
         f"{filled_store_file}: integrity check ok",
         f"chain {facts.chain_id}, heights {facts.genesis_height}..{facts.head_height}",
-        f"{len(chain.blocks)} blocks, {len(chain.epochs)} epochs, {len(chain.account_states)} account states",
+        f"{len(chain.blocks)} blocks, {len(chain.epochs)} epochs, {len(chain.account_states)} account states, "
+        f"{len(chain.access_keys)} access keys, {len(chain.contract_codes)} contract codes",
     ]
 
 

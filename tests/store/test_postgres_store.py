@@ -57,7 +57,15 @@ def test_answers_equal_the_sqlite_stores(pg_reader: ChainReader, reader: ChainRe
     for account_id in accounts:
         for height in (-1, *range(0, chain.blocks[-1].height + 2, 3), 2**63, 2**64):
             assert pg_reader.account_json(account_id, height) == expected_account(chain, account_id, height)
-    for scan in ("iter_blocks", "iter_epochs", "iter_account_states"):
+    for account_id in accounts:
+        for height in (chain.blocks[0].height, chain.blocks[-1].height):
+            keys = reader.access_keys_json(account_id, height)
+            assert pg_reader.access_keys_json(account_id, height) == keys
+            for public_key, view in keys:
+                assert pg_reader.access_key_json(account_id, public_key, height) == view
+    for code_hash, code in chain.contract_codes:
+        assert pg_reader.contract_code(code_hash) == code == reader.contract_code(code_hash)
+    for scan in ("iter_blocks", "iter_epochs", "iter_account_states", "iter_access_keys", "iter_contract_codes"):
         assert sorted(getattr(pg_reader, scan)(), key=repr) == sorted(getattr(reader, scan)(), key=repr), scan
 
 
@@ -74,6 +82,8 @@ def test_lookup_uses_an_index(filled: str, name: str) -> None:
         "metas": (["chain_id"],),
         "block_by_height": (5,),
         "account": ("x", 5),
+        "access_key": ("x", "y", 5),
+        "access_keys": ("x", 5),
         "previous_epoch_block": (50, "x"),
         "next_block": (50,),
     }

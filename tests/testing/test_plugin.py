@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from nearrpc.sample import sample_chain
 from tests.support.sample_facts import sample_facts
 
 pytestmark = pytest.mark.live
@@ -93,6 +94,11 @@ def test_a_session_serves_the_sample_chain_and_its_facts(tmp_path: Path) -> None
     assert tuple(facts["skipped_heights"]) == expected.skipped_heights
     assert facts["accounts"] == sorted({*expected.validators, expected.treasury_account})
     assert facts["missing_account"] not in expected.all_accounts
+    keys = sample_chain().access_keys
+    assert {tuple(pair) for pair in facts["access_keys"]} == {
+        (row.account_id, row.public_key) for row in keys if row.account_id in facts["accounts"]
+    }
+    assert facts["contract_code_hashes"] == [expected.contract_code_hash]
 
     # stopped with the session, its log kept
     assert not Path(f"/proc/{served['pid']}").exists()

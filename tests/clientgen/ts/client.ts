@@ -3,7 +3,9 @@
 import type { components, operations } from "./schema";
 
 type Schemas = components["schemas"];
-export type Method = "genesis_config" | "EXPERIMENTAL_protocol_config" | "EXPERIMENTAL_view_account" | "client_config" | "block";
+export type Method = "genesis_config" | "EXPERIMENTAL_protocol_config" | "EXPERIMENTAL_view_account" | "client_config" | "block"
+  // beyond interface 1.2.14
+  | "status" | "gas_price" | "query" | "EXPERIMENTAL_view_access_key_list" | "EXPERIMENTAL_view_code";
 type Request<M extends Method> = operations[M]["requestBody"]["content"]["application/json"];
 type Response<M extends Method> = operations[M]["responses"][200]["content"]["application/json"];
 
@@ -96,5 +98,21 @@ export async function tour(url: string): Promise<string[]> {
     jsonrpc: "2.0", id: 6, method: "EXPERIMENTAL_view_account", params: { account_id: "nobody.near", block_id: 10 },
   }));
   lines.push(account.ok ? `balance ${account.result.amount}` : describeViewAccountError(account.error));
+
+  // beyond interface 1.2.14: what a client asks first
+  const status = outcome(await call(url, "status", { jsonrpc: "2.0", id: 7, method: "status", params: null }));
+  if (status.ok) {
+    const validators: string[] = status.result.validators.map((v) => v.account_id);
+    lines.push(`${status.result.chain_id} at ${status.result.sync_info.latest_block_height}, validators ${validators.join(",")}`);
+  }
+  const gas = outcome(await call(url, "gas_price", { jsonrpc: "2.0", id: 8, method: "gas_price", params: [null] }));
+  if (gas.ok) lines.push(`gas price ${gas.result.gas_price}`);
+  const keys = outcome(await call(url, "EXPERIMENTAL_view_access_key_list", {
+    jsonrpc: "2.0", id: 9, method: "EXPERIMENTAL_view_access_key_list", params: { account_id: "node0", finality: "final" },
+  }));
+  if (keys.ok) {
+    const permissions = keys.result.keys.map((k) => (k.access_key.permission === "FullAccess" ? "full" : "call"));
+    lines.push(`keys of node0: ${permissions.join(",")} at ${keys.result.block_height}`);
+  }
   return lines;
 }

@@ -1,0 +1,119 @@
+"""`query`'s params, as nearcore's chain/jsonrpc/src/api/query.rs reads them.
+
+Two forms. A two-element array of strings is the legacy path form `[path, data]`
+(`parse_path_data`): `account/<id>`, `access_key/<id>`, `access_key/<id>/<public key>`,
+`code/<id>`, `contract/<id>` (data: base58 key prefix), `call/<id>/<method>` (data: base58
+arguments), always at the optimistic head; its refusals carry nearcore's bare texts. Anything
+else is the object form: a block reference (the first member wins) and `request_type` with the
+members of that request type; unknown members are ignored. Both come out as the object the
+generated model takes.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any, Final
+
+import based58
+
+from nearrpc.methods.errors import parse_error
+from nearrpc.nearcore.account_id import account_id_problem
+from nearrpc.nearcore.public_key import PublicKeyError, bs58_problem, canonical_public_key
+
+# QueryRequest's variants (request_type values) and the members each one reads besides
+# `request_type`, in the spec's order; `public_key` members are parsed as keys.
+REQUEST_MEMBERS: Final[dict[str, tuple[str, ...]]] = {
+    "view_account": ("account_id",),
+    "view_code": ("account_id",),
+    "view_state": ("account_id", "prefix_base64", "include_proof", "after_key_base64", "limit"),
+    "view_access_key": ("account_id", "public_key"),
+    "view_access_key_list": ("account_id",),
+    "view_gas_key_nonces": ("account_id", "public_key"),
+    "call_function": ("account_id", "method_name", "args_base64"),
+    "view_global_contract_code": ("code_hash",),
+    "view_global_contract_code_by_account_id": ("account_id",),
+}
+_OPTIONAL: Final = frozenset({"include_proof", "after_key_base64", "limit"})
+
+
+def is_legacy_form(params: object) -> bool:
+    """nearcore's `try_pair`: exactly two elements, both strings."""
+    return isinstance(params, list) and len(params) == 2 and all(isinstance(p, str) for p in params)
+
+
+def _legacy_account(text: str) -> str:
+    problem = account_id_problem(text)
+    if problem is not None:
+        raise parse_error(problem)
+    return text
+
+
+def _legacy_data(data: str) -> str:
+    """The base58 `data` of a contract/call path, as the base64 the object form carries."""
+    problem = bs58_problem(data)
+    if problem is not None:
+        raise parse_error(problem)
+    return base64.b64encode(based58.b58decode(data.encode("ascii"))).decode("ascii")
+
+
+def legacy_query(path: str, data: str) -> dict[str, Any]:
+    """The object form of `[path, data]`, at the optimistic head (`BlockReference::latest()`)."""
+    parts = path.split("/", 2)
+    if len(parts) < 2:
+        raise parse_error("Not enough query parameters provided")
+    command, account_id, extra = parts[0], _legacy_account(parts[1]), parts[2] if len(parts) > 2 else None
+    request: dict[str, Any] = {"finality": "optimistic", "account_id": account_id}
+    if command == "account":
+        request["request_type"] = "view_account"
+    elif command == "access_key" and extra is None:
+        request["request_type"] = "view_access_key_list"
+    elif command == "access_key":
+        try:
+            request.update(request_type="view_access_key", public_key=canonical_public_key(extra or ""))
+        except PublicKeyError:
+            raise parse_error("Invalid public key") from None
+    elif command == "code":
+        request["request_type"] = "view_code"
+    elif command == "contract":
+        request.update(request_type="view_state", prefix_base64=_legacy_data(data), include_proof=False)
+    elif command == "call":
+        if extra is None:
+            raise parse_error("Method name is missing")
+        request.update(request_type="call_function", method_name=extra, args_base64=_legacy_data(data))
+    else:
+        raise parse_error(f"Unknown path {command}")
+    return request
+
+
+def query_members(fields: dict[str, Any], failed: Callable[[str], Exception]) -> dict[str, Any]:
+    """`request_type` and its members from the object form (`failed(detail)` builds a refusal)."""
+    if "request_type" not in fields:
+        raise failed("missing field `request_type`")
+    request_type = fields["request_type"]
+    if not isinstance(request_type, str) or request_type not in REQUEST_MEMBERS:
+        if not isinstance(request_type, str):
+            raise failed("invalid type: expected a string for `request_type`")
+        expected = ", ".join(f"`{name}`" for name in REQUEST_MEMBERS)
+        raise failed(f"unknown variant `{request_type}`, expected one of {expected}")
+    members: dict[str, Any] = {"request_type": request_type}
+    for name in REQUEST_MEMBERS[request_type]:
+        if name in fields:
+            members[name] = fields[name]
+        elif name not in _OPTIONAL:
+            raise failed(f"missing field `{name}`")
+    # serde's default fills an absent include_proof; a null one is no boolean (the generated
+    # model would take it as absent)
+    if "include_proof" in members and not isinstance(members["include_proof"], bool):
+        raise failed("invalid type: expected a boolean for `include_proof`")
+    return members
+
+
+def checked_public_key(value: object, failed: Callable[[str], Exception]) -> str:
+    if not isinstance(value, str):
+        raise failed("invalid type: expected a string for `public_key`")
+    try:
+        return canonical_public_key(value)
+    except PublicKeyError as problem:
+        raise failed(str(problem)) from None
+
