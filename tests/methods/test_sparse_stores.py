@@ -3,6 +3,7 @@ what is missing, and says what is missing in /status."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import httpx
 import pytest
 
 from nearrpc.methods.errors import CATALOGUE, METHOD_CAUSES, Cause
-from nearrpc.sample import sample_chain
+from nearrpc.sample import sample_chain, write_chain
 from nearrpc.store import open_store
 from tests.store.sqlite_files import drop_tables
 from tests.support.live_server import running_server
@@ -196,15 +197,9 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
 def test_a_store_without_access_keys_says_so_rather_than_listing_none(tmp_path: Path) -> None:
     """Saved answers and recordings carry no access keys: an empty list from such a store would
     be made up, so the key methods answer INTERNAL_ERROR naming what is missing."""
-    chain = sample_chain()
-    with open_store(tmp_path / "store.sqlite", "write") as writer, writer.batch() as batch:
-        batch.put_genesis_config(chain.genesis_config_json)
-        for epoch in chain.epochs:
-            batch.put_epoch(epoch)
-        for block in chain.blocks:
-            batch.put_block(block)
-        for row in chain.account_states:
-            batch.put_account_state(row.account_id, row.height, row.view_json)
+    without_keys = dataclasses.replace(sample_chain(), access_keys=(), contract_codes=())
+    with open_store(tmp_path / "store.sqlite", "write") as writer:
+        write_chain(writer, without_keys)
     account = {"account_id": "alice.localnet", "finality": "final"}
     with (
         running_server(tmp_path / "store.sqlite", tmp_path / "server.log") as live,
