@@ -207,17 +207,18 @@ class ChainHandlers:
             # jsonrpc-primitives view_*.rs: NO_SYNCED_BLOCKS is an internal error for the views
             raise errors.internal_error("There are no fully synchronized blocks on the node yet") from None
 
-    async def _account(self, account_id: str, block: StoredBlock) -> bytes:
+    async def _account_view(self, account_id: str, block: StoredBlock) -> bytes:
+        """The account's stored view at `block`, or UNKNOWN_ACCOUNT."""
         view = await self._reader.account_json(account_id, block.height)
         if view is None:
             raise errors.unknown_account(account_id, block.height, block.hash)
-        return with_block(view, block.height, block.hash)
+        return view
+
+    async def _account(self, account_id: str, block: StoredBlock) -> bytes:
+        return with_block(await self._account_view(account_id, block), block.height, block.hash)
 
     async def _code(self, account_id: str, block: StoredBlock) -> bytes:
-        view = await self._reader.account_json(account_id, block.height)
-        if view is None:
-            raise errors.unknown_account(account_id, block.height, block.hash)
-        code_hash = contract_code_hash(view)
+        code_hash = contract_code_hash(await self._account_view(account_id, block))
         if code_hash is None:
             raise errors.no_contract_code(account_id, block.height, block.hash)
         code = await self._reader.contract_code(code_hash)
