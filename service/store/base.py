@@ -263,6 +263,10 @@ class ChainReader(Protocol):
         """The note a resumable import left with its last committed batch."""
         ...
 
+    def fetched(self, key: str) -> bool:
+        """Whether a fork marked `key` as fetched from its upstream (`WriteBatch.put_fetched`)."""
+        ...
+
     def version(self) -> StoreVersion:
         """The change counters as of now; cheap enough to ask before every request."""
         ...
@@ -288,6 +292,10 @@ class ChainReader(Protocol):
 
     def iter_contract_codes(self) -> Iterator[tuple[str, bytes]]:
         """Every (code hash, code)."""
+        ...
+
+    def iter_fetched(self) -> Iterator[str]:
+        """Every key a fork marked as fetched."""
         ...
 
     def close(self) -> None:
@@ -322,6 +330,8 @@ class ServingReader(Protocol):
     async def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]: ...
 
     async def contract_code(self, code_hash: str) -> bytes | None: ...
+
+    async def fetched(self, key: str) -> bool: ...
 
     async def info(self) -> StoreInfo: ...
 
@@ -383,6 +393,14 @@ class WriteBatch(Protocol):
 
     def put_import_progress(self, note: bytes | None) -> None:
         """Keep (None: drop) a resumable import's note; it commits with the batch's data."""
+        ...
+
+    def put_fetched(self, key: str) -> None:
+        """Mark `key` (a fork's name for one upstream answer) as fetched. A fork needs it where
+        the other tables cannot tell "fetched, and nothing there" from "never asked": a skipped
+        height, an account's state at exactly one height (a lookup answers the latest at or
+        below it). The marks live in an optional table, `fetched`, that a store gets with its
+        first mark; readers that never ask (every build before it) serve the store as before."""
         ...
 
 

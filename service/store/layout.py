@@ -14,6 +14,11 @@ TABLES: Final = (
     "nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states", "access_keys", "contract_codes",
 )  # fmt: skip
 
+# Tables a store gets when it first needs them (`WriteBatch.put_fetched`); builds before them
+# serve the store without reading them, and a check does not miss them.
+FETCHED_TABLE: Final = "fetched"
+OPTIONAL_TABLES: Final = (FETCHED_TABLE,)
+
 # The columns a block lookup selects, in the order `block_from_row` reads them.
 BLOCK_COLUMNS: Final = "height, hash, prev_hash, epoch_id, last_final_block, last_ds_final_block, view_json"
 EPOCH_COLUMNS: Final = "epoch_id, protocol_version, config_json, protocol_config_json"

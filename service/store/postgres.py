@@ -35,6 +35,8 @@ from nearrpc.store.layout import (
     BLOCK_COLUMNS,
     COUNTERS,
     EPOCH_COLUMNS,
+    FETCHED_TABLE,
+    OPTIONAL_TABLES,
     TABLES,
     VERSION_KEYS,
     version_from_rows,
@@ -82,6 +84,7 @@ _DDL: Final = (
         PRIMARY KEY (account_id, public_key, height)
     )""",
     'CREATE TABLE contract_codes (code_hash TEXT COLLATE "C" PRIMARY KEY, code BYTEA NOT NULL)',
+    f'CREATE TABLE {FETCHED_TABLE} (key TEXT COLLATE "C" PRIMARY KEY)',
 )
 
 # The lookups readers run, by name (the async serving reader runs the same text). Tests check
@@ -99,6 +102,7 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     # every state of the account's keys up to the height (sql.latest_access_keys picks each one's last)
     "access_keys": "SELECT public_key, height, view_json FROM access_keys WHERE account_id = %s AND height <= %s",
     "contract_code": "SELECT code FROM contract_codes WHERE code_hash = %s",
+    "fetched": f"SELECT 1 FROM {FETCHED_TABLE} WHERE key = %s",
     "config": "SELECT json FROM config WHERE name = %s",
     "meta": "SELECT value FROM meta WHERE key = %s",
     "metas": "SELECT key, value FROM meta WHERE key = ANY(%s)",
@@ -295,6 +299,8 @@ class PostgresWriteBatch(SqlWriteBatch):
     LOOKUP_META = LOOKUP_QUERIES["meta"]
     DELETE_META = "DELETE FROM meta WHERE key = %s"
     ADD_TO_META = "UPDATE meta SET value = (value::bigint + %s)::text WHERE key = %s"
+    CREATE_FETCHED = f'CREATE TABLE IF NOT EXISTS {FETCHED_TABLE} (key TEXT COLLATE "C" PRIMARY KEY)'
+    INSERT_FETCHED = f"INSERT INTO {FETCHED_TABLE} (key) VALUES (%s) ON CONFLICT (key) DO NOTHING"
 
     def __init__(self, conn: psycopg.Connection[Any], location: str, *, validate: bool) -> None:
         super().__init__(validate=validate)
@@ -415,7 +421,7 @@ class PostgresWriteBatch(SqlWriteBatch):
 
 def _create_tables(conn: psycopg.Connection[Any], *, drop_first: bool) -> None:
     if drop_first:
-        conn.execute(f"DROP TABLE IF EXISTS {', '.join(TABLES)}")
+        conn.execute(f"DROP TABLE IF EXISTS {', '.join((*TABLES, *OPTIONAL_TABLES))}")
     for statement in _DDL:
         conn.execute(statement)
     conn.execute("INSERT INTO nearrpc_schema (version) VALUES (%s)", (SCHEMA_VERSION,))

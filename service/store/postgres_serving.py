@@ -32,6 +32,7 @@ from nearrpc.store.base import StoredBlock, StoredEpoch, StoreInfo, StoreOptions
 from nearrpc.store.layout import (
     ACCOUNT_COUNT,
     CLIENT_CONFIG,
+    FETCHED_TABLE,
     GENESIS_CONFIG,
     INFO_KEYS,
     MAX_HEIGHT,
@@ -71,6 +72,7 @@ class PostgresServingReader:
         self._blocks_by_height = BatchedLookup[int, StoredBlock](self._fetch_blocks_by_height)
         self._blocks_by_hash = BatchedLookup[str, StoredBlock](self._fetch_blocks_by_hash)
         self._accounts = BatchedLookup[tuple[str, int], bytes](self._fetch_accounts)
+        self._has_fetched_table = False
 
     # -- pool and watcher
 
@@ -225,6 +227,12 @@ class PostgresServingReader:
     async def contract_code(self, code_hash: str) -> bytes | None:
         row = await self._fetch("contract_code", code_hash)
         return None if row is None else bytes(row[0])
+
+    async def fetched(self, key: str) -> bool:
+        if not self._has_fetched_table:  # the optional table: once seen, it stays
+            found = await self._fetch_sql(f"SELECT to_regclass('{FETCHED_TABLE}') IS NOT NULL", "table lookup")
+            self._has_fetched_table = bool(found[0])
+        return self._has_fetched_table and await self._fetch("fetched", key) is not None
 
     async def info(self) -> StoreInfo:
         return info_from(await self._metas(INFO_KEYS), await self.earliest_block(), await self.head())

@@ -26,6 +26,7 @@ from nearrpc.store.layout import (
     CLIENT_CONFIG,
     COUNTERS,
     EPOCH_COLUMNS,
+    FETCHED_TABLE,
     GENESIS_CONFIG,
     IMPORT_PROGRESS,
     INFO_KEYS,
@@ -44,6 +45,8 @@ MAX_PROBLEMS: Final = 20
 
 class SqlChainReader(ABC):
     """`ChainReader` over a backend's named lookups (its `LOOKUP_QUERIES`)."""
+
+    _has_fetched_table = False  # once seen, the optional table stays
 
     @abstractmethod
     def _one(self, name: str, *params: object) -> Any:
@@ -177,6 +180,19 @@ class SqlChainReader(ABC):
         note = self._meta(IMPORT_PROGRESS)
         return None if note is None else note.encode()
 
+    def _fetched_table(self) -> bool:
+        if not self._has_fetched_table:
+            self._has_fetched_table = FETCHED_TABLE in self._tables()
+        return self._has_fetched_table
+
+    def fetched(self, key: str) -> bool:
+        return self._fetched_table() and self._one("fetched", key) is not None
+
+    def iter_fetched(self) -> Iterator[str]:
+        if self._fetched_table():
+            for (key,) in self._scan(f"SELECT key FROM {FETCHED_TABLE}"):
+                yield str(key)
+
     def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
         for row in self._scan(f"SELECT {BLOCK_COLUMNS}, canonical FROM blocks"):
             block = block_from_row(row[:7])
@@ -226,12 +242,15 @@ class SqlWriteBatch(ABC):
     LOOKUP_META: ClassVar[str]
     DELETE_META: ClassVar[str]
     ADD_TO_META: ClassVar[str]
+    CREATE_FETCHED: ClassVar[str]  # the optional table, if it is not there yet
+    INSERT_FETCHED: ClassVar[str]  # a mark, kept when it is there already
 
     def __init__(self, *, validate: bool) -> None:
         self._validate = validate
         self._open = True
         self._added = dict.fromkeys(COUNTERS, 0)
         self._touched: set[str] = set()
+        self._fetched_table_ready = False
 
     @abstractmethod
     def _execute(self, sql: str, params: tuple[object, ...]) -> Any:
@@ -271,6 +290,12 @@ class SqlWriteBatch(ABC):
             self._execute(self.DELETE_META, (IMPORT_PROGRESS,))
         else:
             self._execute(self.UPSERT_META, (IMPORT_PROGRESS, note.decode()))
+
+    def put_fetched(self, key: str) -> None:
+        if not self._fetched_table_ready:
+            self._execute(self.CREATE_FETCHED, ())
+            self._fetched_table_ready = True
+        self._execute(self.INSERT_FETCHED, (key,))
 
     def end(self) -> None:
         """Write what waits, add the batch's new rows to the stored counts, bump the change

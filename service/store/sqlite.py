@@ -24,6 +24,8 @@ Tables:
 - `access_keys`: (account_id, public_key, height) -> access key view (nonce, permission), NULL
   when deleted at that height; keys in their canonical spelling (`ed25519:...`).
 - `contract_codes`: code hash -> contract code (wasm bytes).
+- `fetched(key)`, optional: what a fork (`nearrpc serve --upstream`) fetched from its upstream
+  where the other tables cannot show it (`WriteBatch.put_fetched`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,14 @@ from nearrpc.store.base import (
     WriteBatch,
 )
 from nearrpc.store.file_creation import CreationLock, publish
-from nearrpc.store.layout import BLOCK_COLUMNS, COUNTERS, EPOCH_COLUMNS, VERSION_KEYS, version_from_rows
+from nearrpc.store.layout import (
+    BLOCK_COLUMNS,
+    COUNTERS,
+    EPOCH_COLUMNS,
+    FETCHED_TABLE,
+    VERSION_KEYS,
+    version_from_rows,
+)
 from nearrpc.store.sql import MAX_PROBLEMS, SqlChainReader, SqlWriteBatch
 
 _DDL: Final = (
@@ -92,6 +101,7 @@ _DDL: Final = (
         PRIMARY KEY (account_id, public_key, height)
     ) WITHOUT ROWID""",
     "CREATE TABLE contract_codes (code_hash TEXT PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID",
+    f"CREATE TABLE {FETCHED_TABLE} (key TEXT PRIMARY KEY) WITHOUT ROWID",
 )
 
 # The lookups readers run, by name. Tests check with EXPLAIN QUERY PLAN that each one is
@@ -108,6 +118,7 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     # every state of the account's keys up to the height (sql.latest_access_keys picks each one's last)
     "access_keys": "SELECT public_key, height, view_json FROM access_keys WHERE account_id = ? AND height <= ?",
     "contract_code": "SELECT code FROM contract_codes WHERE code_hash = ?",
+    "fetched": f"SELECT 1 FROM {FETCHED_TABLE} WHERE key = ?",
     "config": "SELECT json FROM config WHERE name = ?",
     "meta": "SELECT value FROM meta WHERE key = ?",
     "version": f"SELECT key, value FROM meta WHERE key IN ({', '.join(repr(key) for key in VERSION_KEYS.values())})",
@@ -264,6 +275,8 @@ class SqliteWriteBatch(SqlWriteBatch):
     LOOKUP_META = LOOKUP_QUERIES["meta"]
     DELETE_META = "DELETE FROM meta WHERE key = ?"
     ADD_TO_META = "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = ?"
+    CREATE_FETCHED = f"CREATE TABLE IF NOT EXISTS {FETCHED_TABLE} (key TEXT PRIMARY KEY) WITHOUT ROWID"
+    INSERT_FETCHED = f"INSERT INTO {FETCHED_TABLE} (key) VALUES (?) ON CONFLICT (key) DO NOTHING"
 
     def __init__(self, conn: sqlite3.Connection, *, validate: bool = True) -> None:
         super().__init__(validate=validate)
@@ -681,6 +694,9 @@ class SqliteServingReader:
 
     async def contract_code(self, code_hash: str) -> bytes | None:
         return self._in_read().contract_code(code_hash)
+
+    async def fetched(self, key: str) -> bool:
+        return self._in_read().fetched(key)
 
     async def info(self) -> StoreInfo:
         return self._in_read().info()
