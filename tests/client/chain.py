@@ -13,6 +13,7 @@ import near_jsonrpc_models as m
 import orjson
 
 from nearrpc.sample import sample_chain
+from nearrpc.store.base import access_key_order
 from tests.support.sample_facts import sample_facts
 
 
@@ -35,6 +36,17 @@ def stored_account(account_id: str, height: int) -> dict[str, Any] | None:
         return None
     view: dict[str, Any] = orjson.loads(rows[-1].view_json)
     return view
+
+
+def stored_access_keys(account_id: str, height: int) -> list[dict[str, Any]]:
+    """The account's access keys as of `height` in nearcore's listing order, each as
+    view_access_key_list lists it: {"public_key": ..., "access_key": the stored view}."""
+    latest: dict[str, bytes | None] = {}
+    for row in sample_chain().access_keys:
+        if row.account_id == account_id and row.height <= height:
+            latest[row.public_key] = row.view_json
+    views = {key: view for key, view in latest.items() if view is not None}  # None: deleted by then
+    return [{"public_key": key, "access_key": orjson.loads(views[key])} for key in sorted(views, key=access_key_order)]
 
 
 @dataclass(frozen=True)

@@ -10,21 +10,11 @@ import near_jsonrpc_models as m
 import pytest
 from near_jsonrpc_client import NearClientSync
 
-from nearrpc.sample import sample_chain
-from nearrpc.store.base import access_key_order
-from tests.client.chain import hash_at, stored_account, stored_block
+from tests.client.chain import hash_at, stored_access_keys, stored_account, stored_block
 from tests.support.sample_facts import sample_facts
 
 pytestmark = pytest.mark.live
 ACCOUNT = "alice.localnet"
-
-
-def _keys_at(account_id: str, height: int) -> list[str]:
-    latest: dict[str, bytes | None] = {}
-    for row in sample_chain().access_keys:
-        if row.account_id == account_id and row.height <= height:
-            latest[row.public_key] = row.view_json
-    return sorted((key for key, view in latest.items() if view is not None), key=access_key_order)
 
 
 def _view(response: Any) -> Any:
@@ -65,7 +55,8 @@ def test_a_clients_first_calls(near: NearClientSync) -> None:
         )
     )
     assert keys.block_height == facts.final_height
-    assert [k.public_key.root for k in keys.keys] == _keys_at(ACCOUNT, facts.final_height)
+    stored_keys = stored_access_keys(ACCOUNT, facts.final_height)
+    assert [k.public_key.root for k in keys.keys] == [k["public_key"] for k in stored_keys]
 
     gas = near.gas_price(params=m.RpcGasPriceRequest(block_id=head))
     assert gas.gas_price.root == stored_block(head)["header"]["gas_price"]

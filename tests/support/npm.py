@@ -31,15 +31,27 @@ def ensure_node() -> None:
 def pinned_tools(folder: Path, name: str, program: str) -> Path:
     """node_modules/.bin of `folder`'s pinned packages, installed as `name` in .cache/ unless
     `program` (one of the packages' commands) is already there."""
+    return _installed(folder, name, Path(".bin") / program) / ".bin"
+
+
+def pinned_packages(folder: Path, name: str, package: str) -> Path:
+    """node_modules of `folder`'s pinned packages (for a script that imports them), installed as
+    `name` in .cache/ unless `package` (one of them) is already there."""
+    return _installed(folder, name, Path(package) / "package.json")
+
+
+def _installed(folder: Path, name: str, marker: Path) -> Path:
+    """node_modules of `folder`'s lock installed in .cache/, `npm ci` first unless `marker` (a
+    path inside node_modules) is there."""
     ensure_node()
     lock = (folder / "package-lock.json").read_bytes()
     target = NPM_CACHE / f"{name}-npm-{hashlib.sha256(lock).hexdigest()[:16]}"
-    bin_dir = target / "node_modules" / ".bin"
+    modules = target / "node_modules"
     NPM_CACHE.mkdir(exist_ok=True)
     with FileLock(NPM_CACHE / f"{target.name}.lock"):  # parallel workers: one installs, the others wait
-        if not (bin_dir / program).exists():
+        if not (modules / marker).exists():
             _npm_ci(folder, target)
-    return bin_dir
+    return modules
 
 
 def _npm_ci(folder: Path, target: Path) -> None:
