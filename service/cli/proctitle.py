@@ -1,15 +1,19 @@
 """The process title without passwords: `ps` shows a process's command line, which may hold a
-store URL with a password (`--store postgresql://user:secret@...`); every `nearrpc` command
-shows it masked instead."""
+store URL with a password (`--store postgresql://user:secret@...`) or an upstream node's URL with
+an API key; every `nearrpc` command shows them masked instead."""
 
 from __future__ import annotations
 
+from nearrpc.fork.upstream import public_address
 from nearrpc.store import describe_location
 
 
 def _masked(word: str) -> str:
-    """A command-line word with any URL in it (`URL` or `--flag=URL`) masked."""
+    """A command-line word with any URL in it (`URL` or `--flag=URL`) masked: a store's password,
+    an upstream node's credentials (which providers put in the path or query too)."""
     head, equals, value = word.partition("=") if "=" in word.split("://", 1)[0] else ("", "", word)
+    if value.startswith(("http://", "https://")):
+        return head + equals + public_address(value)
     return head + equals + describe_location(value) if "://" in value else word
 
 

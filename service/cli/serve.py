@@ -29,11 +29,16 @@ from nearrpc.store import StoreError, StoreInfo, StoreNotFoundError, describe_lo
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from nearrpc.fork.reader import ForkReader
+    from nearrpc.fork.upstream import UpstreamSettings
+    from nearrpc.store import ServingReader
+
 log = logging.getLogger(STARTUP_LOGGER)
 
 _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
-    "answer_cache_mb", "store_pool_size", "store_timeout", "store_check",
+    "answer_cache_mb", "store_pool_size", "store_timeout", "store_check", "upstream", "record_mode", "fork_height",
+    "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
 _METRICS_FOLDER_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
@@ -62,10 +67,54 @@ def app_from_env() -> FastAPI:
     from nearrpc.http.app import build_app
 
     settings = ServeSettings()
+    reader = open_store(settings.store, "serve", settings.store_options())
+    fork = _fork_reader(settings, reader) if settings.forks() else None
     return build_app(
-        open_store(settings.store, "serve", settings.store_options()), settings.cors_origins, metrics=settings.metrics,
+        reader if fork is None else fork, settings.cors_origins, metrics=settings.metrics,
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
+        fork=fork,
     )
+
+
+def _upstream_settings(settings: ServeSettings) -> UpstreamSettings:
+    from nearrpc.fork.upstream import UpstreamSettings
+    from nearrpc.ingest.rpc_client import RetryPolicy
+
+    assert settings.upstream is not None
+    policy = RetryPolicy(retries=settings.upstream_retries, backoff=0.2, timeout=settings.upstream_timeout,
+                         max_backoff=2.0)  # fmt: skip
+    return UpstreamSettings(settings.upstream, settings.upstream_concurrency, settings.upstream_rate, policy)
+
+
+def _fork_reader(settings: ServeSettings, reader: ServingReader) -> ForkReader:
+    """The worker's reader through the upstream (its writer opens the store for writing too)."""
+    from nearrpc.fork.reader import ForkReader
+    from nearrpc.fork.upstream import Upstream
+    from nearrpc.fork.writer import ForkWriter
+    from nearrpc.http.metrics import observe_fork_lookup, observe_upstream
+
+    metrics = settings.metrics
+    upstream = Upstream(_upstream_settings(settings), observe_upstream if metrics else None)
+    return ForkReader(
+        reader, upstream, ForkWriter(settings.store, settings.store_options()), fork_height=settings.fork_height,
+        miss_timeout=settings.miss_timeout, observe=observe_fork_lookup if metrics else None,
+    )
+
+
+def _prepare_fork(settings: ServeSettings) -> str | None:
+    """Before a fork serves: its store created from the upstream or checked against it (what to
+    add to the start-up line); None when the server does not fork."""
+    if settings.fork_height is not None and not settings.forks():
+        raise Refused("--fork-height pins a fork's head: it needs --upstream (and --record-mode new)")
+    if not settings.forks():
+        return None
+    from nearrpc.fork.start import ForkRefused, ForkStart, prepare_store
+
+    start = ForkStart(_upstream_settings(settings), settings.store, settings.store_options(), settings.fork_height)
+    try:
+        return prepare_store(start)
+    except ForkRefused as refused:
+        raise Refused(str(refused)) from None
 
 
 def _one_line(text: str) -> str:
@@ -200,6 +249,7 @@ def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
     configure_logging(settings.log_level, settings.log_format)
     try:
         _port_is_free(settings.host, settings.port)
+        fork = _prepare_fork(settings)
         info = _checked_store(settings, build_sample)
         sockets = _listen(settings.host, settings.port, settings.workers)
     except Refused as refused:
@@ -212,7 +262,8 @@ def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
         # workers re-create the app from the environment, so settings travel through it
         os.environ.update(bound.to_env())
         address = listen_address(bound.host, bound.port)
-        log.info("serving %s (%s) at http://%s/", describe_location(bound.store), _describe(info), address)
+        through = "" if fork is None else f"; a fork of {fork}"
+        log.info("serving %s (%s%s) at http://%s/", describe_location(bound.store), _describe(info), through, address)
         try:
             return _run_uvicorn(bound, sockets)
         except KeyboardInterrupt:
@@ -250,4 +301,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(run, ServeSettings, "cors_origins")
     add_setting(run, ServeSettings, "answer_cache_mb")
     add_setting(run, ServeSettings, "store_check", choices=["quick", "off"])
+    fork = run.add_argument_group("fork of a live node", "Serve what the store lacks from an upstream node, and keep "
+                                  "it: the next identical request is answered from the store alone.")
+    add_setting(fork, ServeSettings, "upstream")
+    add_setting(fork, ServeSettings, "record_mode", choices=["new", "none"])
+    add_setting(fork, ServeSettings, "fork_height")
+    add_setting(fork, ServeSettings, "upstream_concurrency")
+    add_setting(fork, ServeSettings, "upstream_rate")
+    add_setting(fork, ServeSettings, "upstream_timeout")
+    add_setting(fork, ServeSettings, "upstream_retries")
+    add_setting(fork, ServeSettings, "miss_timeout")
     run.set_defaults(func=_run)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -79,6 +80,45 @@ class ServeSettings(StoreSettings, LogSettings):
         ("*",), description='allowed CORS origins, comma-separated, "*" for any, "" for none'
     )
 
+    # a fork of a live node (`--upstream`): what it may ask of the node, and how long a miss may take
+    upstream: str | None = Field(
+        None, description="a NEAR JSON-RPC node (http:// or https:// URL) to fork: a request the store cannot answer "
+        "is asked there, kept in the store and answered",
+    )
+    record_mode: Literal["new", "none"] = Field(
+        "new", description="with --upstream: new (fetch and keep what the store lacks), or none (never write the "
+        "store: serve it alone, as without --upstream)",
+    )
+    fork_height: int | None = Field(
+        None, ge=0, le=(1 << 63) - 1, description="with --upstream: pin the fork's head at this (final) height, so "
+        "final and optimistic stay put; by default they follow the upstream's at each request",
+    )
+    upstream_concurrency: int = Field(4, ge=1, le=256, description="requests in flight to the upstream at most")
+    upstream_rate: float = Field(20.0, ge=0, le=100_000, description="requests per second to the upstream at most "
+                                 "(0: no bound)")
+    upstream_timeout: float = Field(5.0, gt=0, le=600, description="seconds per request to the upstream")
+    upstream_retries: int = Field(
+        2, ge=0, le=20, description="retries of an upstream request after transport errors, HTTP 408/429/5xx"
+    )
+    miss_timeout: float = Field(
+        10.0, gt=0, le=3600, description="seconds a miss may take, retries included, before it answers "
+        "INTERNAL_ERROR (nothing is kept)",
+    )
+
+    @field_validator("upstream")
+    @classmethod
+    def _check_upstream(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("expected an http:// or https:// URL of a NEAR JSON-RPC node")
+        try:
+            parts.port  # noqa: B018  # raises for a port out of range
+        except ValueError as exc:
+            raise ValueError(f"the URL's port is not a port ({exc})") from None
+        return value
+
     @field_validator("cors_origins", mode="before")
     @classmethod
     def _split_origins(cls, value: object) -> object:
@@ -101,7 +141,18 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}ACCESS_LOG": "1" if self.access_log else "0",
             f"{ENV_PREFIX}CORS_ORIGINS": ",".join(self.cors_origins),
             f"{ENV_PREFIX}ANSWER_CACHE_MB": str(self.answer_cache_mb),
-        }
+            f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
+            f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
+            f"{ENV_PREFIX}UPSTREAM_CONCURRENCY": str(self.upstream_concurrency),
+            f"{ENV_PREFIX}UPSTREAM_RATE": repr(self.upstream_rate),
+            f"{ENV_PREFIX}UPSTREAM_TIMEOUT": repr(self.upstream_timeout),
+            f"{ENV_PREFIX}UPSTREAM_RETRIES": str(self.upstream_retries),
+            f"{ENV_PREFIX}MISS_TIMEOUT": repr(self.miss_timeout),
+        } | ({} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)})
+
+    def forks(self) -> bool:
+        """Whether the server reads through to an upstream (and writes the store)."""
+        return self.upstream is not None and self.record_mode == "new"
 
 
 class RecorderSettings(StoreSettings):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 from fastapi import FastAPI
 from starlette.exceptions import HTTPException
@@ -58,6 +59,20 @@ def _add_cors(app: FastAPI, origins: tuple[str, ...]) -> None:
         )
 
 
+class Fork(Protocol):
+    """What the application needs to know of a fork (`nearrpc.fork.ForkReader`) besides reading
+    through it: the store under it (health and the store's gauges are about the store, never the
+    upstream), whether its head moves, and what /status says of it."""
+
+    @property
+    def local(self) -> ServingReader: ...
+
+    @property
+    def heads_move(self) -> bool: ...
+
+    async def fork_status(self) -> dict[str, object]: ...
+
+
 class NearRpcApp(FastAPI):
     """A FastAPI application with the JSON-RPC fast path in front of its middleware."""
 
@@ -90,12 +105,17 @@ def build_app(
     metrics: bool = True,
     rpc_addr: str | None = None,
     answer_cache_bytes: int = DEFAULT_ANSWER_CACHE_BYTES,
+    fork: Fork | None = None,
 ) -> FastAPI:
     """`metrics`: count answers and serve /metrics; `rpc_addr`: where the server listens
-    (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers."""
-    handlers = ChainHandlers(reader, RuntimeParamStore.load(), rpc_addr)
+    (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers; `fork`: the
+    reader reads through to an upstream node (then `reader` is `fork`)."""
+    heads_move = fork is not None and fork.heads_move
+    handlers = ChainHandlers(reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move)
     observe = observe_rpc if metrics else None
-    endpoint = JsonRpcEndpoint(handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe)
+    endpoint = JsonRpcEndpoint(
+        handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe, heads_move=heads_move
+    )
     app = NearRpcApp(endpoint, reader)
 
     @app.exception_handler(HTTPException)
@@ -109,7 +129,9 @@ def build_app(
             headers["Allow"] = ", ".join(_allowed_methods(request.app, request.scope))
         return Response(status_code=error.status_code, headers=headers)
 
-    app.include_router(ops_router(reader, rpc_addr=rpc_addr, metrics=metrics))
+    store = reader if fork is None else fork.local
+    fork_status = None if fork is None else fork.fork_status
+    app.include_router(ops_router(store, rpc_addr=rpc_addr, metrics=metrics, fork_status=fork_status))
     add_docs_page(app)
     _add_cors(app, cors_origins)
     return app

@@ -139,8 +139,12 @@ class JsonRpcEndpoint:
         cache_bytes: int,
         observe: Observer | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
+        heads_move: bool = False,
     ) -> None:
+        """`heads_move`: finality and `earliest_available` name other blocks from one request to
+        the next with no write here (a fork that follows its upstream); their answers are not kept."""
         self._handlers = handlers
+        self._heads_move = heads_move
         self._refresh = refresh
         self._answers = AnswerCache(cache_bytes)
         self._observe = observe
@@ -220,6 +224,8 @@ class JsonRpcEndpoint:
         except Exception as exc:
             return internal_error("Unexpected internal failure"), exc
         kinds = depends_on(method.name, reference, answer)
+        if self._heads_move and reference is not None and reference.kind != "block_id" and reference.value != "genesis":
+            kinds = None
         if key is not None and kinds is not None:
             self._answers.put((method.name, key), answer, kinds)
         return answer, None

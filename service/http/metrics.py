@@ -63,6 +63,26 @@ _LATENCY = Histogram(
     registry=None,
 )
 
+_FORK_LOOKUPS = Counter(
+    "nearrpc_fork_lookups",
+    "A fork's lookups by outcome: hit (the store answered) or miss (the upstream was asked)",
+    ("outcome",),
+    registry=None,
+)
+_UPSTREAM_REQUESTS = Counter(
+    "nearrpc_upstream_requests",
+    "A fork's requests to its upstream by method and outcome (result, error, unreachable, timeout)",
+    ("method", "outcome"),
+    registry=None,
+)
+_UPSTREAM_LATENCY = Histogram(
+    "nearrpc_upstream_request_duration_seconds",
+    "Time a fork's request to its upstream took, retries included, by method",
+    ("method",),
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+    registry=None,
+)
+
 _children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
 
@@ -76,6 +96,16 @@ def observe_rpc(method: str | None, cause: str | None, status: int, seconds: flo
         child = _children[key] = (_REQUESTS.labels(label, key[1], str(status)), _LATENCY.labels(label))
     child[0].inc()
     child[1].observe(seconds)
+
+
+def observe_fork_lookup(outcome: str) -> None:
+    _FORK_LOOKUPS.labels(outcome).inc()
+
+
+def observe_upstream(method: str, outcome: str, seconds: float) -> None:
+    """Count one request a fork made to its upstream (methods: the few a fork asks)."""
+    _UPSTREAM_REQUESTS.labels(method, outcome).inc()
+    _UPSTREAM_LATENCY.labels(method).observe(seconds)
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
@@ -150,8 +180,8 @@ def scrape_registry(store_gauges: StoreCollector) -> CollectorRegistry:
     if os.environ.get(MULTIPROCESS_ENV):
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # unannotated upstream
     else:
-        registry.register(_REQUESTS)
-        registry.register(_LATENCY)
+        for counted in (_REQUESTS, _LATENCY, _FORK_LOOKUPS, _UPSTREAM_REQUESTS, _UPSTREAM_LATENCY):
+            registry.register(counted)
     registry.register(store_gauges)
     registry.register(BuildInfoCollector())
     return registry

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 import orjson
 from fastapi import APIRouter
@@ -18,7 +19,15 @@ log = logging.getLogger("nearrpc.ops")
 _JSON = "application/json"
 
 
-def ops_router(reader: ServingReader, *, rpc_addr: str | None, metrics: bool) -> APIRouter:
+def ops_router(
+    reader: ServingReader,
+    *,
+    rpc_addr: str | None,
+    metrics: bool,
+    fork_status: Callable[[], Awaitable[dict[str, object]]] | None = None,
+) -> APIRouter:
+    """`reader`: the store (a fork's own, not the upstream); `fork_status`: what /status says of
+    the upstream a fork reads through."""
     router = APIRouter()
     report = StatusReport(reader, rpc_addr)
 
@@ -41,6 +50,10 @@ def ops_router(reader: ServingReader, *, rpc_addr: str | None, metrics: bool) ->
     async def status() -> Response:
         try:
             document = await report.document()
+            if fork_status is not None:
+                summary = document["nearrpc"]
+                assert isinstance(summary, dict)
+                summary["fork"] = await fork_status()
         except StoreError as exc:
             log.warning("status: the store is not usable: %s", exc)
             return Response(orjson.dumps({"error": f"store is not usable: {exc}"}), 503, media_type=_JSON)

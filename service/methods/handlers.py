@@ -51,8 +51,19 @@ def store_failures_are_internal(
 
 
 class ChainHandlers:
-    def __init__(self, reader: ServingReader, runtime_params: RuntimeParamStore, rpc_addr: str | None = None) -> None:
+    def __init__(
+        self,
+        reader: ServingReader,
+        runtime_params: RuntimeParamStore,
+        rpc_addr: str | None = None,
+        *,
+        heads_move: bool = False,
+    ) -> None:
+        """`heads_move`: the reader's head is another node's, which moves between requests with
+        no write here (a fork that follows its upstream): finality references are resolved anew
+        each time instead of once per stored head."""
         self._reader = reader
+        self._heads_move = heads_move
         self._status = StatusReport(reader, rpc_addr)
         self._runtime_params = runtime_params
         self._version: StoreVersion | None = None
@@ -85,7 +96,7 @@ class ChainHandlers:
 
     async def _resolve(self, method: str, reference: BlockReference) -> StoredBlock:
         """The block of `reference`, or UNKNOWN_BLOCK as `method` reports it."""
-        if reference.kind != "block_id":
+        if reference.kind != "block_id" and not self._heads_move:
             known = self._resolved.get(reference)
             if known is not None:
                 return known
@@ -94,7 +105,7 @@ class ChainHandlers:
         except UnknownBlock as missing:
             head = await self._reader.head()
             raise errors.unknown_block(method, reference, missing.db_message, head.height if head else None) from None
-        if reference.kind != "block_id":
+        if reference.kind != "block_id" and not self._heads_move:
             self._resolved[reference] = block
         return block
 

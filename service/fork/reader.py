@@ -1,0 +1,480 @@
+"""`ForkReader`: the store's serving reader, with the upstream behind every lookup it cannot answer.
+
+A lookup the store answers is a hit. One it cannot is a miss: the upstream is asked, its answer
+is kept in one batch (validated against the spec on the way in, with a mark where the rows alone
+would not show it: `marks.py`), and the lookup answers what was kept. So a fork's answer and the
+store's answer after it are the same bytes, made by the same handlers from the same rows.
+
+- Single flight: concurrent lookups of one missing key share one upstream request and one write;
+  what was fetched is remembered for `_SETTLE_SECONDS` (the serving reader may still be reading
+  a snapshot from before the write).
+- Each miss has a deadline (`miss_timeout`, retries included): past it, or when the upstream
+  fails, the lookup raises UpstreamError (the request answers INTERNAL_ERROR) and nothing is kept.
+  A hit never waits on the upstream.
+- The head: pinned (`fork_height`), the stored block at that height, so `final` and `optimistic`
+  stay put for a test suite; otherwise the upstream's optimistic block at each lookup, recorded
+  (its `final` and `near-final` follow from it, as nearcore derives them from its head). While
+  the upstream gives none, the store's head stands in, as a node that stopped syncing answers
+  from its own.
+- Before its first write, a worker checks that the upstream serves the store's chain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import dataclasses
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, Generic, TypeVar
+
+import orjson
+
+from nearrpc.fork import marks
+from nearrpc.fork.upstream import Upstream, UpstreamError
+from nearrpc.fork.writer import ForkWriter, Writes
+from nearrpc.ingest import jsonio
+from nearrpc.ingest.blocks_import import stored_block
+from nearrpc.ingest.epochs import recorded_epoch
+from nearrpc.ingest.rpc_client import RpcReply
+from nearrpc.nearcore.public_key import canonical_public_key
+from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS
+from nearrpc.spec import SchemaViolation
+from nearrpc.store import ServingReader, StoredBlock, StoredEpoch, StoreInfo, StoreVersion, WriteBatch
+from nearrpc.store.base import access_key_order
+
+T = TypeVar("T")
+log = logging.getLogger("nearrpc.fork")
+
+# How long what a miss fetched is served from memory: longer than a serving reader's snapshot
+# lasts (1 ms for SQLite) and than a PostgreSQL replica's change poll (200 ms).
+_SETTLE_SECONDS: Final = 2.0
+_SETTLED_KEYS: Final = 10_000  # bounded: past it, the oldest are dropped
+_REMEMBERED: Final = 100_000  # epoch -> a block of it, code hash -> an account with it
+_NO_CODE: Final = "11111111111111111111111111111111"  # the hash of "no contract"
+# How long heads come from the store after the upstream failed to give one, before it is asked
+# again: a request for `final` during an outage should not wait for the retries each time.
+_DOWN_SECONDS: Final = 5.0
+_REFUSED_ANSWERS: Final = (SchemaViolation, KeyError, TypeError, ValueError, binascii.Error)
+
+# observe(outcome): "hit" or "miss", one per lookup that could have needed the upstream
+LookupObserver = Callable[[str], None]
+
+
+class _Bounded(dict[str, T], Generic[T]):
+    """A dict that forgets everything when it grows past its bound (what it holds is a hint)."""
+
+    def __init__(self, bound: int) -> None:
+        super().__init__()
+        self._bound = bound
+
+    def remember(self, key: str, value: T) -> None:
+        if len(self) >= self._bound:
+            self.clear()
+        self[key] = value
+
+
+class ForkReader:
+    """A `ServingReader` that reads through to an upstream node (module docstring)."""
+
+    def __init__(
+        self,
+        local: ServingReader,
+        upstream: Upstream,
+        writer: ForkWriter,
+        *,
+        fork_height: int | None,
+        miss_timeout: float,
+        observe: LookupObserver | None = None,
+    ) -> None:
+        self.local = local
+        self.upstream = upstream
+        self.fork_height = fork_height
+        self._writer = writer
+        self._miss_timeout = miss_timeout
+        self._observe = observe
+        self._entered = False
+        self._running: dict[str, asyncio.Task[Any]] = {}
+        self._settled: dict[str, tuple[float, Any]] = {}
+        self._final_height = -1  # the highest final height the upstream has shown
+        self._chain_checked = False
+        self._epoch_blocks = _Bounded[str](_REMEMBERED)  # epoch id -> hash of a block in it
+        self._code_owners = _Bounded[tuple[str, int]](_REMEMBERED)  # code hash -> (account, height)
+        self._genesis_height: int | None = None
+        self._earliest: StoredBlock | None = None  # pinned forks: asked once
+        self._heads_down_until = 0.0  # until then, heads are the store's (the upstream failed)
+        self._heads_from_store = False
+
+    @property
+    def heads_move(self) -> bool:
+        """Whether `final` and `optimistic` name other blocks from one request to the next."""
+        return self.fork_height is None
+
+    # -- hits, misses, single flight
+
+    def _count(self, outcome: str) -> None:
+        if self._observe is not None:
+            self._observe(outcome)
+
+    async def _upstream(self) -> Upstream:
+        if not self._entered:
+            self._entered = True
+            await self.upstream.__aenter__()
+        return self.upstream
+
+    async def _call(self, method: str, params: Any) -> RpcReply:
+        return await (await self._upstream()).call(method, params)
+
+    async def _miss(self, key: str, fetch: Callable[[], Awaitable[tuple[T, Writes | None]]], *, keep: bool = True) -> T:
+        """`fetch`'s value for `key`, fetched once however many ask at the same time."""
+        settled = self._settled.get(key)
+        if settled is not None and settled[0] > time.monotonic():
+            self._count("hit")
+            return settled[1]  # type: ignore[no-any-return]  # stored by this key's fetch
+        task = self._running.get(key)
+        if task is None:
+            self._count("miss")
+            task = asyncio.get_running_loop().create_task(self._fetch_and_keep(key, fetch))
+            self._running[key] = task
+            task.add_done_callback(lambda done: self._settle(key, done, keep))
+        # shielded: a request that goes away does not cancel what the others wait for
+        return await asyncio.shield(task)
+
+    async def _fetch_and_keep(self, key: str, fetch: Callable[[], Awaitable[tuple[T, Writes | None]]]) -> T:
+        try:
+            async with asyncio.timeout(self._miss_timeout):
+                await self._check_chain()
+                value, writes = await fetch()
+        except TimeoutError:
+            raise UpstreamError(
+                f"{self.upstream.address} gave no answer for {key} within {self._miss_timeout:g} s (the miss timeout)"
+            ) from None
+        if writes is not None:  # after the deadline: a write once started is never abandoned half way
+            try:
+                await self._writer.write(writes)
+            except _REFUSED_ANSWERS as refused:
+                raise UpstreamError(f"{self.upstream.address}: the answer for {key} is refused: {refused}") from None
+        return value
+
+    def _settle(self, key: str, done: asyncio.Task[Any], keep: bool) -> None:
+        self._running.pop(key, None)
+        if not keep or done.cancelled() or done.exception() is not None:
+            return
+        if len(self._settled) >= _SETTLED_KEYS:
+            now = time.monotonic()
+            self._settled = {k: v for k, v in self._settled.items() if v[0] > now}
+            if len(self._settled) >= _SETTLED_KEYS:
+                self._settled.clear()
+        self._settled[key] = (time.monotonic() + _SETTLE_SECONDS, done.result())
+
+    async def _check_chain(self) -> None:
+        """Refuse to record from a node of another chain (checked once per worker)."""
+        if self._chain_checked:
+            return
+        reply = await self._call("genesis_config", None)
+        theirs = reply.result if reply.error is None and isinstance(reply.result, dict) else {}
+        ours = orjson.loads(await self.local.genesis_config_json() or b"{}")
+        mine = (ours.get("chain_id"), ours.get("genesis_height"))
+        if (theirs.get("chain_id"), theirs.get("genesis_height")) != mine:
+            raise UpstreamError(
+                f"{self.upstream.address} serves chain {theirs.get('chain_id')!r} (genesis height "
+                f"{theirs.get('genesis_height')}), the store chain {mine[0]!r} (genesis height {mine[1]}): nothing is "
+                "recorded from it"
+            )
+        self._chain_checked = True
+
+    def _answer(self, reply: RpcReply, what: str) -> dict[str, Any]:
+        if reply.error is not None or not isinstance(reply.result, dict):
+            raise UpstreamError(f"{self.upstream.address}: {what}: the node answered {reply.describe()}")
+        return reply.result
+
+    def _parsed(self, build: Callable[[], T], what: str) -> T:
+        try:
+            return build()
+        except _REFUSED_ANSWERS as refused:
+            raise UpstreamError(f"{self.upstream.address}: {what}: the answer is refused: {refused!r}") from None
+
+    # -- blocks
+
+    def _seen(self, block: StoredBlock | None) -> StoredBlock | None:
+        if block is not None and block.epoch_id not in self._epoch_blocks:
+            self._epoch_blocks.remember(block.epoch_id, block.hash)
+        return block
+
+    async def _upstream_final_height(self) -> int:
+        reply = await self._call("block", {"finality": "final"})
+        height = self._parsed(lambda: int(self._answer(reply, "block final")["header"]["height"]), "block final")
+        self._final_height = max(self._final_height, height)
+        return self._final_height
+
+    async def _fetch_block_at(self, height: int) -> tuple[StoredBlock | None, Writes | None]:
+        what = f"block {height}"
+        reply = await self._call("block", {"block_id": height})
+        if reply.cause == "UNKNOWN_BLOCK":
+            if height <= self._final_height or height <= await self._upstream_final_height():
+                return None, lambda batch: batch.put_fetched(marks.skipped_height(height))
+            return None, None  # above the final head: it may yet be filled
+        block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
+        if block.height != height:
+            raise UpstreamError(f"{self.upstream.address}: {what}: the node answered a block at height {block.height}")
+        return block, lambda batch: batch.put_block(block)
+
+    async def block_by_height(self, height: int) -> StoredBlock | None:
+        block = await self.local.block_by_height(height)
+        if block is not None:
+            return self._seen(block)
+        if height < 0 or height >= 1 << 63 or (self.fork_height is not None and height > self.fork_height):
+            return None
+        if await self.local.fetched(marks.skipped_height(height)):
+            self._count("hit")
+            return None
+        return self._seen(await self._miss(f"block/{height}", lambda: self._fetch_block_at(height)))
+
+    async def _fetch_block_by_hash(self, block_hash: str) -> tuple[StoredBlock | None, Writes | None]:
+        what = f"block {block_hash}"
+        reply = await self._call("block", {"block_id": block_hash})
+        unserved: Writes = lambda batch: batch.put_fetched(marks.unserved_hash(block_hash))  # noqa: E731
+        if reply.cause == "UNKNOWN_BLOCK":
+            # a hash no block has will not get one; unless a later block may have it (a live head)
+            return None, unserved if self.fork_height is not None else None
+        block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
+        if block.hash != block_hash:
+            raise UpstreamError(f"{self.upstream.address}: {what}: the node answered block {block.hash}")
+        if self.fork_height is not None and block.height > self.fork_height:
+            return None, unserved  # above the pinned head: not in this fork
+        # found by hash, it may be a fork block: indexed by height only when asked by height
+        return block, lambda batch: batch.put_block(block, canonical=False)
+
+    async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
+        block = await self.local.block_by_hash(block_hash)
+        if block is not None:
+            return self._seen(block)
+        if await self.local.fetched(marks.unserved_hash(block_hash)):
+            self._count("hit")
+            return None
+        return self._seen(await self._miss(f"hash/{block_hash}", lambda: self._fetch_block_by_hash(block_hash)))
+
+    async def _fetch_named(self, reference: dict[str, str]) -> tuple[StoredBlock, Writes | None]:
+        """The block a finality or checkpoint names on the upstream now, kept when new (a head
+        that has not moved writes nothing, which would drop every answer kept from blocks)."""
+        what = f"block {orjson.dumps(reference).decode()}"
+        reply = await self._call("block", reference)
+        block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
+        stored = await self.local.block_by_height(block.height)
+        if stored is not None and stored.hash == block.hash:
+            return stored, None
+        return block, lambda batch: batch.put_block(block)
+
+    async def _named(self, key: str, reference: dict[str, str]) -> StoredBlock | None:
+        """The block `reference` names on the upstream now; None while the upstream does not
+        answer (asked again `_DOWN_SECONDS` after it last failed), when the store's own stands in."""
+        if time.monotonic() < self._heads_down_until:
+            return None
+        try:
+            block = await self._miss(key, lambda: self._fetch_named(reference), keep=False)
+        except UpstreamError as failure:
+            self._heads_down_until = time.monotonic() + _DOWN_SECONDS
+            if not self._heads_from_store:
+                log.warning("the upstream gives no head (%s): final, optimistic and earliest_available answer from "
+                            "the store's own until it does", failure)  # fmt: skip
+            self._heads_from_store = True
+            return None
+        if self._heads_from_store:
+            log.warning("the upstream gives heads again")
+            self._heads_from_store = False
+        return block
+
+    async def head(self) -> StoredBlock | None:
+        if self.fork_height is not None:
+            return await self.block_by_height(self.fork_height)
+        block = await self._named("head", {"finality": "optimistic"})
+        return self._seen(block if block is not None else await self.local.head())
+
+    async def earliest_block(self) -> StoredBlock | None:
+        if self._earliest is not None:
+            return self._earliest
+        block = await self._named("earliest", {"sync_checkpoint": "earliest_available"})
+        if block is None:
+            return await self.local.earliest_block()
+        if self.fork_height is not None:
+            self._earliest = block  # a pinned fork's stays put
+        return self._seen(block)
+
+    async def genesis_block(self) -> StoredBlock | None:
+        if self._genesis_height is None:
+            genesis = await self.local.genesis_config_json()
+            if genesis is None:
+                return None
+            self._genesis_height = int(orjson.loads(genesis)["genesis_height"])
+        return await self.block_by_height(self._genesis_height)
+
+    # -- epochs
+
+    async def _fetch_epoch(self, epoch_id: str, block_hash: str) -> tuple[StoredEpoch, Writes]:
+        what = f"EXPERIMENTAL_protocol_config at {block_hash}"
+        reply = await self._call("EXPERIMENTAL_protocol_config", {"block_id": block_hash})
+        epoch = self._parsed(lambda: recorded_epoch(epoch_id, self._answer(reply, what)), what)
+        return epoch, lambda batch: batch.put_epoch(epoch)
+
+    async def epoch(self, epoch_id: str) -> StoredEpoch | None:
+        epoch = await self.local.epoch(epoch_id)
+        block_hash = self._epoch_blocks.get(epoch_id)
+        if epoch is not None or block_hash is None:  # no block of it seen: nothing to ask at
+            return epoch
+        return await self._miss(f"epoch/{epoch_id}", lambda: self._fetch_epoch(epoch_id, block_hash))
+
+    # -- accounts, access keys, code
+
+    def _without_block(self, view: dict[str, Any], height: int, what: str) -> bytes:
+        if view.get("block_height") != height:
+            raise UpstreamError(f"{self.upstream.address}: {what}: the view is of height {view.get('block_height')}")
+        return jsonio.compact({k: v for k, v in view.items() if k not in ACCOUNT_VIEW_BLOCK_MEMBERS})
+
+    def _note_code(self, account_id: str, height: int, view: bytes | None) -> bytes | None:
+        if view is not None:
+            code_hash = orjson.loads(view).get("code_hash")
+            if isinstance(code_hash, str) and code_hash != _NO_CODE and code_hash not in self._code_owners:
+                self._code_owners.remember(code_hash, (account_id, height))
+        return view
+
+    async def _fetch_account(self, account_id: str, height: int) -> tuple[bytes | None, Writes]:
+        what = f"EXPERIMENTAL_view_account {account_id} at {height}"
+        reply = await self._call("EXPERIMENTAL_view_account", {"block_id": height, "account_id": account_id})
+        view = None
+        if reply.cause != "UNKNOWN_ACCOUNT":
+            view = self._parsed(lambda: self._without_block(self._answer(reply, what), height, what), what)
+
+        def writes(batch: WriteBatch) -> None:
+            batch.put_account_state(account_id, height, view)
+            batch.put_fetched(marks.account(account_id, height))
+
+        return view, writes
+
+    async def account_json(self, account_id: str, height: int) -> bytes | None:
+        if await self.local.fetched(marks.account(account_id, height)):
+            self._count("hit")
+            view = await self.local.account_json(account_id, height)
+        else:
+            key = marks.account(account_id, height)
+            view = await self._miss(key, lambda: self._fetch_account(account_id, height))
+        return self._note_code(account_id, height, view)
+
+    async def _fetch_access_key(self, account_id: str, public_key: str, height: int) -> tuple[bytes | None, Writes]:
+        what = f"EXPERIMENTAL_view_access_key {account_id} {public_key} at {height}"
+        params = {"block_id": height, "account_id": account_id, "public_key": public_key}
+        reply = await self._call("EXPERIMENTAL_view_access_key", params)
+        view = None
+        if reply.cause not in ("UNKNOWN_ACCESS_KEY", "UNKNOWN_ACCOUNT"):
+            view = self._parsed(lambda: self._without_block(self._answer(reply, what), height, what), what)
+
+        def writes(batch: WriteBatch) -> None:
+            batch.put_access_key(account_id, public_key, height, view)
+            batch.put_fetched(marks.access_key(account_id, public_key, height))
+
+        return view, writes
+
+    async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
+        key = marks.access_key(account_id, public_key, height)
+        if await self.local.fetched(key):
+            self._count("hit")
+            return await self.local.access_key_json(account_id, public_key, height)
+        return await self._miss(key, lambda: self._fetch_access_key(account_id, public_key, height))
+
+    def _key_list(self, answer: dict[str, Any], height: int, what: str) -> list[tuple[str, bytes]]:
+        if answer.get("block_height") != height:
+            raise UpstreamError(f"{self.upstream.address}: {what}: the list is of height {answer.get('block_height')}")
+        keys = [
+            (canonical_public_key(item["public_key"]), jsonio.compact(item["access_key"])) for item in answer["keys"]
+        ]
+        return sorted(keys, key=lambda pair: access_key_order(pair[0]))
+
+    async def _fetch_access_keys(self, account_id: str, height: int) -> tuple[list[tuple[str, bytes]], Writes]:
+        what = f"EXPERIMENTAL_view_access_key_list {account_id} at {height}"
+        reply = await self._call("EXPERIMENTAL_view_access_key_list", {"block_id": height, "account_id": account_id})
+        keys = self._parsed(lambda: self._key_list(self._answer(reply, what), height, what), what)
+        listed = {key for key, _ in keys}
+        # keys the store lists there that the node does not: gone by this height
+        gone = [key for key, _ in await self.local.access_keys_json(account_id, height) if key not in listed]
+
+        def writes(batch: WriteBatch) -> None:
+            for key, view in keys:
+                batch.put_access_key(account_id, key, height, view)
+            for key in gone:
+                batch.put_access_key(account_id, key, height, None)
+            batch.put_fetched(marks.access_key_list(account_id, height))
+
+        return keys, writes
+
+    async def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]:
+        key = marks.access_key_list(account_id, height)
+        if await self.local.fetched(key):
+            self._count("hit")
+            return await self.local.access_keys_json(account_id, height)
+        return await self._miss(key, lambda: self._fetch_access_keys(account_id, height))
+
+    async def _fetch_code(self, code_hash: str, account_id: str, height: int) -> tuple[bytes, Writes]:
+        what = f"EXPERIMENTAL_view_code {account_id} at {height}"
+        reply = await self._call("EXPERIMENTAL_view_code", {"block_id": height, "account_id": account_id})
+        answer = self._answer(reply, what)
+        if answer.get("hash") != code_hash:
+            raise UpstreamError(f"{self.upstream.address}: {what}: the code's hash is {answer.get('hash')}")
+        code = self._parsed(lambda: base64.b64decode(answer["code_base64"], validate=True), what)
+        return code, lambda batch: batch.put_contract_code(code_hash, code)
+
+    async def contract_code(self, code_hash: str) -> bytes | None:
+        code = await self.local.contract_code(code_hash)
+        owner = self._code_owners.get(code_hash)
+        if code is not None or owner is None:  # no account with it seen: nothing to ask for
+            return code
+        return await self._miss(f"code/{code_hash}", lambda: self._fetch_code(code_hash, *owner))
+
+    async def fork_status(self) -> dict[str, object]:
+        """What /status says of the fork: the upstream's address (never a credential), whether it
+        answers now (asked at most every few seconds, never for longer than 2 s) and the head."""
+        return {
+            "upstream": self.upstream.address,
+            "upstream_answers": await (await self._upstream()).answers(timeout=2.0),
+            "record_mode": "new",
+            "fork_height": self.fork_height,
+            "head": "pinned" if self.fork_height is not None else "the upstream's, asked at each request",
+        }
+
+    # -- the rest is the store's
+
+    async def genesis_config_json(self) -> bytes | None:
+        return await self.local.genesis_config_json()
+
+    async def client_config_json(self) -> bytes | None:
+        return await self.local.client_config_json()
+
+    async def fetched(self, key: str) -> bool:
+        return await self.local.fetched(key)
+
+    async def info(self) -> StoreInfo:
+        info = await self.local.info()
+        # the methods refuse to say "no such key" from a store that holds no keys at all; a fork
+        # asks its upstream, which knows
+        return dataclasses.replace(info, access_key_count=max(info.access_key_count, 1))
+
+    async def account_count(self) -> int:
+        return await self.local.account_count()
+
+    async def epoch_start_height(self, block: StoredBlock) -> int | None:
+        return await self.local.epoch_start_height(block)
+
+    def version(self) -> StoreVersion:
+        return self.local.version()
+
+    async def close(self) -> None:
+        for task in list(self._running.values()):
+            task.cancel()
+        try:
+            if self._entered:
+                await self.upstream.__aexit__(None, None, None)
+        finally:
+            try:
+                self._writer.close()
+            finally:
+                await self.local.close()

@@ -1,0 +1,134 @@
+"""Before a fork serves: its store, created from the upstream or checked against it.
+
+- No store yet: it is created from the upstream's genesis and client configs (an unreachable
+  upstream is then a refusal: there is nothing to serve).
+- A store: the upstream must serve its chain (chain id and genesis height); an upstream of
+  another chain is refused. An upstream that does not answer now is only a warning: what is
+  stored is served, and each worker checks the chain again before it records anything.
+- `fork_height`: the pinned head must be a block at or below the upstream's final head, so that
+  what the fork serves below it never changes; it is recorded now unless stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from nearrpc.fork.upstream import Upstream, UpstreamError, UpstreamSettings
+from nearrpc.ingest import jsonio
+from nearrpc.ingest.blocks_import import stored_block
+from nearrpc.spec import SchemaViolation
+from nearrpc.store import StoreError, StoreLocation, StoreNotFoundError, StoreOptions, describe_location, open_store
+
+log = logging.getLogger("nearrpc.fork")
+
+
+class ForkRefused(Exception):
+    """Why the fork does not start, in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForkStart:
+    upstream: UpstreamSettings
+    store: StoreLocation
+    store_options: StoreOptions | None
+    fork_height: int | None
+
+
+def _chain_of(genesis: Any, what: str) -> tuple[str, int]:
+    if not isinstance(genesis, dict) or not isinstance(genesis.get("chain_id"), str):
+        raise UpstreamError(f"{what}: the genesis_config answer names no chain_id")
+    height = genesis.get("genesis_height")
+    if isinstance(height, bool) or not isinstance(height, int):
+        raise UpstreamError(f"{what}: the genesis_config answer has no integer genesis_height")
+    return genesis["chain_id"], height
+
+
+def _stored_chain(start: ForkStart) -> tuple[str | None, int | None] | None:
+    """The stored chain id and genesis height; None when there is no store yet."""
+    try:
+        reader = open_store(start.store, "read", start.store_options)
+    except StoreNotFoundError:
+        return None
+    try:
+        info = reader.info()
+        return info.chain_id, info.genesis_height
+    finally:
+        reader.close()
+
+
+def _write(start: ForkStart, writes: list[tuple[str, Any]]) -> None:
+    try:
+        with open_store(start.store, "write", start.store_options) as writer, writer.batch() as batch:
+            for kind, value in writes:
+                if kind == "genesis_config":
+                    batch.put_genesis_config(jsonio.compact(value))
+                elif kind == "client_config":
+                    batch.put_client_config(jsonio.compact(value))
+                else:
+                    batch.put_block(stored_block(value))
+    except (SchemaViolation, KeyError, TypeError, ValueError) as refused:
+        raise UpstreamError(f"the upstream's {writes[-1][0]} answer is refused: {refused}") from None
+
+
+async def _pinned_head(node: Upstream, start: ForkStart, height: int) -> dict[str, Any] | None:
+    """The block at the pinned height, to record (None: stored already)."""
+    final = await node.result("block", {"finality": "final"})
+    final_height = final["header"]["height"] if isinstance(final, dict) else None
+    if not isinstance(final_height, int) or height > final_height:
+        raise ForkRefused(
+            f"--fork-height {height} is above the upstream's final block {final_height}: a pinned head must be "
+            "final, or what the fork serves below it could still change"
+        )
+    reader = open_store(start.store, "read", start.store_options)
+    try:
+        if reader.block_by_height(height) is not None:
+            return None
+    finally:
+        reader.close()
+    reply = await node.call("block", {"block_id": height})
+    if reply.cause == "UNKNOWN_BLOCK":
+        raise ForkRefused(f"--fork-height {height}: the upstream has no block at that height (a skipped height)")
+    if reply.error is not None or not isinstance(reply.result, dict):
+        raise UpstreamError(f"{node.address}: block {height}: the node answered {reply.describe()}")
+    return reply.result
+
+
+async def _prepare(start: ForkStart) -> str:
+    where = describe_location(start.store)
+    stored = _stored_chain(start)
+    async with Upstream(start.upstream) as node:
+        try:
+            genesis = await node.result("genesis_config", None)
+            theirs = _chain_of(genesis, node.address)
+        except UpstreamError as failure:
+            if stored is None:
+                raise ForkRefused(f"no store at {where}, and the upstream cannot fill it: {failure}") from None
+            log.warning("the upstream does not answer (%s); serving %s, misses answer INTERNAL_ERROR until it does",
+                        failure, where)  # fmt: skip
+            return f"upstream {node.address}, not answering at start"
+        if stored is None:
+            client = await node.result("client_config", None)
+            _write(start, [("genesis_config", genesis), ("client_config", client)])
+            log.info("created %s from the upstream's genesis and client configs (chain %s)", where, theirs[0])
+        elif stored != theirs:
+            raise ForkRefused(
+                f"the upstream {node.address} serves chain {theirs[0]!r} (genesis height {theirs[1]}), {where} holds "
+                f"chain {stored[0]!r} (genesis height {stored[1]}): a fork records only its own chain"
+            )
+        if start.fork_height is not None:
+            head = await _pinned_head(node, start, start.fork_height)
+            if head is not None:
+                _write(start, [("block", head)])
+        return f"upstream {node.address}" + ("" if start.fork_height is None else f", pinned at {start.fork_height}")
+
+
+def prepare_store(start: ForkStart) -> str:
+    """Ready the store for a fork; what to say about the upstream in the start-up line.
+    ForkRefused (one line) when the fork cannot start."""
+    try:
+        return asyncio.run(_prepare(start))
+    except (UpstreamError, StoreError) as failure:
+        raise ForkRefused(str(failure)) from None

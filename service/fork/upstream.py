@@ -1,0 +1,119 @@
+"""The node a fork reads through: one JSON-RPC client with bounded concurrency, a bounded request
+rate and the recorder's retries, its outcomes counted, and its address shown without secrets.
+
+Every request's outcome goes to `observe(method, outcome, seconds)`: `result`, `error` (the
+node answered a JSON-RPC error, e.g. UNKNOWN_BLOCK), `unreachable` (transport failures or
+non-JSON-RPC answers, after the retries) or `timeout` (the caller's deadline ended it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
+from urllib.parse import urlsplit
+
+from aiolimiter import AsyncLimiter
+
+from nearrpc.ingest.errors import IngestError
+from nearrpc.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
+from nearrpc.store import StoreError
+
+# observe(method, outcome, seconds): one call per request to the upstream
+UpstreamObserver: TypeAlias = Callable[[str, str, float], None]
+
+# How long /status trusts the last outcome before it asks the upstream again.
+_PROBE_SECONDS: Final = 5.0
+
+
+class UpstreamError(StoreError):
+    """The upstream could not give an answer to store: unreachable, too slow, of another chain,
+    or an answer the spec refuses. A StoreError, so a request answers nearcore's INTERNAL_ERROR."""
+
+
+def public_address(url: str) -> str:
+    """The upstream's address as shown to clients and logs: scheme, host and port only. User
+    names, passwords, paths and queries are where providers put API keys."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    hidden = "/…" if (parts.path not in ("", "/") or parts.query or parts.username) else "/"
+    return f"{parts.scheme}://{host}{'' if port is None else f':{port}'}{hidden}"
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamSettings:
+    url: str
+    concurrency: int  # requests in flight at most
+    rate: float  # requests per second at most (0: unbounded)
+    policy: RetryPolicy  # per request timeout, retries and backoff, as the recorder's
+
+
+class Upstream:
+    """`async with Upstream(settings) as node: reply = await node.call("block", {"block_id": 5})`."""
+
+    def __init__(self, settings: UpstreamSettings, observe: UpstreamObserver | None = None) -> None:
+        self.address = public_address(settings.url)
+        self._url = settings.url
+        self._client = RpcClient(settings.url, settings.policy, concurrency=settings.concurrency)
+        self._limiter = AsyncLimiter(settings.rate, 1.0) if settings.rate > 0 else None
+        self._observe = observe
+        self._last_outcome: tuple[float, bool] | None = None  # (when, answered)
+
+    async def __aenter__(self) -> Upstream:
+        await self._client.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._client.__aexit__(None, None, None)
+
+    def _hide(self, text: str) -> str:
+        return text.replace(self._url, self.address)
+
+    async def call(self, method: str, params: Any) -> RpcReply:
+        """One JSON-RPC call, retried as the recorder's; UpstreamError when none got an answer.
+        Cancelling it (a deadline) counts as a timeout."""
+        started = time.perf_counter()
+        outcome = "unreachable"
+        try:
+            if self._limiter is not None:
+                await self._limiter.acquire()
+            reply = await self._client.call(method, params)
+            outcome = "result" if reply.error is None else "error"
+            return reply
+        except IngestError as failure:
+            raise UpstreamError(self._hide(str(failure))) from None
+        except asyncio.CancelledError:
+            outcome = "timeout"
+            raise
+        finally:
+            self._last_outcome = (time.monotonic(), outcome in ("result", "error"))
+            if self._observe is not None:
+                self._observe(method, outcome, time.perf_counter() - started)
+
+    async def result(self, method: str, params: Any) -> Any:
+        """The call's result; an error answer is an UpstreamError."""
+        reply = await self.call(method, params)
+        if reply.error is not None:
+            raise UpstreamError(f"{self.address}: {method}: the node answered {reply.describe()}")
+        return reply.result
+
+    async def answers(self, timeout: float) -> bool:
+        """Whether the upstream answers now: its last outcome when recent, else a `status` call
+        bounded by `timeout` (for /status, which must not hang on a slow upstream)."""
+        recent = self._last_outcome
+        if recent is not None and time.monotonic() - recent[0] < _PROBE_SECONDS:
+            return recent[1]
+        try:
+            async with asyncio.timeout(timeout):
+                await self.call("status", [])
+        except (UpstreamError, TimeoutError):
+            return False
+        return True

@@ -1,0 +1,47 @@
+"""The fork's writes: one batch per fetched answer, on a thread of its own.
+
+A store writer's connection belongs to the thread that opened it (SQLite's rule), and a write
+must not hold the event loop: the writer is opened, used and closed on one worker thread, and
+the loop awaits each batch. A batch that fails (the spec refuses the answer, the store cannot
+write) rolls back whole: nothing of that answer is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from nearrpc.store import ChainWriter, StoreLocation, StoreOptions, WriteBatch, open_store
+
+Writes = Callable[[WriteBatch], None]
+
+
+class ForkWriter:
+    def __init__(self, location: StoreLocation, options: StoreOptions | None) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearrpc-fork-writer")
+        self._writer: ChainWriter | None = None
+        # opened now, before the server reads: SQLite switches a store to WAL mode on the first
+        # writer's open, which waits for readers that are inside a read
+        self._executor.submit(self._open, location, options).result()
+
+    def _open(self, location: StoreLocation, options: StoreOptions | None) -> None:
+        self._writer = open_store(location, "write", options)
+
+    def _write(self, writes: Writes) -> None:
+        assert self._writer is not None  # opened in __init__, on this thread
+        with self._writer.batch() as batch:
+            writes(batch)
+
+    async def write(self, writes: Writes) -> None:
+        """Run `writes` in one batch: committed whole when this returns, or not at all."""
+        await asyncio.get_running_loop().run_in_executor(self._executor, self._write, writes)
+
+    def _close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def close(self) -> None:
+        self._executor.submit(self._close).result()
+        self._executor.shutdown()
