@@ -110,8 +110,13 @@ async def _prepare(start: ForkStart) -> str:
                         failure, where)  # fmt: skip
             return f"upstream {node.address}, not answering at start"
         if stored is None:
-            client = await node.result("client_config", None)
-            _write(start, [("genesis_config", genesis), ("client_config", client)])
+            configs: list[tuple[str, Any]] = [("genesis_config", genesis)]
+            client = await node.call("client_config", None)
+            if client.error is None:
+                configs.append(("client_config", client.result))
+            else:  # a node that does not share it: client_config answers INTERNAL_ERROR, as from any such store
+                log.warning("the upstream answers client_config with %s; the store holds none", client.describe())
+            _write(start, configs)
             log.info("created %s from the upstream's genesis and client configs (chain %s)", where, theirs[0])
         elif stored != theirs:
             raise ForkRefused(
