@@ -70,11 +70,12 @@ def _write(start: ForkStart, writes: list[tuple[str, Any]]) -> None:
                 else:
                     batch.put_block(stored_block(value))
     except (SchemaViolation, KeyError, TypeError, ValueError) as refused:
-        raise UpstreamError(f"the upstream's {writes[-1][0]} answer is refused: {refused}") from None
+        kinds = " and ".join(kind for kind, _ in writes)
+        raise UpstreamError(f"the upstream's answers ({kinds}) are refused: {refused}") from None
 
 
-async def _pinned_head(node: Upstream, start: ForkStart, height: int) -> dict[str, Any] | None:
-    """The block at the pinned height, to record (None: stored already)."""
+async def _check_pin(node: Upstream, height: int) -> None:
+    """A pinned head must be final on the upstream (asked before anything is written)."""
     final = await node.result("block", {"finality": "final"})
     final_height = final["header"]["height"] if isinstance(final, dict) else None
     if not isinstance(final_height, int) or height > final_height:
@@ -82,12 +83,17 @@ async def _pinned_head(node: Upstream, start: ForkStart, height: int) -> dict[st
             f"--fork-height {height} is above the upstream's final block {final_height}: a pinned head must be "
             "final, or what the fork serves below it could still change"
         )
-    reader = open_store(start.store, "read", start.store_options)
-    try:
-        if reader.block_by_height(height) is not None:
-            return None
-    finally:
-        reader.close()
+
+
+async def _pinned_head(node: Upstream, start: ForkStart, height: int, *, store_exists: bool) -> dict[str, Any] | None:
+    """The block at the pinned height, to record (None: stored already)."""
+    if store_exists:
+        reader = open_store(start.store, "read", start.store_options)
+        try:
+            if reader.block_by_height(height) is not None:
+                return None
+        finally:
+            reader.close()
     reply = await node.call("block", {"block_id": height})
     if reply.cause == "UNKNOWN_BLOCK":
         raise ForkRefused(f"--fork-height {height}: the upstream has no block at that height (a skipped height)")
@@ -109,24 +115,28 @@ async def _prepare(start: ForkStart) -> str:
             log.warning("the upstream does not answer (%s); serving %s, misses answer INTERNAL_ERROR until it does",
                         failure, where)  # fmt: skip
             return f"upstream {node.address}, not answering at start"
-        if stored is None:
-            configs: list[tuple[str, Any]] = [("genesis_config", genesis)]
-            client = await node.call("client_config", None)
-            if client.error is None:
-                configs.append(("client_config", client.result))
-            else:  # a node that does not share it: client_config answers INTERNAL_ERROR, as from any such store
-                log.warning("the upstream answers client_config with %s; the store holds none", client.describe())
-            _write(start, configs)
-            log.info("created %s from the upstream's genesis and client configs (chain %s)", where, theirs[0])
-        elif stored != theirs:
+        if stored is not None and stored != theirs:
             raise ForkRefused(
                 f"the upstream {node.address} serves chain {theirs[0]!r} (genesis height {theirs[1]}), {where} holds "
                 f"chain {stored[0]!r} (genesis height {stored[1]}): a fork records only its own chain"
             )
+        writes: list[tuple[str, Any]] = []  # one batch: a refused start leaves no store behind
+        if stored is None:
+            writes.append(("genesis_config", genesis))
+            client = await node.call("client_config", None)
+            if client.error is None:
+                writes.append(("client_config", client.result))
+            else:  # a node that does not share it: client_config answers INTERNAL_ERROR, as from any such store
+                log.warning("the upstream answers client_config with %s; the store holds none", client.describe())
         if start.fork_height is not None:
-            head = await _pinned_head(node, start, start.fork_height)
+            await _check_pin(node, start.fork_height)
+            head = await _pinned_head(node, start, start.fork_height, store_exists=stored is not None)
             if head is not None:
-                _write(start, [("block", head)])
+                writes.append(("block", head))
+        if writes:
+            _write(start, writes)
+        if stored is None:
+            log.info("created %s from the upstream's genesis and client configs (chain %s)", where, theirs[0])
         return f"upstream {node.address}" + ("" if start.fork_height is None else f", pinned at {start.fork_height}")
 
 

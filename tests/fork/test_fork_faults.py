@@ -1,0 +1,179 @@
+"""A fork under load and faults, against a real upstream `nearrpc serve` behind a steerable
+proxy: one upstream request for many concurrent misses of one key; a slow, down or lying
+upstream answers INTERNAL_ERROR in bounded time, keeps nothing, never holds a hit back; an
+upstream of another chain is refused at start; two replicas over one PostgreSQL store record
+the same block at the same moment and both see it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from nearrpc.store import StoreLocation, open_store
+from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
+from tests.support.cli import nearrpc
+from tests.support.postgres import PostgresServer
+from tests.support.serve_process import Served, serving
+
+pytestmark = pytest.mark.live
+
+FAULT_FLAGS = ("--miss-timeout", "2", "--upstream-retries", "1", "--upstream-timeout", "1")
+
+
+@pytest.fixture(scope="module")
+def upstream(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serving("--store", sample_store, log=tmp_path_factory.mktemp("upstream") / "upstream.log") as served:
+        yield served
+
+
+@pytest.fixture
+def proxy(upstream: Served) -> Iterator[UpstreamProxy]:
+    with upstream_proxy(upstream.url + "/") as steered:
+        yield steered
+
+
+def rpc(url: str, method: str, params: object) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return httpx.post(url, json=body, timeout=30.0)
+
+
+def stored_block(store: StoreLocation, height: int) -> bool:
+    reader = open_store(store, "read")
+    try:
+        return reader.block_by_height(height) is not None
+    finally:
+        reader.close()
+
+
+def internal_error_lines(fork: Served) -> list[str]:
+    return [line for line in fork.log_lines() if "INTERNAL_ERROR" in line]
+
+
+def test_concurrent_misses_of_one_key_make_one_upstream_request(proxy: UpstreamProxy, tmp_path: Path) -> None:
+    with serving("--store", tmp_path / "f.sqlite", "--upstream", proxy.url, log=tmp_path / "fork.log") as fork:
+        proxy.delay = 0.5  # all 24 requests arrive while the first one's fetch is under way
+        account = {"block_id": 50, "account_id": "alice.localnet"}
+        asks = [("block", {"block_id": 50}), ("EXPERIMENTAL_view_account", account)]
+        with ThreadPoolExecutor(max_workers=24) as pool:
+            replies = list(pool.map(lambda i: rpc(fork.url, *asks[i % 2]), range(24)))
+        assert {reply.status_code for reply in replies} == {200}
+        assert len({reply.content for reply in replies[0::2]}) == 1 and len({r.content for r in replies[1::2]}) == 1
+        assert proxy.asked("block", {"block_id": 50}) == 1
+        assert proxy.asked("EXPERIMENTAL_view_account", account) == 1
+        metrics = httpx.get(f"{fork.url}/metrics").text
+        assert 'nearrpc_upstream_requests_total{method="block",outcome="result"}' in metrics
+
+
+def test_a_slow_upstream_answers_internal_error_in_bounded_time_and_never_holds_a_hit(
+    proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    store = tmp_path / "f.sqlite"
+    with serving("--store", store, "--upstream", proxy.url, *FAULT_FLAGS, log=tmp_path / "fork.log") as fork:
+        assert rpc(fork.url, "block", {"block_id": 10}).status_code == 200  # now a hit
+        proxy.delay = 5.0
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            started = time.monotonic()
+            slow = pool.submit(rpc, fork.url, "block", {"block_id": 60})
+            time.sleep(0.3)  # the miss is under way
+            hit_started = time.monotonic()
+            hit = rpc(fork.url, "block", {"block_id": 10})
+            hit_seconds = time.monotonic() - hit_started
+            missed = slow.result()
+            miss_seconds = time.monotonic() - started
+        proxy.delay = 0.0
+        assert hit.status_code == 200 and hit_seconds < 0.5
+        assert missed.status_code == 500 and missed.json()["error"]["cause"]["name"] == "INTERNAL_ERROR"
+        assert "within 2 s" in missed.json()["error"]["data"]
+        assert 1.9 < miss_seconds < 4.0  # the miss timeout, not the upstream's 5 s nor its retries
+        assert len(internal_error_lines(fork)) == 1  # logged once
+    assert not stored_block(store, 60)  # nothing kept
+
+
+def test_an_upstream_that_is_down_fails_misses_and_serves_hits_until_it_is_back(
+    proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    store = tmp_path / "f.sqlite"
+    with serving("--store", store, "--upstream", proxy.url, *FAULT_FLAGS, log=tmp_path / "fork.log") as fork:
+        assert rpc(fork.url, "block", {"block_id": 10}).status_code == 200
+        proxy.down = True
+        started = time.monotonic()
+        missed = rpc(fork.url, "block", {"block_id": 70})
+        assert missed.status_code == 500 and time.monotonic() - started < 4.0
+        assert rpc(fork.url, "block", {"block_id": 10}).status_code == 200
+        status = httpx.get(f"{fork.url}/status").json()["nearrpc"]["fork"]
+        assert status["upstream_answers"] is False and status["upstream"] == proxy.url
+        assert httpx.get(f"{fork.url}/health").status_code == 200  # health is the store's
+        assert not stored_block(store, 70)
+        proxy.down = False
+        assert rpc(fork.url, "block", {"block_id": 70}).status_code == 200
+    assert stored_block(store, 70)
+
+
+def _bad_gas_price(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    if request.get("method") == "block" and "result" in answer:
+        answer["result"]["header"]["gas_price"] = 100  # the spec has a string there
+    return answer
+
+
+def test_an_answer_the_spec_refuses_is_never_kept(proxy: UpstreamProxy, tmp_path: Path) -> None:
+    store = tmp_path / "f.sqlite"
+    with serving("--store", store, "--upstream", proxy.url, log=tmp_path / "fork.log") as fork:
+        proxy.rewrite = _bad_gas_price
+        refused = rpc(fork.url, "block", {"block_id": 80})
+        assert refused.status_code == 500 and refused.json()["error"]["cause"]["name"] == "INTERNAL_ERROR"
+        (logged,) = internal_error_lines(fork)
+        assert "gas_price" in logged  # the log names the field that failed
+        proxy.rewrite = None
+        assert rpc(fork.url, "block", {"block_id": 80}).json()["result"]["header"]["gas_price"] != 100
+    assert stored_block(store, 80)
+
+
+def _other_chain(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    if request.get("method") == "genesis_config":
+        answer["result"]["chain_id"] = "othernet"
+    return answer
+
+
+def test_an_upstream_of_another_chain_is_refused_at_start(proxy: UpstreamProxy, tmp_path: Path) -> None:
+    store = tmp_path / "f.sqlite"
+    with serving("--store", store, "--upstream", proxy.url, log=tmp_path / "fork.log") as fork:
+        assert rpc(fork.url, "block", {"block_id": 10}).status_code == 200
+    proxy.rewrite = _other_chain
+    done = nearrpc("serve", "--store", store, "--upstream", proxy.url, "--port", "0")
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert "'othernet'" in line and "'nearrpc-localnet'" in line and "a fork records only its own chain" in line
+
+
+def test_two_replicas_over_one_postgresql_store_record_the_same_block_at_once(
+    proxy: UpstreamProxy, postgres: PostgresServer, tmp_path: Path
+) -> None:
+    store = postgres.create_database("replicas")
+    with (
+        serving("--store", store, "--upstream", proxy.url, log=tmp_path / "a.log") as first,
+        serving("--store", store, "--upstream", proxy.url, log=tmp_path / "b.log") as second,
+    ):
+        proxy.delay = 0.2
+        together = threading.Barrier(2)
+
+        def ask(replica: Served) -> httpx.Response:
+            together.wait()
+            return rpc(replica.url, "block", {"block_id": 90})
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            replies = list(pool.map(ask, (first, second)))
+        proxy.delay = 0.0
+        assert [reply.status_code for reply in replies] == [200, 200]
+        assert replies[0].content == replies[1].content
+        proxy.down = True  # what each recorded, every replica now answers from the store
+        for replica in (first, second):
+            assert rpc(replica.url, "block", {"block_id": 90}).content == replies[0].content
+    with serving("--store", store, log=tmp_path / "plain.log") as plain:
+        assert rpc(plain.url, "block", {"block_id": 90}).content == replies[0].content

@@ -1,0 +1,80 @@
+"""A loopback proxy in front of a real upstream `nearrpc serve`, which a test steers: it counts
+the requests a fork makes, delays them, drops them, or changes the answers.
+
+    with upstream_proxy(upstream_url) as proxy:
+        proxy.delay = 0.3                   # every answer 300 ms late
+        proxy.down = True                   # every connection closed unanswered
+        proxy.rewrite = lambda request, answer: ...   # a changed answer (parsed JSON in and out)
+        proxy.asked("block", {"block_id": 5})          # how many such requests arrived
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+
+from tests.support.http_stub import StubHandler, serving_stub
+
+Rewrite = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+
+
+def _key(method: object, params: object) -> str:
+    return f"{method} {json.dumps(params, sort_keys=True)}"
+
+
+class UpstreamProxy:
+    def __init__(self, target: str) -> None:
+        self.url = ""
+        self.target = target
+        self.delay = 0.0
+        self.down = False
+        self.rewrite: Rewrite | None = None
+        self._lock = threading.Lock()
+        self._requests: Counter[str] = Counter()
+
+    def asked(self, method: str, params: object) -> int:
+        with self._lock:
+            return self._requests[_key(method, params)]
+
+    def total(self) -> int:
+        with self._lock:
+            return sum(self._requests.values())
+
+    def count(self, request: dict[str, Any]) -> None:
+        with self._lock:
+            self._requests[_key(request.get("method"), request.get("params"))] += 1
+
+
+@contextmanager
+def upstream_proxy(target: str) -> Iterator[UpstreamProxy]:
+    proxy = UpstreamProxy(target)
+    client = httpx.Client(timeout=30.0)
+
+    class Handler(StubHandler):
+        def do_POST(self) -> None:
+            body = self.body()
+            request = json.loads(body)
+            proxy.count(request)
+            if proxy.down:
+                self.drop()
+                return
+            time.sleep(proxy.delay)
+            answered = client.post(proxy.target, content=body, headers={"content-type": "application/json"})
+            payload = answered.content
+            if proxy.rewrite is not None:
+                payload = json.dumps(proxy.rewrite(request, answered.json())).encode()
+            self.answer(answered.status_code, payload)
+
+    try:
+        with serving_stub(Handler, quiet_client_errors=True) as url:
+            proxy.url = url + "/"
+            yield proxy
+    finally:
+        client.close()
