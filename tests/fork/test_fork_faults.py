@@ -71,6 +71,24 @@ def test_concurrent_misses_of_one_key_make_one_upstream_request(proxy: UpstreamP
         assert 'nearrpc_upstream_requests_total{method="block",outcome="result"}' in metrics
 
 
+def test_upstream_concurrency_and_rate_are_bounded(proxy: UpstreamProxy, tmp_path: Path) -> None:
+    """12 different misses at once: at most --upstream-concurrency in flight, and no more than
+    --upstream-rate a second once the limiter's first second of credit is spent."""
+    flags = ("--upstream-concurrency", "2", "--upstream-rate", "4")
+    with serving("--store", tmp_path / "f.sqlite", "--upstream", proxy.url, *flags, log=tmp_path / "fork.log") as fork:
+        assert rpc(fork.url, "block", {"block_id": 10}).status_code == 200  # the chain check is behind us
+        proxy.delay = 0.2
+        before = len(proxy.arrivals)
+        with ThreadPoolExecutor(max_workers=12) as pool:
+            replies = list(pool.map(lambda height: rpc(fork.url, "block", {"block_id": height}), range(20, 32)))
+        assert {reply.status_code for reply in replies} == {200}
+        assert proxy.most_in_flight == 2
+        arrivals = proxy.arrivals[before:]
+        assert len(arrivals) == 12
+        # 4 a second: the 12th request comes at least 2 s after the first (the first 4 may come at once)
+        assert arrivals[-1] - arrivals[0] >= 1.9
+
+
 def test_a_slow_upstream_answers_internal_error_in_bounded_time_and_never_holds_a_hit(
     proxy: UpstreamProxy, tmp_path: Path
 ) -> None:

@@ -38,6 +38,9 @@ class UpstreamProxy:
         self.rewrite: Rewrite | None = None
         self._lock = threading.Lock()
         self._requests: Counter[str] = Counter()
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self.arrivals: list[float] = []  # time.monotonic() of each request
 
     def asked(self, method: str, params: object) -> int:
         with self._lock:
@@ -50,6 +53,16 @@ class UpstreamProxy:
     def count(self, request: dict[str, Any]) -> None:
         with self._lock:
             self._requests[_key(request.get("method"), request.get("params"))] += 1
+            self.arrivals.append(time.monotonic())
+
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
 
 @contextmanager
@@ -65,8 +78,12 @@ def upstream_proxy(target: str) -> Iterator[UpstreamProxy]:
             if proxy.down:
                 self.drop()
                 return
-            time.sleep(proxy.delay)
-            answered = client.post(proxy.target, content=body, headers={"content-type": "application/json"})
+            proxy.enter()
+            try:
+                time.sleep(proxy.delay)
+                answered = client.post(proxy.target, content=body, headers={"content-type": "application/json"})
+            finally:
+                proxy.leave()
             payload = answered.content
             if proxy.rewrite is not None:
                 payload = json.dumps(proxy.rewrite(request, answered.json())).encode()
