@@ -15,7 +15,10 @@ Filling a gap below heights recorded earlier is the one case where a new row rea
 it would hold up to the next row above, over recorded heights that were written as "unchanged
 since the row below the gap". So when the store holds blocks above the batch, every key the
 batch changed gets its earlier state back at the height just above the batch (`restoring`), and
-the heights above answer exactly what they answered before.
+the heights above answer exactly what they answered before, after every committed batch (a
+killed run leaves no wrong answers behind either). Inside a run, the next batch then writes the
+node's state again where it differs at its first block; when the heights between are skipped
+ones, the restoring rows stay there, read by no answer (a skipped height has no block).
 """
 
 from __future__ import annotations

@@ -1,15 +1,14 @@
 """A JSON-RPC proxy on 127.0.0.1 for recorder tests: it forwards to a real server and can be
-slow, flaky (503, 429, dropped connections), fail its first requests as scripted, or play an
-older node without
-the EXPERIMENTAL_view_* methods (answering `query` view_account, view_access_key_list and
-view_code instead)."""
+slow, flaky (503, 429, dropped connections), fail its first requests as scripted, rewrite
+answers (`tamper`), or play an older node without the EXPERIMENTAL_view_* methods (answering
+`query` view_account, view_access_key_list and view_code instead)."""
 
 from __future__ import annotations
 
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,8 @@ class Behaviour:
     old_node: bool = False  # no EXPERIMENTAL_view_*; `query` with the view's request_type instead
     # the first requests' answers, in order, before any drawn failure: (HTTP status, headers)
     scripted: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    # rewrites the upstream's answer (request, answer) -> answer: a node that answers wrongly
+    tamper: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     counts: dict[str, int] = field(default_factory=lambda: {"forwarded": 0, "503": 0, "429": 0, "dropped": 0})
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() of every request
     _random: random.Random = field(init=False)
@@ -92,7 +93,10 @@ def json_rpc_proxy(target: str, behaviour: Behaviour) -> Iterator[str]:
             if behaviour.old_node:
                 body = orjson.dumps(_translate(orjson.loads(body)))
             upstream = client.post(target, content=body, headers={"Content-Type": "application/json"})
-            self.answer(upstream.status_code, upstream.content)
+            content = upstream.content
+            if behaviour.tamper is not None:
+                content = orjson.dumps(behaviour.tamper(orjson.loads(body), orjson.loads(content)))
+            self.answer(upstream.status_code, content)
 
     try:
         # clients killed mid-request (the SIGKILL test) are expected
