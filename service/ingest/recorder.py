@@ -411,6 +411,10 @@ def key_list(listing: dict[str, Any]) -> KeyList:
     entries = listing.get("keys")
     if not isinstance(entries, list):
         raise ValueError("an access key list needs a keys array")
+    if listing.get("last_key") is not None:
+        # newer nodes page the list (last_key is the cursor); a page is not the account's every
+        # key, and reading it as one would delete the keys of the pages after it
+        raise ValueError(f"the list is one page (last_key {listing['last_key']!r}); paged lists are not read")
     keys: list[tuple[str, dict[str, Any]]] = []
     for entry in entries:
         key, view = (entry.get("public_key"), entry.get("access_key")) if isinstance(entry, dict) else (None, None)
