@@ -65,6 +65,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, server_a: LiveServer) -> 
     skipped = [h for h in facts.skipped_heights if FROM <= h <= TO]
     assert f"skipped heights: {len(skipped)} ({', '.join(map(str, skipped))})" in done.stdout
     assert "epochs with their protocol config: 4" in done.stdout
+    assert "; contract codes: 1" in done.stdout  # counter.localnet's, fetched once for all its states
     assert _progress_note(store) is None  # a completed recording leaves no note
     return store
 
