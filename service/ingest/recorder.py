@@ -10,10 +10,11 @@ every block, written only where a key changed (`recorded_keys`); and the code of
 a recorded state names, once, by its hash.
 
 The range is written in batches of consecutive heights. Each batch holds the blocks of its
-heights with their epochs and account states, and a progress note (the recording and the next
-height), and lands whole or not at all; a re-run of the same recording continues after the last
-committed batch. Every batch is idempotent (writes replace rows with the same values), so an
-overlapping run changes nothing.
+heights with their epochs, account states, key changes and new contract codes, and a progress
+note (the recording and the next height), and lands whole or not at all; a re-run of the same
+recording continues after the last committed batch. Every batch is idempotent (writes replace
+rows with the same values, and a key row is written only where the store answers otherwise), so
+an overlapping run changes nothing.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ _VIEW_METHODS = {
     "view_access_key_list": "EXPERIMENTAL_view_access_key_list",
     "view_code": "EXPERIMENTAL_view_code",
 }
-NO_CODE_HASH = ZERO_HASH  # an account without a contract of its own: the all-zero hash
+_NO_CODE_HASH = ZERO_HASH  # an account without a contract of its own: the all-zero hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +211,7 @@ class _Recorder:
         reader = self._target.reader()
         for account_id, height, state in states:
             code_hash = None if state is None else state.get("code_hash")
-            if not isinstance(code_hash, str) or code_hash == NO_CODE_HASH or code_hash in wanted:
+            if not isinstance(code_hash, str) or code_hash == _NO_CODE_HASH or code_hash in wanted:
                 continue
             if code_hash in self._stored_codes or reader.contract_code(code_hash) is not None:
                 self._stored_codes.add(code_hash)
