@@ -180,16 +180,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     blocks.set_defaults(run=_run_blocks)
 
     rpc = sources.add_parser(
-        "rpc", help="record a height range (blocks, epochs, account states) from a live node",
+        "rpc", help="record a height range (blocks, epochs, account states and keys) from a live node",
         description="Copy genesis_config, client_config, the blocks of a height range, the protocol config of "
-        "every epoch met and the states of chosen accounts at those blocks from a NEAR JSON-RPC endpoint. "
+        "every epoch met, and the states and access keys of chosen accounts at those blocks with their contracts' "
+        "code, from a NEAR JSON-RPC endpoint. "
         "Batches of heights land one by one; a re-run of the same command continues after the last one.",
     )
     rpc.add_argument("--url", type=_node_url, required=True, help="the node's JSON-RPC URL")
     rpc.add_argument("--from-height", type=_height, required=True, help="first height to record")
     rpc.add_argument("--to-height", type=_height, required=True, help="last height to record (at most the node's "
                      "final block)")
-    rpc.add_argument("--accounts", help="comma-separated account ids whose state to record at every block")
+    rpc.add_argument("--accounts", help="comma-separated account ids whose state and keys to record at every block")
     for field in _RECORDER_FLAGS[2:]:
         add_setting(rpc, RecorderSettings, field)
     _add_store_flags(rpc, RecorderSettings)

@@ -5,18 +5,23 @@ answers UNKNOWN_BLOCK for, inside its final and available range, is a skipped he
 simply absent from the store, which is how the service answers for it too); the protocol config
 of every epoch met, read at one of its blocks and kept verbatim; and the state of each chosen
 account at every block (an UNKNOWN_ACCOUNT answer is stored as "no such account" at that
-height, so replay answers UNKNOWN_ACCOUNT there as well).
+height, so replay answers UNKNOWN_ACCOUNT there as well); each chosen account's access keys at
+every block, written only where a key changed (`recorded_keys`); and the code of every contract
+a recorded state names, once, by its hash.
 
 The range is written in batches of consecutive heights. Each batch holds the blocks of its
-heights with their epochs and account states, and a progress note (the recording and the next
-height), and lands whole or not at all; a re-run of the same recording continues after the last
-committed batch. Every batch is idempotent (writes replace rows with the same values), so an
-overlapping run changes nothing.
+heights with their epochs, account states, key changes and new contract codes, and a progress
+note (the recording and the next height), and lands whole or not at all; a re-run of the same
+recording continues after the last committed batch. Every batch is idempotent (writes replace
+rows with the same values, and a key row is written only where the store answers otherwise), so
+an overlapping run changes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -28,13 +33,30 @@ from nearrpc.ingest.blocks_import import stored_block
 from nearrpc.ingest.epochs import recorded_epoch
 from nearrpc.ingest.errors import ImportRequestError, IngestError, located
 from nearrpc.ingest.progress import Progress
+from nearrpc.ingest.recorded_keys import KeyList, KeyRow, changed_rows, restoring
 from nearrpc.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
-from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS
+from nearrpc.nearcore.public_key import canonical_public_key
+from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, ZERO_HASH
 from nearrpc.spec import SchemaViolation
-from nearrpc.store import ChainWriter, StoreError, StoreLocation, StoreOptions, describe_location, open_store
+from nearrpc.store import (
+    ChainWriter,
+    StoreError,
+    StoreLocation,
+    StoreOptions,
+    WriteBatch,
+    describe_location,
+    open_store,
+)
 
-_REFUSALS = (SchemaViolation, StoreError, KeyError, TypeError, ValueError)
-_VIEW_METHOD = "EXPERIMENTAL_view_account"
+_REFUSALS = (SchemaViolation, StoreError, KeyError, TypeError, ValueError, binascii.Error)
+# the views asked for, by their `query` request type: nodes before interface 1.2.3 lack the
+# EXPERIMENTAL_ methods and answer the same views (and errors) through `query`
+_VIEW_METHODS = {
+    "view_account": "EXPERIMENTAL_view_account",
+    "view_access_key_list": "EXPERIMENTAL_view_access_key_list",
+    "view_code": "EXPERIMENTAL_view_code",
+}
+_NO_CODE_HASH = ZERO_HASH  # an account without a contract of its own: the all-zero hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +111,8 @@ class RecordSummary:
     epochs: int = 0
     account_states: int = 0
     absences: int = 0
+    access_keys: int = 0  # key rows written (changes and deletions)
+    contract_codes: int = 0
     batches: int = 0
     requests: int = 0
     retries: int = 0
@@ -101,6 +125,8 @@ class _Batch:
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
     epochs: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # id -> (height read at, config)
     states: list[tuple[str, int, dict[str, Any] | None]] = field(default_factory=list)
+    keys: list[tuple[str, int, KeyList]] = field(default_factory=list)  # (account, height, listing)
+    codes: dict[str, tuple[str, int, bytes]] = field(default_factory=dict)  # hash -> (account, height, code)
 
 
 class _Recorder:
@@ -109,7 +135,8 @@ class _Recorder:
         self._rpc = rpc
         self._target = target
         self._exact_epochs: set[str] = set()
-        self._view_method = _VIEW_METHOD
+        self._stored_codes: set[str] = set()
+        self._through_query: set[str] = set()  # request types the node answers only through `query`
 
     # -- reading from the node
 
@@ -130,19 +157,17 @@ class _Recorder:
             raise IngestError(f"height {height}: EXPERIMENTAL_protocol_config: the node answered {reply.describe()}")
         return epoch_id, reply.result
 
-    async def _ask_view(self, method: str, params: dict[str, Any]) -> RpcReply:
-        if method == "query":
-            return await self._rpc.call("query", {"request_type": "view_account", **params})
-        return await self._rpc.call(method, params)
+    async def _ask_view(self, request_type: str, account_id: str, block_hash: str) -> RpcReply:
+        params: dict[str, Any] = {"block_id": block_hash, "account_id": account_id}
+        if request_type not in self._through_query:
+            reply = await self._rpc.call(_VIEW_METHODS[request_type], params)
+            if reply.cause != "METHOD_NOT_FOUND":
+                return reply
+            self._through_query.add(request_type)
+        return await self._rpc.call("query", {"request_type": request_type, **params})
 
     async def _view(self, account_id: str, height: int, block_hash: str) -> dict[str, Any] | None:
-        params: dict[str, Any] = {"block_id": block_hash, "account_id": account_id}
-        method = self._view_method
-        reply = await self._ask_view(method, params)
-        if reply.cause == "METHOD_NOT_FOUND" and method == _VIEW_METHOD:
-            # nodes before interface 1.2.3 answer the same view (and errors) through `query`
-            self._view_method = "query"
-            reply = await self._ask_view("query", params)
+        reply = await self._ask_view("view_account", account_id, block_hash)
         if reply.cause == "UNKNOWN_ACCOUNT":
             return None
         view = reply.result
@@ -151,6 +176,48 @@ class _Recorder:
         if view.get("block_hash") != block_hash or view.get("block_height") != height:
             raise IngestError(f"height {height}: view_account {account_id}: the view is of another block")
         return {key: value for key, value in view.items() if key not in ACCOUNT_VIEW_BLOCK_MEMBERS}
+
+    async def _key_list(self, account_id: str, height: int, block_hash: str) -> KeyList:
+        where = f"height {height}: view_access_key_list {account_id}"
+        reply = await self._ask_view("view_access_key_list", account_id, block_hash)
+        if reply.cause == "UNKNOWN_ACCOUNT":  # nodes that refuse to list an absent account's keys
+            return ()
+        listing = reply.result
+        if reply.error is not None or not isinstance(listing, dict):
+            raise IngestError(f"{where}: the node answered {reply.describe()}")
+        if listing.get("block_hash") != block_hash or listing.get("block_height") != height:
+            raise IngestError(f"{where}: the list is of another block")
+        try:
+            return key_list(listing)
+        except _REFUSALS as exc:
+            raise located(where, exc) from None
+
+    async def _code(self, account_id: str, height: int, block_hash: str, code_hash: str) -> tuple[str, int, bytes]:
+        where = f"height {height}: view_code {account_id}"
+        reply = await self._ask_view("view_code", account_id, block_hash)
+        view = reply.result
+        if reply.error is not None or not isinstance(view, dict):
+            raise IngestError(f"{where}: the node answered {reply.describe()}")
+        if view.get("hash") != code_hash or not isinstance(view.get("code_base64"), str):
+            raise IngestError(f"{where}: not the code {code_hash} of the account's state (hash {view.get('hash')!r})")
+        try:
+            return account_id, height, base64.b64decode(view["code_base64"], validate=True)
+        except binascii.Error as exc:
+            raise located(where, exc) from None
+
+    def _missing_codes(self, states: list[tuple[str, int, dict[str, Any] | None]]) -> dict[str, tuple[str, int]]:
+        """The contracts the states name that the store lacks: hash -> (account, first height)."""
+        wanted: dict[str, tuple[str, int]] = {}
+        reader = self._target.reader()
+        for account_id, height, state in states:
+            code_hash = None if state is None else state.get("code_hash")
+            if not isinstance(code_hash, str) or code_hash == _NO_CODE_HASH or code_hash in wanted:
+                continue
+            if code_hash in self._stored_codes or reader.contract_code(code_hash) is not None:
+                self._stored_codes.add(code_hash)
+                continue
+            wanted[code_hash] = (account_id, height)
+        return wanted
 
     def _needs_epoch(self, epoch_id: str) -> bool:
         if epoch_id in self._exact_epochs:
@@ -174,11 +241,22 @@ class _Recorder:
         pairs = [(account, height, view["header"]["hash"])
                  for height, view in batch.blocks.items() for account in self._job.accounts]
         states = asyncio.gather(*(self._view(account, height, block_hash) for account, height, block_hash in pairs))
-        fetched_configs, fetched_states = await asyncio.gather(configs, states)
+        keys = asyncio.gather(*(self._key_list(account, height, block_hash) for account, height, block_hash in pairs))
+        fetched_configs, fetched_states, fetched_keys = await asyncio.gather(configs, states, keys)
         batch.epochs = {epoch_id: (wanted[epoch_id][0], config) for epoch_id, config in fetched_configs}
         batch.states = [
             (account, height, view) for (account, height, _), view in zip(pairs, fetched_states, strict=True)
         ]
+        batch.keys = [
+            (account, height, listing) for (account, height, _), listing in zip(pairs, fetched_keys, strict=True)
+        ]
+        # a contract is known only from a state, so its code is asked for once the states are in
+        missing = self._missing_codes(batch.states)
+        codes = await asyncio.gather(*(
+            self._code(account, height, batch.blocks[height]["header"]["hash"], code_hash)
+            for code_hash, (account, height) in missing.items()
+        ))  # fmt: skip
+        batch.codes = dict(zip(missing, codes, strict=True))
         return batch
 
     # -- writing to the store
@@ -210,7 +288,15 @@ class _Recorder:
                     batch.put_account_state(account_id, height, None if state is None else jsonio.compact(state))
                 except _REFUSALS as exc:
                     raise located(f"height {height}: account {account_id}", exc) from None
+            summary.access_keys += self._write_keys(batch, fetched)
+            for code_hash, (account_id, height, code) in fetched.codes.items():
+                try:
+                    batch.put_contract_code(code_hash, code)
+                except _REFUSALS as exc:
+                    raise located(f"height {height}: code {code_hash} of {account_id}", exc) from None
         self._exact_epochs.update(fetched.epochs)
+        self._stored_codes.update(fetched.codes)
+        summary.contract_codes += len(fetched.codes)
         summary.batches += 1
         summary.heights += len(fetched.heights)
         summary.blocks += len(fetched.blocks)
@@ -218,6 +304,20 @@ class _Recorder:
         summary.epochs += len(fetched.epochs)
         summary.account_states += len(fetched.states)
         summary.absences += sum(1 for _, _, state in fetched.states if state is None)
+
+    def _write_keys(self, batch: WriteBatch, fetched: _Batch) -> int:
+        """Write the batch's key changes; how many rows that took."""
+        reader = self._target.reader()
+        by_account: dict[str, list[tuple[int, KeyList]]] = {}
+        for account_id, height, listing in sorted(fetched.keys, key=lambda entry: (entry[0], entry[1])):
+            by_account.setdefault(account_id, []).append((height, listing))
+        rows = [row for account, listings in by_account.items() for row in changed_rows(reader, account, listings)]
+        head = reader.head()
+        if rows and head is not None and head.height > fetched.heights[-1]:
+            rows.extend(restoring(reader, rows, fetched.heights[-1] + 1))
+        for row in rows:
+            _put_key(batch, row)
+        return len(rows)
 
 
 async def _check_range(rpc: RpcClient, recording: Recording, genesis_height: int) -> None:
@@ -300,6 +400,31 @@ def record(recording: Recording, progress: Progress | None = None) -> RecordSumm
     return summary
 
 
+def _put_key(batch: WriteBatch, row: KeyRow) -> None:
+    try:
+        batch.put_access_key(row.account_id, row.public_key, row.height, row.view_json())
+    except _REFUSALS as exc:
+        raise located(f"height {row.height}: access key {row.public_key} of {row.account_id}", exc) from None
+
+
+def key_list(listing: dict[str, Any]) -> KeyList:
+    """The keys of an AccessKeyList answer, each under its canonical spelling (the store's)."""
+    entries = listing.get("keys")
+    if not isinstance(entries, list):
+        raise ValueError("an access key list needs a keys array")
+    if listing.get("last_key") is not None:
+        # newer nodes page the list (last_key is the cursor); a page is not the account's every
+        # key, and reading it as one would delete the keys of the pages after it
+        raise ValueError(f"the list is one page (last_key {listing['last_key']!r}); paged lists are not read")
+    keys: list[tuple[str, dict[str, Any]]] = []
+    for entry in entries:
+        key, view = (entry.get("public_key"), entry.get("access_key")) if isinstance(entry, dict) else (None, None)
+        if not isinstance(key, str) or not isinstance(view, dict):
+            raise ValueError("an access key list entry needs public_key and access_key")
+        keys.append((canonical_public_key(key), view))
+    return tuple(keys)
+
+
 def block_header(view: object, what: str) -> dict[str, Any]:
     """The header of a `block` answer, checked enough to index it (the store validates the rest)."""
     header = view.get("header") if isinstance(view, dict) else None
@@ -324,5 +449,6 @@ def describe(summary: RecordSummary, recording: Recording) -> list[str]:
         f"  blocks: {summary.blocks}; skipped heights: {len(summary.skipped)}" + (f" ({shown})" if shown else ""),
         f"  epochs with their protocol config: {summary.epochs}; account states: {summary.account_states} "
         f"({summary.absences} of them 'no such account') for {len(recording.accounts)} accounts",
+        f"  access key states: {summary.access_keys} (where a key changed); contract codes: {summary.contract_codes}",
         f"  batches: {summary.batches}; requests: {summary.requests} ({rate:.0f}/s), retried: {summary.retries}",
     ]

@@ -251,10 +251,13 @@ class ChainHandlers:
         return with_block(access_key_list(keys), block.height, block.hash)
 
     async def _holds_access_keys(self) -> None:
-        """A store no access key was ever written to (saved answers, recordings) knows nothing
-        of keys: "no key" from it would be made up, so it answers that it cannot tell."""
+        """A store no access key was ever written to (saved answers without key lists, a
+        recording of accounts that have no key) knows nothing of keys: "no key" from it would be
+        made up, so it answers that it cannot tell."""
         if (await self._reader.info()).access_key_count == 0:
-            raise errors.internal_error("the store holds no access keys (import them from genesis records)")
+            raise errors.internal_error(
+                "the store holds no access keys (import them from genesis records, saved key lists or a recording)"
+            )
 
     async def _shard_id(self, account_id: str | None, block: StoredBlock) -> int:
         """The shard holding `account_id` (None: the first) in `block`'s epoch."""

@@ -1,14 +1,14 @@
 """A JSON-RPC proxy on 127.0.0.1 for recorder tests: it forwards to a real server and can be
-slow, flaky (503, 429, dropped connections), fail its first requests as scripted, or play an
-older node without
-EXPERIMENTAL_view_account (answering `query` view_account instead)."""
+slow, flaky (503, 429, dropped connections), fail its first requests as scripted, rewrite
+answers (`tamper`), or play an older node without the EXPERIMENTAL_view_* methods (answering
+`query` view_account, view_access_key_list and view_code instead)."""
 
 from __future__ import annotations
 
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,9 +24,11 @@ class Behaviour:
     delay: float = 0.0  # seconds added to every answer
     failure_rate: float = 0.0  # share of requests answered with a failure instead
     seed: int = 7
-    old_node: bool = False  # no EXPERIMENTAL_view_account; `query` view_account instead
+    old_node: bool = False  # no EXPERIMENTAL_view_*; `query` with the view's request_type instead
     # the first requests' answers, in order, before any drawn failure: (HTTP status, headers)
     scripted: list[tuple[int, dict[str, str]]] = field(default_factory=list)
+    # rewrites the upstream's answer (request, answer) -> answer: a node that answers wrongly
+    tamper: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]] | None = None
     counts: dict[str, int] = field(default_factory=lambda: {"forwarded": 0, "503": 0, "429": 0, "dropped": 0})
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() of every request
     _random: random.Random = field(init=False)
@@ -50,14 +52,17 @@ class Behaviour:
             return failure
 
 
+_OLD_NODE_VIEWS = ("view_account", "view_access_key_list", "view_code")  # what the recorder asks
+
+
 def _translate(request: dict[str, Any]) -> dict[str, Any]:
     """What an old node does with the request, expressed as a request to the real server."""
     method, params = request.get("method"), request.get("params")
-    if method == "EXPERIMENTAL_view_account":
+    if method in {f"EXPERIMENTAL_{view}" for view in _OLD_NODE_VIEWS}:
         return {**request, "method": "no_such_method_on_old_nodes"}  # the server's METHOD_NOT_FOUND
-    if method == "query" and isinstance(params, dict) and params.get("request_type") == "view_account":
+    if method == "query" and isinstance(params, dict) and params.get("request_type") in _OLD_NODE_VIEWS:
         rest = {k: v for k, v in params.items() if k != "request_type"}
-        return {**request, "method": "EXPERIMENTAL_view_account", "params": rest}
+        return {**request, "method": f"EXPERIMENTAL_{params['request_type']}", "params": rest}
     return request
 
 
@@ -88,7 +93,10 @@ def json_rpc_proxy(target: str, behaviour: Behaviour) -> Iterator[str]:
             if behaviour.old_node:
                 body = orjson.dumps(_translate(orjson.loads(body)))
             upstream = client.post(target, content=body, headers={"Content-Type": "application/json"})
-            self.answer(upstream.status_code, upstream.content)
+            content = upstream.content
+            if behaviour.tamper is not None:
+                content = orjson.dumps(behaviour.tamper(orjson.loads(body), orjson.loads(content)))
+            self.answer(upstream.status_code, content)
 
     try:
         # clients killed mid-request (the SIGKILL test) are expected

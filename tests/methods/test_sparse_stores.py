@@ -195,8 +195,9 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
 
 
 def test_a_store_without_access_keys_says_so_rather_than_listing_none(tmp_path: Path) -> None:
-    """Saved answers and recordings carry no access keys: an empty list from such a store would
-    be made up, so the key methods answer INTERNAL_ERROR naming what is missing."""
+    """A store no key was ever written to (saved answers without key lists, say) knows nothing
+    of keys: an empty list from it would be made up, so the key methods answer INTERNAL_ERROR
+    naming what is missing."""
     without_keys = dataclasses.replace(sample_chain(), access_keys=(), contract_codes=())
     with open_store(tmp_path / "store.sqlite", "write") as writer:
         write_chain(writer, without_keys)
