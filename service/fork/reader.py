@@ -385,6 +385,8 @@ class ForkReader:
     def _key_list(self, answer: dict[str, Any], height: int, what: str) -> list[tuple[str, bytes]]:
         if answer.get("block_height") != height:
             raise UpstreamError(f"{self.upstream.address}: {what}: the list is of height {answer.get('block_height')}")
+        if answer.get("last_key") is not None:  # one page of a newer node's paged list: not every key
+            raise UpstreamError(f"{self.upstream.address}: {what}: the node answered one page of the keys (last_key)")
         keys = [
             (canonical_public_key(item["public_key"]), jsonio.compact(item["access_key"])) for item in answer["keys"]
         ]
