@@ -146,6 +146,10 @@ class StoreCollector(Collector):
                    await self._account_count(info.account_state_count)),
             _gauge("nearrpc_store_account_states", "Stored account states (one per account and change)",
                    info.account_state_count),
+            _gauge("nearrpc_store_access_keys", "Stored access key states (one per key and change, deletions included)",
+                   info.access_key_count),
+            _gauge("nearrpc_store_contract_codes", "Stored contract codes (one per code hash)",
+                   info.contract_code_count),
         ]
         head = await self._reader.head()
         if head is not None:

@@ -70,6 +70,7 @@ class ChainHandlers:
         self._protocol_config_by_epoch: dict[str, bytes] = {}
         # finality and checkpoint references (a handful of keys), resolved once per head
         self._resolved: dict[BlockReference, StoredBlock] = {}
+        self._holds_keys = False  # whether the store holds any access key (asked when it matters)
 
     def refresh(self) -> frozenset[str]:
         """The kinds of data written since the last call (all of them at the first); what was
@@ -86,6 +87,8 @@ class ChainHandlers:
             self._protocol_config_by_epoch.clear()
         if "blocks" in changed:
             self._resolved.clear()
+        if "access_keys" in changed:
+            self._holds_keys = False
         return changed
 
     async def _genesis_bytes(self) -> bytes:
@@ -254,7 +257,9 @@ class ChainHandlers:
         """A store no access key was ever written to (saved answers without key lists, a
         recording of accounts that have no key) knows nothing of keys: "no key" from it would be
         made up, so it answers that it cannot tell."""
-        if (await self._reader.info()).access_key_count == 0:
+        if not self._holds_keys:  # counted once per write of keys: info() is several lookups
+            self._holds_keys = (await self._reader.info()).access_key_count > 0
+        if not self._holds_keys:
             raise errors.internal_error(
                 "the store holds no access keys (import them from genesis records, saved key lists or a recording)"
             )
@@ -264,8 +269,9 @@ class ChainHandlers:
         epoch = await self._reader.epoch(block.epoch_id)
         layout: dict[str, Any] | None = None if epoch is None else orjson.loads(epoch.config_json).get("shard_layout")
         if layout is None:
-            layout = orjson.loads(await self._genesis_bytes())["shard_layout"]
-            assert layout is not None
+            layout = orjson.loads(await self._genesis_bytes()).get("shard_layout")
+        if not isinstance(layout, dict):
+            raise errors.internal_error(f"the store holds no shard layout, for epoch {block.epoch_id} or in genesis")
         return first_shard_id(layout) if account_id is None else account_shard_id(layout, account_id)
 
     async def _protocol_config_json(self, block: StoredBlock) -> bytes:

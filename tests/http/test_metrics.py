@@ -20,6 +20,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from nearrpc.generated.methods import METHODS
+from nearrpc.sample import sample_chain
 from nearrpc.store import open_store
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 from tests.support.sample_facts import sample_facts
@@ -135,6 +136,8 @@ def test_store_gauges_and_build_info(loaded: tuple[str, Counter[Key]]) -> None:
         "nearrpc_store_blocks": len(facts.block_heights),
         "nearrpc_store_accounts": len(facts.all_accounts),
         "nearrpc_store_account_states": sum(len(heights) for _, heights in facts.state_heights),
+        "nearrpc_store_access_keys": len(sample_chain().access_keys),
+        "nearrpc_store_contract_codes": len(sample_chain().contract_codes),
         "nearrpc_store_head_height": facts.head_height,
         "nearrpc_store_final_height": facts.final_height,
     }

@@ -163,9 +163,14 @@ def test_each_methods_errors_match_its_response_schema(method: str, cause: Cause
 def _readme_cause_table() -> dict[str, set[str]]:
     """The README's method table: method -> the cause names its last column lists."""
     table: dict[str, set[str]] = {}
+    header: list[str] = []  # of the table the line is in (other tables have backticked rows too)
     for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines():
         cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
-        if len(cells) == 3 and cells[0].startswith("`") and cells[0] != "method":
+        if not line.startswith("|"):
+            header = []
+        elif not header:
+            header = cells
+        if header == ["method", "params forms", "errors (cause names)"] and cells[0].startswith("`"):
             method = re.match(r"`([A-Za-z_]+)`", cells[0])
             if method:
                 table[method.group(1)] = set(re.findall(r"`([A-Z_]+)`", cells[2]))
