@@ -230,7 +230,7 @@ class PostgresChainReader(SqlChainReader):
             self._conn.close()
 
 
-# Blocks and account states are staged in memory and written this many at a time: COPY into a
+# Blocks, account states and access keys are staged in memory and written this many at a time: COPY into a
 # temporary table, then one set-based upsert (a few statements per chunk instead of one or two
 # round trips per row), which also bounds what a batch holds in memory.
 _CHUNK_ROWS: Final = 2000
@@ -238,9 +238,11 @@ _CHUNK_ROWS: Final = 2000
 _BLOCK_FIELDS: Final = "hash, height, prev_hash, epoch_id, last_final_block, last_ds_final_block, canonical, view_json"
 _BLOCK_TYPES: Final = ["text", "int8", "text", "text", "text", "text", "bool", "bytea"]
 _STATE_TYPES: Final = ["text", "int8", "bytea"]
+_KEY_TYPES: Final = ["text", "text", "int8", "bytea"]
 _STAGING: Final = (
     "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_blocks (LIKE blocks INCLUDING STORAGE) ON COMMIT DROP",
     "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_states (LIKE account_states) ON COMMIT DROP",
+    "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_keys (LIKE access_keys) ON COMMIT DROP",
 )
 _FLUSH_BLOCKS: Final = (
     # a new canonical block at a height demotes the one it replaces to a fork block
@@ -261,6 +263,13 @@ _FLUSH_STATES: Final = (
     "WITH upserted AS (INSERT INTO account_states (account_id, height, view_json) "
     "SELECT account_id, height, view_json FROM nearrpc_staged_states "
     "ON CONFLICT (account_id, height) DO UPDATE SET view_json = excluded.view_json "
+    "RETURNING (xmax = 0) AS new) SELECT count(*) FILTER (WHERE new) FROM upserted",
+)
+
+_FLUSH_KEYS: Final = (
+    "WITH upserted AS (INSERT INTO access_keys (account_id, public_key, height, view_json) "
+    "SELECT account_id, public_key, height, view_json FROM nearrpc_staged_keys "
+    "ON CONFLICT (account_id, public_key, height) DO UPDATE SET view_json = excluded.view_json "
     "RETURNING (xmax = 0) AS new) SELECT count(*) FILTER (WHERE new) FROM upserted",
 )
 
@@ -286,8 +295,8 @@ class _Staged:
 
 
 class PostgresWriteBatch(SqlWriteBatch):
-    """The writes of one transaction (`WriteBatch`). Blocks and account states are written in
-    chunks (`_CHUNK_ROWS`), so an error in one may surface at a later put or at the end of the
+    """The writes of one transaction (`WriteBatch`). Blocks, account states and access keys are
+    written in chunks (`_CHUNK_ROWS`), so an error in one may surface at a later put or at the end of the
     batch; it rolls the whole batch back either way."""
 
     UPSERT_META = (
@@ -309,6 +318,7 @@ class PostgresWriteBatch(SqlWriteBatch):
         self._staging_ready = False
         self._blocks = _Staged("blocks", "nearrpc_staged_blocks", _BLOCK_TYPES, _FLUSH_BLOCKS)
         self._states = _Staged("account_states", "nearrpc_staged_states", _STATE_TYPES, _FLUSH_STATES)
+        self._keys = _Staged("access_keys", "nearrpc_staged_keys", _KEY_TYPES, _FLUSH_KEYS)
 
     def _execute(self, sql: str, params: tuple[object, ...] = ()) -> Any:
         self._ensure_open()
@@ -363,6 +373,7 @@ class PostgresWriteBatch(SqlWriteBatch):
     def flush(self) -> None:
         self._flush(self._blocks)
         self._flush(self._states)
+        self._flush(self._keys)
 
     def _before_end(self) -> None:
         self.flush()
@@ -396,12 +407,7 @@ class PostgresWriteBatch(SqlWriteBatch):
     def put_access_key(self, account_id: str, public_key: str, height: int, view_json: bytes | None) -> None:
         key, data = checks.check_access_key(account_id, public_key, height, view_json, validate=self._validate)
         self._touched.add("access_keys")
-        self._upsert(
-            "access_keys",
-            "INSERT INTO access_keys (account_id, public_key, height, view_json) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT (account_id, public_key, height) DO UPDATE SET view_json = excluded.view_json",
-            (account_id, key, height, data),
-        )
+        self._stage(self._keys, (account_id, key, height, data), [(account_id, key, height)])
 
     def put_contract_code(self, code_hash: str, code: bytes) -> None:
         checks.check_contract_code(code_hash, code)
@@ -415,8 +421,8 @@ class PostgresWriteBatch(SqlWriteBatch):
 
     def discard(self) -> None:
         super().discard()
-        self._blocks.rows.clear()
-        self._states.rows.clear()
+        for staged in (self._blocks, self._states, self._keys):
+            staged.rows.clear()
 
 
 def _create_tables(conn: psycopg.Connection[Any], *, drop_first: bool) -> None:
