@@ -195,3 +195,34 @@ def test_two_replicas_over_one_postgresql_store_record_the_same_block_at_once(
             assert rpc(replica.url, "block", {"block_id": 90}).content == replies[0].content
     with serving("--store", store, log=tmp_path / "plain.log") as plain:
         assert rpc(plain.url, "block", {"block_id": 90}).content == replies[0].content
+
+
+def test_record_mode_none_serves_the_store_alone(proxy: UpstreamProxy, tmp_path: Path) -> None:
+    """VCR's `none`: the upstream is never asked, a miss answers from the store as without a fork."""
+    store = tmp_path / "f.sqlite"
+    with serving("--store", store, "--upstream", proxy.url, log=tmp_path / "fork.log") as fork:
+        kept = rpc(fork.url, "block", {"block_id": 10}).content
+    asked = proxy.total()
+    replaying = ("--store", store, "--upstream", proxy.url, "--record-mode", "none")
+    with serving(*replaying, log=tmp_path / "none.log") as replay:
+        assert rpc(replay.url, "block", {"block_id": 10}).content == kept
+        missed = rpc(replay.url, "block", {"block_id": 11})
+        assert missed.json()["error"]["cause"]["name"] == "UNKNOWN_BLOCK"  # as from any store without it
+        assert "fork" not in httpx.get(f"{replay.url}/status").json()["nearrpc"]
+    assert proxy.total() == asked
+    assert not stored_block(store, 11)
+
+
+def test_credentials_in_the_upstream_url_are_never_shown(proxy: UpstreamProxy, tmp_path: Path) -> None:
+    """A provider's key in the URL's user, path or query: used to connect, shown nowhere."""
+    port = proxy.url.rsplit(":", 1)[1].strip("/")
+    secret_url = f"http://keyholder:s3cret-pass@127.0.0.1:{port}/v3/s3cret-path?apikey=s3cret-query"
+    with serving("--store", tmp_path / "f.sqlite", "--upstream", secret_url, log=tmp_path / "fork.log") as fork:
+        assert rpc(fork.url, "block", {"block_id": 10}).status_code == 200  # the URL works as given
+        proxy.down = True
+        failed = rpc(fork.url, "block", {"block_id": 12})
+        status = httpx.get(f"{fork.url}/status").text
+        title = Path(f"/proc/{fork.pid}/cmdline").read_bytes().decode(errors="replace")
+        shown = [status, failed.text, fork.log.read_text(), title]
+    assert all("s3cret" not in text for text in shown), [text for text in shown if "s3cret" in text]
+    assert f"http://127.0.0.1:{port}/…" in status
