@@ -4,7 +4,7 @@ The server is the installed command (`python -m nearrpc serve --port 0`), run as
 it; its port is read from the line it prints once its socket is bound. Everything it prints
 goes to a log file, which the pytest plugin attaches to failing tests.
 
-With an upstream, the server is a fork (`--upstream URL --record-mode new`): what the store
+With an upstream, the server is a fork (`--record-mode new`, NEARRPC_UPSTREAM): what the store
 lacks is fetched from the node and kept, so the store becomes a cassette that a later server
 without the upstream replays. A fork's facts are asked of the server (`read_served_facts`),
 as are those of a store a fork wrote: its rows hold only what was asked.
@@ -58,11 +58,19 @@ class NearrpcServer:
 def _command(store: Path, sample: bool, upstream: str | None, fork_height: int | None) -> list[str]:
     command = [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--store", str(store),
                "--log-level", "info", "--access-log"]
-    if upstream is not None:
-        command += ["--upstream", upstream, "--record-mode", "new"]
+    if upstream is not None:  # the URL itself goes in the environment (`_environment`)
+        command += ["--record-mode", "new"]
         if fork_height is not None:  # without an upstream, the store's head is the one there is
             command += ["--fork-height", str(fork_height)]
     return [*command, "--sample"] if sample else command
+
+
+def _environment(upstream: str | None) -> dict[str, str]:
+    """The server's environment: none of the caller's NEARRPC_* settings (they are for their own
+    server), and the upstream's URL, which may carry a key: an environment is private to its
+    user, a command line is not (any user on the machine can list it)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("NEARRPC_")}
+    return env if upstream is None else {**env, "NEARRPC_UPSTREAM": upstream}
 
 
 def _facts(url: str, store: Path, forks: bool) -> ChainFacts:
@@ -120,7 +128,7 @@ def running_server(
     """Serve `store` until the block ends; with `sample`, the sample chain is built there first
     when no store exists; with `upstream`, as a fork of that node (created from it when no store
     exists), its head pinned at `fork_height` when given."""
-    env = {name: value for name, value in os.environ.items() if not name.startswith("NEARRPC_")}
+    env = _environment(upstream)
     with log.open("wb") as log_file:
         process = subprocess.Popen(
             _command(store, sample, upstream, fork_height), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,

@@ -148,6 +148,7 @@ def call(server, name, method, params):
 
 def test_facts(nearrpc_server):
     (OUT / "facts.json").write_text(json.dumps(dataclasses.asdict(nearrpc_server.facts)))
+    (OUT / "server-command.txt").write_bytes(Path(f"/proc/{nearrpc_server.pid}/cmdline").read_bytes())
 
 
 def test_block_by_height(nearrpc_server):
@@ -227,6 +228,11 @@ def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it
     with serving("--store", sample_store, log=tmp_path / "upstream.log") as upstream:
         first = run_pytest(tmp_path, "--nearrpc-upstream", upstream.url, env={"BODIES_OUT": str(recorded)})
         assert first.returncode == 0, first.stdout + first.stderr
+        # a fork, the URL (which may carry a key) in its environment, not on its command line
+        # (the server sets its process title to its command line, words joined by spaces)
+        command = (recorded / "server-command.txt").read_bytes().replace(b"\0", b" ").split()
+        assert [b"--record-mode", b"new", b"--fork-height", str(pinned).encode()] == command[-4:], command
+        assert not any(upstream.url.encode() in word for word in command)
         facts = json.loads((recorded / "facts.json").read_text())
         direct = {
             name: httpx.post(upstream.url, json={"jsonrpc": "2.0", "id": "cassette", "method": method,
