@@ -183,9 +183,10 @@ def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
     store lacks from the upstream, and these very requests are recorded: a later run that serves
     the store alone answers them the same, so its facts are the same.
 
-    What differs from a store's facts: `block_heights` and `skipped_heights` cover the final block
-    up to the head only (`FORK_WALK` blocks at most), and `contract_code_hashes` the code of
-    `accounts` only."""
+    `near_final_*` and `final_*` are the head's `last_ds_final_block` and `last_final_block`, which
+    `near-final` and `final` name. What differs from a store's facts: `block_heights` and
+    `skipped_heights` cover the final block up to the head only (`FORK_WALK` blocks at most), and
+    `contract_code_hashes` the code of `accounts` only."""
     with httpx.Client(timeout=timeout) as client:
         rpc = _Rpc(client, url)
         genesis = rpc.found("genesis_config", None)
@@ -193,8 +194,10 @@ def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
         genesis_block = rpc.result("block", {"sync_checkpoint": "genesis"}, absent=("UNKNOWN_BLOCK",))
         earliest = rpc.found("block", {"sync_checkpoint": "earliest_available"})["header"]
         head = rpc.found("block", {"finality": "optimistic"})
-        near_final = rpc.found("block", {"finality": "near-final"})["header"]
-        final = rpc.found("block", {"finality": "final"})
+        # named by the head, as a node derives them: a head that moves between two requests
+        # (a fork not pinned) cannot pair one head with a later head's final block
+        near_final = rpc.found("block", {"block_id": head["header"]["last_ds_final_block"]})["header"]
+        final = rpc.found("block", {"block_id": head["header"]["last_final_block"]})
         config = rpc.found("EXPERIMENTAL_protocol_config", {"block_id": head["header"]["hash"]})
         heights, skipped = _walk_heights(rpc, head, int(final["header"]["height"]))
         at_final = str(final["header"]["hash"])

@@ -207,20 +207,12 @@ def _bodies(folder: Path) -> dict[str, bytes]:
     return {path.stem: path.read_bytes() for path in sorted(folder.glob("*.json"))}
 
 
-def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it(
-    tmp_path: Path, sample_store: Path
-) -> None:
-    expected = sample_facts()
-    # pinned below the upstream's final head, just above a skipped height, so that the walk from
-    # the pinned head down to its final block crosses it
-    pinned = max(h for h in expected.block_heights if h - 1 in expected.skipped_heights and h < expected.final_height)
+def _record_and_replay(tmp_path: Path, sample_store: Path, ini: str) -> tuple[dict[str, Any], list[bytes]]:
+    """Run CASSETTE_TESTS through an upstream serving the sample chain, stop it, run them again
+    from the cassette alone; check the bodies of both runs are the same bytes, and the upstream's
+    own answers. The recorded facts, and the recording server's command line."""
     (tmp_path / "test_cassette.py").write_text(CASSETTE_TESTS)
-    # the recipe of docs/CLIENT_TESTING.md: cassette and height in the ini file, the upstream
-    # named on the command line of the recording run only
-    (tmp_path / "pytest.ini").write_text(
-        f"[pytest]\nnearrpc_store = cassettes/chain.sqlite\nnearrpc_fork_height = {pinned}\n"
-    )
-    cassette = tmp_path / "cassettes" / "chain.sqlite"  # its folder too is made by the first run
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\nnearrpc_store = cassettes/chain.sqlite\n{ini}")
     recorded, replayed = tmp_path / "recorded", tmp_path / "replayed"
     recorded.mkdir()
     replayed.mkdir()
@@ -228,10 +220,9 @@ def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it
     with serving("--store", sample_store, log=tmp_path / "upstream.log") as upstream:
         first = run_pytest(tmp_path, "--nearrpc-upstream", upstream.url, env={"BODIES_OUT": str(recorded)})
         assert first.returncode == 0, first.stdout + first.stderr
-        # a fork, the URL (which may carry a key) in its environment, not on its command line
         # (the server sets its process title to its command line, words joined by spaces)
         command = (recorded / "server-command.txt").read_bytes().replace(b"\0", b" ").split()
-        assert [b"--record-mode", b"new", b"--fork-height", str(pinned).encode()] == command[-4:], command
+        # the URL, which may carry a key, goes in the fork's environment, not on its command line
         assert not any(upstream.url.encode() in word for word in command)
         facts = json.loads((recorded / "facts.json").read_text())
         direct = {
@@ -239,7 +230,7 @@ def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it
                                                  "params": params}, timeout=30).content
             for name, (method, params) in _direct_requests(facts).items()
         }  # fmt: skip
-    assert cassette.is_file()
+    assert (tmp_path / "cassettes" / "chain.sqlite").is_file()  # its folder too made by the first run
 
     second = run_pytest(tmp_path, env={"BODIES_OUT": str(replayed)})
     assert second.returncode == 0, second.stdout + second.stderr
@@ -247,6 +238,21 @@ def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it
     answers = _bodies(recorded)
     del answers["facts"]
     assert answers == direct
+    return facts, command
+
+
+def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it(
+    tmp_path: Path, sample_store: Path
+) -> None:
+    expected = sample_facts()
+    # pinned below the upstream's final head, just above a skipped height, so that the walk from
+    # the pinned head down to its final block crosses it
+    pinned = max(h for h in expected.block_heights if h - 1 in expected.skipped_heights and h < expected.final_height)
+    # the recipe of docs/CLIENT_TESTING.md: cassette and height in the ini file, the upstream
+    # named on the command line of the recording run only
+    facts, command = _record_and_replay(tmp_path, sample_store, f"nearrpc_fork_height = {pinned}\n")
+    assert [b"--record-mode", b"new", b"--fork-height", str(pinned).encode()] == command[-4:], command
+    cassette = tmp_path / "cassettes" / "chain.sqlite"
 
     # the facts are the upstream's chain seen from the pinned head, nothing the store lacked made up
     assert (facts["head_height"], facts["chain_id"]) == (pinned, expected.chain_id)
@@ -259,7 +265,9 @@ def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it
     assert facts["accounts"] == sorted({*expected.validators, expected.treasury_account})
     assert facts["missing_account"] not in expected.all_accounts
     keys = sample_chain().access_keys
-    assert {tuple(pair) for pair in facts["access_keys"]} <= {(row.account_id, row.public_key) for row in keys}
+    assert {tuple(pair) for pair in facts["access_keys"]} == {
+        (row.account_id, row.public_key) for row in keys if row.account_id in facts["accounts"]
+    }
     assert facts["contract_code_hashes"] == []  # no validator has a contract
 
     # a cassette replayed under another pinned height is refused in one line
@@ -288,3 +296,15 @@ def test_an_upstream_without_a_cassette_and_a_pinned_height_without_one_are_refu
     not_a_height = run_pytest(tmp_path, "--nearrpc-store", "chain.sqlite", "-o", "nearrpc_fork_height=final")
     assert not_a_height.returncode == pytest.ExitCode.USAGE_ERROR
     assert "ERROR: nearrpc_fork_height: 'final' is not a block height" in not_a_height.stderr
+
+
+def test_a_fork_not_pinned_takes_the_upstreams_head_and_its_cassette_replays_it(
+    tmp_path: Path, sample_store: Path
+) -> None:
+    facts, command = _record_and_replay(tmp_path, sample_store, "")
+    assert command[-2:] == [b"--record-mode", b"new"], command
+    expected = sample_facts()  # the upstream's chain does not move: its head stays put
+    assert (facts["head_height"], facts["head_hash"]) == (expected.head_height, expected.head_hash)
+    assert (facts["final_height"], facts["final_hash"]) == (expected.final_height, expected.final_hash)
+    assert (facts["near_final_height"], facts["near_final_hash"]) == (
+        expected.near_final_height, expected.near_final_hash)  # fmt: skip
