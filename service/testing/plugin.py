@@ -13,8 +13,8 @@ With `--nearrpc-upstream URL` (ini `nearrpc_upstream`) the server is a fork of t
 named store its cassette: what the tests ask that the store lacks is fetched and kept there, so a
 later run with the store alone replays it. `--nearrpc-fork-height H` (ini `nearrpc_fork_height`)
 pins the fork's head, so `final` and `optimistic` name the same blocks in every run; without an
-upstream it is the head the replayed cassette must have. NEARRPC_*
-variables are not read: they configure a developer's own `nearrpc serve`, not a test session.
+upstream it is the head the replayed cassette must have. NEARRPC_* variables are not read: they
+configure a developer's own `nearrpc serve`, not a test session.
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ _UPSTREAM_HELP = (
     "NEAR JSON-RPC node (http:// or https:// URL) the nearrpc_server fixture forks: what the tests ask that the "
     "store lacks is fetched there and kept in the store (needs --nearrpc-store: the cassette)"
 )
-_HEIGHT_HELP = "with an upstream: pin the fork's head at this final height, so final and optimistic stay put"
+_HEIGHT_HELP = (
+    "with an upstream: pin the fork's head at this final height, so final and optimistic stay put; without: the "
+    "head the store (a cassette recorded so) must have"
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -69,7 +72,7 @@ def _fork(config: pytest.Config) -> tuple[str | None, int | None]:
         raise pytest.UsageError(
             "nearrpc_fork_height pins a fork's head: it needs nearrpc_store (and nearrpc_upstream to record)"
         )
-    if not height.isdigit():
+    if not (height.isascii() and height.isdigit()):
         raise pytest.UsageError(f"nearrpc_fork_height: {height!r} is not a block height")
     return upstream, int(height)
 
