@@ -35,6 +35,7 @@ EXPERIMENTAL_view_access_key_list  # handlers are called by method name from the
 pytest_addoption  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_setup  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_makereport  # pytest hook (nearrpc.testing.plugin)
+pytest_configure  # pytest hook (nearrpc.testing.plugin: settings refused before any test runs)
 nearrpc_server  # pytest fixture offered to client test suites (nearrpc.testing.plugin)
 __getattr__  # module attribute hook (PEP 562): nearrpc.testing's lazy names
 earliest_hash  # ChainFacts field, read by client test suites (docs/CLIENT_TESTING.md)

@@ -1,12 +1,15 @@
 """Facts about the chain a test server serves, read from its store: what a client test can
 ask for and compare with (heights, hashes, accounts, their access keys, contract code hashes,
-and ones that do not exist)."""
+and ones that do not exist). A fork's are asked of the server instead (`read_served_facts`)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 from nearrpc.store import ChainReader, StoredBlock, open_store
 
@@ -45,11 +48,15 @@ def _by_hash(reader: ChainReader, block_hash: str, what: str) -> StoredBlock:
     return block
 
 
-def _existing_accounts(reader: ChainReader, genesis: dict[str, object], authors: list[str], height: int) -> list[str]:
+def _candidate_accounts(genesis: dict[str, Any], authors: list[str]) -> list[str]:
+    """The accounts the facts try, sorted: the genesis validators, the treasury, block authors."""
     validators = genesis.get("validators")
     candidates = [v["account_id"] for v in validators if isinstance(v, dict)] if isinstance(validators, list) else []
-    candidates += [str(genesis.get("protocol_treasury_account")), *authors]
-    return sorted({name for name in candidates if reader.account_json(name, height) is not None})
+    return sorted({*candidates, str(genesis.get("protocol_treasury_account")), *authors})
+
+
+def _existing_accounts(reader: ChainReader, genesis: dict[str, Any], authors: list[str], height: int) -> list[str]:
+    return [name for name in _candidate_accounts(genesis, authors) if reader.account_json(name, height) is not None]
 
 
 def _missing_account(reader: ChainReader, height: int) -> str:
@@ -100,3 +107,143 @@ def read_chain_facts(store: Path) -> ChainFacts:
         )
     finally:
         reader.close()
+
+
+# -- a fork's facts: asked of the server itself
+
+# How far back from the head a fork's facts walk the chain at most (one request a block).
+FORK_WALK = 50
+_NO_CODE = "11111111111111111111111111111111"  # the code hash of an account without a contract
+
+
+def is_fork_store(store: Path) -> bool:
+    """Whether `store` was written by a fork (`serve --upstream`): it holds marks of what was
+    fetched, which no import writes (the facts of a fork mark at least the accounts they ask)."""
+    reader = open_store(store, "read")
+    try:
+        return next(iter(reader.iter_fetched()), None) is not None
+    finally:
+        reader.close()
+
+
+class _Rpc:
+    """JSON-RPC calls to the server under test; an answer the facts need and do not get is a
+    ValueError naming the call (the fixture reports it in one line)."""
+
+    def __init__(self, client: httpx.Client, url: str) -> None:
+        self._client, self._url = client, url
+
+    def result(self, method: str, params: object, *, absent: tuple[str, ...] = ()) -> dict[str, Any] | None:
+        """The result; None for an error whose cause is one of `absent` (what the facts may find
+        missing: an account, a contract); any other error is a ValueError, never an absence."""
+        reply = self._client.post(self._url, json={"jsonrpc": "2.0", "id": "nearrpc-facts", "method": method,
+                                                   "params": params})  # fmt: skip
+        try:
+            answer = reply.json()
+        except ValueError:
+            answer = None
+        if isinstance(answer, dict) and isinstance(answer.get("result"), dict):
+            return answer["result"]  # type: ignore[no-any-return]  # checked a dict just above
+        error = answer.get("error") if isinstance(answer, dict) else None
+        if not isinstance(error, dict):
+            raise ValueError(f"{method} {json.dumps(params)}: HTTP {reply.status_code}, not a JSON-RPC answer")
+        cause = error.get("cause", {}).get("name")
+        if cause in absent:
+            return None
+        raise ValueError(f"{method} {json.dumps(params)} answers {cause}: {error.get('data', '')}")
+
+    def found(self, method: str, params: object) -> dict[str, Any]:
+        """The result, which the facts cannot do without."""
+        result = self.result(method, params)
+        assert result is not None  # nothing is allowed absent
+        return result
+
+
+def _walk_heights(rpc: _Rpc, head: dict[str, Any], final_height: int) -> tuple[list[int], list[int]]:
+    """Heights with a block, and skipped heights, from the final block up to the head, walking the
+    head's parents by hash (as the chain links them): the one stretch a fork knows whole without
+    asking its upstream for every height."""
+    heights: list[int] = []
+    skipped: list[int] = []
+    header = head["header"]
+    for _ in range(FORK_WALK):
+        heights.append(int(header["height"]))
+        if header["height"] <= final_height:
+            break
+        parent = rpc.found("block", {"block_id": header["prev_hash"]})["header"]
+        skipped.extend(range(int(parent["height"]) + 1, int(header["height"])))
+        header = parent
+    return sorted(heights), sorted(skipped)
+
+
+def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
+    """The facts of a fork, asked of the server at `url` over JSON-RPC (ValueError when it cannot
+    say). A fork's store holds only what was asked, so it cannot list the chain's heights or
+    accounts; the server answers for each block and account the facts name, fetching what the
+    store lacks from the upstream, and these very requests are recorded: a later run that serves
+    the store alone answers them the same, so its facts are the same.
+
+    `near_final_*` and `final_*` are the head's `last_ds_final_block` and `last_final_block`, which
+    `near-final` and `final` name. What differs from a store's facts: `block_heights` and
+    `skipped_heights` cover the final block up to the head only (`FORK_WALK` blocks at most), and
+    `contract_code_hashes` the code of `accounts` only."""
+    with httpx.Client(timeout=timeout) as client:
+        rpc = _Rpc(client, url)
+        genesis = rpc.found("genesis_config", None)
+        # a node that is not archival has dropped its genesis block
+        genesis_block = rpc.result("block", {"sync_checkpoint": "genesis"}, absent=("UNKNOWN_BLOCK",))
+        earliest = rpc.found("block", {"sync_checkpoint": "earliest_available"})["header"]
+        head = rpc.found("block", {"finality": "optimistic"})
+        # named by the head, as a node derives them: a head that moves between two requests
+        # (a fork not pinned) cannot pair one head with a later head's final block
+        near_final = rpc.found("block", {"block_id": head["header"]["last_ds_final_block"]})["header"]
+        final = rpc.found("block", {"block_id": head["header"]["last_final_block"]})
+        config = rpc.found("EXPERIMENTAL_protocol_config", {"block_id": head["header"]["hash"]})
+        heights, skipped = _walk_heights(rpc, head, int(final["header"]["height"]))
+        at_final = str(final["header"]["hash"])
+
+        def view(name: str) -> dict[str, Any] | None:
+            params = {"account_id": name, "block_id": at_final}
+            return rpc.result("EXPERIMENTAL_view_account", params, absent=("UNKNOWN_ACCOUNT",))
+
+        authors = [str(head["author"]), str(final["author"])]
+        views = {name: view(name) for name in _candidate_accounts(genesis, authors)}
+        accounts = {name: found for name, found in views.items() if found is not None}
+        missing, number = _MISSING_ACCOUNT, 0
+        while view(missing) is not None:
+            number += 1
+            missing = f"{_MISSING_ACCOUNT}-{number}"
+        keys = [
+            (name, str(item["public_key"]))
+            for name in accounts
+            for item in rpc.found("EXPERIMENTAL_view_access_key_list", {"account_id": name, "block_id": at_final})[
+                "keys"
+            ]
+        ]
+        code_hashes = {
+            str(found["code_hash"])
+            for name, found in accounts.items()
+            if found["code_hash"] != _NO_CODE
+            and rpc.result("EXPERIMENTAL_view_code", {"account_id": name, "block_id": at_final},
+                           absent=("NO_CONTRACT_CODE",)) is not None
+        }  # fmt: skip
+        return ChainFacts(
+            chain_id=str(genesis["chain_id"]),
+            genesis_height=int(genesis["genesis_height"]),
+            genesis_hash=str(genesis_block["header"]["hash"]) if genesis_block is not None else None,
+            earliest_height=int(earliest["height"]),
+            earliest_hash=str(earliest["hash"]),
+            head_height=int(head["header"]["height"]),
+            head_hash=str(head["header"]["hash"]),
+            near_final_height=int(near_final["height"]),
+            near_final_hash=str(near_final["hash"]),
+            final_height=int(final["header"]["height"]),
+            final_hash=at_final,
+            protocol_version=int(config["protocol_version"]),
+            block_heights=tuple(heights),
+            skipped_heights=tuple(skipped),
+            accounts=tuple(accounts),
+            missing_account=missing,
+            access_keys=tuple(keys),
+            contract_code_hashes=tuple(sorted(code_hashes)),
+        )

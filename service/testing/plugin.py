@@ -8,6 +8,13 @@ The server starts the first time a test asks for the fixture (tests that do not 
 nothing) and stops at the end of the session. It serves the sample chain, or the store named
 by `--nearrpc-store PATH` or the ini setting `nearrpc_store` (relative to the ini file). When a
 test that uses it fails, the server's log from that test's start is attached to its report.
+
+With `--nearrpc-upstream URL` (ini `nearrpc_upstream`) the server is a fork of that node and the
+named store its cassette: what the tests ask that the store lacks is fetched and kept there, so a
+later run with the store alone replays it. `--nearrpc-fork-height H` (ini `nearrpc_fork_height`)
+pins the fork's head, so `final` and `optimistic` name the same blocks in every run; without an
+upstream it is the head the replayed cassette must have. NEARRPC_* variables are not read: they
+configure a developer's own `nearrpc serve`, not a test session.
 """
 
 from __future__ import annotations
@@ -26,12 +33,53 @@ _SERVER = pytest.StashKey["NearrpcServer"]()
 _LOG_FROM = pytest.StashKey[int]()
 _FIXTURE = "nearrpc_server"
 _HELP = "nearrpc store (SQLite file) the nearrpc_server fixture serves; default: the sample chain"
+_UPSTREAM_HELP = (
+    "NEAR JSON-RPC node (http:// or https:// URL) the nearrpc_server fixture forks: what the tests ask that the "
+    "store lacks is fetched there and kept in the store (needs --nearrpc-store: the cassette)"
+)
+_HEIGHT_HELP = (
+    "with an upstream: pin the fork's head at this final height, so final and optimistic stay put; without: the "
+    "head the store (a cassette recorded so) must have"
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("nearrpc")
     group.addoption("--nearrpc-store", dest="nearrpc_store", metavar="PATH", default=None, help=_HELP)
+    group.addoption("--nearrpc-upstream", dest="nearrpc_upstream", metavar="URL", default=None, help=_UPSTREAM_HELP)
+    group.addoption("--nearrpc-fork-height", dest="nearrpc_fork_height", metavar="H", default=None, help=_HEIGHT_HELP)
     parser.addini("nearrpc_store", _HELP + " (relative to the ini file)", default="")
+    parser.addini("nearrpc_upstream", _UPSTREAM_HELP, default="")
+    parser.addini("nearrpc_fork_height", _HEIGHT_HELP, default="")
+
+
+def _setting(config: pytest.Config, name: str) -> str | None:
+    """The option, else the ini setting; None when neither is given (or given empty)."""
+    return str(config.getoption(name) or config.getini(name) or "") or None
+
+
+def _fork(config: pytest.Config) -> tuple[str | None, int | None]:
+    """The upstream and the pinned height; a pytest.UsageError (one line) for what cannot run."""
+    upstream, height = _setting(config, "nearrpc_upstream"), _setting(config, "nearrpc_fork_height")
+    if upstream is not None and _named_store(config) is None:
+        raise pytest.UsageError(
+            "nearrpc_upstream needs nearrpc_store: the store is the cassette that keeps what is fetched for "
+            "later runs (--nearrpc-store PATH)"
+        )
+    if height is None:
+        return upstream, None
+    if _named_store(config) is None:
+        raise pytest.UsageError(
+            "nearrpc_fork_height pins a fork's head: it needs nearrpc_store (and nearrpc_upstream to record)"
+        )
+    if not (height.isascii() and height.isdigit()):
+        raise pytest.UsageError(f"nearrpc_fork_height: {height!r} is not a block height")
+    return upstream, int(height)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse settings that cannot run before any test does, as pytest refuses its own."""
+    _fork(config)
 
 
 def _named_store(config: pytest.Config) -> Path | None:
@@ -48,16 +96,31 @@ def _named_store(config: pytest.Config) -> Path | None:
 @pytest.fixture(scope="session")
 def nearrpc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[NearrpcServer]:
     """A nearrpc server on a free 127.0.0.1 port for the session: `.url`, and `.facts`
-    (heights, hashes, accounts of the chain it serves, read from its store)."""
+    (heights, hashes, accounts of the chain it serves, read from its store, or for a fork asked
+    of the server)."""
     from nearrpc.testing.server import ServerError, running_server
 
     config = request.config
     folder = tmp_path_factory.mktemp("nearrpc")
     named = _named_store(config)
+    upstream, fork_height = _fork(config)
     if named is not None and not named.is_file():
-        pytest.fail(f"nearrpc_store: no store at {named}", pytrace=False)
+        if upstream is None:
+            pytest.fail(f"nearrpc_store: no store at {named}", pytrace=False)
+        named.parent.mkdir(parents=True, exist_ok=True)  # a first recording: the fork creates the store
     try:
-        with running_server(named or folder / "sample.sqlite", folder / "server.log", sample=named is None) as server:
+        with running_server(
+            named or folder / "sample.sqlite", folder / "server.log", sample=named is None, upstream=upstream,
+            fork_height=fork_height,
+        ) as server:
+            if fork_height is not None and server.facts.head_height != fork_height:
+                # a replay: the height names the cassette's head, and a cassette pinned elsewhere
+                # answers every finality from another block than the tests expect
+                pytest.fail(
+                    f"nearrpc_fork_height: {named} holds a head at {server.facts.head_height}, not {fork_height} "
+                    "(record it again with nearrpc_upstream, or change the height)",
+                    pytrace=False,
+                )
             config.stash[_SERVER] = server
             yield server
             del config.stash[_SERVER]

@@ -3,6 +3,11 @@
 The server is the installed command (`python -m nearrpc serve --port 0`), run as a user runs
 it; its port is read from the line it prints once its socket is bound. Everything it prints
 goes to a log file, which the pytest plugin attaches to failing tests.
+
+With an upstream, the server is a fork (`--record-mode new`, NEARRPC_UPSTREAM): what the store
+lacks is fetched from the node and kept, so the store becomes a cassette that a later server
+without the upstream replays. A fork's facts are asked of the server (`read_served_facts`),
+as are those of a store a fork wrote: its rows hold only what was asked.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from typing import IO
 
 import httpx
 
-from nearrpc.testing.facts import ChainFacts, read_chain_facts
+from nearrpc.testing.facts import ChainFacts, is_fork_store, read_chain_facts, read_served_facts
 
 # the line `nearrpc serve` prints once its socket is bound
 _BOUND = re.compile(r"at http://([^/\s]+):(\d+)/")
@@ -50,10 +55,26 @@ class NearrpcServer:
             return stream.read().decode("utf-8", "replace")
 
 
-def _command(store: Path, sample: bool) -> list[str]:
+def _command(store: Path, sample: bool, upstream: str | None, fork_height: int | None) -> list[str]:
     command = [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--store", str(store),
                "--log-level", "info", "--access-log"]
+    if upstream is not None:  # the URL itself goes in the environment (`_environment`)
+        command += ["--record-mode", "new"]
+        if fork_height is not None:  # without an upstream, the store's head is the one there is
+            command += ["--fork-height", str(fork_height)]
     return [*command, "--sample"] if sample else command
+
+
+def _environment(upstream: str | None) -> dict[str, str]:
+    """The server's environment: none of the caller's NEARRPC_* settings (they are for their own
+    server), and the upstream's URL, which may carry a key: an environment is private to its
+    user, a command line is not (any user on the machine can list it)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("NEARRPC_")}
+    return env if upstream is None else {**env, "NEARRPC_UPSTREAM": upstream}
+
+
+def _facts(url: str, store: Path, forks: bool) -> ChainFacts:
+    return read_served_facts(url) if forks or is_fork_store(store) else read_chain_facts(store)
 
 
 def _copy_output(source: IO[bytes], log: IO[bytes], found: list[str], bound: threading.Event) -> None:
@@ -96,14 +117,21 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 @contextmanager
 def running_server(
-    store: Path, log: Path, *, sample: bool = False, startup_seconds: float = 60.0
+    store: Path,
+    log: Path,
+    *,
+    sample: bool = False,
+    upstream: str | None = None,
+    fork_height: int | None = None,
+    startup_seconds: float = 60.0,
 ) -> Iterator[NearrpcServer]:
     """Serve `store` until the block ends; with `sample`, the sample chain is built there first
-    when no store exists."""
-    env = {name: value for name, value in os.environ.items() if not name.startswith("NEARRPC_")}
+    when no store exists; with `upstream`, as a fork of that node (created from it when no store
+    exists), its head pinned at `fork_height` when given."""
+    env = _environment(upstream)
     with log.open("wb") as log_file:
         process = subprocess.Popen(
-            _command(store, sample), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+            _command(store, sample, upstream, fork_height), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
             start_new_session=hasattr(os, "killpg"),
         )
         assert process.stdout is not None
@@ -119,7 +147,7 @@ def running_server(
                     copier.join(timeout=5)
                     raise ServerError(f"nearrpc serve {state}:\n{log.read_text(errors='replace')}")
             _wait_healthy(found[0], process, deadline)
-            yield NearrpcServer(found[0], store, log, process.pid, read_chain_facts(store))
+            yield NearrpcServer(found[0], store, log, process.pid, _facts(found[0], store, upstream is not None))
         finally:
             _stop(process)
             copier.join(timeout=_STOP_SECONDS)
