@@ -102,6 +102,7 @@ class ForkReader:
         self._chain_checked = False
         self._epoch_blocks = _Bounded[str](_REMEMBERED)  # epoch id -> hash of a block in it
         self._code_owners = _Bounded[tuple[str, int]](_REMEMBERED)  # code hash -> (account, height)
+        self._head_ancestors = _Bounded[bool](_REMEMBERED)  # hashes of heads' final and near-final blocks
         self._genesis_height: int | None = None
         self._earliest: StoredBlock | None = None  # pinned forks: asked once
         self._heads_down_until = 0.0  # until then, heads are the store's (the upstream failed)
@@ -203,6 +204,13 @@ class ForkReader:
             self._epoch_blocks.remember(block.epoch_id, block.hash)
         return block
 
+    def _head_seen(self, head: StoredBlock | None) -> StoredBlock | None:
+        """A head: its final and near-final blocks are its ancestors, canonical as it is."""
+        if head is not None:
+            for ancestor in (head.last_final_block, head.last_ds_final_block):
+                self._head_ancestors.remember(ancestor, True)
+        return self._seen(head)
+
     async def _upstream_final_height(self) -> int:
         reply = await self._call("block", {"finality": "final"})
         height = self._parsed(lambda: int(self._answer(reply, "block final")["header"]["height"]), "block final")
@@ -244,8 +252,10 @@ class ForkReader:
             raise UpstreamError(f"{self.upstream.address}: {what}: the node answered block {block.hash}")
         if self.fork_height is not None and block.height > self.fork_height:
             return None, unserved  # above the pinned head: not in this fork
-        # found by hash, it may be a fork block: indexed by height only when asked by height
-        return block, lambda batch: batch.put_block(block, canonical=False)
+        # found by hash, it may be a fork block: indexed by height only when asked by height, or
+        # when it is the final or near-final block of a head (an ancestor of the canonical head)
+        canonical = block_hash in self._head_ancestors
+        return block, lambda batch: batch.put_block(block, canonical=canonical)
 
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         block = await self.local.block_by_hash(block_hash)
@@ -288,9 +298,9 @@ class ForkReader:
 
     async def head(self) -> StoredBlock | None:
         if self.fork_height is not None:
-            return await self.block_by_height(self.fork_height)
+            return self._head_seen(await self.block_by_height(self.fork_height))
         block = await self._named("head", {"finality": "optimistic"})
-        return self._seen(block if block is not None else await self.local.head())
+        return self._head_seen(block if block is not None else await self.local.head())
 
     async def earliest_block(self) -> StoredBlock | None:
         if self._earliest is not None:
@@ -477,6 +487,6 @@ class ForkReader:
                 await self.upstream.__aexit__(None, None, None)
         finally:
             try:
-                self._writer.close()
-            finally:
                 await self.local.close()
+            finally:
+                self._writer.close()  # last: with no reader left open, SQLite folds its WAL back

@@ -114,6 +114,8 @@ def test_a_pinned_fork_serves_its_head_and_nothing_above_it(sample_store: Path, 
         block_100 = httpx.post(node.url, json=by_height)
         final_hash = block_100.json()["result"]["header"]["last_final_block"]
         final = ask(node.url, [_block(f'{{"block_id":"{final_hash}"}}')])[_block(f'{{"block_id":"{final_hash}"}}')]
+        final_height = httpx.post(node.url, json={**by_height, "params": {"block_id": final_hash}}).json()["result"][
+            "header"]["height"]
         upstream_head = ask(node.url, [_block('{"finality":"optimistic"}')])[_block('{"finality":"optimistic"}')]
         assert upstream_head != at_100  # the upstream's head is higher: the pin shows
         expected = {
@@ -127,6 +129,10 @@ def test_a_pinned_fork_serves_its_head_and_nothing_above_it(sample_store: Path, 
             assert differences(expected, ask(fork.url, list(expected))) == []
             (status, body), = ask(fork.url, [_block('{"block_id":105}')]).values()
             assert status == 200 and b"UNKNOWN_BLOCK" in body  # above the head: 200, as nearcore answers
+    # the fork's own files only: its writer folded the WAL back when it stopped
+    assert sorted(path.name for path in tmp_path.glob("pinned.sqlite*")) == ["pinned.sqlite"]
+    # the final block was asked as `final` only; as the head's ancestor it is canonical: found by height
+    expected[_block(f'{{"block_id":{final_height}}}')] = final
     with serving("--store", store, log=tmp_path / "replay.log") as replay:
         assert differences(expected, ask(replay.url, list(expected))) == []
 
