@@ -1,8 +1,9 @@
-"""`nearrpc store`: commands that look after a store as a whole: init, copy, check.
+"""`nearrpc store`: commands that look after a store as a whole: init, copy, check, upgrade.
 
     nearrpc store init LOCATION
     nearrpc store copy SOURCE DESTINATION
     nearrpc store check [--store STORE] [--quick]
+    nearrpc store upgrade [--store STORE]
 
 Each sub-command is one `_run_*` function and one `_add_*` parser builder. Failures print one
 line and exit non-zero; a store location is shown without its password. `check` exits 0 when
@@ -18,7 +19,7 @@ import time
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.refusals import FAILED, INTERRUPTED, command_path, exit_code, refuse
 from nearrpc.cli.settings import StoreSettings, load_settings
-from nearrpc.store import StoreCheck, StoreError, StoreInfo, describe_location, open_store
+from nearrpc.store import StoreCheck, StoreError, StoreInfo, describe_location, open_store, upgrade_store
 
 _CHECK_PREFIX = "nearrpc store check:"
 
@@ -110,6 +111,31 @@ def _add_check(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check.set_defaults(run=_run_check)
 
 
+# -- upgrade
+
+
+def _run_upgrade(args: argparse.Namespace) -> None:
+    settings = load_settings(StoreSettings, given(args, "store", "store_timeout"))
+    before, after = upgrade_store(settings.store, settings.store_options())
+    where = describe_location(settings.store)
+    if before == after:
+        print(f"nearrpc store upgrade: {where} is at schema version {after} already; nothing to do")
+    else:
+        print(f"nearrpc store upgrade: {where} upgraded from schema version {before} to {after} (tables added, "
+              "nothing stored changed)")  # fmt: skip
+
+
+def _add_upgrade(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    upgrade = commands.add_parser(
+        "upgrade", help="bring a store written by an older build to this build's schema, in place",
+        description="Upgrade the store to this build's schema version in one transaction: the tables later "
+        "versions added are created (empty), nothing stored changes. A store at this version is left as it is.",
+    )
+    add_setting(upgrade, StoreSettings, "store", help_text="the store to upgrade")
+    add_setting(upgrade, StoreSettings, "store_timeout")
+    upgrade.set_defaults(run=_run_upgrade)
+
+
 # -- copy
 
 
@@ -174,9 +200,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add `store init|copy|check` to the `nearrpc` command parser."""
+    """Add `store init|copy|check|upgrade` to the `nearrpc` command parser."""
     group = commands.add_parser(
-        "store", help="manage whole stores: create one, copy one into another, check one",
+        "store", help="manage whole stores: create one, copy one into another, check one, upgrade one",
         description="Manage whole stores. A store is an SQLite file or a PostgreSQL database "
         "(postgresql://user@host:port/database; a password is better given by PGPASSWORD or ~/.pgpass).",
     )
@@ -185,3 +211,4 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _add_init(commands_of_store)
     _add_copy(commands_of_store)
     _add_check(commands_of_store)
+    _add_upgrade(commands_of_store)

@@ -32,7 +32,14 @@ from nearrpc.store.base import (
     WriteBatch,
     block_from_view,
 )
-from nearrpc.store.locations import StoreLocation, StoreMode, describe_location, is_file_location, open_store
+from nearrpc.store.locations import (
+    StoreLocation,
+    StoreMode,
+    describe_location,
+    is_file_location,
+    open_store,
+    upgrade_store,
+)
 
 __all__ = [
     "ANOTHER_STORE",
@@ -59,4 +66,5 @@ __all__ = [
     "describe_location",
     "is_file_location",
     "open_store",
+    "upgrade_store",
 ]

@@ -116,3 +116,14 @@ def _open_postgres(url: str, mode: StoreMode, options: StoreOptions) -> ServingR
     if mode == "read":
         return postgres.open_reader(url, options)
     return postgres.open_writer(url, options, replace=mode == "replace")
+
+
+def upgrade_store(location: StoreLocation, options: StoreOptions | None = None) -> tuple[int, int]:
+    """Bring an existing store to this build's schema version, in place and all at once (only
+    tables are added); the versions before and after. StoreSchemaError for a store no upgrade
+    reaches."""
+    if _is_postgres(location):
+        from nearrpc.store import postgres
+
+        return postgres.upgrade_store(os.fspath(location), options or StoreOptions())
+    return sqlite.upgrade_store(_sqlite_path(location))

@@ -48,6 +48,17 @@ from nearrpc.store.sql import SqlChainReader, SqlWriteBatch
 # uncompressed, as SQLite keeps it: PostgreSQL's pglz cost 70 µs a block when written (half of a
 # `store copy`) and again when read; the price is disk, 7.9 against 4.3 KB a block. (`SET
 # STORAGE` in an ALTER TABLE: PostgreSQL before 16 refuses it inside CREATE TABLE.)
+# The tables schema version 3 added (an upgrade from 2 creates them).
+_SCHEMA_3_TABLES: Final = (
+    """CREATE TABLE access_keys (
+        account_id TEXT COLLATE "C" NOT NULL,
+        public_key TEXT COLLATE "C" NOT NULL,
+        height BIGINT NOT NULL,
+        view_json BYTEA,
+        PRIMARY KEY (account_id, public_key, height)
+    )""",
+    'CREATE TABLE contract_codes (code_hash TEXT COLLATE "C" PRIMARY KEY, code BYTEA NOT NULL)',
+)
 _DDL: Final = (
     "CREATE TABLE nearrpc_schema (version INTEGER NOT NULL)",
     'CREATE TABLE meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL)',
@@ -76,16 +87,13 @@ _DDL: Final = (
         view_json BYTEA,
         PRIMARY KEY (account_id, height)
     )""",
-    """CREATE TABLE access_keys (
-        account_id TEXT COLLATE "C" NOT NULL,
-        public_key TEXT COLLATE "C" NOT NULL,
-        height BIGINT NOT NULL,
-        view_json BYTEA,
-        PRIMARY KEY (account_id, public_key, height)
-    )""",
-    'CREATE TABLE contract_codes (code_hash TEXT COLLATE "C" PRIMARY KEY, code BYTEA NOT NULL)',
+    *_SCHEMA_3_TABLES,
     f'CREATE TABLE {FETCHED_TABLE} (key TEXT COLLATE "C" PRIMARY KEY)',
 )
+
+# What turns a store of an older schema version into the next one (`upgrade_store`): only
+# additions, so nothing stored changes.
+_UPGRADES: Final = {2: _SCHEMA_3_TABLES}
 
 # The lookups readers run, by name (the async serving reader runs the same text). Tests check
 # with EXPLAIN that each one is answered from a primary key or index.
@@ -159,6 +167,11 @@ def schema_problem(conn: psycopg.Connection[Any], location: str) -> StoreError |
     if len(rows) != 1:
         return StoreSchemaError(f"PostgreSQL {target}: the schema version table has {len(rows)} rows, not 1")
     version = rows[0][0]
+    if version in _UPGRADES:
+        return StoreSchemaError(
+            f"PostgreSQL {target} has store schema version {version}, this build reads version {SCHEMA_VERSION}: "
+            f"upgrade it in place with `nearrpc store upgrade --store {target}` (it only adds tables)"
+        )
     if version != SCHEMA_VERSION:
         return StoreSchemaError(
             f"PostgreSQL {target} has store schema version {version!r}, this build reads version "
@@ -533,6 +546,36 @@ def open_reader(location: str, options: StoreOptions) -> PostgresChainReader:
         conn.close()
         raise problem
     return PostgresChainReader(conn, location, owns_connection=True)
+
+
+def upgrade_store(location: str, options: StoreOptions) -> tuple[int, int]:
+    """Bring the store at `location` to this build's schema in one transaction, under the
+    writers' lock (the versions before and after); a current store is left as it is."""
+    target = describe_target(location)
+    conn = connect(location, options, read_only=False)
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITER_LOCK,))
+            problem = schema_problem(conn, location)
+            if problem is None:
+                return SCHEMA_VERSION, SCHEMA_VERSION
+            rows = conn.execute("SELECT version FROM nearrpc_schema").fetchall() if "version" in str(problem) else []
+            version = rows[0][0] if len(rows) == 1 else None
+            if version not in _UPGRADES:
+                raise problem
+            for statement in (s for step in range(version, SCHEMA_VERSION) for s in _UPGRADES[step]):
+                conn.execute(statement)
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO meta (key, value) VALUES (%s, '0') ON CONFLICT (key) DO NOTHING",
+                    [(key,) for key in (*COUNTERS.values(), *VERSION_KEYS.values())],
+                )
+            conn.execute("UPDATE nearrpc_schema SET version = %s", (SCHEMA_VERSION,))
+            return version, SCHEMA_VERSION
+    except psycopg.Error as exc:
+        raise store_error(exc, location, f"upgrading PostgreSQL {target}") from None
+    finally:
+        conn.close()
 
 
 def open_writer(location: str, options: StoreOptions, *, replace: bool = False) -> PostgresChainWriter:

@@ -66,6 +66,17 @@ from nearrpc.store.layout import (
 )
 from nearrpc.store.sql import MAX_PROBLEMS, SqlChainReader, SqlWriteBatch
 
+# The tables schema version 3 added (an upgrade from 2 creates them).
+_SCHEMA_3_TABLES: Final = (
+    """CREATE TABLE access_keys (
+        account_id TEXT NOT NULL,
+        public_key TEXT NOT NULL,
+        height INTEGER NOT NULL,
+        view_json BLOB,
+        PRIMARY KEY (account_id, public_key, height)
+    ) WITHOUT ROWID""",
+    "CREATE TABLE contract_codes (code_hash TEXT PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID",
+)
 _DDL: Final = (
     "CREATE TABLE nearrpc_schema (version INTEGER NOT NULL)",
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
@@ -93,16 +104,12 @@ _DDL: Final = (
         view_json BLOB,
         PRIMARY KEY (account_id, height)
     ) WITHOUT ROWID""",
-    """CREATE TABLE access_keys (
-        account_id TEXT NOT NULL,
-        public_key TEXT NOT NULL,
-        height INTEGER NOT NULL,
-        view_json BLOB,
-        PRIMARY KEY (account_id, public_key, height)
-    ) WITHOUT ROWID""",
-    "CREATE TABLE contract_codes (code_hash TEXT PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID",
+    *_SCHEMA_3_TABLES,
     f"CREATE TABLE {FETCHED_TABLE} (key TEXT PRIMARY KEY) WITHOUT ROWID",
 )
+# What turns a store of an older schema version into the next one (`upgrade_store`): only
+# additions, so nothing stored changes.
+_UPGRADES: Final = {2: _SCHEMA_3_TABLES}
 
 # The lookups readers run, by name. Tests check with EXPLAIN QUERY PLAN that each one is
 # answered from a primary key or index.
@@ -153,14 +160,24 @@ def _uri(path: Path, mode: str, *, immutable: bool = False) -> str:
     return f"{path.resolve().as_uri()}?mode={mode}" + ("&immutable=1" if immutable else "")
 
 
-def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+def _schema_version(conn: sqlite3.Connection, path: Path) -> object:
     try:
         rows = conn.execute("SELECT version FROM nearrpc_schema").fetchall()
     except sqlite3.DatabaseError as exc:  # no such table, or not an SQLite file at all
         raise StoreSchemaError(f"{path} is not a nearrpc store (no schema version table: {exc})") from exc
     if len(rows) != 1:
         raise StoreSchemaError(f"{path}: the schema version table has {len(rows)} rows, not 1")
-    version = rows[0][0]
+    version: object = rows[0][0]
+    return version
+
+
+def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    version = _schema_version(conn, path)
+    if version in _UPGRADES:
+        raise StoreSchemaError(
+            f"{path} has store schema version {version}, this build reads version {SCHEMA_VERSION}: upgrade it in "
+            f"place with `nearrpc store upgrade --store {path}` (it only adds tables)"
+        )
     if version != SCHEMA_VERSION:
         raise StoreSchemaError(
             f"{path} has store schema version {version!r}, this build reads version {SCHEMA_VERSION}: "
@@ -772,6 +789,37 @@ def open_serving_reader(path: Path) -> SqliteServingReader:
     """The server's reader of the store at `path`, which follows a file replaced there."""
     identity = _file_identity(path) if path.is_file() else (0, 0)  # taken first: a later file is followed
     return SqliteServingReader(open_reader(path), path, identity)
+
+
+def upgrade_store(path: Path) -> tuple[int, int]:
+    """Bring the store at `path` to this build's schema in one transaction (the versions before
+    and after); a store of the current version is left as it is."""
+    if not path.is_file():
+        raise StoreNotFoundError(f"no store at {path}")
+    conn = _connect(path, "rw", check_same_thread=True)
+    try:
+        _schema_version(conn, path)  # first: a file that is not a store says so before any lock
+        conn.execute("BEGIN IMMEDIATE")
+        version = _schema_version(conn, path)
+        if version == SCHEMA_VERSION:
+            conn.execute("ROLLBACK")
+            return SCHEMA_VERSION, SCHEMA_VERSION
+        if not isinstance(version, int) or version not in _UPGRADES:
+            raise StoreSchemaError(f"{path} has store schema version {version!r}, which this build cannot upgrade")
+        for statement in (s for step in range(version, SCHEMA_VERSION) for s in _UPGRADES[step]):
+            conn.execute(statement)
+        keys = [*COUNTERS.values(), *VERSION_KEYS.values()]
+        conn.executemany("INSERT INTO meta (key, value) VALUES (?, '0') ON CONFLICT (key) DO NOTHING",
+                         [(key,) for key in keys])  # fmt: skip
+        conn.execute("UPDATE nearrpc_schema SET version = ?", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+        return version, SCHEMA_VERSION
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot upgrade store {path}: {exc}") from exc
+    finally:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        conn.close()
 
 
 def open_writer(path: Path, *, replace: bool = False, wait_seconds: float = 5.0) -> SqliteChainWriter:

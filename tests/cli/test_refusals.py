@@ -60,6 +60,9 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("store", "copy", "{sample}", "postgresql://u@127.0.0.1:{port}/db"), {}, USAGE, r"connection failed"),
     (("store", "copy", "{sample}", "{sample}"), {}, FAILED, r"is the source itself"),
     (("store", "check", "--store", "{tmp}/missing.sqlite"), {}, USAGE, r"no store at "),
+    (("store", "upgrade", "--store", "{tmp}/missing.sqlite"), {}, USAGE, r"no store at "),
+    (("store", "upgrade", "--store", "{text}"), {}, USAGE, r"is not a nearrpc store"),
+    (("store", "upgrade", "--store", "postgresql://u@127.0.0.1:{port}/db"), {}, USAGE, r"connection failed"),
     (("store", "check", "--store", "{text}"), {}, USAGE, r"is not a nearrpc store"),
     (("store", "check", "--store", "postgresql://u@127.0.0.1:{port}/db"), {}, USAGE, r"connection failed"),
     (("store", "check", "--store", "{sample}"), {"NEARRPC_STORE_TIMEOUT": "inf"}, USAGE, r"a finite number"),
@@ -128,8 +131,8 @@ def test_the_table_covers_every_command() -> None:
     from nearrpc.cli.main import build_parser
 
     parser = build_parser()
-    commands = {"serve", "sample", "store init", "store copy", "store check", "import genesis", "import blocks",
-                "import rpc", "conform"}  # fmt: skip
+    commands = {"serve", "sample", "store init", "store copy", "store check", "store upgrade", "import genesis",
+                "import blocks", "import rpc", "conform"}  # fmt: skip
     def sub_commands(of: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
         (action,) = [action for action in of._actions if isinstance(action, argparse._SubParsersAction)]
         return dict(action.choices)
