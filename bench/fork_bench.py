@@ -165,7 +165,17 @@ def fork_flags(upstream: LiveServer, chain: Chain) -> tuple[str, ...]:
             "--upstream-concurrency", "8")  # fmt: skip
 
 
-def hits(store: Path, chain: Chain, upstream: LiveServer, folder: Path, args: argparse.Namespace) -> None:
+@dataclass(frozen=True)
+class Setup:
+    store: Path  # S
+    chain: Chain
+    upstream: LiveServer  # U
+    folder: Path  # bodies and logs
+    forks: Path  # the forks' stores
+
+
+def hits(setup: Setup, args: argparse.Namespace) -> None:
+    store, chain, upstream, folder = setup.store, setup.chain, setup.upstream, setup.folder
     rows = hit_rows(store, chain, args.keys, random.Random(20250602))
     print(f"== 1. hits: plain store (A) against a warmed fork (B), {args.rounds} rounds of {args.duration}, "
           f"{args.connections} connections, servers on cpu {args.server_cpu}; fork pinned at {chain.pinned}",
@@ -173,7 +183,7 @@ def hits(store: Path, chain: Chain, upstream: LiveServer, folder: Path, args: ar
     results: dict[str, tuple[dict[str, Run], int]] = {}
     with ExitStack() as stack:
         servers = serving(stack, {"plain": store}, folder, args.server_cpu)
-        servers |= serving(stack, {"fork": folder / "fork-hits.sqlite"}, folder, args.server_cpu,
+        servers |= serving(stack, {"fork": setup.forks / "fork-hits.sqlite"}, folder, args.server_cpu,
                            *fork_flags(upstream, chain))  # fmt: skip
         fork = servers["fork"]
         started = time.monotonic()
@@ -290,8 +300,9 @@ def _cells(values: tuple[float, float, float]) -> str:
     return "/".join(f"{value:.2f}" for value in values)
 
 
-def misses(store: Path, chain: Chain, upstream: LiveServer, folder: Path, args: argparse.Namespace) -> None:
-    rows = miss_rows(store, chain, args.misses, random.Random(7))
+def misses(setup: Setup, args: argparse.Namespace) -> None:
+    chain, upstream, folder = setup.chain, setup.upstream, setup.folder
+    rows = miss_rows(setup.store, chain, args.misses, random.Random(7))
     print(f"== 2. misses: {args.misses} never-asked keys per row, one at a time, direct to the upstream (its answer "
           f"cache off, cpu {args.upstream_cpu}) and through a fork over an empty store (cpu {args.server_cpu}), "
           f"alternating; client on cpu {args.load_cpu}", flush=True)  # fmt: skip
@@ -300,7 +311,7 @@ def misses(store: Path, chain: Chain, upstream: LiveServer, folder: Path, args: 
               f"{'errors':>6}")  # fmt: skip
     lines = [header, "-" * len(header)]
     with ExitStack() as stack:
-        fork = serving(stack, {"fork-misses": folder / "fork-misses.sqlite"}, folder, args.server_cpu,
+        fork = serving(stack, {"fork-misses": setup.forks / "fork-misses.sqlite"}, folder, args.server_cpu,
                        *fork_flags(upstream, chain))["fork-misses"]  # fmt: skip
         for row in rows:
             if row.before:
@@ -336,6 +347,8 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=20_000, help="bodies per random row of part 1 (at most 20,000)")
     parser.add_argument("--warm-concurrency", type=int, default=8, help="requests in flight when warming the fork")
     parser.add_argument("--misses", type=int, default=1000, help="measured requests per row of part 2, each side")
+    parser.add_argument("--fork-folder", type=Path, help="where the forks' stores are written (default: a temporary "
+                        "folder; /dev/shm, a tmpfs, takes the disk's flush at each commit out of a miss)")  # fmt: skip
     parser.add_argument("--no-hits", action="store_true", help="skip part 1")
     parser.add_argument("--no-misses", action="store_true", help="skip part 2")
     args = parser.parse_args()
@@ -347,6 +360,8 @@ def main() -> None:
     # SIGTERM as Ctrl-C: the servers (each in a session of its own) are stopped on the way out
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     folder = Path(tempfile.mkdtemp(prefix="nearrpc-fork-bench-"))
+    forks = folder if args.fork_folder is None else Path(tempfile.mkdtemp(prefix="nearrpc-fork-bench-",
+                                                                          dir=args.fork_folder))  # fmt: skip
     try:
         store = args.store
         if store is None:
@@ -358,12 +373,14 @@ def main() -> None:
         warm(store)
         with ExitStack() as stack:
             upstream = serving(stack, {"upstream": store}, folder, args.upstream_cpu, "--answer-cache-mb", "0")
+            setup = Setup(store, chain, upstream["upstream"], folder, forks)
             if not args.no_hits:
-                hits(store, chain, upstream["upstream"], folder, args)
+                hits(setup, args)
             if not args.no_misses:
-                misses(store, chain, upstream["upstream"], folder, args)
+                misses(setup, args)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(forks, ignore_errors=True)
 
 
 if __name__ == "__main__":
