@@ -114,7 +114,7 @@ def hit_rows(store: Path, chain: Chain, keys: int, rng: random.Random) -> dict[s
 
 
 def outcome_of(content: bytes) -> str:
-    """"result", or what else the answer was (the JSON-RPC error's cause name)."""
+    """What an answer was: "result", or the JSON-RPC error's cause name."""
     try:
         body = orjson.loads(content)
     except orjson.JSONDecodeError:
@@ -206,8 +206,13 @@ def hits(setup: Setup, args: argparse.Namespace) -> None:
         plain, forked = runs["plain"], runs["fork"]
         print(f"{label:34} {plain.rps:9.0f} {forked.rps:9.0f} {forked.rps / plain.rps:10.2f} "
               f"{plain.p99_ms:8.2f}/{forked.p99_ms:<8.2f} {plain.errors + forked.errors:>6} {misses:>11}")  # fmt: skip
-    print(f"rps and p99: medians of the rounds; random rows: {args.keys} keys each, every one fetched through the "
-          "fork before; fork misses: during the row's runs (0: every request was a hit)")
+    print(
+        f"rps and p99: medians of the rounds; random rows: {args.keys} keys each, every one fetched through the "
+        "fork before; fork misses: during the row's runs (0: every request was a hit)"
+    )
+
+
+States = list[tuple[str, int]]  # (account, height)
 
 
 @dataclass(frozen=True)
@@ -216,42 +221,48 @@ class MissRow:
     direct: list[str]  # to U, each body once
     fork: list[str]  # to the fork, each body once, alternating with `direct`
     before: list[str]  # sent to the fork first, unmeasured (blocks the row's lookups need)
+    warm: int  # the first pairs are not measured
 
 
-def _distinct_states(store: Path, top: int, count: int, rng: random.Random) -> list[tuple[str, int]]:
-    """`count` stored (account, height) states at or below `top`, each at a height of its own."""
+def _never_asked(store: Path, chain: Chain, states: int, blocks: int, rng: random.Random) -> tuple[States, list[int]]:
+    """Up to `states` stored (account, height) states, each at a height of its own, and up to
+    `blocks` heights of other stored blocks; all below H (a fork stores the block at H when it
+    starts), in random order."""
     reader = open_store(store, "read")
     try:
         by_height = {height: account for account, height, view in reader.iter_account_states()
-                     if view is not None and height <= top}  # fmt: skip
+                     if view is not None and height < chain.pinned}  # fmt: skip
+        with_state = sorted(by_height)
+        rng.shuffle(with_state)
+        picked = [h for h in with_state[: states * 2] if reader.block_by_height(h) is not None][:states]
+        others = [h for h in range(chain.earliest, chain.pinned) if h not in by_height]
+        rng.shuffle(others)
+        heights = [h for h in others[: blocks * 2] if reader.block_by_height(h) is not None][:blocks]
     finally:
         reader.close()
-    heights = rng.sample(sorted(by_height), min(count, len(by_height)))
-    return [(by_height[height], height) for height in heights]
+    return [(by_height[h], h) for h in picked], heights
 
 
 def miss_rows(store: Path, chain: Chain, misses: int, rng: random.Random) -> list[MissRow]:
     """Three rows of never-asked keys; each row's keys split into direct and fork halves."""
     each = misses + _WARM_MISSES
-    # below H: a fork stores the block at H when it starts
-    states = _distinct_states(store, chain.pinned - 1, 4 * each, rng)
-    if len(states) < 4 * each:
-        each = len(states) // 4
-        print(f"bench: {store} has states at {len(states)} heights: {each - _WARM_MISSES} misses per row", flush=True)
-    taken = {height for _, height in states}
-    free = [h for h in range(chain.earliest, chain.pinned) if h not in taken]
-    heights = rng.sample(free, min(2 * each, len(free)))
+    states, heights = _never_asked(store, chain, 4 * each, 2 * each, rng)
+    warm = _WARM_MISSES
+    if len(states) < 4 * each or len(heights) < 2 * each:
+        each = min(len(states) // 4, len(heights) // 2)
+        warm = min(warm, each // 4)
+        print(f"bench: {store} is small: {each - warm} misses per row", flush=True)
 
-    def account(pairs: list[tuple[str, int]]) -> list[str]:
+    def account(pairs: States) -> list[str]:
         return [rpc("EXPERIMENTAL_view_account", {"account_id": a, "block_id": h}) for a, h in pairs]
 
-    fetched, unfetched = states[: 2 * each], states[2 * each :]
+    fetched, unfetched, heights = states[: 2 * each], states[2 * each : 4 * each], heights[: 2 * each]
     return [
         MissRow("block by height", [rpc("block", {"block_id": h}) for h in heights[0::2]],
-                [rpc("block", {"block_id": h}) for h in heights[1::2]], []),
+                [rpc("block", {"block_id": h}) for h in heights[1::2]], [], warm),
         MissRow("view_account, block fetched before", account(fetched[0::2]), account(fetched[1::2]),
-                [rpc("block", {"block_id": h}) for _, h in fetched[1::2]]),
-        MissRow("view_account, block not fetched", account(unfetched[0::2]), account(unfetched[1::2]), []),
+                [rpc("block", {"block_id": h}) for _, h in fetched[1::2]], warm),
+        MissRow("view_account, block not fetched", account(unfetched[0::2]), account(unfetched[1::2]), [], warm),
     ]  # fmt: skip
 
 
@@ -291,7 +302,7 @@ def measure(row: MissRow, upstream: LiveServer, fork: LiveServer) -> tuple[list[
             for client, body, times, side in pair if index % 2 == 0 else pair[::-1]:
                 took, outcome = _timed(client, body)
                 outcomes[f"{side} {outcome}"] += 1
-                if index >= _WARM_MISSES:
+                if index >= row.warm:
                     times.append(took)
     return direct_ms, fork_ms, outcomes
 
@@ -334,8 +345,10 @@ def misses(setup: Setup, args: argparse.Namespace) -> None:
                          f"{_cells(overhead):>21}  {counts['miss'] / asked:6.2f} {counts['upstream'] / asked:6.2f} "
                          f"{errors:>6}")  # fmt: skip
     print("\n".join(lines))
-    print("overhead: the fork's percentile minus the direct one (issue 19's goal: at most 2 ms at p50); misses, "
-          "upstr.: the fork's lookups that missed and its requests to the upstream, per fork request")
+    print(
+        "overhead: the fork's percentile minus the direct one (issue 19's goal: at most 2 ms at p50); misses, "
+        "upstr.: the fork's lookups that missed and its requests to the upstream, per fork request"
+    )
 
 
 def main() -> None:
