@@ -207,8 +207,9 @@ def hits(setup: Setup, args: argparse.Namespace) -> None:
         print(f"{label:34} {plain.rps:9.0f} {forked.rps:9.0f} {forked.rps / plain.rps:10.2f} "
               f"{plain.p99_ms:8.2f}/{forked.p99_ms:<8.2f} {plain.errors + forked.errors:>6} {misses:>11}")  # fmt: skip
     print(
-        f"rps and p99: medians of the rounds; random rows: {args.keys} keys each, every one fetched through the "
-        "fork before; fork misses: during the row's runs (0: every request was a hit)"
+        f"rps and p99: medians of the rounds; random rows: {len(rows['random block by height'][1])} bodies each "
+        "(random keys, repeats possible), every one sent through the fork before; fork misses: during the row's "
+        "runs (0: every request was a hit)"
     )
 
 
