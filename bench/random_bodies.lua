@@ -1,4 +1,5 @@
--- wrk script: POST JSON-RPC bodies picked at random from $RPC_BODIES_FILE (one body a line),
+-- wrk script: POST JSON-RPC bodies picked at random from $RPC_BODIES_FILE (one body a line) to the
+-- URL's path (/ or a method's own, e.g. /block),
 -- and print one parseable line: rps, p50/p99 latency, errors (non-200 or no "result").
 local bodies = {}
 for line in io.lines(os.getenv("RPC_BODIES_FILE")) do
@@ -17,7 +18,7 @@ function init(args)
 end
 
 function request()
-  return wrk.format("POST", "/", {["Content-Type"] = "application/json"}, bodies[math.random(#bodies)])
+  return wrk.format("POST", nil, {["Content-Type"] = "application/json"}, bodies[math.random(#bodies)])
 end
 
 function response(status, headers, body)

@@ -52,9 +52,10 @@ def rpc(method: str, params: object, request_id: object = "bench") -> str:
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).decode()
 
 
-def wrk(url: str, bodies: Path, args: argparse.Namespace) -> Run:
+def wrk(url: str, bodies: Path, args: argparse.Namespace, path: str = "/") -> Run:
+    """wrk at `url` + `path` (the bodies go there: POST / or a method's own path)."""
     command = ["taskset", "-c", args.load_cpu, "wrk", "-t1", f"-c{args.connections}", f"-d{args.duration}",
-               "--latency", "-s", str(LUA), url + "/"]  # fmt: skip
+               "--latency", "-s", str(LUA), url + path]  # fmt: skip
     out = subprocess.run(command, env={**os.environ, "RPC_BODIES_FILE": str(bodies)}, capture_output=True,
                          text=True, check=True).stdout  # fmt: skip
     found = re.search(r"RESULT rps=(\S+) p50_ms=\S+ p99_ms=(\S+) errors=(\d+)", out)
@@ -74,18 +75,19 @@ def rss_mb(pid: int) -> float:
 
 
 def compare(
-    label: str, servers: dict[str, LiveServer], bodies: Path | dict[str, Path], args: argparse.Namespace
+    label: str, servers: dict[str, LiveServer], bodies: Path | dict[str, Path], args: argparse.Namespace,
+    path: str = "/",
 ) -> dict[str, Run]:
     """A B A B rounds of a load on each server (the same bodies, or each its own); the medians."""
     each = bodies if isinstance(bodies, dict) else dict.fromkeys(servers, bodies)
     runs: dict[str, list[Run]] = {name: [] for name in servers}
     warm = argparse.Namespace(**{**vars(args), "duration": args.warmup})
     for name, server in servers.items():
-        wrk(server.url, each[name], warm)
+        wrk(server.url, each[name], warm, path)
     for round_index in range(args.rounds):
         order = list(servers) if round_index % 2 == 0 else list(servers)[::-1]
         for name in order:
-            runs[name].append(wrk(servers[name].url, each[name], args))
+            runs[name].append(wrk(servers[name].url, each[name], args, path))
     medians = {
         name: Run(statistics.median(r.rps for r in got), statistics.median(r.p99_ms for r in got),
                   sum(r.errors for r in got))
@@ -128,21 +130,23 @@ def sample_bodies(store: Path) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
-def random_lookups(store: Path | str, rng: random.Random) -> dict[str, list[str]]:
+def random_lookups(store: Path | str, rng: random.Random, top: int | None = None) -> dict[str, list[str]]:
     """Random by-height, by-hash and account lookups that each find what they ask for: stored
-    heights, their hashes, and (account, height) pairs of stored states."""
+    heights, their hashes, and (account, height) pairs of stored states; at or below `top` (a
+    fork's pinned head) when given."""
     reader = open_store(store, "read")
     try:
         info = reader.info()
         assert info.earliest_height is not None and info.latest_height is not None
+        highest = info.latest_height if top is None else min(top, info.latest_height)
         blocks: list[StoredBlock] = []
         while len(blocks) < RANDOM_BODIES:
-            block = reader.block_by_height(rng.randint(info.earliest_height, info.latest_height))
+            block = reader.block_by_height(rng.randint(info.earliest_height, highest))
             if block is not None:
                 blocks.append(block)
         states: list[tuple[str, int]] = []  # a uniform sample of the stored states (reservoir)
         for seen, (account, height, view) in enumerate(reader.iter_account_states()):
-            if view is None:
+            if view is None or height > highest:
                 continue
             if len(states) < RANDOM_BODIES:
                 states.append((account, height))

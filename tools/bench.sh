@@ -11,6 +11,8 @@
 #        TRAFFIC=1       then real traffic: random keys over a 200,000-block store against a repeated
 #                        request, SQLite beside PostgreSQL (python -m bench.traffic_bench; TRAFFIC_STORE=PATH
 #                        to use a store of bench.generate_store instead of writing one)
+#        FORK=1          then a fork's hits against a plain store and its misses against the upstream direct
+#                        (python -m bench.fork_bench; FORK_STORE=PATH as TRAFFIC_STORE)
 # Needs wrk (Debian: apt-get install wrk) and the wrk harness with the ceiling app in
 # ../shared/bench (or BENCH_DIR). Loopback only: every server runs on 127.0.0.1, stopped at the end.
 set -euo pipefail
@@ -97,4 +99,10 @@ if [ "${TRAFFIC:-0}" = 1 ]; then
   echo
   .venv/bin/python -m bench.traffic_bench --duration "$DURATION" --rounds "$ROUNDS" \
     ${TRAFFIC_STORE:+--store "$TRAFFIC_STORE"}
+fi
+
+if [ "${FORK:-0}" = 1 ]; then
+  echo
+  .venv/bin/python -m bench.fork_bench --duration "$DURATION" --rounds "$ROUNDS" \
+    ${FORK_STORE:+--store "$FORK_STORE"}
 fi
