@@ -3,12 +3,14 @@
 A store writer's connection belongs to the thread that opened it (SQLite's rule), and a write
 must not hold the event loop: the writer is opened, used and closed on one worker thread, and
 the loop awaits each batch. A batch that fails (the spec refuses the answer, the store cannot
-write) rolls back whole: nothing of that answer is kept.
+write) rolls back whole: nothing of that answer is kept. Commits do not wait for the disk: what a
+fork keeps can be fetched again, and a miss should not wait several milliseconds for an fsync.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -26,7 +28,10 @@ class ForkWriter:
         self._executor.submit(self._open, location, options).result()
 
     def _open(self, location: StoreLocation, options: StoreOptions | None) -> None:
-        self._writer = open_store(location, "write", options)
+        # what a fork keeps can be fetched again: its commits do not wait for the disk (a power
+        # cut may lose the last few; the store stays consistent)
+        relaxed = dataclasses.replace(options or StoreOptions(), durable_commits=False)
+        self._writer = open_store(location, "write", relaxed)
 
     def _write(self, writes: Writes) -> None:
         assert self._writer is not None  # opened in __init__, on this thread

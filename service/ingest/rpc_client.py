@@ -3,17 +3,22 @@
 Transport errors and HTTP 408, 429 and 5xx answers are retried with exponential backoff
 (honouring Retry-After); any other answer is a JSON-RPC response, returned as parsed with
 key order kept. After the last retry the call fails with a one-line IngestError.
+
+The transport is aiohttp: a fork waits on this client inside every miss, and httpx's async
+client cost about 1 ms more per request here (1.2-1.3 ms against 0.37-0.39 ms p50 for the same
+uncached `block` requests to a local node, alternated 3 times).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-import httpx
+import aiohttp
 import orjson
 from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
@@ -21,6 +26,7 @@ from tenacity.wait import wait_exponential_jitter
 from nearrpc.ingest.errors import IngestError
 
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+_JSON_HEADERS = {"Content-Type": "application/json"}
 _MAX_RETRY_AFTER = 30.0
 
 
@@ -61,12 +67,23 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-def _retry_after(response: httpx.Response) -> float | None:
+def _retry_after(response: aiohttp.ClientResponse) -> float | None:
     value = response.headers.get("retry-after")
     try:
         return min(float(value), _MAX_RETRY_AFTER) if value is not None else None
     except ValueError:
         return None
+
+
+def _transport_problem(exc: BaseException) -> str:
+    """A transport failure in a few words: no answer in time, no connection, a broken one."""
+    if isinstance(exc, TimeoutError):
+        return "Timeout: no answer in time"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        errno = exc.os_error.errno
+        why = os.strerror(errno) if errno else str(exc.os_error)
+        return f"ConnectError: cannot connect to {exc.host}:{exc.port}: {why}"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
 def _parse(body: bytes) -> RpcReply | None:
@@ -112,37 +129,41 @@ class RpcClient:
         self._on_request = on_request
         self._on_retry = on_retry
         self._gate = asyncio.Semaphore(self._concurrency)
-        self._client: httpx.AsyncClient | None = None
+        self._client: aiohttp.ClientSession | None = None
         self._next_id = 0
         self.requests = 0
         self.retries = 0
 
     async def __aenter__(self) -> RpcClient:
-        limits = httpx.Limits(max_connections=self._concurrency, max_keepalive_connections=self._concurrency)
-        self._client = httpx.AsyncClient(timeout=self._policy.timeout, limits=limits)
+        connector = aiohttp.TCPConnector(limit=self._concurrency)
+        timeout = aiohttp.ClientTimeout(total=self._policy.timeout)
+        # no proxy or netrc from the environment: the node named is the node asked
+        self._client = aiohttp.ClientSession(connector=connector, timeout=timeout, trust_env=False)
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self._client is not None:
-            await self._client.aclose()
+            await self._client.close()
 
-    async def _attempt(self, client: httpx.AsyncClient, body: bytes, what: str) -> RpcReply:
+    async def _attempt(self, client: aiohttp.ClientSession, body: bytes, what: str) -> RpcReply:
         async with self._gate:
             self.requests += 1
             if self._on_request is not None:
                 self._on_request()
             try:
-                response = await client.post(self._url, content=body, headers={"Content-Type": "application/json"})
-            except httpx.TransportError as exc:
-                raise _Retryable(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__, None) from exc
-        reply = _parse(response.content)
-        if response.status_code in _RETRY_STATUSES:
-            problem = f"HTTP {response.status_code}" + (f" ({reply.describe()})" if reply else "")
+                async with client.post(self._url, data=body, headers=_JSON_HEADERS) as response:
+                    content = await response.read()
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                problem = _transport_problem(exc)
+                raise _Retryable(problem, None) from exc
+        reply = _parse(content)
+        if response.status in _RETRY_STATUSES:
+            problem = f"HTTP {response.status}" + (f" ({reply.describe()})" if reply else "")
             raise _Retryable(problem, _retry_after(response))
         if reply is None:
-            raise IngestError(f"{self._url}: {what}: HTTP {response.status_code} without a JSON-RPC response")
+            raise IngestError(f"{self._url}: {what}: HTTP {response.status} without a JSON-RPC response")
         return reply
 
     def _count_retry(self, state: RetryCallState) -> None:

@@ -113,10 +113,14 @@ class StoredEpoch:
 
 @dataclass(frozen=True, slots=True)
 class StoreOptions:
-    """How a backend that talks to a database server connects (SQLite ignores them)."""
+    """How a backend connects and commits (SQLite uses `timeout` and `durable_commits` only)."""
 
     pool_size: int = 4  # connections per serving process (plus one that polls the change counters)
     timeout: float = 5.0  # seconds to connect, to wait for a pooled connection, and per statement
+    # A writer's commit waits for the disk (or the database server's log flush). False: it does
+    # not, which a cache of what can be fetched again chooses (a fork): a power cut may lose the
+    # last batches; a killed process loses nothing, and the store is never left inconsistent.
+    durable_commits: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,7 +99,9 @@ def open_store(
         return sqlite.open_serving_reader(path)
     if mode == "read":
         return sqlite.open_reader(path)
-    return sqlite.open_writer(path, replace=mode == "replace", wait_seconds=(options or StoreOptions()).timeout)
+    options = options or StoreOptions()
+    return sqlite.open_writer(path, replace=mode == "replace", wait_seconds=options.timeout,
+                              durable=options.durable_commits)  # fmt: skip
 
 
 def _open_postgres(url: str, mode: StoreMode, options: StoreOptions) -> ServingReader | ChainReader | ChainWriter:

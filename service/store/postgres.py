@@ -457,6 +457,8 @@ class PostgresChainWriter:
         self._location = location
         self._lock_wait = options.timeout
         self._conn = connect(location, options, read_only=False)
+        if not options.durable_commits:
+            self._conn.execute("SET synchronous_commit TO off")  # commits do not wait for the log flush
         self._replace = replace
         self._in_batch = False
         self._batch: PostgresWriteBatch | None = None

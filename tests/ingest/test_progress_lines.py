@@ -73,6 +73,7 @@ def test_retries_of_a_dead_url_are_logged(tmp_path: Path) -> None:
     for number, line in enumerate(retries, 1):
         assert re.fullmatch(f"{TIMESTAMP} WARNING nearrpc.import: recording: {dead}: genesis_config null: "
                             rf"ConnectError: .+; retry {number} of 2 in \d+\.\d s", line), line
-    assert lines[-1] == (f"nearrpc import rpc: {dead}: genesis_config null: ConnectError: All connection "
-                         "attempts failed, still after 2 retries")
+    port = dead.rstrip("/").rsplit(":", 1)[1]
+    assert lines[-1] == (f"nearrpc import rpc: {dead}: genesis_config null: ConnectError: cannot connect to "
+                         f"127.0.0.1:{port}: Connection refused, still after 2 retries")
     assert not (tmp_path / "store.sqlite").exists()
