@@ -63,6 +63,11 @@ _REFUSED_ANSWERS: Final = (SchemaViolation, KeyError, TypeError, ValueError, bin
 LookupObserver = Callable[[str], None]
 
 
+def _parsed_or_none(view: bytes | None) -> object:
+    """A view compared by its JSON value (stored bytes and an upstream's may differ in spacing)."""
+    return None if view is None else orjson.loads(view)
+
+
 class _Bounded(dict[str, T], Generic[T]):
     """A dict that forgets everything when it grows past its bound (what it holds is a hint)."""
 
@@ -217,23 +222,39 @@ class ForkReader:
         self._final_height = max(self._final_height, height)
         return self._final_height
 
+    async def _upstream_earliest_height(self) -> int:
+        """The upstream's earliest available height now (asked each time: it rises as a node
+        that is not archival collects old blocks)."""
+        reply = await self._call("block", {"sync_checkpoint": "earliest_available"})
+        what = "block earliest_available"
+        return self._parsed(lambda: int(self._answer(reply, what)["header"]["height"]), what)
+
     async def _fetch_block_at(self, height: int) -> tuple[StoredBlock | None, Writes | None]:
         what = f"block {height}"
         reply = await self._call("block", {"block_id": height})
         if reply.cause == "UNKNOWN_BLOCK":
-            if height <= self._final_height or height <= await self._upstream_final_height():
-                return None, lambda batch: batch.put_fetched(marks.skipped_height(height))
-            return None, None  # above the final head: it may yet be filled
+            if height > self._final_height and height > await self._upstream_final_height():
+                return None, None  # above the final head: it may yet be filled
+            if height < await self._upstream_earliest_height():
+                return None, None  # collected by a node that keeps no old blocks: not a skipped height
+            return None, lambda batch: batch.put_fetched(marks.skipped_height(height))
         block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
         if block.height != height:
             raise UpstreamError(f"{self.upstream.address}: {what}: the node answered a block at height {block.height}")
         return block, lambda batch: batch.put_block(block)
 
+    def _above_the_pin(self, height: int) -> bool:
+        """Above a pinned head: not in this fork, whatever the store holds (an earlier live fork
+        of the same store may have kept later blocks)."""
+        return self.fork_height is not None and height > self.fork_height
+
     async def block_by_height(self, height: int) -> StoredBlock | None:
+        if self._above_the_pin(height):
+            return None
         block = await self.local.block_by_height(height)
         if block is not None:
             return self._seen(block)
-        if height < 0 or height >= 1 << 63 or (self.fork_height is not None and height > self.fork_height):
+        if height < 0 or height >= 1 << 63:
             return None
         if await self.local.fetched(marks.skipped_height(height)):
             self._count("hit")
@@ -250,7 +271,7 @@ class ForkReader:
         block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
         if block.hash != block_hash:
             raise UpstreamError(f"{self.upstream.address}: {what}: the node answered block {block.hash}")
-        if self.fork_height is not None and block.height > self.fork_height:
+        if self._above_the_pin(block.height):
             return None, unserved  # above the pinned head: not in this fork
         # found by hash, it may be a fork block: indexed by height only when asked by height, or
         # when it is the final or near-final block of a head (an ancestor of the canonical head)
@@ -260,7 +281,7 @@ class ForkReader:
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         block = await self.local.block_by_hash(block_hash)
         if block is not None:
-            return self._seen(block)
+            return None if self._above_the_pin(block.height) else self._seen(block)
         if await self.local.fetched(marks.unserved_hash(block_hash)):
             self._count("hit")
             return None
@@ -378,12 +399,34 @@ class ForkReader:
         view = None
         if reply.cause not in ("UNKNOWN_ACCESS_KEY", "UNKNOWN_ACCOUNT"):
             view = self._parsed(lambda: self._without_block(self._answer(reply, what), height, what), what)
+        restored = await self._restoring(account_id, height, {public_key: view})
 
         def writes(batch: WriteBatch) -> None:
             batch.put_access_key(account_id, public_key, height, view)
+            for key, state in restored:
+                batch.put_access_key(account_id, key, height + 1, state)
             batch.put_fetched(marks.access_key(account_id, public_key, height))
 
         return view, writes
+
+    async def _restoring(
+        self, account_id: str, height: int, kept: dict[str, bytes | None]
+    ) -> list[tuple[str, bytes | None]]:
+        """The rows at `height + 1` that keep what the store answers above `height` as it was
+        when `kept` (key -> state, None: none) is written at `height`.
+
+        A key state answers for every height up to the key's next row, so a state kept at 50
+        would show through at 95, where an exact list was kept earlier without that key. The
+        state each key had at `height + 1` goes back there (the same value again where a row
+        is there already), so a write changes the answers at its own height only."""
+        if height + 1 >= 1 << 63:
+            return []
+        above = dict(await self.local.access_keys_json(account_id, height + 1))
+        return [
+            (key, above.get(key))
+            for key, state in kept.items()
+            if _parsed_or_none(above.get(key)) != _parsed_or_none(state)
+        ]
 
     async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
         key = marks.access_key(account_id, public_key, height)
@@ -409,12 +452,14 @@ class ForkReader:
         listed = {key for key, _ in keys}
         # keys the store lists there that the node does not: gone by this height
         gone = [key for key, _ in await self.local.access_keys_json(account_id, height) if key not in listed]
+        kept: dict[str, bytes | None] = {**dict(keys), **dict.fromkeys(gone)}
+        restored = await self._restoring(account_id, height, kept)
 
         def writes(batch: WriteBatch) -> None:
-            for key, view in keys:
+            for key, view in kept.items():
                 batch.put_access_key(account_id, key, height, view)
-            for key in gone:
-                batch.put_access_key(account_id, key, height, None)
+            for key, state in restored:
+                batch.put_access_key(account_id, key, height + 1, state)
             batch.put_fetched(marks.access_key_list(account_id, height))
 
         return keys, writes

@@ -56,6 +56,14 @@ class UpstreamSettings:
     policy: RetryPolicy  # per request timeout, retries and backoff, as the recorder's
 
 
+def _limiter(rate: float) -> AsyncLimiter | None:
+    """At most `rate` requests a second (None: no bound). Below one a second, one request per
+    1/rate seconds: aiolimiter refuses to acquire more than its whole capacity at once."""
+    if rate <= 0:
+        return None
+    return AsyncLimiter(rate, 1.0) if rate >= 1 else AsyncLimiter(1, 1.0 / rate)
+
+
 class Upstream:
     """`async with Upstream(settings) as node: reply = await node.call("block", {"block_id": 5})`."""
 
@@ -63,7 +71,7 @@ class Upstream:
         self.address = public_address(settings.url)
         self._url = settings.url
         self._client = RpcClient(settings.url, settings.policy, concurrency=settings.concurrency)
-        self._limiter = AsyncLimiter(settings.rate, 1.0) if settings.rate > 0 else None
+        self._limiter = _limiter(settings.rate)
         self._observe = observe
         self._last_outcome: tuple[float, bool] | None = None  # (when, answered)
 
