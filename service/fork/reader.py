@@ -241,7 +241,10 @@ class ForkReader:
         block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
         if block.height != height:
             raise UpstreamError(f"{self.upstream.address}: {what}: the node answered a block at height {block.height}")
-        return block, lambda batch: batch.put_block(block)
+        # above the upstream's final head another block may yet take the height: kept reachable by
+        # its hash, asked again by height until final (a pinned head is final: all below it is)
+        final = height <= self._final_height or height <= await self._upstream_final_height()
+        return block, lambda batch: batch.put_block(block, canonical=final)
 
     def _above_the_pin(self, height: int) -> bool:
         """Above a pinned head: not in this fork, whatever the store holds (an earlier live fork
@@ -266,8 +269,9 @@ class ForkReader:
         reply = await self._call("block", {"block_id": block_hash})
         unserved: Writes = lambda batch: batch.put_fetched(marks.unserved_hash(block_hash))  # noqa: E731
         if reply.cause == "UNKNOWN_BLOCK":
-            # a hash no block has will not get one; unless a later block may have it (a live head)
-            return None, unserved if self.fork_height is not None else None
+            # kept as unknown for good: a block hash is named once its block exists (a client that
+            # read it off a node ahead of this upstream meets the answer that node would lag with)
+            return None, unserved
         block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
         if block.hash != block_hash:
             raise UpstreamError(f"{self.upstream.address}: {what}: the node answered block {block.hash}")
