@@ -53,8 +53,7 @@ import orjson
 from prometheus_client.parser import text_string_to_metric_families
 
 from bench.store_bench import Run, add_load_flags, bodies_file, compare, pin, random_lookups, rpc, serving, warm
-from bench.traffic_bench import DEFAULT_SHAPE
-from nearrpc.sample.synthetic import write_synthetic_chain
+from bench.traffic_bench import big_store
 from nearrpc.store import open_store
 from tests.support.live_server import LiveServer
 
@@ -377,12 +376,7 @@ def main() -> None:
     forks = folder if args.fork_folder is None else Path(tempfile.mkdtemp(prefix="nearrpc-fork-bench-",
                                                                           dir=args.fork_folder))  # fmt: skip
     try:
-        store = args.store
-        if store is None:
-            store = folder / "big.sqlite"
-            print(f"== writing {DEFAULT_SHAPE.blocks} blocks, {DEFAULT_SHAPE.accounts} x {DEFAULT_SHAPE.states} "
-                  f"states to {store}", flush=True)  # fmt: skip
-            write_synthetic_chain(store, DEFAULT_SHAPE)
+        store = big_store(args.store, folder)
         chain = chain_of(store)
         warm(store)
         with ExitStack() as stack:

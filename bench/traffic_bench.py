@@ -55,6 +55,18 @@ from tests.support.live_server import LiveServer
 from tests.support.postgres import start_server, stop_server
 
 DEFAULT_SHAPE = SyntheticShape(blocks=200_000, accounts=20_000, states=5)
+
+
+def big_store(given: Path | None, folder: Path) -> Path:
+    """The store a bench serves: the one given, else a synthetic chain of DEFAULT_SHAPE written
+    into `folder` now (a minute or so)."""
+    if given is not None:
+        return given
+    store = folder / "big.sqlite"
+    print(f"== writing {DEFAULT_SHAPE.blocks} blocks, {DEFAULT_SHAPE.accounts} x {DEFAULT_SHAPE.states} "
+          f"states to {store}", flush=True)  # fmt: skip
+    write_synthetic_chain(store, DEFAULT_SHAPE)
+    return store
 REPEATED = "repeated block by height"
 
 
@@ -160,12 +172,7 @@ def main() -> None:
     database = start_server()
     try:
         pin(int((database.data / "postmaster.pid").read_text().split()[0]), args.load_cpu)
-        store = args.store
-        if store is None:
-            store = folder / "big.sqlite"
-            print(f"== writing {DEFAULT_SHAPE.blocks} blocks, {DEFAULT_SHAPE.accounts} x {DEFAULT_SHAPE.states} "
-                  f"states to {store}", flush=True)  # fmt: skip
-            write_synthetic_chain(store, DEFAULT_SHAPE)
+        store = big_store(args.store, folder)
         copy = database.create_database("traffic")
         subprocess.run(nearrpc("store", "copy", store, copy), check=True, capture_output=True)
         if args.db_delay_ms > 0:

@@ -3,28 +3,15 @@ tests do not use: a request rate below one a second."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
-from tests.support.serve_process import Served, serving
+from tests.fork.upstream_proxy import UpstreamProxy
+from tests.support.serve_process import serving
 
 pytestmark = pytest.mark.live
-
-
-@pytest.fixture(scope="module")
-def upstream(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serving("--store", sample_store, log=tmp_path_factory.mktemp("upstream") / "upstream.log") as served:
-        yield served
-
-
-@pytest.fixture
-def proxy(upstream: Served) -> Iterator[UpstreamProxy]:
-    with upstream_proxy(upstream.url + "/") as steered:
-        yield steered
 
 
 def test_an_upstream_rate_below_one_a_second_spaces_the_requests_out(proxy: UpstreamProxy, tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import httpx
 import pytest
 
 from nearrpc.store import StoreLocation, open_store
-from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
+from tests.fork.upstream_proxy import UpstreamProxy, rpc
 from tests.support.cli import nearrpc
 from tests.support.postgres import PostgresServer
 from tests.support.serve_process import Served, serving
@@ -25,23 +24,6 @@ from tests.support.serve_process import Served, serving
 pytestmark = pytest.mark.live
 
 FAULT_FLAGS = ("--miss-timeout", "2", "--upstream-retries", "1", "--upstream-timeout", "1")
-
-
-@pytest.fixture(scope="module")
-def upstream(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serving("--store", sample_store, log=tmp_path_factory.mktemp("upstream") / "upstream.log") as served:
-        yield served
-
-
-@pytest.fixture
-def proxy(upstream: Served) -> Iterator[UpstreamProxy]:
-    with upstream_proxy(upstream.url + "/") as steered:
-        yield steered
-
-
-def rpc(url: str, method: str, params: object) -> httpx.Response:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return httpx.post(url, json=body, timeout=30.0)
 
 
 def stored_block(store: StoreLocation, height: int) -> bool:

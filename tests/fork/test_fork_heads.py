@@ -6,7 +6,6 @@ after a start without it records nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,30 +13,13 @@ import httpx
 import pytest
 
 from nearrpc.store import open_store
-from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
+from tests.fork.upstream_proxy import UpstreamProxy, rpc
 from tests.support.serve_process import Served, serving
 
 pytestmark = pytest.mark.live
 
 FAULT_FLAGS = ("--miss-timeout", "2", "--upstream-retries", "1", "--upstream-timeout", "1")
 OPTIMISTIC = {"finality": "optimistic"}
-
-
-@pytest.fixture(scope="module")
-def upstream(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serving("--store", sample_store, log=tmp_path_factory.mktemp("upstream") / "upstream.log") as served:
-        yield served
-
-
-@pytest.fixture
-def proxy(upstream: Served) -> Iterator[UpstreamProxy]:
-    with upstream_proxy(upstream.url + "/") as steered:
-        yield steered
-
-
-def rpc(url: str, method: str, params: object) -> httpx.Response:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return httpx.post(url, json=body, timeout=30.0)
 
 
 def height_of(reply: httpx.Response) -> int:

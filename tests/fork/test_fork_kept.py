@@ -8,34 +8,15 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
+from tests.fork.upstream_proxy import UpstreamProxy, rpc
 from tests.support.serve_process import Served, serving
 
 pytestmark = pytest.mark.live
-
-
-@pytest.fixture(scope="module")
-def upstream(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serving("--store", sample_store, log=tmp_path_factory.mktemp("upstream") / "upstream.log") as served:
-        yield served
-
-
-@pytest.fixture
-def proxy(upstream: Served) -> Iterator[UpstreamProxy]:
-    with upstream_proxy(upstream.url + "/") as steered:
-        yield steered
-
-
-def rpc(url: str, method: str, params: object) -> httpx.Response:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return httpx.post(url, json=body, timeout=30.0)
 
 
 def test_a_skipped_height_is_kept_for_good_and_one_above_the_final_head_is_asked_again(

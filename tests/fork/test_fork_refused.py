@@ -5,36 +5,18 @@ upstream, the fork answers what the upstream does."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
+from tests.fork.upstream_proxy import UpstreamProxy, rpc
 from tests.support.serve_process import Served, serving
 
 pytestmark = pytest.mark.live
 
 Lie = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
-
-
-@pytest.fixture(scope="module")
-def upstream(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serving("--store", sample_store, log=tmp_path_factory.mktemp("upstream") / "upstream.log") as served:
-        yield served
-
-
-@pytest.fixture
-def proxy(upstream: Served) -> Iterator[UpstreamProxy]:
-    with upstream_proxy(upstream.url + "/") as steered:
-        yield steered
-
-
-def rpc(url: str, method: str, params: object) -> httpx.Response:
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return httpx.post(url, json=body, timeout=30.0)
 
 
 def _lie(method: str, change: Callable[[dict[str, Any]], None]) -> Lie:

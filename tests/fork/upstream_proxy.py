@@ -6,6 +6,8 @@ the requests a fork makes, delays them, drops them, or changes the answers.
         proxy.down = True                   # every connection closed unanswered
         proxy.rewrite = lambda request, answer: ...   # a changed answer (parsed JSON in and out)
         proxy.asked("block", {"block_id": 5})          # how many such requests arrived
+
+`rpc(url, method, params)`: one JSON-RPC call, as the tests make them to a fork or its upstream.
 """
 
 from __future__ import annotations
@@ -95,3 +97,8 @@ def upstream_proxy(target: str) -> Iterator[UpstreamProxy]:
             yield proxy
     finally:
         client.close()
+
+
+def rpc(url: str, method: str, params: object) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return httpx.post(url, json=body, timeout=30.0)
