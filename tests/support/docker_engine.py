@@ -1,0 +1,74 @@
+"""A Docker daemon for the container tests: the running one, or Debian's docker.io installed and
+`dockerd` started (as root), as `.ci/run` does, so `./check` alone also works.
+
+Where none can run (not root, no docker.io to be had, dockerd fails), the tests skip with one
+line saying why. `.ci/run` sets NEARRPC_REQUIRE_DOCKER=1 after starting the daemon: there a
+missing daemon fails the tests instead, so CI never counts a skip as a pass.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import docker
+import pytest
+from docker.errors import DockerException
+
+from tests.support.debian import PackageUnavailable, ensure_package
+from tests.support.once import machine_lock
+
+_START_SECONDS = 60
+
+
+class NoDaemon(RuntimeError):
+    """No Docker daemon runs here, and none could be started."""
+
+
+def _client() -> docker.DockerClient | None:
+    try:
+        client = docker.from_env(timeout=600)
+        client.ping()
+        return client
+    except DockerException:
+        return None
+
+
+def _start_dockerd() -> docker.DockerClient:
+    if os.geteuid() != 0:
+        raise NoDaemon("no Docker daemon is running and only root can start one (dockerd)")
+    try:
+        dockerd = ensure_package("docker.io", lambda: shutil.which("dockerd"))
+    except PackageUnavailable as exc:
+        raise NoDaemon(str(exc)) from None
+    log = Path(tempfile.gettempdir()) / "nearrpc-tests-dockerd.log"
+    with log.open("ab") as output:  # the daemon outlives the test run, as a service does
+        subprocess.Popen([dockerd, "--storage-driver=overlay2"], stdout=output, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    deadline = time.monotonic() + _START_SECONDS
+    while time.monotonic() < deadline:
+        client = _client()
+        if client is not None:
+            return client
+        time.sleep(0.5)
+    last = log.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
+    raise NoDaemon(f"dockerd did not start in {_START_SECONDS} s: {last[0]}")
+
+
+def docker_client() -> docker.DockerClient:
+    """A client of a running daemon, or the test skips (fails under NEARRPC_REQUIRE_DOCKER=1)."""
+    client = _client()
+    if client is not None:
+        return client
+    try:
+        with machine_lock("dockerd"):
+            return _client() or _start_dockerd()
+    except NoDaemon as exc:
+        message = f"no Docker daemon can run here: {exc}"
+        if os.environ.get("NEARRPC_REQUIRE_DOCKER") == "1":
+            pytest.fail(message + " (NEARRPC_REQUIRE_DOCKER=1)", pytrace=False)
+        pytest.skip(message)
