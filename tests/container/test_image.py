@@ -5,11 +5,16 @@ stops on SIGTERM within a second and holds nothing of the build folder but the p
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import docker
 import httpx
@@ -18,7 +23,7 @@ from docker.models.containers import Container
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
 
-from tests.container.conftest import DOCKERFILE, IMAGE
+from tests.container.conftest import DOCKERFILE, IMAGE, REPO
 from tests.support.backends import copy_into_postgres
 from tests.support.image_build import Built, build_image
 from tests.support.live_server import free_port
@@ -100,23 +105,33 @@ def test_image_declares_a_non_root_user_a_store_volume_and_a_health_check(engine
     assert config["Entrypoint"] == ["nearrpc"] and config["Cmd"][0] == "serve"
 
 
+def _output(engine: docker.DockerClient, image: str, **options: Any) -> bytes:
+    """What a one-off container of `image` prints; the container and its /data volume are removed."""
+    container = engine.containers.run(image, detach=True, **options)
+    try:
+        assert container.wait(timeout=120)["StatusCode"] == 0, container.logs()
+        return bytes(container.logs(stderr=False))
+    finally:
+        container.remove(force=True, v=True)
+
+
 def test_image_holds_nothing_of_the_build_folder_but_the_package(engine: docker.DockerClient, image: Built) -> None:
-    found = engine.containers.run(
-        image.tag, entrypoint=["find", "/", "-xdev", "(", "-name", "nearrpc-planted*", "-o", "-name", ".git",
+    found = _output(
+        engine, image.tag, entrypoint=["find", "/", "-xdev", "(", "-name", "nearrpc-planted*", "-o", "-name", ".git",
                                "-o", "-name", ".venv", "-o", "-name", ".mypy_cache", "-o", "-name", "*.sqlite",
                                "-o", "-name", "*.egg-info", "-o", "-path", "*/tests/container*", ")", "-print"],
-        remove=True, user="root",
+        user="root",
     )  # fmt: skip
     assert found.decode().split() == []
     # and the package is there, installed (not a copy of the sources)
-    shown = engine.containers.run(image.tag, ["--version"], remove=True)
+    shown = _output(engine, image.tag, command=["--version"])
     assert shown.decode().startswith("nearrpc ")
 
 
 def test_sigterm_stops_it_within_a_second(engine: docker.DockerClient, image: Built) -> None:
-    container = engine.containers.run(image.tag, detach=True, ports={"3030/tcp": ("127.0.0.1", None)})
+    port = free_port()
+    container = engine.containers.run(image.tag, detach=True, ports={"3030/tcp": ("127.0.0.1", port)})
     try:
-        port = _published(container)
         with _served(f"http://127.0.0.1:{port}") as http:
             _final_block(http)
             started = time.monotonic()
@@ -129,17 +144,6 @@ def test_sigterm_stops_it_within_a_second(engine: docker.DockerClient, image: Bu
         assert seconds < 1.0, f"stopped {seconds:.2f} s after SIGTERM"
     finally:
         container.remove(force=True, v=True)
-
-
-def _published(container: Container) -> int:
-    deadline = time.monotonic() + 30
-    while True:
-        container.reload()
-        bound = container.attrs["NetworkSettings"]["Ports"].get("3030/tcp")
-        if bound:
-            return int(bound[0]["HostPort"])
-        assert time.monotonic() < deadline, container.attrs["NetworkSettings"]
-        time.sleep(0.1)
 
 
 def test_serves_a_postgresql_store(image: Built, postgres: PostgresServer, tmp_path: Path) -> None:
@@ -163,8 +167,27 @@ def test_serves_a_postgresql_store(image: Built, postgres: PostgresServer, tmp_p
         assert container.exec(["ls", "-A", "/data"]).output == b""
 
 
-def test_rebuild_after_a_source_change_reuses_the_dependency_layers(engine: docker.DockerClient, image: Built,
-                                                                    build_folder: Path, tmp_path: Path) -> None:  # fmt: skip
+def test_serves_a_store_mounted_read_only(image: Built, tmp_path: Path) -> None:
+    """An operator's own store in a mounted folder of theirs (root's, read-only to the image's user)."""
+    from nearrpc.sample import build_sample_store
+
+    folder = tmp_path / "stores"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)
+    build_sample_store(folder / "chain.sqlite")
+    (folder / "chain.sqlite").chmod(0o644)
+    mounted = (DockerContainer(image.tag).with_exposed_ports(3030).with_volume_mapping(folder, "/data", "ro")
+               .with_env("NEARRPC_STORE", "/data/chain.sqlite"))  # fmt: skip
+    with mounted as container:
+        with _served(f"http://{container.get_container_host_ip()}:{container.get_exposed_port(3030)}") as http:
+            facts = sample_facts()
+            assert _final_block(http) == (facts.final_height, facts.final_hash)
+    assert sorted(path.name for path in folder.iterdir()) == ["chain.sqlite"]
+
+
+def test_rebuild_after_a_source_change_reuses_the_dependency_layers(
+    engine: docker.DockerClient, image: Built, build_folder: Path, tmp_path: Path
+) -> None:
     changed = tmp_path / "changed"
     shutil.copytree(build_folder, changed, symlinks=True)
     with (changed / "service" / "version.py").open("a") as source:
@@ -181,3 +204,18 @@ def test_rebuild_after_a_source_change_reuses_the_dependency_layers(engine: dock
         assert engine.images.get(rebuilt.tag).id != engine.images.get(image.tag).id
     finally:
         engine.images.remove(rebuilt.tag, noprune=False)
+
+
+def test_the_documented_testcontainers_test_passes_against_the_image(image: Built, tmp_path: Path) -> None:
+    """docs/CLIENT_TESTING.md's Python container test, run by pytest as its own file, with the
+    image under test in place of the image name a reader builds."""
+    doc = (REPO / "docs" / "CLIENT_TESTING.md").read_text(encoding="utf-8")
+    (snippet,) = re.findall(r"```py\n(.*?)```", doc, flags=re.DOTALL)
+    assert '"nearrpc:latest"' in snippet
+    (tmp_path / "test_with_container.py").write_text(snippet.replace('"nearrpc:latest"', f'"{image.tag}"'))
+    environment = {**os.environ, "TESTCONTAINERS_RYUK_DISABLED": "true"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "-q",
+                           "test_with_container.py"], cwd=tmp_path, env=environment, capture_output=True, text=True,
+                          timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout

@@ -51,7 +51,8 @@ def apt_mirror() -> str:
     sources = Path("/etc/apt")
     for path in sorted((sources / "sources.list.d").glob("*.sources")):
         for stanza in path.read_text().split("\n\n"):
-            fields = dict(line.split(":", 1) for line in stanza.splitlines() if ":" in line and not line.startswith("#"))
+            lines = [line for line in stanza.splitlines() if ":" in line and not line.startswith("#")]
+            fields = dict(line.split(":", 1) for line in lines)
             suites = fields.get("Suites", "").split()
             if "deb" in fields.get("Types", "").split() and SUITE in suites:
                 return fields["URIs"].split()[0]
