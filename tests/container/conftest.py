@@ -5,46 +5,17 @@ the stand-in of its base image (tests/support/standin.py). Every test module her
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import docker
 import pytest
 
 from tests.support.docker_engine import docker_client
-from tests.support.image_build import Built, build_image
+from tests.support.image_build import DOCKERFILE, Built, build_image, copy_build_folder
 from tests.support.once import machine_lock
 from tests.support.standin import ensure_standins
 
-REPO = Path(__file__).resolve().parents[2]
-DOCKERFILE = "deploy/Dockerfile"
 IMAGE = "nearrpc:container-test"
-# what a developer's build folder holds besides the sources; none of it may reach the image
-PLANTED = (
-    ".git/nearrpc-planted-git",
-    ".venv/nearrpc-planted-venv",
-    "venv/nearrpc-planted-venv",
-    ".mypy_cache/nearrpc-planted-cache",
-    "data/nearrpc-planted.sqlite",
-    "service/nearrpc-planted.sqlite",
-    "build/nearrpc-planted-build",
-    "nearrpc.egg-info/nearrpc-planted-egg",
-)
-
-
-def copy_build_folder(target: Path) -> Path:
-    """The checkout's tracked files in `target`, plus what PLANTED names."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
-    for name in filter(None, listed.decode().split("\0")):
-        source = REPO / name
-        if source.is_file():
-            (target / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target / name)
-    for name in PLANTED:
-        (target / name).parent.mkdir(parents=True, exist_ok=True)
-        (target / name).write_bytes(b"SQLite format 3\0 planted by tests/container\n")
-    return target
 
 
 @pytest.fixture(scope="session")

@@ -18,8 +18,8 @@ import httpx
 import pytest
 from docker.models.containers import Container
 
-from tests.container.conftest import REPO
 from tests.support.debian import PackageUnavailable, ensure_package
+from tests.support.image_build import REPO
 from tests.support.live_server import free_port
 from tests.support.rpc import call
 from tests.support.sample_facts import sample_facts

@@ -23,9 +23,9 @@ from docker.models.containers import Container
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
 
-from tests.container.conftest import DOCKERFILE, IMAGE, REPO
+from tests.container.conftest import IMAGE
 from tests.support.backends import copy_into_postgres
-from tests.support.image_build import Built, build_image
+from tests.support.image_build import DOCKERFILE, REPO, Built, build_image
 from tests.support.live_server import free_port
 from tests.support.postgres import PostgresServer
 from tests.support.rpc import call

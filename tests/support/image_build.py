@@ -1,14 +1,45 @@
 """`docker build` through the daemon's API, with what a test needs to know of it: how long it
-took and which of its steps came from the layer cache (read from the builder's own output)."""
+took and which of its steps came from the layer cache (read from the builder's own output); and
+a build folder as a developer's checkout is, for deploy/Dockerfile."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import docker
 from docker.errors import BuildError
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKERFILE = "deploy/Dockerfile"
+# what a developer's build folder holds besides the sources; none of it may reach the image
+PLANTED = (
+    ".git/nearrpc-planted-git",
+    ".venv/nearrpc-planted-venv",
+    "venv/nearrpc-planted-venv",
+    ".mypy_cache/nearrpc-planted-cache",
+    "data/nearrpc-planted.sqlite",
+    "service/nearrpc-planted.sqlite",
+    "build/nearrpc-planted-build",
+    "nearrpc.egg-info/nearrpc-planted-egg",
+)
+
+
+def copy_build_folder(target: Path) -> Path:
+    """The checkout's tracked files in `target`, plus what PLANTED names."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = REPO / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    for name in PLANTED:
+        (target / name).parent.mkdir(parents=True, exist_ok=True)
+        (target / name).write_bytes(b"SQLite format 3\0 planted by tests/container\n")
+    return target
 
 
 @dataclass(frozen=True)
