@@ -5,6 +5,7 @@ the stand-in of its base image (tests/support/standin.py). Every test module her
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import docker
@@ -19,8 +20,10 @@ IMAGE = "nearrpc:container-test"
 
 
 @pytest.fixture(scope="session")
-def engine() -> docker.DockerClient:
-    return docker_client()
+def engine() -> Iterator[docker.DockerClient]:
+    client = docker_client()
+    yield client
+    client.close()
 
 
 @pytest.fixture(scope="session")

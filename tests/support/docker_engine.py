@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -18,23 +19,49 @@ from pathlib import Path
 import docker
 import pytest
 from docker.errors import DockerException
+from requests import RequestException
 
 from tests.support.debian import PackageUnavailable, ensure_package
 from tests.support.once import machine_lock
 
 _START_SECONDS = 60
+# Docker 20.10's (Debian 12's docker.io), which later daemons serve too (a fixed version spares
+# the client a question to the daemon on creation)
+_API_VERSION = "1.41"
+# why no daemon could be had, once this process found out: later tests skip without trying again
+_REFUSED: list[str] = []
 
 
 class NoDaemon(RuntimeError):
     """No Docker daemon runs here, and none could be started."""
 
 
+def _socket_answers() -> bool:
+    """Whether the daemon's Unix socket takes a connection (True for a DOCKER_HOST of another kind).
+    Asked first, since the client leaves a socket open when its first connection fails."""
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if not host.startswith("unix://"):
+        return True
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(host.removeprefix("unix://"))
+        except OSError:
+            return False
+    return True
+
+
 def _client() -> docker.DockerClient | None:
+    if not _socket_answers():
+        return None
     try:
-        client = docker.from_env(timeout=600)
+        client = docker.from_env(version=_API_VERSION, timeout=600)
+    except DockerException:
+        return None
+    try:
         client.ping()
         return client
-    except DockerException:
+    except (DockerException, RequestException):
+        client.close()
         return None
 
 
@@ -46,28 +73,34 @@ def _start_dockerd() -> docker.DockerClient:
     except PackageUnavailable as exc:
         raise NoDaemon(str(exc)) from None
     log = Path(tempfile.gettempdir()) / "nearrpc-tests-dockerd.log"
+    log.unlink(missing_ok=True)
     with log.open("ab") as output:  # the daemon outlives the test run, as a service does
-        subprocess.Popen([dockerd, "--storage-driver=overlay2"], stdout=output, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        daemon = subprocess.Popen([dockerd, "--storage-driver=overlay2"], stdout=output, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     deadline = time.monotonic() + _START_SECONDS
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and daemon.poll() is None:
         client = _client()
         if client is not None:
             return client
         time.sleep(0.5)
     last = log.read_text(errors="replace").strip().splitlines()[-1:] or ["(no output)"]
-    raise NoDaemon(f"dockerd did not start in {_START_SECONDS} s: {last[0]}")
+    if daemon.poll() is None:
+        raise NoDaemon(f"dockerd did not answer in {_START_SECONDS} s: {last[0]}")
+    raise NoDaemon(f"dockerd exited ({daemon.returncode}): {last[0]}")
 
 
 def docker_client() -> docker.DockerClient:
     """A client of a running daemon, or the test skips (fails under NEARRPC_REQUIRE_DOCKER=1)."""
-    client = _client()
+    client = None if _REFUSED else _client()
     if client is not None:
         return client
     try:
+        if _REFUSED:
+            raise NoDaemon(_REFUSED[0])
         with machine_lock("dockerd"):
             return _client() or _start_dockerd()
     except NoDaemon as exc:
+        _REFUSED[:] = [str(exc)]
         message = f"no Docker daemon can run here: {exc}"
         if os.environ.get("NEARRPC_REQUIRE_DOCKER") == "1":
             pytest.fail(message + " (NEARRPC_REQUIRE_DOCKER=1)", pytrace=False)
