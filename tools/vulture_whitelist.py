@@ -51,3 +51,4 @@ SingleWriteHttpProtocol  # uvicorn's HTTP protocol class, named by `nearrpc serv
 itersize  # psycopg named-cursor attribute: rows fetched per round trip
 frame  # signal handler signature
 codes  # StoreVersion counter, read by name through STORE_KINDS
+_no_ryuk  # autouse pytest fixture (tests/container)
