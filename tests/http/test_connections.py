@@ -14,12 +14,14 @@ import shutil
 import socket
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
+from tests.fork.upstream_proxy import rpc, upstream_proxy
 from tests.support.cli import nearrpc
 from tests.support.serve_process import Served, serving
 
@@ -152,3 +154,31 @@ def test_max_connections_above_the_open_file_limit_is_refused(tmp_path: Path) ->
     result = nearrpc("serve", "--store", str(tmp_path / "none.sqlite"), "--max-connections", str(soft))
     assert result.returncode == 2
     assert result.stderr.startswith(f"nearrpc serve: --max-connections {soft} is more than the open-file limit")
+
+
+def test_at_the_cap_with_every_other_connection_being_answered_a_new_one_gets_503(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """A request being answered is never cut to make room: a fork whose upstream answers slowly
+    holds its cap of 3 connections with misses under way, and a fourth is answered 503 at once
+    (a balancer retries it elsewhere); the three are then answered in full."""
+    with (
+        serving("--store", sample_store, log=tmp_path / "upstream.log") as upstream,
+        upstream_proxy(upstream.url + "/") as proxy,
+        serving("--store", tmp_path / "fork.sqlite", "--upstream", proxy.url, "--max-connections", "3",
+                "--miss-timeout", "30", log=tmp_path / "fork.log") as fork,
+        ThreadPoolExecutor(max_workers=3) as pool,
+    ):
+        proxy.delay = 3.0
+        asked = proxy.total()
+        misses = [pool.submit(rpc, fork.url, "block", {"block_id": height}) for height in (50, 51, 52)]
+        deadline = time.monotonic() + PATIENCE
+        while proxy.total() < asked + 3 and time.monotonic() < deadline:  # all three under way
+            time.sleep(0.05)
+        with _connect(fork) as sock:
+            received, _ = _until_closed(sock)
+        assert received.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in received, received
+        proxy.delay = 0.0
+        answers = [miss.result() for miss in misses]
+    assert [answer.status_code for answer in answers] == [200, 200, 200]
+    assert [answer.json()["result"]["header"]["height"] for answer in answers] == [50, 51, 52]
