@@ -72,8 +72,9 @@ def app_from_env() -> FastAPI:
     from nearrpc.http.connections import ConnectionLimits, configure
 
     settings = ServeSettings()
-    assert settings.max_connections is not None  # `serve` resolved it before starting workers
-    configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, settings.max_connections))
+    # `serve` resolves max_connections before it starts workers; the default is for any other start
+    cap = settings.max_connections or ConnectionLimits().max_connections
+    configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, cap))
     reader = open_store(settings.store, "serve", settings.store_options())
     fork = _fork_reader(settings, reader) if settings.forks() else None
     return build_app(
