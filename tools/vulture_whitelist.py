@@ -48,6 +48,7 @@ redoc  # FastAPI route, registered by decorator
 prometheus_metrics  # FastAPI route, registered by decorator
 collect  # prometheus_client Collector hook (nearrpc.http.metrics)
 SingleWriteHttpProtocol  # uvicorn's HTTP protocol class, named by `nearrpc serve` as an import string
+GuardedHttpProtocol  # the same, with deadlines and a cap on connections (nearrpc.http.connections)
 itersize  # psycopg named-cursor attribute: rows fetched per round trip
 frame  # signal handler signature
 codes  # StoreVersion counter, read by name through STORE_KINDS

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import math
 import os
 import socket
 import sys
@@ -39,12 +40,15 @@ _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
     "answer_cache_mb", "store_pool_size", "store_timeout", "store_check", "upstream", "record_mode", "fork_height",
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
+    "keep_alive_timeout", "request_timeout", "max_connections",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
 _METRICS_FOLDER_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 _PREFIX: Final = "nearrpc serve:"
 # above this size, say why the start takes a while (a 6.4 GB store took 132 s to check here)
 _SLOW_CHECK_BYTES: Final = 1 << 30
+# descriptors a worker keeps beside its connections: the store, its pool, logs, the listener
+_RESERVED_FILES: Final = 256
 
 
 class Refused(Exception):
@@ -65,8 +69,12 @@ def app_from_env() -> FastAPI:
     """Factory for uvicorn: every worker opens the store itself, with the settings `serve` left
     in the environment (the port there is the bound one)."""
     from nearrpc.http.app import build_app
+    from nearrpc.http.connections import ConnectionLimits, configure
 
     settings = ServeSettings()
+    # `serve` resolves max_connections before it starts workers; the default is for any other start
+    cap = settings.max_connections or ConnectionLimits().max_connections
+    configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, cap))
     reader = open_store(settings.store, "serve", settings.store_options())
     fork = _fork_reader(settings, reader) if settings.forks() else None
     return build_app(
@@ -202,6 +210,24 @@ def _port_is_free(host: str, port: int) -> None:
         raise _cannot_listen(host, port, exc) from None
 
 
+def _connection_cap(requested: int | None) -> int:
+    """Connections per worker: as requested, or as many as the open-file limit allows with
+    room for the worker's other files; refused when the limit cannot hold them."""
+    import resource
+
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    room = None if soft == resource.RLIM_INFINITY else soft - _RESERVED_FILES
+    if room is not None and room < 1:
+        raise Refused(f"the open-file limit ({soft}) leaves no room for connections; raise it (ulimit -n)")
+    if requested is None:
+        return room if room is not None else 65_536
+    if room is not None and requested > room:
+        raise Refused(f"--max-connections {requested} is more than the open-file limit ({soft}) allows with "
+                      f"{_RESERVED_FILES} files kept for the store and logs: at most {room}, or raise the limit "
+                      "(ulimit -n)")
+    return requested
+
+
 def _listen(host: str, port: int, workers: int) -> list[socket.socket]:
     """A listening socket on host:port per worker (one port, SO_REUSEPORT); uvicorn's backlog."""
     from nearrpc.cli.workers import reuse_port_sockets
@@ -232,7 +258,9 @@ def _run_uvicorn(settings: ServeSettings, sockets: list[socket.socket]) -> int:
         access_log=settings.access_log,
         # each response leaves in one send, so a replica that dies mid-response is retried by
         # a load balancer instead of leaving the client a head without a body
-        http="nearrpc.http.single_write:SingleWriteHttpProtocol",
+        # (and every connection ends: nearrpc.http.connections, configured by app_from_env)
+        http="nearrpc.http.connections:GuardedHttpProtocol",
+        timeout_keep_alive=math.ceil(settings.keep_alive_timeout),  # uvicorn's own, after an answer
     )
     if settings.workers == 1:
         os.environ.pop(_METRICS_FOLDER_ENV, None)  # one process counts in memory
@@ -248,6 +276,7 @@ def _run_uvicorn(settings: ServeSettings, sockets: list[socket.socket]) -> int:
 def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
     configure_logging(settings.log_level, settings.log_format)
     try:
+        max_connections = _connection_cap(settings.max_connections)
         _port_is_free(settings.host, settings.port)
         fork = _prepare_fork(settings)
         info = _checked_store(settings, build_sample)
@@ -258,7 +287,7 @@ def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
     with contextlib.ExitStack() as held:
         for sock in sockets:
             held.enter_context(sock)
-        bound = settings.model_copy(update={"port": sockets[0].getsockname()[1]})
+        bound = settings.model_copy(update={"port": sockets[0].getsockname()[1], "max_connections": max_connections})
         # workers re-create the app from the environment, so settings travel through it
         os.environ.update(bound.to_env())
         address = listen_address(bound.host, bound.port)
@@ -293,6 +322,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(run, ServeSettings, "store_pool_size")
     add_setting(run, ServeSettings, "store_timeout")
     add_setting(run, ServeSettings, "workers")
+    add_setting(run, ServeSettings, "keep_alive_timeout")
+    add_setting(run, ServeSettings, "request_timeout")
+    add_setting(run, ServeSettings, "max_connections")
     add_setting(run, ServeSettings, "log_level", choices=["critical", "error", "warning", "info", "debug"])
     add_setting(run, ServeSettings, "log_format", choices=["text", "json"])
     add_setting(run, ServeSettings, "access_log", action="store_const", const=True)

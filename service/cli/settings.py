@@ -80,6 +80,21 @@ class ServeSettings(StoreSettings, LogSettings):
         ("*",), description='allowed CORS origins, comma-separated, "*" for any, "" for none'
     )
 
+    # every connection ends (nearrpc.http.connections)
+    keep_alive_timeout: float = Field(
+        15.0, gt=0, le=3600, description="seconds a connection may wait idle, before its first request and between "
+        "requests, before it is closed",
+    )
+    request_timeout: float = Field(
+        30.0, gt=0, le=3600, description="seconds a request's headers and body may take to arrive, from its first "
+        "byte; a slower one is answered 408 and closed",
+    )
+    max_connections: int | None = Field(
+        None, ge=1, le=1_000_000, description="connections each worker holds at most; at the cap a new one closes "
+        "the one waiting longest on its client (idle or slow to send), or is answered 503 if every other is being "
+        "answered (default: the open-file limit less 256)",
+    )
+
     # a fork of a live node (`--upstream`): what it may ask of the node, and how long a miss may take
     upstream: str | None = Field(
         None, description="a NEAR JSON-RPC node (http:// or https:// URL) to fork: a request the store cannot answer "
@@ -148,7 +163,11 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}UPSTREAM_TIMEOUT": repr(self.upstream_timeout),
             f"{ENV_PREFIX}UPSTREAM_RETRIES": str(self.upstream_retries),
             f"{ENV_PREFIX}MISS_TIMEOUT": repr(self.miss_timeout),
-        } | ({} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)})
+            f"{ENV_PREFIX}KEEP_ALIVE_TIMEOUT": repr(self.keep_alive_timeout),
+            f"{ENV_PREFIX}REQUEST_TIMEOUT": repr(self.request_timeout),
+        } | ({} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)}) | (
+            {} if self.max_connections is None else {f"{ENV_PREFIX}MAX_CONNECTIONS": str(self.max_connections)}
+        )
 
     def forks(self) -> bool:
         """Whether the server reads through to an upstream (and writes the store)."""

@@ -36,6 +36,7 @@ from nearrpc.http.params import typed_params
 from nearrpc.methods.answers import Answer, AnswerCache, depends_on
 from nearrpc.methods.blocks import reference_of
 from nearrpc.methods.errors import Cause, RpcError, internal_error, method_not_found, parse_error
+from nearrpc.nearcore.echo import MESSAGE_CHARS, shown
 
 log = logging.getLogger("nearrpc.endpoint")
 
@@ -195,7 +196,10 @@ class JsonRpcEndpoint:
             rpc = read_request(message)
         except RpcError as error:
             return self._error(wire.NULL_ID, error, None, None)
-        id_json = wire.encode_id(rpc.request_id)
+        try:
+            id_json = wire.encode_id(rpc.request_id)
+        except wire.UnechoableId as error:
+            return self._error(wire.NULL_ID, parse_error(str(error)), None, None)
         name = METHOD_ALIASES.get(rpc.method, rpc.method)
         try:
             method = self._method(rpc.method, path_method)
@@ -251,7 +255,7 @@ def _log_internal_error(error: RpcError, method: str | None, failure: Exception 
     """Log an INTERNAL_ERROR answer once (with the traceback of an unexpected failure); its id."""
     request_id = secrets.token_hex(8)
     reason = (error.info or {}).get("error_message", error.data)
-    cause = str(reason) if failure is None else f"{type(failure).__name__}: {failure}"
+    cause = shown(str(reason) if failure is None else f"{type(failure).__name__}: {failure}", MESSAGE_CHARS)
     log.error(
         "INTERNAL_ERROR request_id=%s method=%s: %s", request_id, method or "-", cause,
         exc_info=failure, extra={"request_id": request_id, "rpc_method": method, "cause": cause},

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import based58
 import pydantic
 
 from nearrpc.generated import models
@@ -22,6 +21,8 @@ from nearrpc.http.query_params import checked_public_key, is_legacy_form, legacy
 from nearrpc.methods.blocks import height_of
 from nearrpc.methods.errors import RpcError, parse_error
 from nearrpc.nearcore.account_id import account_id_problem
+from nearrpc.nearcore.base58 import HASH_CHARS, Base58Error, decode_onto
+from nearrpc.nearcore.echo import shown
 
 FINALITIES: Final = ("optimistic", "near-final", "final")
 SYNC_CHECKPOINTS: Final = ("genesis", "earliest_available")
@@ -42,16 +43,20 @@ def _json_kind(value: object) -> str:
     if isinstance(value, float):
         return f"floating point `{value}`"
     if isinstance(value, str):
-        return f'string "{value}"'
+        return f'string "{shown(value)}"'
     if isinstance(value, list):
         return "sequence"
     return "map"
 
 
 def is_block_hash(text: str) -> bool:
+    """A 32-byte base58 hash, decoded onto 32 bytes as nearcore does (so a long text costs
+    no more than a short one); a text longer than a hash's 44 characters is refused unread."""
+    if len(text) > HASH_CHARS:
+        return False
     try:
-        return len(based58.b58decode(text.encode("ascii"))) == 32
-    except (UnicodeEncodeError, ValueError):
+        return len(decode_onto(text, 32)) == 32
+    except Base58Error:
         return False
 
 
@@ -70,7 +75,7 @@ def _check_variant(value: object, allowed: tuple[str, ...]) -> None:
         raise _failed(f"invalid type: {_json_kind(value)}, expected variant identifier")
     if value not in allowed:
         expected = ", ".join(f"`{v}`" for v in allowed)
-        raise _failed(f"unknown variant `{value}`, expected one of {expected}")
+        raise _failed(f"unknown variant `{shown(value)}`, expected one of {expected}")
 
 
 def block_reference(params: dict[str, Any]) -> dict[str, Any]:
@@ -102,7 +107,7 @@ def _account_id(params: dict[str, Any]) -> str:
         raise _failed(f"invalid type: {_json_kind(value)}, expected a string")
     problem = account_id_problem(value)
     if problem is not None:
-        raise _failed(f'invalid value: "{value}", {problem}')
+        raise _failed(f'invalid value: "{shown(value)}", {problem}')
     return value
 
 

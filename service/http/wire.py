@@ -15,13 +15,22 @@ from nearrpc.methods.errors import RpcError
 NULL_ID = b"null"
 
 
+class UnechoableId(ValueError):
+    """An `id` nested too deeply to write back; the request is answered as unreadable."""
+
+
 def encode_id(request_id: object) -> bytes:
-    """The request `id`, echoed verbatim as compact JSON."""
+    """The request `id`, echoed verbatim as compact JSON (UnechoableId: nested too deeply)."""
     try:
         return orjson.dumps(request_id)
     except TypeError:
-        # integers beyond 64 bits, which only the stdlib parser produces
-        return json.dumps(request_id, separators=(",", ":"), ensure_ascii=False).encode()
+        # integers beyond 64 bits, which only the stdlib parser produces, and nesting deeper
+        # than orjson writes (254 levels)
+        try:
+            return json.dumps(request_id, separators=(",", ":"), ensure_ascii=False).encode()
+        except RecursionError:
+            # nearcore refuses a body nested over 128 levels as unreadable JSON (a 400)
+            raise UnechoableId("JSON RPC Request format was expected: its id is nested too deeply to echo") from None
 
 
 def result_body(id_json: bytes, result_json: bytes) -> bytes:

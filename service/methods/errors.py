@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from nearrpc.methods.blocks import BlockReference, height_of
+from nearrpc.nearcore.echo import MESSAGE_CHARS, shown
 
 
 class Cause(enum.StrEnum):
@@ -123,10 +124,13 @@ class RpcError(Exception):
 
 
 def parse_error(message: str) -> RpcError:
+    # the values a message repeats are cut where it is written; this bounds whatever is left
+    message = shown(message, MESSAGE_CHARS)
     return RpcError(Cause.PARSE_ERROR, {"error_message": message}, message)
 
 
 def method_not_found(method: str) -> RpcError:
+    method = shown(method)  # nearcore repeats the whole name, twice
     return RpcError(Cause.METHOD_NOT_FOUND, {"method_name": method}, method)
 
 

@@ -9,37 +9,37 @@ from __future__ import annotations
 
 from typing import Final
 
-import based58
+from nearrpc.nearcore.base58 import Base58Error, BufferTooSmall, decode_onto
+from nearrpc.nearcore.echo import shown
 
 KEY_LENGTHS: Final = {"ed25519": 32, "secp256k1": 64}
-BASE58_ALPHABET: Final = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"  # bs58's default, Bitcoin's
 
 
 class PublicKeyError(ValueError):
     """A text that is no public key; the message is nearcore's."""
 
 
-def bs58_problem(data: str) -> str | None:
-    """The bs58 crate's error text for data that is not base58 (None: it is)."""
-    for index, character in enumerate(data.encode("utf-8")):
-        if chr(character) not in BASE58_ALPHABET:
-            shown = data.encode("utf-8")[index:].decode("utf-8", "replace")[:1]
-            return f"provided string contained invalid character {shown!r} at byte {index}"
-    return None
+def _length_error(expected: int, given: int) -> PublicKeyError:
+    return PublicKeyError(f"invalid key length: expected the input of {expected} bytes, but {given} was given")
 
 
 def canonical_public_key(text: str) -> str:
-    """`text` as a key with its type prefix, or PublicKeyError with nearcore's message."""
+    """`text` as a key with its type prefix, or PublicKeyError with nearcore's message.
+
+    The data is decoded onto a buffer of the key's size, as nearcore does: a text too long
+    for it is refused after a few dozen characters (nearcore then reports one byte too many)."""
     key_type, separator, data = text.partition(":")
     if not separator:
         key_type, data = "ed25519", text
     if key_type not in KEY_LENGTHS:
-        raise PublicKeyError(f"unknown key type '{key_type}'")
-    problem = bs58_problem(data)
-    if problem is not None:
-        raise PublicKeyError(f"invalid key data: {problem}")
-    decoded = based58.b58decode(data.encode("ascii"))  # ASCII: bs58_problem found none else
-    if len(decoded) != KEY_LENGTHS[key_type]:
-        expected, given = KEY_LENGTHS[key_type], len(decoded)
-        raise PublicKeyError(f"invalid key length: expected the input of {expected} bytes, but {given} was given")
+        raise PublicKeyError(f"unknown key type '{shown(key_type)}'")
+    expected = KEY_LENGTHS[key_type]
+    try:
+        decoded = decode_onto(data, expected)
+    except BufferTooSmall:
+        raise _length_error(expected, expected + 1) from None
+    except Base58Error as problem:
+        raise PublicKeyError(f"invalid key data: {problem}") from None
+    if len(decoded) != expected:
+        raise _length_error(expected, len(decoded))
     return f"{key_type}:{data}"

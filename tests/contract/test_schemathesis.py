@@ -229,6 +229,38 @@ def test_plain_schemathesis_finds_no_failure(
     )
 
 
+# The pass with no configuration at all: what any fuzzer's defaults hold the spec to.
+BARE_SEED = 424242
+BARE_MAX_EXAMPLES = 10  # fuzzing cases per operation: a bound by count; the coverage phase sets its own
+
+
+@pytest.mark.live
+@pytest.mark.long(1.0)
+@pytest.mark.parametrize("server", ["sqlite"], indirect=True)
+def test_schemathesis_with_no_configuration_finds_no_failure(
+    server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """`schemathesis run spec/openapi.json --checks all --mode all --phases
+    examples,coverage,fuzzing` from an empty folder: no schemathesis.toml, no hooks, so a
+    schema-valid request answered 4xx (ST202) fails it. The spec's request examples are ones
+    the sample chain answers with a result (an error case is shown only as its answer);
+    `{"block_id": 7}`, shown as a request, made three such failures."""
+    assert not any(tmp_path.iterdir())  # the CLI's folder: nothing schemathesis would read
+    options = [
+        "run", str(SPEC), "--url", server.url,
+        "--checks", "all", "--mode", "all", "--phases", "examples,coverage,fuzzing",
+    ]  # fmt: skip
+    run_and_check(
+        request,
+        tmp_path,
+        options=options,
+        env=plain_environment(),
+        seed=BARE_SEED,
+        max_examples=BARE_MAX_EXAMPLES,
+        min_fuzzing_cases=BARE_MAX_EXAMPLES,
+    )
+
+
 class _OtherAnswers(StubHandler):
     """A twin that disagrees: every request gets a well-formed answer of another chain."""
 

@@ -1,0 +1,70 @@
+"""The bounded base58 decoder against the pure-Python `base58` package (the oracle), and the
+errors nearcore's bs58 gives for a text too long for its buffer, wherever its fault lies."""
+
+from __future__ import annotations
+
+import random
+
+import base58
+import pytest
+
+from nearrpc.nearcore.base58 import HASH_CHARS, Base58Error, BufferTooSmall, TooLong, decode_bounded, decode_onto
+from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
+
+ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def _texts() -> list[str]:
+    rng = random.Random(58)
+    texts = [base58.b58encode(bytes(zeros) + rng.randbytes(n)).decode() for n in range(70) for zeros in (0, 1, 3)]
+    texts += ["".join(rng.choice(ALPHABET) for _ in range(length)) for length in range(40, 95) for _ in range(5)]
+    return [*texts, "", "1" * 32, "1" * 33, "1" * 64, "1" * 65, "z" * 44, "z" * 45]
+
+
+@pytest.mark.parametrize("size", [32, 64])
+def test_decoding_onto_a_buffer_agrees_with_the_oracle(size: int) -> None:
+    for text in _texts():
+        expected = base58.b58decode(text)
+        if len(expected) > size:
+            with pytest.raises(BufferTooSmall):
+                decode_onto(text, size)
+        else:
+            assert decode_onto(text, size) == expected, text
+        assert decode_bounded(text, 1000) == expected
+
+
+def test_no_text_longer_than_44_characters_is_a_32_byte_hash() -> None:
+    assert len(base58.b58encode(b"\xff" * 32)) == HASH_CHARS
+    for text in ("z" * 45, "1" * 45, "2" + "1" * 44, "1" * 12 + "z" * 33):
+        with pytest.raises(BufferTooSmall):
+            decode_onto(text, 32)
+
+
+@pytest.mark.parametrize("length", [200_000, 5_000_000])
+def test_a_long_text_fails_as_bs58_fails_onto_a_key_buffer(length: int) -> None:
+    """bs58 stops at the first fault in its order: a character that is no base58 before the
+    buffer overflows, else the overflow; leading 1s (zero bytes) overflow only at the end.
+    nearcore reports an overflow as one byte more than the key holds."""
+    overflow = "invalid key length: expected the input of 32 bytes, but 33 was given"
+    cases = {
+        "z" * length: overflow,
+        "2" + "1" * length: overflow,
+        "z" * 50 + "!" + "z" * length: overflow,  # the overflow comes first
+        "1" * length: overflow,
+        "1" * length + "!": f"invalid key data: provided string contained invalid character '!' at byte {length}",
+        "z!" + "z" * length: "invalid key data: provided string contained invalid character '!' at byte 1",
+    }
+    for data, message in cases.items():
+        with pytest.raises(PublicKeyError) as refused:
+            canonical_public_key("ed25519:" + data)
+        assert str(refused.value) == message
+    with pytest.raises(PublicKeyError, match="expected the input of 64 bytes, but 65 was given"):
+        canonical_public_key("secp256k1:" + "z" * length)
+
+
+def test_unbounded_data_is_refused_by_length_before_decoding() -> None:
+    assert decode_bounded("z" * 100, 100) == base58.b58decode("z" * 100)
+    with pytest.raises(TooLong, match="base58 data of 101 characters is longer than the 100 this service decodes"):
+        decode_bounded("!" * 101, 100)  # the length is judged first
+    with pytest.raises(Base58Error, match="invalid character '0' at byte 2"):
+        decode_bounded("zz0", 100)
