@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -165,5 +166,51 @@ def test_a_redirect_is_not_followed_and_keeps_no_mark(upstream: Served, proxy: U
     reader = open_store(store, "read")
     try:
         assert not reader.fetched(f"unserved/{unknown}")
+    finally:
+        reader.close()
+
+
+def peak_memory_mb(pid: int) -> float:
+    """The process's peak resident memory (VmHWM), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmHWM for {pid}")
+
+
+def huge_answer(megabytes: int) -> Iterator[bytes]:
+    yield b'{"jsonrpc":"2.0","id":1,"result":{"header":"'
+    chunk = b"a" * (1 << 20)
+    for _ in range(megabytes):
+        yield chunk
+    yield b'"}}'
+
+
+def test_an_answer_over_the_size_limit_is_refused_as_it_arrives(proxy: UpstreamProxy, tmp_path: Path) -> None:
+    """300 MB streamed without a declared length, and 40 MB declared, over the default limit
+    (32 MB): each is refused with one line, keeps nothing, and the fork's memory does not grow
+    by the answer's size."""
+    store = tmp_path / "f.sqlite"
+    log = tmp_path / "fork.log"
+    flags = (*FLAGS, "--miss-timeout", "30", "--upstream-timeout", "30")
+    with serving("--store", store, "--upstream", proxy.url, *flags, log=log) as fork:
+        assert block_at(fork.url, 10)["header"]["height"] == 10
+        before = peak_memory_mb(fork.pid)
+        declared = b'{"jsonrpc":"2.0","id":1,"result":{"header":"' + b"a" * (40 << 20) + b'"}}'
+        for answer in (huge_answer(300), declared):
+            proxy.intercept = lambda request, body=answer: (
+                (200, body, {}) if request["params"] == {"block_id": 30} else None
+            )
+            reply = rpc(fork.url, "block", {"block_id": 30}).json()
+            assert reply["error"]["cause"]["name"] == "INTERNAL_ERROR", reply
+        proxy.intercept = None
+        grown = peak_memory_mb(fork.pid) - before
+        assert grown < 100, f"the fork's peak memory grew by {grown:.0f} MB"
+        refusals = [line for line in fork.log_lines() if "the answer is over 32 MB (--upstream-max-answer-mb)" in line]
+        assert len(refusals) == 2, fork.log_lines()[-5:]
+        assert block_at(fork.url, 30)["header"]["height"] == 30  # the real answer, now that it is one
+    reader = open_store(store, "read")
+    try:
+        assert not reader.fetched("skipped/30")
     finally:
         reader.close()

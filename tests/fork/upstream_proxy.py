@@ -26,8 +26,9 @@ import httpx
 from tests.support.http_stub import StubHandler, serving_stub
 
 Rewrite = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
-# (status, body, headers) the proxy answers itself, or None: the upstream answers
-Intercept = Callable[[dict[str, Any]], tuple[int, bytes, dict[str, str]] | None]
+# (status, body, headers) the proxy answers itself, or None: the upstream answers; a body given
+# as chunks is streamed with no declared length (the connection's end ends it)
+Intercept = Callable[[dict[str, Any]], tuple[int, bytes | Iterator[bytes], dict[str, str]] | None]
 
 
 def _key(method: object, params: object) -> str:
@@ -86,7 +87,17 @@ def upstream_proxy(target: str) -> Iterator[UpstreamProxy]:
                 return
             own = proxy.intercept(request) if proxy.intercept is not None else None
             if own is not None:
-                self.answer(own[0], own[1], headers=own[2])
+                status, answer, headers = own
+                if isinstance(answer, bytes):
+                    self.answer(status, answer, headers=headers)
+                    return
+                self.close_connection = True
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", "Connection": "close", **headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                for chunk in answer:
+                    self.wfile.write(chunk)
                 return
             proxy.enter()
             try:
