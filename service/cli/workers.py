@@ -20,8 +20,8 @@ import signal
 import socket
 import sys
 import threading
-from multiprocessing.process import BaseProcess
 from collections.abc import Callable
+from multiprocessing.process import BaseProcess
 from types import FrameType
 from typing import Any, Final
 

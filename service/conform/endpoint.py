@@ -161,6 +161,7 @@ class Endpoint:
         except RetryError as exhausted:
             failure = exhausted.last_attempt.exception()
             if not isinstance(failure, _Retryable) or failure.exchange is None:
-                raise Unreachable(f"{public_url(self.url)}: {failure}, still after {self.limits.retries} retries") from None
+                where = public_url(self.url)
+                raise Unreachable(f"{where}: {failure}, still after {self.limits.retries} retries") from None
             exchange = failure.exchange
         return exchange

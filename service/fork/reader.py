@@ -281,7 +281,8 @@ class ForkReader:
         stored = await self.local.block_by_height(prev_height)
         if canonical and stored is not None and stored.hash != block.prev_hash and stored.hash not in wrong:
             # the stored block at the parent's height is not the parent: ask which one is
-            named, _ = await self._block_of(await self._call("block", {"block_id": prev_height}), f"block {prev_height}")
+            reply = await self._call("block", {"block_id": prev_height})
+            named, _ = await self._block_of(reply, f"block {prev_height}")
             if named.hash != block.prev_hash:
                 raise UpstreamError(
                     f"{where}: {what}: the node's block at height {prev_height} is {named.hash}, not the parent "
@@ -298,7 +299,8 @@ class ForkReader:
 
         if wrong:
             log.warning("%s: block %s at height %s contradicts stored blocks %s, kept from an upstream that lied: "
-                        "they are dropped", self.upstream.address, block.hash, block.height, ", ".join(wrong))  # fmt: skip
+                        "they are dropped", self.upstream.address, block.hash, block.height,
+                        ", ".join(wrong))  # fmt: skip
             self._repairs += 1
         return writes
 
@@ -605,7 +607,9 @@ class ForkReader:
         version = self.local.version()
         # a dropped block: answers kept from it (a block found by hash is otherwise the same
         # forever) must go, as when another store is served
-        return version if not self._repairs else dataclasses.replace(version, generation=version.generation + self._repairs)
+        if not self._repairs:
+            return version
+        return dataclasses.replace(version, generation=version.generation + self._repairs)
 
     async def close(self) -> None:
         for task in list(self._running.values()):

@@ -357,7 +357,8 @@ async def _record(recording: Recording, target: ChainWriter, progress: Progress 
         genesis = await rpc.result("genesis_config", None)
         client = await rpc.result("client_config", None)
         if not isinstance(genesis, dict) or not isinstance(client, dict) or "chain_id" not in genesis:
-            raise IngestError(f"{public_url(recording.url)}: genesis_config/client_config answers are not config objects")
+            where = public_url(recording.url)
+            raise IngestError(f"{where}: genesis_config/client_config answers are not config objects")
         summary.chain_id = str(genesis["chain_id"])
         stored_chain = target.reader().chain_id()
         if stored_chain not in (None, summary.chain_id):

@@ -234,7 +234,8 @@ class RpcClient:
             reply: RpcReply = await retrying(self._attempt, self._client, body, what)
         except RetryError as exhausted:
             problem = exhausted.last_attempt.exception()
-            raise IngestError(f"{self.address}: {what}: {problem}, still after {self._policy.retries} retries") from None
+            retries = self._policy.retries
+            raise IngestError(f"{self.address}: {what}: {problem}, still after {retries} retries") from None
         return reply
 
     async def result(self, method: str, params: Any) -> Any:

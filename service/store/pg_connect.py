@@ -9,8 +9,7 @@ errors, /status, the process title) its password is replaced by `***`.
 from __future__ import annotations
 
 import math
-import re
-from typing import Any, Final
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict

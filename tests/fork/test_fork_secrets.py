@@ -54,5 +54,5 @@ def test_the_process_title_is_masked_before_the_command_loads() -> None:
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "['nearrpc', 'nearrpc.cli', 'nearrpc.cli.entry', 'nearrpc.cli.proctitle', 'nearrpc.urls']"
     heavy = {"aiohttp", "pydantic", "fastapi", "uvicorn", "psycopg", "orjson"}
-    probe = "import sys; from nearrpc.cli import entry, proctitle; print(sorted(set(sys.modules) & %r))" % heavy
+    probe = f"import sys; from nearrpc.cli import entry, proctitle; print(sorted(set(sys.modules) & {heavy!r}))"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "[]\n"

@@ -6,15 +6,15 @@ such a store's contradiction; a redirect is not followed, and keeps no mark."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nearrpc.ingest.blocks_import import stored_block
 from nearrpc.store import open_store
-from tests.fork.upstream_proxy import UpstreamProxy, rpc
+from tests.fork.upstream_proxy import Intercepted, UpstreamProxy, rpc
 from tests.support.cli import nearrpc
 from tests.support.http_stub import StubHandler, serving_stub
 from tests.support.serve_process import Served, serving
@@ -35,7 +35,8 @@ def three_in_a_row(upstream: Served) -> int:
     """A height h with blocks at h, h+1 and h+2, each the parent of the next."""
     for height in range(10, 60):
         views = [rpc(upstream.url, "block", {"block_id": h}).json().get("result") for h in range(height, height + 3)]
-        if all(views) and all(v["header"]["prev_height"] == h for v, h in zip(views[1:], range(height, height + 2))):
+        parents = zip(views[1:], range(height, height + 2), strict=True)
+        if all(views) and all(view["header"]["prev_height"] == parent for view, parent in parents):
             return height
     raise AssertionError("no three blocks in a row in the sample chain")
 
@@ -122,7 +123,8 @@ def test_a_lie_about_a_blocks_parent_is_refused(upstream: Served, proxy: Upstrea
         block_at(fork.url, h)
 
         def rewrite(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
-            if request.get("method") == "block" and request["params"].get("block_id") in (h + 1, after["header"]["hash"]):
+            asked = request["params"].get("block_id")
+            if request.get("method") == "block" and asked in (h + 1, after["header"]["hash"]):
                 answer["result"]["header"]["prev_hash"] = after["header"]["hash"]
             return answer
 
@@ -198,9 +200,11 @@ def test_an_answer_over_the_size_limit_is_refused_as_it_arrives(proxy: UpstreamP
         before = peak_memory_mb(fork.pid)
         declared = b'{"jsonrpc":"2.0","id":1,"result":{"header":"' + b"a" * (40 << 20) + b'"}}'
         for answer in (huge_answer(300), declared):
-            proxy.intercept = lambda request, body=answer: (
-                (200, body, {}) if request["params"] == {"block_id": 30} else None
-            )
+
+            def intercept(request: dict[str, Any], body: bytes | Iterator[bytes] = answer) -> Intercepted:
+                return (200, body, {}) if request["params"] == {"block_id": 30} else None
+
+            proxy.intercept = intercept
             reply = rpc(fork.url, "block", {"block_id": 30}).json()
             assert reply["error"]["cause"]["name"] == "INTERNAL_ERROR", reply
         proxy.intercept = None

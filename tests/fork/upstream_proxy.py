@@ -28,7 +28,8 @@ from tests.support.http_stub import StubHandler, serving_stub
 Rewrite = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 # (status, body, headers) the proxy answers itself, or None: the upstream answers; a body given
 # as chunks is streamed with no declared length (the connection's end ends it)
-Intercept = Callable[[dict[str, Any]], tuple[int, bytes | Iterator[bytes], dict[str, str]] | None]
+Intercepted = tuple[int, bytes | Iterator[bytes], dict[str, str]] | None
+Intercept = Callable[[dict[str, Any]], Intercepted]
 
 
 def _key(method: object, params: object) -> str:
