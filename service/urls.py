@@ -13,12 +13,14 @@ MASK: Final = "***"
 # user:password@ in the authority, and password=... among the query parameters (libpq's URLs)
 _USERINFO_PASSWORD: Final = re.compile(r"^(?P<head>[a-z]+://[^:@/?#]*):(?P<password>[^@/?#]*)@", re.IGNORECASE)
 _QUERY_PASSWORD: Final = re.compile(r"(?P<head>[?&]password=)(?P<password>[^&#]*)", re.IGNORECASE)
-# a URL inside free text (an exception's message): up to the first space or quote
-_URL_IN_TEXT: Final = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+# a URL inside free text (an exception's message): up to the first space or quote, without the
+# punctuation that ends a sentence or a "URL: problem" prefix
+_URL_IN_TEXT: Final = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]*[^\s'\"<>:,.;)\]]")
 
 
 def public_url(url: str) -> str:
-    """scheme://host:port/ (with `/…` when a user, path or query was left out)."""
+    """scheme://host:port and its path when that is "/" (`/…` when a user, path or query was
+    left out)."""
     try:
         parts = urlsplit(url)
         port = parts.port
@@ -28,7 +30,7 @@ def public_url(url: str) -> str:
     if ":" in host:
         host = f"[{host}]"
     hidden = "/…" if (parts.path not in ("", "/") or parts.query or parts.fragment or parts.username
-                      or parts.password) else "/"  # fmt: skip
+                      or parts.password) else parts.path  # fmt: skip
     scheme = parts.scheme or "url"
     return f"{scheme}://{host}{'' if port is None else f':{port}'}{hidden}"
 

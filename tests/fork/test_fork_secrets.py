@@ -56,3 +56,14 @@ def test_the_process_title_is_masked_before_the_command_loads() -> None:
     heavy = {"aiohttp", "pydantic", "fastapi", "uvicorn", "psycopg", "orjson"}
     probe = f"import sys; from nearrpc.cli import entry, proctitle; print(sorted(set(sys.modules) & {heavy!r}))"
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout == "[]\n"
+
+
+def test_urls_in_any_text_are_shown_without_user_path_or_query() -> None:
+    from nearrpc.urls import public_url, scrub_urls
+
+    assert public_url("https://someone:pw@rpc.example:8443/v3/KEY?apikey=K") == "https://rpc.example:8443/…"
+    assert public_url("http://[::1]:3030/") == "http://[::1]:3030/"
+    assert public_url("http://127.0.0.1:3030") == "http://127.0.0.1:3030"
+    text = "TooManyRedirects: 10, url='http://h:1/x?apikey=SECRET' (then http://u:pw@h/): done"
+    assert scrub_urls(text) == "TooManyRedirects: 10, url='http://h:1/…' (then http://h/…): done"
+    assert scrub_urls("http://127.0.0.1:9/: genesis_config") == "http://127.0.0.1:9/: genesis_config"
