@@ -218,3 +218,16 @@ def test_an_answer_over_the_size_limit_is_refused_as_it_arrives(proxy: UpstreamP
         assert not reader.fetched("skipped/30")
     finally:
         reader.close()
+
+
+def test_a_pinned_head_answered_with_another_blocks_hash_is_refused_at_start(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    h = three_in_a_row(upstream)
+    proxy.rewrite = lie_at(h, block_at(upstream.url, h + 1)["header"]["hash"])
+    store = tmp_path / "pinned.sqlite"
+    done = nearrpc("serve", "--store", store, "--upstream", proxy.url, "--fork-height", str(h), "--port", "0",
+                   "--upstream-retries", "0", timeout=120)  # fmt: skip
+    assert done.returncode == 2, done
+    assert done.stderr.count("\n") == 1 and "another block when asked by that hash: nothing is kept" in done.stderr
+    assert not store.exists()
