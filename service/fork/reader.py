@@ -85,6 +85,15 @@ def _parsed_or_none(view: bytes | None) -> object:
     return None if view is None else orjson.loads(view)
 
 
+@dataclasses.dataclass
+class _Repair:
+    """What a block's batch repairs of the store: blocks kept under a hash not their own (dropped),
+    blocks another block replaced at a height (kept reachable by hash only)."""
+
+    dropped: list[str] = dataclasses.field(default_factory=list)
+    demoted: list[StoredBlock] = dataclasses.field(default_factory=list)
+
+
 class _Bounded(dict[str, T], Generic[T]):
     """A dict that forgets everything when it grows past its bound (what it holds is a hint)."""
 
@@ -255,9 +264,9 @@ class ForkReader:
         return block, prev_height if isinstance(prev_height, int) and prev_height < block.height else None
 
     async def _contradicted(self, block: StoredBlock, prev_height: int | None, what: str, *, by_hash: bool,
-                            canonical: bool) -> list[str]:  # fmt: skip
-        """Check `block` before it is kept; the hashes of stored blocks it shows were kept wrong
-        (to drop in its batch). UpstreamError when the node's own answers disagree: nothing is kept.
+                            canonical: bool) -> _Repair:  # fmt: skip
+        """Check `block` before it is kept, and what to repair in its batch. UpstreamError when
+        the node's own answers disagree: nothing is kept.
 
         `by_hash`: ask the node for the block by its hash too (it was asked by height or finality:
         its hash is only the node's word)."""
@@ -269,17 +278,17 @@ class ForkReader:
                     f"{where}: {what}: the node answers with block {block.hash} at height {block.height}, and asked "
                     f"for block {block.hash} with one at height {again.height}: nothing is kept"
                 )
-        wrong: list[str] = []
+        repair = _Repair()
         same = await self.local.block_by_hash(block.hash)
         if same is not None and same.height != block.height:
-            wrong.append(same.hash)  # kept at another height than the node now answers it at, twice
+            repair.dropped.append(same.hash)  # a hash fixes a height: the stored one was kept under a hash not its own
         if prev_height is None:
-            return wrong
+            return repair
         parent = await self.local.block_by_hash(block.prev_hash)
         if parent is not None and parent.height != prev_height:
-            wrong.append(parent.hash)  # a block's header names its parent's height
+            repair.dropped.append(parent.hash)  # a block's header names its parent's height
         stored = await self.local.block_by_height(prev_height)
-        if canonical and stored is not None and stored.hash != block.prev_hash and stored.hash not in wrong:
+        if canonical and stored is not None and stored.hash != block.prev_hash and stored.hash not in repair.dropped:
             # the stored block at the parent's height is not the parent: ask which one is
             reply = await self._call("block", {"block_id": prev_height})
             named, _ = await self._block_of(reply, f"block {prev_height}")
@@ -288,19 +297,23 @@ class ForkReader:
                     f"{where}: {what}: the node's block at height {prev_height} is {named.hash}, not the parent "
                     f"{block.prev_hash} its block at {block.height} names: nothing is kept"
                 )
-            wrong.append(stored.hash)
-        return wrong
+            # another block took the height (a reorg above the final head, or a lie): reachable by
+            # hash only from now on, so that the parent is asked for by height
+            repair.demoted.append(stored)
+        return repair
 
-    def _keep_block(self, block: StoredBlock, wrong: list[str], *, canonical: bool) -> Writes:
+    def _keep_block(self, block: StoredBlock, repair: _Repair, *, canonical: bool) -> Writes:
         def writes(batch: WriteBatch) -> None:
-            for block_hash in wrong:
+            for block_hash in repair.dropped:
                 batch.drop_block(block_hash)
+            for other in repair.demoted:
+                batch.put_block(other, canonical=False)
             batch.put_block(block, canonical=canonical)
 
-        if wrong:
+        if repair.dropped:
             log.warning("%s: block %s at height %s contradicts stored blocks %s, kept from an upstream that lied: "
                         "they are dropped", self.upstream.address, block.hash, block.height,
-                        ", ".join(wrong))  # fmt: skip
+                        ", ".join(repair.dropped))  # fmt: skip
             self._repairs += 1
         return writes
 
@@ -319,8 +332,8 @@ class ForkReader:
         # above the upstream's final head another block may yet take the height: kept reachable by
         # its hash, asked again by height until final (a pinned head is final: all below it is)
         final = height <= self._final_height or height <= await self._upstream_final_height()
-        wrong = await self._contradicted(block, prev_height, what, by_hash=True, canonical=final)
-        return block, self._keep_block(block, wrong, canonical=final)
+        repair = await self._contradicted(block, prev_height, what, by_hash=True, canonical=final)
+        return block, self._keep_block(block, repair, canonical=final)
 
     def _above_the_pin(self, height: int) -> bool:
         """Above a pinned head: not in this fork, whatever the store holds (an earlier live fork
@@ -356,8 +369,8 @@ class ForkReader:
         # found by hash, it may be a fork block: indexed by height only when asked by height, or
         # when it is the final or near-final block of a head (an ancestor of the canonical head)
         canonical = block_hash in self._head_ancestors
-        wrong = await self._contradicted(block, prev_height, what, by_hash=False, canonical=canonical)
-        return block, self._keep_block(block, wrong, canonical=canonical)
+        repair = await self._contradicted(block, prev_height, what, by_hash=False, canonical=canonical)
+        return block, self._keep_block(block, repair, canonical=canonical)
 
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         block = await self.local.block_by_hash(block_hash)
@@ -377,8 +390,8 @@ class ForkReader:
         stored = await self.local.block_by_height(block.height)
         if stored is not None and stored.hash == block.hash:
             return stored, None
-        wrong = await self._contradicted(block, prev_height, what, by_hash=True, canonical=True)
-        return block, self._keep_block(block, wrong, canonical=True)
+        repair = await self._contradicted(block, prev_height, what, by_hash=True, canonical=True)
+        return block, self._keep_block(block, repair, canonical=True)
 
     async def _named(self, key: str, reference: dict[str, str]) -> StoredBlock | None:
         """The block `reference` names on the upstream now; None while the upstream does not

@@ -231,3 +231,23 @@ def test_a_pinned_head_answered_with_another_blocks_hash_is_refused_at_start(
     assert done.returncode == 2, done
     assert done.stderr.count("\n") == 1 and "another block when asked by that hash: nothing is kept" in done.stderr
     assert not store.exists()
+
+
+def test_a_stored_block_that_is_not_its_successors_parent_gives_way(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    """A store holding block h under a hash no block has (kept from a liar by an earlier build):
+    once block h+1 is fetched and the upstream confirms h+1's parent, block h answers the real
+    block (it answered the lie for good before); the lie stays reachable by its hash only."""
+    h = three_in_a_row(upstream)
+    real, after = block_at(upstream.url, h), block_at(upstream.url, h + 1)
+    store = tmp_path / "lied.sqlite"
+    genesis = rpc(upstream.url, "genesis_config", None).json()["result"]
+    lied = json.loads(json.dumps(real))
+    lied["header"]["hash"] = "7tkzFg8RHBmMw1ncRJZCCZAizgq4rwCftTKYLce8RU8t"
+    with open_store(store, "write") as writer, writer.batch() as batch:
+        batch.put_genesis_config(json.dumps(genesis).encode())
+        batch.put_block(stored_block(lied))
+    with serving("--store", store, "--upstream", proxy.url, *FLAGS, log=tmp_path / "fork.log") as fork:
+        assert block_at(fork.url, h + 1) == after
+        assert block_at(fork.url, h) == real
