@@ -1,5 +1,5 @@
 """`python -m nearrpc`: the `nearrpc` command."""
 
-from nearrpc.cli.main import main
+from nearrpc.cli.entry import main
 
 raise SystemExit(main())

@@ -14,8 +14,14 @@ import sys
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.settings import ConformSettings, load_settings
 from nearrpc.nearcore.account_id import account_id_problem
+from nearrpc.urls import public_url, scrub_urls
 
 _FLAGS = ("max_requests", "rate", "timeout", "retries")
+
+
+def _shown(url: str) -> str:
+    """The URL as a refusal shows it: without what may be a credential (a user, a query)."""
+    return public_url(url) if "@" in url or "?" in url else url
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -27,10 +33,10 @@ def _run(args: argparse.Namespace) -> int:
     try:
         url = httpx.URL(args.url)
     except httpx.InvalidURL as exc:
-        print(f"nearrpc conform: {args.url!r}: {exc}", file=sys.stderr)
+        print(f"nearrpc conform: {_shown(args.url)!r}: {scrub_urls(str(exc))}", file=sys.stderr)
         return 2
     if url.scheme not in ("http", "https") or not url.host:
-        print(f"nearrpc conform: {args.url!r}: expected an http:// or https:// URL", file=sys.stderr)
+        print(f"nearrpc conform: {_shown(args.url)!r}: expected an http:// or https:// URL", file=sys.stderr)
         return 2
     problem = None if args.account is None else account_id_problem(args.account)
     if problem is not None:

@@ -40,7 +40,7 @@ _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
     "answer_cache_mb", "store_pool_size", "store_timeout", "store_check", "upstream", "record_mode", "fork_height",
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
-    "keep_alive_timeout", "request_timeout", "max_connections",
+    "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
 _METRICS_FOLDER_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
@@ -65,13 +65,28 @@ def listen_address(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
+# The settings `serve` runs with (the port there is the bound one). They reach a worker through
+# the pipe multiprocessing hands it its arguments on (`use_settings`), never through the
+# environment: a store's password and an upstream's API key would be readable there, in
+# /proc/<pid>/environ, for the worker's life.
+_settings: ServeSettings | None = None
+# the variables that may carry a credential, taken out of the environment workers inherit
+_SECRET_VARIABLES: Final = ("NEARRPC_STORE", "NEARRPC_UPSTREAM")
+
+
+def use_settings(settings: ServeSettings) -> None:
+    """Run this process's app with `settings` (in a worker, before uvicorn builds the app)."""
+    global _settings
+    _settings = settings
+
+
 def app_from_env() -> FastAPI:
-    """Factory for uvicorn: every worker opens the store itself, with the settings `serve` left
-    in the environment (the port there is the bound one)."""
+    """Factory for uvicorn: every worker opens the store itself, with the settings `serve` gave it
+    (`use_settings`; the environment's when none were given)."""
     from nearrpc.http.app import build_app
     from nearrpc.http.connections import ConnectionLimits, configure
 
-    settings = ServeSettings()
+    settings = _settings if _settings is not None else ServeSettings()
     # `serve` resolves max_connections before it starts workers; the default is for any other start
     cap = settings.max_connections or ConnectionLimits().max_connections
     configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, cap))
@@ -91,7 +106,8 @@ def _upstream_settings(settings: ServeSettings) -> UpstreamSettings:
     assert settings.upstream is not None
     policy = RetryPolicy(retries=settings.upstream_retries, backoff=0.2, timeout=settings.upstream_timeout,
                          max_backoff=2.0)  # fmt: skip
-    return UpstreamSettings(settings.upstream, settings.upstream_concurrency, settings.upstream_rate, policy)
+    return UpstreamSettings(settings.upstream, settings.upstream_concurrency, settings.upstream_rate, policy,
+                            max_answer_bytes=settings.upstream_max_answer_mb << 20)  # fmt: skip
 
 
 def _fork_reader(settings: ServeSettings, reader: ServingReader) -> ForkReader:
@@ -270,7 +286,7 @@ def _run_uvicorn(settings: ServeSettings, sockets: list[socket.socket]) -> int:
     # a fresh folder per run: counts from an earlier run must not add up with this one's
     with tempfile.TemporaryDirectory(prefix="nearrpc-metrics-") as folder:
         os.environ[_METRICS_FOLDER_ENV] = folder
-        return WorkerPool(config, sockets).run()
+        return WorkerPool(config, sockets, prepare=(use_settings, settings)).run()
 
 
 def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
@@ -288,8 +304,9 @@ def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
         for sock in sockets:
             held.enter_context(sock)
         bound = settings.model_copy(update={"port": sockets[0].getsockname()[1], "max_connections": max_connections})
-        # workers re-create the app from the environment, so settings travel through it
-        os.environ.update(bound.to_env())
+        use_settings(bound)  # and each worker gets them from the supervisor (`WorkerPool`)
+        for name in _SECRET_VARIABLES:  # read into the settings already
+            os.environ.pop(name, None)
         address = listen_address(bound.host, bound.port)
         through = "" if fork is None else f"; a fork of {fork}"
         log.info("serving %s (%s%s) at http://%s/", describe_location(bound.store), _describe(info), through, address)
@@ -343,4 +360,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(fork, ServeSettings, "upstream_timeout")
     add_setting(fork, ServeSettings, "upstream_retries")
     add_setting(fork, ServeSettings, "miss_timeout")
+    add_setting(fork, ServeSettings, "upstream_max_answer_mb")
     run.set_defaults(func=_run)

@@ -115,6 +115,10 @@ class ServeSettings(StoreSettings, LogSettings):
     upstream_retries: int = Field(
         2, ge=0, le=20, description="retries of an upstream request after transport errors, HTTP 408/429/5xx"
     )
+    upstream_max_answer_mb: int = Field(
+        32, ge=1, le=4096, description="the largest upstream answer a fork reads, in MB (a larger one is refused "
+        "as it arrives, and nothing of it is kept)",
+    )
     miss_timeout: float = Field(
         10.0, gt=0, le=3600, description="seconds a miss may take, retries included, before it answers "
         "INTERNAL_ERROR (nothing is kept)",
@@ -162,6 +166,7 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}UPSTREAM_RATE": repr(self.upstream_rate),
             f"{ENV_PREFIX}UPSTREAM_TIMEOUT": repr(self.upstream_timeout),
             f"{ENV_PREFIX}UPSTREAM_RETRIES": str(self.upstream_retries),
+            f"{ENV_PREFIX}UPSTREAM_MAX_ANSWER_MB": str(self.upstream_max_answer_mb),
             f"{ENV_PREFIX}MISS_TIMEOUT": repr(self.miss_timeout),
             f"{ENV_PREFIX}KEEP_ALIVE_TIMEOUT": repr(self.keep_alive_timeout),
             f"{ENV_PREFIX}REQUEST_TIMEOUT": repr(self.request_timeout),

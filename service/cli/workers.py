@@ -5,7 +5,9 @@ accepts a whole burst of connections: measured with 8 connections and 2 workers,
 sometimes got all 8 and the other none, and the pair served less than one worker alone. Here
 each worker has its own socket on the same port (SO_REUSEPORT), and the kernel spreads new
 connections over the sockets evenly. A worker that dies is started again on its socket;
-SIGINT and SIGTERM stop them all.
+SIGINT and SIGTERM stop them all. What a worker must know before it builds its app (settings
+with credentials in them) reaches it with its arguments, on multiprocessing's pipe: not in its
+environment nor its command line, which other processes can read.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from multiprocessing.process import BaseProcess
 from types import FrameType
-from typing import Final
+from typing import Any, Final
 
 import uvicorn
 
@@ -91,8 +94,15 @@ def _end_with(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _serve_one(config: uvicorn.Config, sock: socket.socket, parent: int) -> None:
+# (function, argument): called in each worker before its app is built; the function must be
+# importable by name (multiprocessing's spawn pickles it by reference)
+Prepare = tuple[Callable[[Any], None], Any]
+
+
+def _serve_one(config: uvicorn.Config, sock: socket.socket, parent: int, prepare: Prepare | None) -> None:
     _end_with(parent)
+    if prepare is not None:
+        prepare[0](prepare[1])
     config.configure_logging()  # a spawned interpreter starts with none
     uvicorn.Server(config).run(sockets=[sock])
 
@@ -100,14 +110,17 @@ def _serve_one(config: uvicorn.Config, sock: socket.socket, parent: int) -> None
 class WorkerPool:
     """One process per socket, kept running until asked to stop."""
 
-    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]) -> None:
+    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket], prepare: Prepare | None = None) -> None:
         self._config = config
+        self._prepare = prepare
         self._sockets = sockets
         self._context = multiprocessing.get_context("spawn")  # a fresh interpreter, as uvicorn's workers
         self._stop = threading.Event()
 
     def _start(self, index: int) -> BaseProcess:
-        process = self._context.Process(target=_serve_one, args=(self._config, self._sockets[index], os.getpid()))
+        process = self._context.Process(
+            target=_serve_one, args=(self._config, self._sockets[index], os.getpid(), self._prepare)
+        )
         process.start()
         return process
 

@@ -19,6 +19,8 @@ import httpx
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
+from nearrpc.urls import public_url, scrub_urls
+
 _MAX_RETRY_AFTER = 30.0
 _MAX_BACKOFF = 10.0
 
@@ -120,7 +122,7 @@ class Endpoint:
         try:
             response = self._client.post(self.url, content=body, headers={"Content-Type": content_type})
         except httpx.TransportError as exc:
-            detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            detail = scrub_urls(f"{type(exc).__name__}: {exc}") if str(exc) else type(exc).__name__
             raise _Retryable(detail, None, None) from exc
         exchange = Exchange(response.status_code, response.headers.get("content-type", ""), response.content)
         if response.status_code == 429 or (response.status_code >= 500 and not _is_json_rpc(response.content)):
@@ -159,6 +161,7 @@ class Endpoint:
         except RetryError as exhausted:
             failure = exhausted.last_attempt.exception()
             if not isinstance(failure, _Retryable) or failure.exchange is None:
-                raise Unreachable(f"{self.url}: {failure}, still after {self.limits.retries} retries") from None
+                where = public_url(self.url)
+                raise Unreachable(f"{where}: {failure}, still after {self.limits.retries} retries") from None
             exchange = failure.exchange
         return exchange

@@ -19,6 +19,7 @@ from nearrpc.conform.forms import final_block_probe, parameterless_probes, refer
 from nearrpc.conform.probes import Probe, RequestIds, request_body
 from nearrpc.conform.report import Report
 from nearrpc.conform.spec_map import interface_version
+from nearrpc.urls import public_url
 
 # how many blocks the walk back from the final block may fetch looking for a skipped height
 ABSENT_HEIGHT_SEARCH = 20
@@ -93,7 +94,7 @@ class _Run:
 
 def run_conformance(options: Options) -> Report:
     """Raises Unreachable when the endpoint gives no HTTP answer to the first request."""
-    report = Report(options.url, interface_version())
+    report = Report(public_url(options.url), interface_version())  # the report is shown and shared: no credentials
     facts, ids = EndpointFacts(), RequestIds()
     started = time.monotonic()
     with Endpoint(options.url, options.limits) as endpoint:

@@ -16,7 +16,15 @@ store's answer after it are the same bytes, made by the same handlers from the s
   (its `final` and `near-final` follow from it, as nearcore derives them from its head). While
   the upstream gives none, the store's head stands in, as a node that stopped syncing answers
   from its own.
-- Before its first write, a worker checks that the upstream serves the store's chain.
+- Before its first write, and again every `_CHAIN_SECONDS` while it writes, a worker checks that
+  the upstream serves the store's chain (redirects are never followed: `RpcClient`).
+- A block is kept only when what can be checked agrees (nearcore's block hash cannot be computed
+  from a block view, so its consistency is what is checked): asked by height, the node must
+  answer the same block when asked by its hash; its parent, when stored, must be at the height
+  its header names. A stored block the node's agreeing answers contradict (kept from a node that
+  lied) is dropped in the same batch, so a lie never blocks the real block for good.
+- An "absent" mark (a skipped height, an unknown hash or account) is kept only from a
+  nearcore-shaped error answer (a structured cause).
 """
 
 from __future__ import annotations
@@ -58,14 +66,32 @@ _NO_CODE: Final = "11111111111111111111111111111111"  # the hash of "no contract
 # again: a request for `final` during an outage should not wait for the retries each time.
 _DOWN_SECONDS: Final = 5.0
 _REFUSED_ANSWERS: Final = (SchemaViolation, KeyError, TypeError, ValueError, binascii.Error)
+# How long a chain check holds: a node behind the same address may be replaced by another's.
+_CHAIN_SECONDS: Final = 30.0
 
 # observe(outcome): "hit" or "miss", one per lookup that could have needed the upstream
 LookupObserver = Callable[[str], None]
 
 
+def _says(reply: RpcReply, *causes: str) -> bool:
+    """Whether the node answered one of `causes` as nearcore answers it (a structured cause):
+    what an "absent" mark may be kept from."""
+    cause = reply.error.get("cause") if reply.error is not None else None
+    return isinstance(cause, dict) and cause.get("name") in causes
+
+
 def _parsed_or_none(view: bytes | None) -> object:
     """A view compared by its JSON value (stored bytes and an upstream's may differ in spacing)."""
     return None if view is None else orjson.loads(view)
+
+
+@dataclasses.dataclass
+class _Repair:
+    """What a block's batch repairs of the store: blocks kept under a hash not their own (dropped),
+    blocks another block replaced at a height (kept reachable by hash only)."""
+
+    dropped: list[str] = dataclasses.field(default_factory=list)
+    demoted: list[StoredBlock] = dataclasses.field(default_factory=list)
 
 
 class _Bounded(dict[str, T], Generic[T]):
@@ -104,7 +130,8 @@ class ForkReader:
         self._running: dict[str, asyncio.Task[Any]] = {}
         self._settled: dict[str, tuple[float, Any]] = {}
         self._final_height = -1  # the highest final height the upstream has shown
-        self._chain_checked = False
+        self._chain_checked_until = 0.0  # time.monotonic() until which the chain check holds
+        self._repairs = 0  # stored blocks dropped as contradicted: what answers were kept from is gone
         self._epoch_blocks = _Bounded[str](_REMEMBERED)  # epoch id -> hash of a block in it
         self._code_owners = _Bounded[tuple[str, int]](_REMEMBERED)  # code hash -> (account, height)
         self._head_ancestors = _Bounded[bool](_REMEMBERED)  # hashes of heads' final and near-final blocks
@@ -176,8 +203,8 @@ class ForkReader:
         self._settled[key] = (time.monotonic() + _SETTLE_SECONDS, done.result())
 
     async def _check_chain(self) -> None:
-        """Refuse to record from a node of another chain (checked once per worker)."""
-        if self._chain_checked:
+        """Refuse to record from a node of another chain (checked again every `_CHAIN_SECONDS`)."""
+        if time.monotonic() < self._chain_checked_until:
             return
         reply = await self._call("genesis_config", None)
         theirs = reply.result if reply.error is None and isinstance(reply.result, dict) else {}
@@ -189,7 +216,7 @@ class ForkReader:
                 f"{theirs.get('genesis_height')}), the store chain {mine[0]!r} (genesis height {mine[1]}): nothing is "
                 "recorded from it"
             )
-        self._chain_checked = True
+        self._chain_checked_until = time.monotonic() + _CHAIN_SECONDS
 
     def _answer(self, reply: RpcReply, what: str) -> dict[str, Any]:
         if reply.error is not None or not isinstance(reply.result, dict):
@@ -229,22 +256,84 @@ class ForkReader:
         what = "block earliest_available"
         return self._parsed(lambda: int(self._answer(reply, what)["header"]["height"]), what)
 
+    async def _block_of(self, reply: RpcReply, what: str) -> tuple[StoredBlock, int | None]:
+        """The block an answer holds, and the height its header names for its parent."""
+        view = self._answer(reply, what)
+        block = self._parsed(lambda: stored_block(view), what)
+        prev_height = view["header"].get("prev_height")
+        return block, prev_height if isinstance(prev_height, int) and prev_height < block.height else None
+
+    async def _contradicted(self, block: StoredBlock, prev_height: int | None, what: str, *, by_hash: bool,
+                            canonical: bool) -> _Repair:  # fmt: skip
+        """Check `block` before it is kept, and what to repair in its batch. UpstreamError when
+        the node's own answers disagree: nothing is kept.
+
+        `by_hash`: ask the node for the block by its hash too (it was asked by height or finality:
+        its hash is only the node's word)."""
+        where = self.upstream.address
+        if by_hash:
+            again, _ = await self._block_of(await self._call("block", {"block_id": block.hash}), f"block {block.hash}")
+            if (again.height, again.prev_hash) != (block.height, block.prev_hash):
+                raise UpstreamError(
+                    f"{where}: {what}: the node answers with block {block.hash} at height {block.height}, and asked "
+                    f"for block {block.hash} with one at height {again.height}: nothing is kept"
+                )
+        repair = _Repair()
+        same = await self.local.block_by_hash(block.hash)
+        if same is not None and same.height != block.height:
+            repair.dropped.append(same.hash)  # a hash fixes a height: the stored one was kept under a hash not its own
+        if prev_height is None:
+            return repair
+        parent = await self.local.block_by_hash(block.prev_hash)
+        if parent is not None and parent.height != prev_height:
+            repair.dropped.append(parent.hash)  # a block's header names its parent's height
+        stored = await self.local.block_by_height(prev_height)
+        if canonical and stored is not None and stored.hash != block.prev_hash and stored.hash not in repair.dropped:
+            # the stored block at the parent's height is not the parent: ask which one is
+            reply = await self._call("block", {"block_id": prev_height})
+            named, _ = await self._block_of(reply, f"block {prev_height}")
+            if named.hash != block.prev_hash:
+                raise UpstreamError(
+                    f"{where}: {what}: the node's block at height {prev_height} is {named.hash}, not the parent "
+                    f"{block.prev_hash} its block at {block.height} names: nothing is kept"
+                )
+            # another block took the height (a reorg above the final head, or a lie): reachable by
+            # hash only from now on, so that the parent is asked for by height
+            repair.demoted.append(stored)
+        return repair
+
+    def _keep_block(self, block: StoredBlock, repair: _Repair, *, canonical: bool) -> Writes:
+        def writes(batch: WriteBatch) -> None:
+            for block_hash in repair.dropped:
+                batch.drop_block(block_hash)
+            for other in repair.demoted:
+                batch.put_block(other, canonical=False)
+            batch.put_block(block, canonical=canonical)
+
+        if repair.dropped:
+            log.warning("%s: block %s at height %s contradicts stored blocks %s, kept from an upstream that lied: "
+                        "they are dropped", self.upstream.address, block.hash, block.height,
+                        ", ".join(repair.dropped))  # fmt: skip
+            self._repairs += 1
+        return writes
+
     async def _fetch_block_at(self, height: int) -> tuple[StoredBlock | None, Writes | None]:
         what = f"block {height}"
         reply = await self._call("block", {"block_id": height})
-        if reply.cause == "UNKNOWN_BLOCK":
+        if _says(reply, "UNKNOWN_BLOCK"):
             if height > self._final_height and height > await self._upstream_final_height():
                 return None, None  # above the final head: it may yet be filled
             if height < await self._upstream_earliest_height():
                 return None, None  # collected by a node that keeps no old blocks: not a skipped height
             return None, lambda batch: batch.put_fetched(marks.skipped_height(height))
-        block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
+        block, prev_height = await self._block_of(reply, what)
         if block.height != height:
             raise UpstreamError(f"{self.upstream.address}: {what}: the node answered a block at height {block.height}")
         # above the upstream's final head another block may yet take the height: kept reachable by
         # its hash, asked again by height until final (a pinned head is final: all below it is)
         final = height <= self._final_height or height <= await self._upstream_final_height()
-        return block, lambda batch: batch.put_block(block, canonical=final)
+        repair = await self._contradicted(block, prev_height, what, by_hash=True, canonical=final)
+        return block, self._keep_block(block, repair, canonical=final)
 
     def _above_the_pin(self, height: int) -> bool:
         """Above a pinned head: not in this fork, whatever the store holds (an earlier live fork
@@ -268,11 +357,11 @@ class ForkReader:
         what = f"block {block_hash}"
         reply = await self._call("block", {"block_id": block_hash})
         unserved: Writes = lambda batch: batch.put_fetched(marks.unserved_hash(block_hash))  # noqa: E731
-        if reply.cause == "UNKNOWN_BLOCK":
+        if _says(reply, "UNKNOWN_BLOCK"):
             # kept as unknown for good: a block hash is named once its block exists (a client that
             # read it off a node ahead of this upstream meets the answer that node would lag with)
             return None, unserved
-        block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
+        block, prev_height = await self._block_of(reply, what)
         if block.hash != block_hash:
             raise UpstreamError(f"{self.upstream.address}: {what}: the node answered block {block.hash}")
         if self._above_the_pin(block.height):
@@ -280,7 +369,8 @@ class ForkReader:
         # found by hash, it may be a fork block: indexed by height only when asked by height, or
         # when it is the final or near-final block of a head (an ancestor of the canonical head)
         canonical = block_hash in self._head_ancestors
-        return block, lambda batch: batch.put_block(block, canonical=canonical)
+        repair = await self._contradicted(block, prev_height, what, by_hash=False, canonical=canonical)
+        return block, self._keep_block(block, repair, canonical=canonical)
 
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         block = await self.local.block_by_hash(block_hash)
@@ -296,11 +386,12 @@ class ForkReader:
         that has not moved writes nothing, which would drop every answer kept from blocks)."""
         what = f"block {orjson.dumps(reference).decode()}"
         reply = await self._call("block", reference)
-        block = self._parsed(lambda: stored_block(self._answer(reply, what)), what)
+        block, prev_height = await self._block_of(reply, what)
         stored = await self.local.block_by_height(block.height)
         if stored is not None and stored.hash == block.hash:
             return stored, None
-        return block, lambda batch: batch.put_block(block)
+        repair = await self._contradicted(block, prev_height, what, by_hash=True, canonical=True)
+        return block, self._keep_block(block, repair, canonical=True)
 
     async def _named(self, key: str, reference: dict[str, str]) -> StoredBlock | None:
         """The block `reference` names on the upstream now; None while the upstream does not
@@ -378,7 +469,7 @@ class ForkReader:
         what = f"EXPERIMENTAL_view_account {account_id} at {height}"
         reply = await self._call("EXPERIMENTAL_view_account", {"block_id": height, "account_id": account_id})
         view = None
-        if reply.cause != "UNKNOWN_ACCOUNT":
+        if not _says(reply, "UNKNOWN_ACCOUNT"):
             view = self._parsed(lambda: self._without_block(self._answer(reply, what), height, what), what)
 
         def writes(batch: WriteBatch) -> None:
@@ -401,7 +492,7 @@ class ForkReader:
         params = {"block_id": height, "account_id": account_id, "public_key": public_key}
         reply = await self._call("EXPERIMENTAL_view_access_key", params)
         view = None
-        if reply.cause not in ("UNKNOWN_ACCESS_KEY", "UNKNOWN_ACCOUNT"):
+        if not _says(reply, "UNKNOWN_ACCESS_KEY", "UNKNOWN_ACCOUNT"):
             view = self._parsed(lambda: self._without_block(self._answer(reply, what), height, what), what)
         restored = await self._restoring(account_id, height, {public_key: view})
 
@@ -526,7 +617,12 @@ class ForkReader:
         return await self.local.epoch_start_height(block)
 
     def version(self) -> StoreVersion:
-        return self.local.version()
+        version = self.local.version()
+        # a dropped block: answers kept from it (a block found by hash is otherwise the same
+        # forever) must go, as when another store is served
+        if not self._repairs:
+            return version
+        return dataclasses.replace(version, generation=version.generation + self._repairs)
 
     async def close(self) -> None:
         for task in list(self._running.values()):

@@ -99,6 +99,15 @@ async def _pinned_head(node: Upstream, start: ForkStart, height: int, *, store_e
         raise ForkRefused(f"--fork-height {height}: the upstream has no block at that height (a skipped height)")
     if reply.error is not None or not isinstance(reply.result, dict):
         raise UpstreamError(f"{node.address}: block {height}: the node answered {reply.describe()}")
+    # its hash is only the node's word: the node must answer the same block when asked by it
+    named = reply.result.get("header")
+    header: dict[str, Any] = named if isinstance(named, dict) else {}
+    again = await node.result("block", {"block_id": header.get("hash")})
+    if not isinstance(again, dict) or again.get("header") != header:
+        raise UpstreamError(
+            f"{node.address}: block {height}: the node answers it with hash {header.get('hash')}, and another "
+            "block when asked by that hash: nothing is kept"
+        )
     return reply.result
 
 

@@ -13,13 +13,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
-from urllib.parse import urlsplit
 
 from aiolimiter import AsyncLimiter
 
 from nearrpc.ingest.errors import IngestError
-from nearrpc.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
+from nearrpc.ingest.rpc_client import DEFAULT_MAX_ANSWER_BYTES, RetryPolicy, RpcClient, RpcReply
 from nearrpc.store import StoreError
+from nearrpc.urls import public_url, scrub_urls
 
 # observe(method, outcome, seconds): one call per request to the upstream
 UpstreamObserver: TypeAlias = Callable[[str, str, float], None]
@@ -36,16 +36,7 @@ class UpstreamError(StoreError):
 def public_address(url: str) -> str:
     """The upstream's address as shown to clients and logs: scheme, host and port only. User
     names, passwords, paths and queries are where providers put API keys."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    hidden = "/…" if (parts.path not in ("", "/") or parts.query or parts.username) else "/"
-    return f"{parts.scheme}://{host}{'' if port is None else f':{port}'}{hidden}"
+    return public_url(url)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +45,7 @@ class UpstreamSettings:
     concurrency: int  # requests in flight at most
     rate: float  # requests per second at most (0: unbounded)
     policy: RetryPolicy  # per request timeout, retries and backoff, as the recorder's
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES  # a larger answer is refused as it arrives
 
 
 def _limiter(rate: float) -> AsyncLimiter | None:
@@ -70,7 +62,8 @@ class Upstream:
     def __init__(self, settings: UpstreamSettings, observe: UpstreamObserver | None = None) -> None:
         self.address = public_address(settings.url)
         self._url = settings.url
-        self._client = RpcClient(settings.url, settings.policy, concurrency=settings.concurrency)
+        self._client = RpcClient(settings.url, settings.policy, concurrency=settings.concurrency,
+                                 max_answer_bytes=settings.max_answer_bytes)  # fmt: skip
         self._limiter = _limiter(settings.rate)
         self._observe = observe
         self._last_outcome: tuple[float, bool] | None = None  # (when, answered)
@@ -83,7 +76,7 @@ class Upstream:
         await self._client.__aexit__(None, None, None)
 
     def _hide(self, text: str) -> str:
-        return text.replace(self._url, self.address)
+        return scrub_urls(text.replace(self._url, self.address))
 
     async def call(self, method: str, params: Any) -> RpcReply:
         """One JSON-RPC call, retried as the recorder's; UpstreamError when none got an answer.

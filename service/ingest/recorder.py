@@ -47,6 +47,7 @@ from nearrpc.store import (
     describe_location,
     open_store,
 )
+from nearrpc.urls import public_url
 
 _REFUSALS = (SchemaViolation, StoreError, KeyError, TypeError, ValueError, binascii.Error)
 # the views asked for, by their `query` request type: nodes before interface 1.2.3 lack the
@@ -272,7 +273,7 @@ class _Recorder:
                     batch.put_genesis_config(genesis)
                     batch.put_client_config(client)
                 except _REFUSALS as exc:
-                    raise located(f"{self._job.url}: genesis/client config", exc) from None
+                    raise located(f"{public_url(self._job.url)}: genesis/client config", exc) from None
             for epoch_id, (height, config) in fetched.epochs.items():
                 try:
                     batch.put_epoch(recorded_epoch(epoch_id, config))
@@ -349,14 +350,15 @@ async def _record(recording: Recording, target: ChainWriter, progress: Progress 
     def retrying(message: str) -> None:
         if progress is not None:
             progress.count("retries")
-            progress.note(f"{recording.url}: {message}")
+            progress.note(f"{public_url(recording.url)}: {message}")
 
     async with RpcClient(recording.url, recording.policy, concurrency=recording.concurrency,
                          on_request=counted, on_retry=retrying) as rpc:
         genesis = await rpc.result("genesis_config", None)
         client = await rpc.result("client_config", None)
         if not isinstance(genesis, dict) or not isinstance(client, dict) or "chain_id" not in genesis:
-            raise IngestError(f"{recording.url}: genesis_config/client_config answers are not config objects")
+            where = public_url(recording.url)
+            raise IngestError(f"{where}: genesis_config/client_config answers are not config objects")
         summary.chain_id = str(genesis["chain_id"])
         stored_chain = target.reader().chain_id()
         if stored_chain not in (None, summary.chain_id):
@@ -445,7 +447,7 @@ def describe(summary: RecordSummary, recording: Recording) -> list[str]:
     rate = summary.requests / summary.seconds if summary.seconds else 0.0
     return [
         f"recorded heights {recording.from_height}..{recording.to_height} of chain {summary.chain_id!r} from "
-        f"{recording.url} into {describe_location(recording.store)}{resumed} in {summary.seconds:.1f} s",
+        f"{public_url(recording.url)} into {describe_location(recording.store)}{resumed} in {summary.seconds:.1f} s",
         f"  blocks: {summary.blocks}; skipped heights: {len(summary.skipped)}" + (f" ({shown})" if shown else ""),
         f"  epochs with their protocol config: {summary.epochs}; account states: {summary.account_states} "
         f"({summary.absences} of them 'no such account') for {len(recording.accounts)} accounts",

@@ -4,6 +4,11 @@ Transport errors and HTTP 408, 429 and 5xx answers are retried with exponential 
 (honouring Retry-After); any other answer is a JSON-RPC response, returned as parsed with
 key order kept. After the last retry the call fails with a one-line IngestError.
 
+Only the node named is asked: a redirect is not followed (it is an answer that is not JSON-RPC),
+so an answer never comes from another host, port or chain. An answer over `max_answer_bytes` is
+refused as it arrives, never read whole. Messages show the node's URL without its user, path or
+query (`nearrpc.urls`), where providers put API keys.
+
 The transport is aiohttp: a fork waits on this client inside every miss, and httpx's async
 client cost about 1 ms more per request here (1.2-1.3 ms against 0.37-0.39 ms p50 for the same
 uncached `block` requests to a local node, alternated 3 times).
@@ -24,10 +29,19 @@ from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_excepti
 from tenacity.wait import wait_exponential_jitter
 
 from nearrpc.ingest.errors import IngestError
+from nearrpc.urls import public_url, scrub_urls
 
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 _JSON_HEADERS = {"Content-Type": "application/json"}
 _MAX_RETRY_AFTER = 30.0
+# Well above any real answer (a block is tens of kB, a 4 MB contract's code 5.4 MB in base64),
+# well below what would take a fork's memory from ~130 MB to gigabytes.
+DEFAULT_MAX_ANSWER_BYTES = 32 << 20
+_CHUNK = 1 << 16
+
+
+class AnswerTooLarge(IngestError):
+    """An answer over the client's size limit: refused, not retried (it would be as large again)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +97,20 @@ def _transport_problem(exc: BaseException) -> str:
         errno = exc.os_error.errno
         why = os.strerror(errno) if errno else str(exc.os_error)
         return f"ConnectError: cannot connect to {exc.host}:{exc.port}: {why}"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    return scrub_urls(f"{type(exc).__name__}: {exc}") if str(exc) else type(exc).__name__
+
+
+async def _limited_body(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
+    """The answer's body, read in chunks; None as soon as it is over `limit` bytes (a declared
+    length over it is refused before anything is read)."""
+    if response.content_length is not None and response.content_length > limit:
+        return None
+    body = bytearray()
+    async for chunk in response.content.iter_chunked(_CHUNK):
+        body += chunk
+        if len(body) > limit:
+            return None
+    return bytes(body)
 
 
 def _parse(body: bytes) -> RpcReply | None:
@@ -122,8 +149,11 @@ class RpcClient:
         concurrency: int,
         on_request: Callable[[], None] | None = None,
         on_retry: Callable[[str], None] | None = None,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
     ) -> None:
         self._url = url
+        self.address = public_url(url)  # what messages show
+        self._max_answer_bytes = max_answer_bytes
         self._concurrency = max(1, concurrency)
         self._policy = policy
         self._on_request = on_request
@@ -153,17 +183,27 @@ class RpcClient:
             if self._on_request is not None:
                 self._on_request()
             try:
-                async with client.post(self._url, data=body, headers=_JSON_HEADERS) as response:
-                    content = await response.read()
+                async with client.post(self._url, data=body, headers=_JSON_HEADERS, allow_redirects=False) as response:
+                    content = await _limited_body(response, self._max_answer_bytes)
             except (aiohttp.ClientError, TimeoutError) as exc:
                 problem = _transport_problem(exc)
                 raise _Retryable(problem, None) from exc
+        if content is None:
+            raise AnswerTooLarge(
+                f"{self.address}: {what}: the answer is over {self._max_answer_bytes >> 20} MB "
+                "(--upstream-max-answer-mb); nothing of it is kept"
+            )
+        if 300 <= response.status < 400:
+            raise IngestError(
+                f"{self.address}: {what}: HTTP {response.status}, a redirect, which is not followed (only the node "
+                "named is asked: give the URL it redirects to)"
+            )
         reply = _parse(content)
         if response.status in _RETRY_STATUSES:
             problem = f"HTTP {response.status}" + (f" ({reply.describe()})" if reply else "")
             raise _Retryable(problem, _retry_after(response))
         if reply is None:
-            raise IngestError(f"{self._url}: {what}: HTTP {response.status} without a JSON-RPC response")
+            raise IngestError(f"{self.address}: {what}: HTTP {response.status} without a JSON-RPC response")
         return reply
 
     def _count_retry(self, state: RetryCallState) -> None:
@@ -194,12 +234,13 @@ class RpcClient:
             reply: RpcReply = await retrying(self._attempt, self._client, body, what)
         except RetryError as exhausted:
             problem = exhausted.last_attempt.exception()
-            raise IngestError(f"{self._url}: {what}: {problem}, still after {self._policy.retries} retries") from None
+            retries = self._policy.retries
+            raise IngestError(f"{self.address}: {what}: {problem}, still after {retries} retries") from None
         return reply
 
     async def result(self, method: str, params: Any) -> Any:
         """The call's result; any error answer fails the import."""
         reply = await self.call(method, params)
         if reply.error is not None:
-            raise IngestError(f"{self._url}: {method}: the node answered {reply.describe()}")
+            raise IngestError(f"{self.address}: {method}: the node answered {reply.describe()}")
         return reply.result

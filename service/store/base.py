@@ -395,6 +395,11 @@ class WriteBatch(Protocol):
         """Store contract code (wasm) under its hash, base58(sha256(code)), which is checked."""
         ...
 
+    def drop_block(self, block_hash: str) -> None:
+        """Remove the block with this hash when it is stored (a fork's repair of a block an
+        upstream lied about: what a fork keeps can be fetched again)."""
+        ...
+
     def put_import_progress(self, note: bytes | None) -> None:
         """Keep (None: drop) a resumable import's note; it commits with the batch's data."""
         ...

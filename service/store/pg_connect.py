@@ -9,25 +9,18 @@ errors, /status, the process title) its password is replaced by `***`.
 from __future__ import annotations
 
 import math
-import re
-from typing import Any, Final
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
 from nearrpc.store.base import StoreError, StoreOptions, StoreUnavailableError
-
-MASK: Final = "***"
-
-# user:password@ in the authority, and password=... among the query parameters
-_USERINFO_PASSWORD = re.compile(r"^(?P<head>[a-z]+://[^:@/?#]*):(?P<password>[^@/?#]*)@", re.IGNORECASE)
-_QUERY_PASSWORD = re.compile(r"(?P<head>[?&]password=)(?P<password>[^&#]*)", re.IGNORECASE)
+from nearrpc.urls import MASK, mask_password
 
 
 def mask_url(location: str) -> str:
     """The URL with any password replaced by `***` (an empty password stays empty)."""
-    masked = _USERINFO_PASSWORD.sub(lambda m: f"{m['head']}:{MASK if m['password'] else ''}@", location)
-    return _QUERY_PASSWORD.sub(lambda m: f"{m['head']}{MASK}", masked)
+    return mask_password(location)
 
 
 def _parts(location: str) -> dict[str, str]:

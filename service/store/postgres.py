@@ -184,6 +184,8 @@ class PostgresChainReader(SqlChainReader):
     """`ChainReader` over one synchronous connection. A writer's reader first writes what the
     open batch has staged (`before_read`), so it sees the batch's own writes, as SQLite's does."""
 
+    PREV_HEIGHT_SQL = "(convert_from(c.view_json, 'UTF8')::jsonb #>> '{header,prev_height}')::bigint"
+
     def __init__(
         self,
         conn: psycopg.Connection[Any],
@@ -320,6 +322,7 @@ class PostgresWriteBatch(SqlWriteBatch):
     )
     LOOKUP_META = LOOKUP_QUERIES["meta"]
     DELETE_META = "DELETE FROM meta WHERE key = %s"
+    DELETE_BLOCK = "DELETE FROM blocks WHERE hash = %s RETURNING hash"
     ADD_TO_META = "UPDATE meta SET value = (value::bigint + %s)::text WHERE key = %s"
     CREATE_FETCHED = f'CREATE TABLE IF NOT EXISTS {FETCHED_TABLE} (key TEXT COLLATE "C" PRIMARY KEY)'
     INSERT_FETCHED = f"INSERT INTO {FETCHED_TABLE} (key) VALUES (%s) ON CONFLICT (key) DO NOTHING"

@@ -6,6 +6,7 @@ write) and its SQL texts; the meaning of every lookup and write is here, once.""
 
 from __future__ import annotations
 
+import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any, ClassVar, Final
@@ -152,6 +153,26 @@ class SqlChainReader(ABC):
         # a gap in the stored heights could hide the epoch's real first block
         return first.height if first is not None and first.prev_hash == previous[1] else None
 
+    # The height a block's header names for its parent (`prev_height`), as SQL over `c.view_json`.
+    PREV_HEIGHT_SQL: ClassVar[str]
+
+    def _link_problems(self) -> list[str]:
+        """Blocks whose parent, as stored, contradicts them: the block named by their prev_hash is
+        stored at another height than their header's prev_height (or not below them). One of
+        the two was kept with a hash that is not its own (an upstream that lied to a fork)."""
+        sql = (
+            f"SELECT c.hash, c.height, p.hash, p.height, {self.PREV_HEIGHT_SQL} FROM blocks c JOIN blocks p "
+            f"ON p.hash = c.prev_hash WHERE p.height >= c.height OR p.height <> COALESCE({self.PREV_HEIGHT_SQL}, "
+            "p.height)"
+        )
+        rows = list(itertools.islice(self._scan(sql), MAX_PROBLEMS))
+        return [
+            f"block {child} at height {height} names as its parent (prev_height {named}) block {parent}, which is "
+            f"stored at height {parent_height}: one of the two was kept with a hash not its own (an upstream that "
+            "lied to a fork); refetch them"
+            for child, height, parent, parent_height, named in rows
+        ]
+
     def check(self, *, thorough: bool) -> StoreCheck:
         try:
             problems = self._storage_problems(thorough=thorough)
@@ -174,6 +195,11 @@ class SqlChainReader(ABC):
                 problems.append(f"cannot count the rows of {table}: {exc}")
                 continue
             counts[table] = stored
+        if thorough and "blocks" in tables:
+            try:
+                problems += self._link_problems()
+            except StoreError as exc:
+                problems.append(f"cannot check the blocks' parent links: {exc}")
         return StoreCheck(thorough, counts, tuple(problems[:MAX_PROBLEMS]))
 
     def import_progress(self) -> bytes | None:
@@ -244,6 +270,7 @@ class SqlWriteBatch(ABC):
     ADD_TO_META: ClassVar[str]
     CREATE_FETCHED: ClassVar[str]  # the optional table, if it is not there yet
     INSERT_FETCHED: ClassVar[str]  # a mark, kept when it is there already
+    DELETE_BLOCK: ClassVar[str]  # one block by its hash, returning its hash when there was one
 
     def __init__(self, *, validate: bool) -> None:
         self._validate = validate
@@ -296,6 +323,15 @@ class SqlWriteBatch(ABC):
             self._execute(self.CREATE_FETCHED, ())
             self._fetched_table_ready = True
         self._execute(self.INSERT_FETCHED, (key,))
+
+    def drop_block(self, block_hash: str) -> None:
+        """Remove the block with this hash, if stored: a fork's repair of a block an upstream
+        lied about (what a fork keeps can be fetched again)."""
+        self._ensure_open()
+        self._before_end()  # rows still held back are written first: the drop applies after them
+        if self._execute(self.DELETE_BLOCK, (block_hash,)).fetchone() is not None:
+            self._added["blocks"] -= 1
+            self._touched.add("blocks")
 
     def end(self) -> None:
         """Write what waits, add the batch's new rows to the stored counts, bump the change

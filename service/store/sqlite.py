@@ -197,6 +197,8 @@ class _Connection:
 class SqliteChainReader(SqlChainReader):
     """`ChainReader` over an SQLite connection."""
 
+    PREV_HEIGHT_SQL = "json_extract(CAST(c.view_json AS TEXT), '$.header.prev_height')"
+
     def __init__(self, connection: _Connection, path: Path, *, owns_connection: bool) -> None:
         self._connection = connection
         self._path = path
@@ -291,6 +293,7 @@ class SqliteWriteBatch(SqlWriteBatch):
     )
     LOOKUP_META = LOOKUP_QUERIES["meta"]
     DELETE_META = "DELETE FROM meta WHERE key = ?"
+    DELETE_BLOCK = "DELETE FROM blocks WHERE hash = ? RETURNING hash"
     ADD_TO_META = "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT) WHERE key = ?"
     CREATE_FETCHED = f"CREATE TABLE IF NOT EXISTS {FETCHED_TABLE} (key TEXT PRIMARY KEY) WITHOUT ROWID"
     INSERT_FETCHED = f"INSERT INTO {FETCHED_TABLE} (key) VALUES (?) ON CONFLICT (key) DO NOTHING"

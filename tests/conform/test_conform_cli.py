@@ -204,3 +204,19 @@ def test_the_help_names_every_knob() -> None:
     for knob in ("--account", "--json", "--max-requests", "--rate", "--timeout", "--retries",
                  "NEARRPC_CONFORM_RATE", "default 200"):
         assert knob in text, knob
+
+
+def test_no_credential_of_the_url_is_shown(server: LiveServer) -> None:
+    """A provider's URL carries its key in the user, path or query: the report's title, its JSON
+    and a refusal show the scheme, host and port only."""
+    secret_url = server.url.replace("http://", "http://someone:PASSWORD-1@") + "/?apikey=SECRET-2"
+    for flags in ((), ("--json",)):
+        done = nearrpc("conform", secret_url, *FAST, "--max-requests", "30", *flags, timeout=120)
+        title = json.loads(done.stdout)["url"] if flags else done.stdout
+        assert f"{server.url}/…" in title, done.stdout[:500]
+        for shown in (done.stdout, done.stderr):
+            assert "PASSWORD-1" not in shown and "SECRET-2" not in shown and "someone" not in shown
+    gone = f"http://someone:PASSWORD-1@127.0.0.1:{_closed_port()}/?apikey=SECRET-2"
+    done = nearrpc("conform", gone, "--retries", "0", timeout=60)
+    assert done.returncode == 2 and done.stderr.startswith("nearrpc conform: no answer from the endpoint: ")
+    assert "PASSWORD-1" not in done.stderr and "SECRET-2" not in done.stderr, done.stderr

@@ -5,6 +5,7 @@ the requests a fork makes, delays them, drops them, or changes the answers.
         proxy.delay = 0.3                   # every answer 300 ms late
         proxy.down = True                   # every connection closed unanswered
         proxy.rewrite = lambda request, answer: ...   # a changed answer (parsed JSON in and out)
+        proxy.intercept = lambda request: (307, b"", {"Location": ...})  # an answer of its own (None: ask)
         proxy.asked("block", {"block_id": 5})          # how many such requests arrived
 
 `rpc(url, method, params)`: one JSON-RPC call, as the tests make them to a fork or its upstream.
@@ -25,6 +26,10 @@ import httpx
 from tests.support.http_stub import StubHandler, serving_stub
 
 Rewrite = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+# (status, body, headers) the proxy answers itself, or None: the upstream answers; a body given
+# as chunks is streamed with no declared length (the connection's end ends it)
+Intercepted = tuple[int, bytes | Iterator[bytes], dict[str, str]] | None
+Intercept = Callable[[dict[str, Any]], Intercepted]
 
 
 def _key(method: object, params: object) -> str:
@@ -38,6 +43,7 @@ class UpstreamProxy:
         self.delay = 0.0
         self.down = False
         self.rewrite: Rewrite | None = None
+        self.intercept: Intercept | None = None
         self._lock = threading.Lock()
         self._requests: Counter[str] = Counter()
         self.in_flight = 0
@@ -79,6 +85,20 @@ def upstream_proxy(target: str) -> Iterator[UpstreamProxy]:
             proxy.count(request)
             if proxy.down:
                 self.drop()
+                return
+            own = proxy.intercept(request) if proxy.intercept is not None else None
+            if own is not None:
+                status, answer, headers = own
+                if isinstance(answer, bytes):
+                    self.answer(status, answer, headers=headers)
+                    return
+                self.close_connection = True
+                self.send_response(status)
+                for name, value in {"Content-Type": "application/json", "Connection": "close", **headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                for chunk in answer:
+                    self.wfile.write(chunk)
                 return
             proxy.enter()
             try:
