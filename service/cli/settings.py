@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from nearrpc.cli.logs import LogFormat
+from nearrpc.cli.refusals import value_problem
 from nearrpc.store import StoreOptions, describe_location
 
 DEFAULT_STORE = "data/nearrpc.sqlite"
@@ -212,4 +213,4 @@ def load_settings(cls: type[SettingsT], flags: Mapping[str, Any]) -> SettingsT:
         where = _source(cls, field, given) if field in cls.model_fields else field
         value = error["input"]
         shown = describe_location(value) if field == "store" and isinstance(value, str) else value
-        raise SettingsError(f"{where}={shown!r}: {error['msg']}") from None
+        raise SettingsError(f"{where}={shown!r}: {value_problem(error)}") from None

@@ -169,9 +169,9 @@ def test_an_endpoint_that_never_answers_times_out_in_one_line() -> None:
     [
         (("ftp://example.org",), {}, "nearrpc conform: 'ftp://example.org': expected an http:// or https:// URL"),
         (("localhost:3030",), {}, "nearrpc conform: 'localhost:3030': expected an http:// or https:// URL"),
-        (("http://127.0.0.1:9", "--rate", "0"), {}, "nearrpc conform: --rate='0': Input should be greater than 0"),
+        (("http://127.0.0.1:9", "--rate", "0"), {}, "nearrpc conform: --rate='0': must be above 0"),
         (("http://127.0.0.1:9",), {"NEARRPC_CONFORM_MAX_REQUESTS": "0"},
-         "nearrpc conform: NEARRPC_CONFORM_MAX_REQUESTS='0': Input should be greater than or equal to 1"),
+         "nearrpc conform: NEARRPC_CONFORM_MAX_REQUESTS='0': must be 1 or more"),
     ],
 )
 def test_bad_input_is_refused_in_one_line(args: tuple[str, ...], environment: dict[str, str], message: str) -> None:
