@@ -76,6 +76,10 @@ class ServeSettings(StoreSettings, LogSettings):
     store_check: Literal["quick", "off"] = Field(
         "quick", description="check the store before serving: quick (refuse a damaged store), or off"
     )
+    store_close_timeout: float = Field(
+        5.0, gt=0, le=300, description="seconds a stopping server waits for the store to close (PostgreSQL "
+        "connections) before it leaves them",
+    )
     # "*" (the default, as nearcore's) allows any origin; "" none; else a comma-separated list
     cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
         ("*",), description='allowed CORS origins, comma-separated, "*" for any, "" for none'
@@ -142,6 +146,7 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}ACCESS_LOG": "1" if self.access_log else "0",
             f"{ENV_PREFIX}CORS_ORIGINS": ",".join(self.cors_origins),
             f"{ENV_PREFIX}ANSWER_CACHE_MB": str(self.answer_cache_mb),
+            f"{ENV_PREFIX}STORE_CLOSE_TIMEOUT": repr(self.store_close_timeout),
             f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
             f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
             f"{ENV_PREFIX}UPSTREAM_CONCURRENCY": str(self.upstream_concurrency),
