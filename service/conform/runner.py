@@ -18,8 +18,8 @@ from nearrpc.conform.facts import EndpointFacts
 from nearrpc.conform.forms import final_block_probe, parameterless_probes, reference_probes
 from nearrpc.conform.probes import Probe, RequestIds, request_body
 from nearrpc.conform.report import CheckResult, Report
-from nearrpc.conform.violations import Kind
 from nearrpc.conform.spec_map import interface_version
+from nearrpc.conform.violations import Kind
 
 # how many blocks the walk back from the final block may fetch looking for a skipped height
 ABSENT_HEIGHT_SEARCH = 20

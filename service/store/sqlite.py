@@ -440,7 +440,9 @@ def _refuse_a_non_file(target: Path) -> None:
     """A store is a regular file: never put one in place of a folder, a device, a FIFO or a
     socket, nor over a symbolic link that leads nowhere (the link would be replaced)."""
     if target.is_symlink() and not target.exists():
-        raise StoreLocationError(f"{target} is a symbolic link to a missing file; refusing to replace the link with a store")
+        raise StoreLocationError(
+            f"{target} is a symbolic link to a missing file; refusing to replace the link with a store"
+        )
     _refuse_a_folder(target)
 
 

@@ -52,7 +52,7 @@ def test_a_database_not_in_utf8_is_refused_in_one_line(
     with psycopg.connect(postgres.url("postgres"), autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name} ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
     url = postgres.url(name)
-    expected = (f"the database's encoding is SQL_ASCII, a store needs UTF8 (CREATE DATABASE name ENCODING 'UTF8' "
+    expected = ("the database's encoding is SQL_ASCII, a store needs UTF8 (CREATE DATABASE name ENCODING 'UTF8' "
                 "TEMPLATE template0)")  # fmt: skip
     for command in (("store", "copy", str(sample_store), url), ("store", "init", url),
                     ("store", "check", "--store", url), ("serve", "--store", url)):  # fmt: skip
