@@ -1,8 +1,9 @@
 """`nearrpc conform URL`: check a NEAR JSON-RPC endpoint against the interface description.
 
-Exit status: 0 when every check passed, 1 on any violation (or when the request budget ran
-out before every check ran), 2 when the URL or a setting is refused or the endpoint does not
-answer at all, 130 when interrupted.
+Exit status: 0 when every check passed, 1 on any violation, 2 when the URL or a setting is
+refused, the endpoint does not answer at all or answers no JSON-RPC, or the request budget ran
+out before every check ran and none of those that ran found a violation (too few requests to
+judge the endpoint: the report is printed, and one line says so), 130 when interrupted.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         report = run_conformance(Options(args.url, limits, args.account))
     except Unreachable as exc:
-        print(f"nearrpc conform: no answer from the endpoint: {exc}", file=sys.stderr)
+        print(f"nearrpc conform: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("nearrpc conform: interrupted", file=sys.stderr)
@@ -56,6 +57,13 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         render(report, sys.stdout)
+    if report.stopped and report.violation_count == 0:
+        # "0 violations" with exit 1 read as a failure of the endpoint; it is the budget's
+        run = sum(check.outcome != "not run" for check in report.checks)
+        print(f"nearrpc conform: too few requests to check the endpoint: --max-requests {settings.max_requests} "
+              f"ran {run} of {len(report.checks)} checks (none found a violation); raise it, the default is "
+              f"{ConformSettings.model_fields['max_requests'].default}", file=sys.stderr)
+        return 2
     return 0 if report.passed else 1
 
 
@@ -66,7 +74,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         description="Send every request form of the five methods (and the main forms of the methods "
         "beyond them) and a fixed set of bad requests to URL, "
         "and check every answer against spec/openapi.json and nearcore's error rules. "
-        "Exits 1 on any violation. Options fall back to NEARRPC_CONFORM_* variables.",
+        "Exits 1 on any violation, 2 when the endpoint cannot be checked (no answer, no JSON-RPC, or a "
+        "--max-requests too small to run every check). Options fall back to NEARRPC_CONFORM_* variables.",
     )
     run.add_argument("url", metavar="URL", help="the endpoint, e.g. http://127.0.0.1:3030")
     run.add_argument("--account", help="an existing account to view (default: the final block's author)")

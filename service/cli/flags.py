@@ -20,12 +20,22 @@ def add_setting(
     gets the same one-line message from a flag as from the environment.
     """
     info = cls.model_fields[field]
-    default = info.default
-    shown = (",".join(default) or '""') if isinstance(default, tuple) else default
     text = help_text or info.description or field
     options.setdefault("default", None)
     name = flag or "--" + field.replace("_", "-")
-    parser.add_argument(name, dest=field, help=f"{text} ({env_name(cls, field)}, default {shown})", **options)
+    parser.add_argument(name, dest=field, help=f"{text} ({env_name(cls, field)}, {_default(info.default)})", **options)
+
+
+def _default(value: object) -> str:
+    """The default as an operator writes it: on/off, a list, or unset (not Python's None, True)."""
+    if value is None:
+        return "unset by default"
+    if isinstance(value, bool):
+        return f"default {'on' if value else 'off'}"
+    if isinstance(value, tuple):
+        listed = ",".join(value) or '""'
+        return f"default {listed}"
+    return f"default {value}"
 
 
 def given(args: argparse.Namespace, *fields: str) -> dict[str, Any]:

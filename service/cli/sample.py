@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 
 from nearrpc.cli.refusals import FAILED, USAGE, exit_code, refuse
-from nearrpc.store import StoreError, StoreNotFoundError, describe_location, open_store
+from nearrpc.store import StoreError, StoreLocationError, StoreNotFoundError, describe_location, open_store
 
 
 def _exists(location: str) -> bool:
+    """Whether something is at `location` (StoreLocationError for what can never be a store)."""
     try:
         open_store(location, "read").close()
     except StoreNotFoundError:
         return False
+    except StoreLocationError:
+        raise
     except StoreError:
         return True  # something is there, even if it is not a store
     return True
@@ -22,8 +25,12 @@ def _run(args: argparse.Namespace) -> int:
     if not args.store.strip():
         refuse("sample", "STORE is empty: name the SQLite file to write")
         return USAGE
-    if not args.force and _exists(args.store):
-        refuse("sample", f"{describe_location(args.store)} exists (use --force to replace it)")
+    try:
+        if not args.force and _exists(args.store):
+            refuse("sample", f"{describe_location(args.store)} exists (use --force to replace it)")
+            return USAGE
+    except StoreLocationError as exc:
+        refuse("sample", str(exc))
         return USAGE
     from nearrpc.sample import build_sample_store
 

@@ -38,7 +38,8 @@ log = logging.getLogger(STARTUP_LOGGER)
 
 _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
-    "answer_cache_mb", "store_pool_size", "store_timeout", "store_check", "upstream", "record_mode", "fork_height",
+    "answer_cache_mb", "store_pool_size", "store_timeout", "store_close_timeout", "store_check", "upstream",
+    "record_mode", "fork_height",
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
     "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections",
 )
@@ -95,7 +96,7 @@ def app_from_env() -> FastAPI:
     return build_app(
         reader if fork is None else fork, settings.cors_origins, metrics=settings.metrics,
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
-        fork=fork,
+        fork=fork, close_timeout=settings.store_close_timeout,
     )
 
 
@@ -338,6 +339,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                      "there (an SQLite file)")
     add_setting(run, ServeSettings, "store_pool_size")
     add_setting(run, ServeSettings, "store_timeout")
+    add_setting(run, ServeSettings, "store_close_timeout")
     add_setting(run, ServeSettings, "workers")
     add_setting(run, ServeSettings, "keep_alive_timeout")
     add_setting(run, ServeSettings, "request_timeout")

@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from nearrpc.cli.logs import LogFormat
+from nearrpc.cli.refusals import value_problem
 from nearrpc.store import StoreOptions, describe_location
 
 DEFAULT_STORE = "data/nearrpc.sqlite"
@@ -74,6 +75,10 @@ class ServeSettings(StoreSettings, LogSettings):
     # a quick check reads every page once: seconds for the sample, minutes for a store of many GB
     store_check: Literal["quick", "off"] = Field(
         "quick", description="check the store before serving: quick (refuse a damaged store), or off"
+    )
+    store_close_timeout: float = Field(
+        5.0, gt=0, le=300, description="seconds a stopping server waits for the store to close (PostgreSQL "
+        "connections) before it leaves them",
     )
     # "*" (the default, as nearcore's) allows any origin; "" none; else a comma-separated list
     cors_origins: Annotated[tuple[str, ...], NoDecode] = Field(
@@ -160,6 +165,7 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}ACCESS_LOG": "1" if self.access_log else "0",
             f"{ENV_PREFIX}CORS_ORIGINS": ",".join(self.cors_origins),
             f"{ENV_PREFIX}ANSWER_CACHE_MB": str(self.answer_cache_mb),
+            f"{ENV_PREFIX}STORE_CLOSE_TIMEOUT": repr(self.store_close_timeout),
             f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
             f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
             f"{ENV_PREFIX}UPSTREAM_CONCURRENCY": str(self.upstream_concurrency),
@@ -236,4 +242,4 @@ def load_settings(cls: type[SettingsT], flags: Mapping[str, Any]) -> SettingsT:
         where = _source(cls, field, given) if field in cls.model_fields else field
         value = error["input"]
         shown = describe_location(value) if field == "store" and isinstance(value, str) else value
-        raise SettingsError(f"{where}={shown!r}: {error['msg']}") from None
+        raise SettingsError(f"{where}={shown!r}: {value_problem(error)}") from None

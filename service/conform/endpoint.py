@@ -10,6 +10,8 @@ honoured. Every attempt counts against the budget.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +32,32 @@ class BudgetExhausted(Exception):
 
 
 class Unreachable(Exception):
-    """No HTTP answer, still after the retries; the message is one line."""
+    """The endpoint cannot be checked: no HTTP answer still after the retries, or (to the first
+    request) an answer that is no JSON-RPC answer at all. The message is one line."""
+
+
+def _os_error(exc: BaseException) -> OSError | None:
+    seen: BaseException | None = exc
+    while seen is not None and not isinstance(seen, OSError):
+        seen = seen.__cause__ or seen.__context__
+    return seen
+
+
+def transport_problem(exc: httpx.TransportError, timeout: float) -> str:
+    """A transport failure in a few lowercase words, without exception names or errno numbers."""
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"no connection within {timeout:g} s"
+    if isinstance(exc, httpx.TimeoutException):
+        return f"no answer within {timeout:g} s"
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return "the endpoint closed the connection without an HTTP answer"
+    cause = _os_error(exc)
+    if isinstance(cause, socket.gaierror):
+        return f"cannot connect: {(cause.strerror or 'the host name does not resolve').lower()}"
+    if cause is not None and cause.errno and cause.errno > 0:
+        return f"cannot connect: {os.strerror(cause.errno).lower()}"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"the connection failed: {text}" if text else "the connection failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +149,7 @@ class Endpoint:
         try:
             response = self._client.post(self.url, content=body, headers={"Content-Type": content_type})
         except httpx.TransportError as exc:
-            detail = scrub_urls(f"{type(exc).__name__}: {exc}") if str(exc) else type(exc).__name__
-            raise _Retryable(detail, None, None) from exc
+            raise _Retryable(scrub_urls(transport_problem(exc, self.limits.timeout)), None, None) from exc
         exchange = Exchange(response.status_code, response.headers.get("content-type", ""), response.content)
         if response.status_code == 429 or (response.status_code >= 500 and not _is_json_rpc(response.content)):
             raise _Retryable(f"HTTP {response.status_code}", exchange, _retry_after(response))
@@ -161,7 +187,8 @@ class Endpoint:
         except RetryError as exhausted:
             failure = exhausted.last_attempt.exception()
             if not isinstance(failure, _Retryable) or failure.exchange is None:
-                where = public_url(self.url)
-                raise Unreachable(f"{where}: {failure}, still after {self.limits.retries} retries") from None
+                retries = self.limits.retries
+                still = "" if not retries else f", still after {retries} {'retry' if retries == 1 else 'retries'}"
+                raise Unreachable(f"cannot reach {public_url(self.url)}: {failure}{still}") from None
             exchange = failure.exchange
         return exchange

@@ -17,8 +17,9 @@ from nearrpc.conform.extension import extension_probes
 from nearrpc.conform.facts import EndpointFacts
 from nearrpc.conform.forms import final_block_probe, parameterless_probes, reference_probes
 from nearrpc.conform.probes import Probe, RequestIds, request_body
-from nearrpc.conform.report import Report
+from nearrpc.conform.report import CheckResult, Report
 from nearrpc.conform.spec_map import interface_version
+from nearrpc.conform.violations import Kind
 from nearrpc.urls import public_url
 
 # how many blocks the walk back from the final block may fetch looking for a skipped height
@@ -51,6 +52,8 @@ class _Run:
             return None
         try:
             row, answer = probe.run(self.endpoint)
+            if not self.answered and answer is None:
+                self._refuse_a_stranger(row)
         except BudgetExhausted as exc:
             self.stop(str(exc))
             self.report.checks.append(probe.not_run(str(exc)))
@@ -63,6 +66,17 @@ class _Run:
         self.answered = True
         self.report.checks.append(row)
         return answer.result if answer is not None and answer.error is None else None
+
+    def _refuse_a_stranger(self, first: CheckResult) -> None:
+        """The first answer decides whether the endpoint speaks JSON-RPC at all: a web server
+        that is no NEAR node is one line at once, not a table of failures after minutes of
+        retries (137 s against a plain HTTP server)."""
+        strange = [v for v in first.violations if v.kind is Kind.NOT_JSON_RPC]
+        if strange:
+            raise Unreachable(
+                f"{self.report.url} is not a NEAR JSON-RPC endpoint: {first.method} ({first.request}) was answered "
+                f"with {' '.join(strange[0].message.removeprefix('not a JSON-RPC answer: ').split())}"
+            )
 
     def absent_height(self, facts: EndpointFacts, ids: RequestIds) -> int | None:
         """A height below the final block that has no block: below genesis if genesis is above

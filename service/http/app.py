@@ -10,7 +10,10 @@ status, the spec, CORS preflights, browser requests) is FastAPI's.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Protocol
@@ -30,8 +33,10 @@ from nearrpc.http.metrics import observe_rpc
 from nearrpc.http.ops import ops_router
 from nearrpc.methods.handlers import ChainHandlers
 from nearrpc.runtime_params import RuntimeParamStore
-from nearrpc.store import ServingReader
+from nearrpc.store import ServingReader, StoreError
 from nearrpc.version import SERVICE_VERSION
+
+log = logging.getLogger("nearrpc.serve")
 
 DEFAULT_ANSWER_CACHE_BYTES = 64 << 20
 
@@ -76,7 +81,7 @@ class Fork(Protocol):
 class NearRpcApp(FastAPI):
     """A FastAPI application with the JSON-RPC fast path in front of its middleware."""
 
-    def __init__(self, endpoint: JsonRpcEndpoint, reader: ServingReader) -> None:
+    def __init__(self, endpoint: JsonRpcEndpoint, reader: ServingReader, close_timeout: float) -> None:
         @asynccontextmanager
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             # What is loaded by now (the app, models, the spec, parameter tables: about 78,000
@@ -85,8 +90,19 @@ class NearRpcApp(FastAPI):
             # ceiling's. Frozen, the collector leaves them alone.
             gc.collect()
             gc.freeze()
+            # Before the first request: a database store's first poll of its change counters
+            # (the first lookup waits for it, at most the store timeout), so /health does not
+            # answer 503 "not polled yet" while the database is up; a load balancer that saw
+            # that marked a new replica down for its rise interval (~12 s with HAProxy's).
+            with contextlib.suppress(StoreError):
+                await reader.info()  # a database down at start: /health says so, as later
             yield
-            await reader.close()  # a database store's pool and watcher end with the worker
+            # a database store's pool and watcher end with the worker, within a bound: closing
+            # connections to a database that stopped answering once held a SIGTERM for 70 s
+            try:
+                await asyncio.wait_for(reader.close(), close_timeout)
+            except TimeoutError:
+                log.warning("the store did not close within %g s (--store-close-timeout); leaving it", close_timeout)
 
         super().__init__(
             title="nearrpc", version=SERVICE_VERSION, openapi_url=None, docs_url=None, redoc_url=None, lifespan=lifespan
@@ -106,17 +122,19 @@ def build_app(
     rpc_addr: str | None = None,
     answer_cache_bytes: int = DEFAULT_ANSWER_CACHE_BYTES,
     fork: Fork | None = None,
+    close_timeout: float = 5.0,
 ) -> FastAPI:
     """`metrics`: count answers and serve /metrics; `rpc_addr`: where the server listens
     (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers; `fork`: the
-    reader reads through to an upstream node (then `reader` is `fork`)."""
+    reader reads through to an upstream node (then `reader` is `fork`); `close_timeout`: seconds the
+    worker waits at shutdown for the store to close."""
     heads_move = fork is not None and fork.heads_move
     handlers = ChainHandlers(reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move)
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(
         handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe, heads_move=heads_move
     )
-    app = NearRpcApp(endpoint, reader)
+    app = NearRpcApp(endpoint, reader, close_timeout)
 
     @app.exception_handler(HTTPException)
     async def bare_http_error(request: Request, error: HTTPException) -> Response:

@@ -22,5 +22,5 @@ def read_client_config(path: Path) -> bytes:
     except ShapeError as exc:
         raise located(f"{path}", exc) from None
     if not isinstance(item, ClientConfigItem):
-        raise IngestError(f"{path}: not a client_config result ({type(item).__name__})")
+        raise IngestError(f"{path}: not a client_config result (it is {jsonio.json_kind(item)})")
     return jsonio.compact(item.config)

@@ -13,6 +13,11 @@ class ImportRequestError(IngestError):
     flags. The command line must change, not the data (the CLI exits 2 for these)."""
 
 
+class NodeUnreachableError(IngestError):
+    """No answer at all from the node, still after the retries (a connection refused, a name
+    that does not resolve, no answer in time): the URL or the network must change (exit 2)."""
+
+
 def one_line(text: str) -> str:
     """The first line of `text`, trimmed (validation messages can span lines)."""
     first = text.strip().splitlines()[0] if text.strip() else ""

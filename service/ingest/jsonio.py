@@ -33,8 +33,24 @@ def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
 
 
+def json_kind(value: object) -> str:
+    """What a parsed JSON value is, in JSON's words ("a number", not Python's "int")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list | tuple) else "an object" if isinstance(value, dict) else "a value"
+
+
 def _error(stream: BinaryIO, exc: Exception) -> JsonInputError:
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    # yajl reports bad bytes as a bytes message, with the input quoted on a second line
+    raw = exc.args[0] if exc.args else ""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(exc)
+    message = text.strip().splitlines()[0].strip() if text.strip() else "not valid JSON"
     try:
         where = f" (near byte {stream.tell()})"
     except (OSError, ValueError):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
@@ -28,7 +29,7 @@ import orjson
 from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from nearrpc.ingest.errors import IngestError
+from nearrpc.ingest.errors import IngestError, NodeUnreachableError, one_line
 from nearrpc.urls import public_url, scrub_urls
 
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -74,11 +75,13 @@ class RetryPolicy:
 
 
 class _Retryable(Exception):
-    """An attempt that may succeed when repeated: what went wrong, and the server's hint."""
+    """An attempt that may succeed when repeated: what went wrong, the server's hint, and
+    whether any HTTP answer came (no answer at all: the node cannot be reached)."""
 
-    def __init__(self, problem: str, retry_after: float | None) -> None:
+    def __init__(self, problem: str, retry_after: float | None, *, answered: bool = True) -> None:
         super().__init__(problem)
         self.retry_after = retry_after
+        self.answered = answered
 
 
 def _retry_after(response: aiohttp.ClientResponse) -> float | None:
@@ -89,15 +92,30 @@ def _retry_after(response: aiohttp.ClientResponse) -> float | None:
         return None
 
 
-def _transport_problem(exc: BaseException) -> str:
+def os_problem(error: OSError) -> str:
+    """An OS error in a few lowercase words ("connection refused", "name or service not
+    known"); never "Unknown error -2" (a resolver's error numbers are not errno values)."""
+    if isinstance(error, socket.gaierror):
+        return (error.strerror or "the host name does not resolve").lower()
+    why = (os.strerror(error.errno) if error.errno and error.errno > 0 else error.strerror) or str(error)
+    return why[:1].lower() + why[1:] if why else "the connection failed"
+
+
+def retried(retries: int) -> str:
+    """", still after 3 retries" (nothing when none were allowed)."""
+    return "" if retries <= 0 else f", still after {retries} {'retry' if retries == 1 else 'retries'}"
+
+
+def _transport_problem(exc: BaseException, timeout: float) -> str:
     """A transport failure in a few words: no answer in time, no connection, a broken one."""
-    if isinstance(exc, TimeoutError):
-        return "Timeout: no answer in time"
+    if isinstance(exc, TimeoutError | aiohttp.ServerTimeoutError):
+        return f"no answer within {timeout:g} s"
     if isinstance(exc, aiohttp.ClientConnectorError):
-        errno = exc.os_error.errno
-        why = os.strerror(errno) if errno else str(exc.os_error)
-        return f"ConnectError: cannot connect to {exc.host}:{exc.port}: {why}"
-    return scrub_urls(f"{type(exc).__name__}: {exc}") if str(exc) else type(exc).__name__
+        return f"cannot connect to {exc.host}:{exc.port}: {os_problem(exc.os_error)}"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the node closed the connection without answering"
+    text = one_line(scrub_urls(str(exc)))
+    return f"the connection failed: {text}" if text else "the connection failed"
 
 
 async def _limited_body(response: aiohttp.ClientResponse, limit: int) -> bytes | None:
@@ -186,8 +204,8 @@ class RpcClient:
                 async with client.post(self._url, data=body, headers=_JSON_HEADERS, allow_redirects=False) as response:
                     content = await _limited_body(response, self._max_answer_bytes)
             except (aiohttp.ClientError, TimeoutError) as exc:
-                problem = _transport_problem(exc)
-                raise _Retryable(problem, None) from exc
+                problem = _transport_problem(exc, self._policy.timeout)
+                raise _Retryable(problem, None, answered=False) from exc
         if content is None:
             raise AnswerTooLarge(
                 f"{self.address}: {what}: the answer is over {self._max_answer_bytes >> 20} MB "
@@ -223,7 +241,7 @@ class RpcClient:
         self._next_id += 1
         body = orjson.dumps({"jsonrpc": "2.0", "id": f"nearrpc-import-{self._next_id}", "method": method,
                              "params": params})
-        what = f"{method} {orjson.dumps(params).decode()}"
+        what = method if params is None else f"{method} {orjson.dumps(params).decode()}"
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self._policy.retries + 1),
             wait=_wait(self._policy),
@@ -234,8 +252,10 @@ class RpcClient:
             reply: RpcReply = await retrying(self._attempt, self._client, body, what)
         except RetryError as exhausted:
             problem = exhausted.last_attempt.exception()
-            retries = self._policy.retries
-            raise IngestError(f"{self.address}: {what}: {problem}, still after {retries} retries") from None
+            still = retried(self._policy.retries)
+            if isinstance(problem, _Retryable) and not problem.answered:
+                raise NodeUnreachableError(f"cannot reach {self.address} ({what}): {problem}{still}") from None
+            raise IngestError(f"{self.address}: {what}: {problem}{still}") from None
         return reply
 
     async def result(self, method: str, params: Any) -> Any:

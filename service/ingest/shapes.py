@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from nearrpc.ingest.jsonio import json_kind
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS
 
 # Members a response (or a `{"result": ...}` wrapper) may carry besides the JSON-RPC ones.
@@ -153,7 +154,7 @@ def _access_keys(result: dict[str, Any], context: Context) -> AccessKeysItem:
 
 def _result(result: object, context: Context) -> Item:
     if not isinstance(result, dict):
-        raise ShapeError(f"a result must be a JSON object, got {type(result).__name__}")
+        raise ShapeError(f"a result must be a JSON object, got {json_kind(result)}")
     if "header" in result and "chunks" in result:
         return BlockItem(result)
     if "runtime_config" in result:
@@ -191,7 +192,7 @@ def _error(error: object) -> Item:
 def classify(value: object) -> Item:
     """What `value` holds, with its context."""
     if not isinstance(value, dict):
-        raise ShapeError(f"expected a JSON object, got {type(value).__name__}")
+        raise ShapeError(f"expected a JSON object, got {json_kind(value)}")
     context = Context()
     if "request" in value and "response" in value:
         context = _request_context(value["request"])

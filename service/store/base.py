@@ -42,6 +42,11 @@ class StoreNotFoundError(StoreError):
     """No store exists at the location."""
 
 
+class StoreLocationError(StoreError):
+    """The location can hold no store: a folder, a device, a link to nothing. Refused the same
+    way by every command, whether it reads or writes (the location must change)."""
+
+
 class StoreUnavailableError(StoreError):
     """The store's server cannot be reached (or stopped answering in time); it may come back."""
 

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 
-from nearrpc.store.base import StoreError, StoreOptions, StoreUnavailableError
+from nearrpc.store.base import StoreError, StoreLocationError, StoreOptions, StoreUnavailableError
 from nearrpc.urls import MASK, mask_password
 
 
@@ -106,6 +106,16 @@ def connect_kwargs(options: StoreOptions, *, read_only: bool) -> dict[str, Any]:
 def connect(location: str, options: StoreOptions, *, read_only: bool) -> psycopg.Connection[Any]:
     """A synchronous connection (imports, copies, checks), or StoreUnavailableError in one line."""
     try:
-        return psycopg.Connection.connect(location, **connect_kwargs(options, read_only=read_only))
+        conn = psycopg.Connection.connect(location, **connect_kwargs(options, read_only=read_only))
     except psycopg.Error as exc:
         raise unavailable(exc, location, "connection") from None
+    encoding = conn.info.parameter_status("server_encoding")
+    if encoding is not None and encoding.upper() != "UTF8":
+        conn.close()
+        # SQL_ASCII stores bytes unchecked and answers text in another form: a store copied
+        # into one read back as empty, and its writer then blamed "another writer"
+        raise StoreLocationError(
+            f"PostgreSQL {describe_target(location)}: the database's encoding is {encoding}, a store needs UTF8 "
+            "(CREATE DATABASE name ENCODING 'UTF8' TEMPLATE template0)"
+        )
+    return conn

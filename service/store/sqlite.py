@@ -50,6 +50,7 @@ from nearrpc.store.base import (
     StoredEpoch,
     StoreError,
     StoreInfo,
+    StoreLocationError,
     StoreNotFoundError,
     StoreSchemaError,
     StoreVersion,
@@ -442,10 +443,18 @@ def _refuse_a_non_file(target: Path) -> None:
     """A store is a regular file: never put one in place of a folder, a device, a FIFO or a
     socket, nor over a symbolic link that leads nowhere (the link would be replaced)."""
     if target.is_symlink() and not target.exists():
-        raise StoreError(f"{target} is a symbolic link to a missing file; refusing to replace the link with a store")
+        raise StoreLocationError(
+            f"{target} is a symbolic link to a missing file; refusing to replace the link with a store"
+        )
+    _refuse_a_folder(target)
+
+
+def _refuse_a_folder(target: Path) -> None:
+    """A folder (or a device) at a store's path is refused as such, by readers too: "no store
+    there" would lead to `nearrpc sample PATH`, which cannot write there either."""
     if target.exists() and not target.is_file():
         kind = "a folder" if target.is_dir() else "not a regular file"
-        raise StoreError(f"{target} is {kind}; a store is a file: name a file path")
+        raise StoreLocationError(f"{target} is {kind}; a store is a file: name a file path")
 
 
 def _create(path: Path) -> sqlite3.Connection:
@@ -779,6 +788,7 @@ def open_reader(path: Path) -> SqliteChainReader:
     The connection may be used from another thread than the one that opened it (the server
     opens it at startup and reads on its event loop thread), one thread at a time.
     """
+    _refuse_a_folder(path)
     if not path.is_file():
         raise StoreNotFoundError(f"no store at {path}")
     conn = _read_only_connection(path)
@@ -805,6 +815,7 @@ def open_serving_reader(path: Path) -> SqliteServingReader:
 def upgrade_store(path: Path) -> tuple[int, int]:
     """Bring the store at `path` to this build's schema in one transaction (the versions before
     and after); a store of the current version is left as it is."""
+    _refuse_a_folder(path)
     if not path.is_file():
         raise StoreNotFoundError(f"no store at {path}")
     conn = _connect(path, "rw", check_same_thread=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -17,6 +18,7 @@ import pytest
 
 from nearrpc.sample import build_sample_store
 from tests.support.cli import nearrpc
+from tests.support.http_stub import plain_web_server
 from tests.support.live_server import free_port
 
 pytestmark = pytest.mark.live
@@ -26,6 +28,9 @@ LOG_RECORD: Final = re.compile(r"^\d{4}-\d\d-\d\dT[\d:.]+Z (DEBUG|INFO|WARNING) 
 QUOTED: Final = re.compile(r"'[^']*'")  # the user's own value, as typed (it may well be nan)
 PYTHON_TRACES: Final = re.compile(
     r"Traceback|\bNone\b|NoneType|\w+(Error|Exception)\b(?!:)|ProgrammingError|OperationalError|\bnan\b|\binf\b"
+    # a library's own voice: pydantic's, an errno, a resolver's number, a bytes repr, Python's type names
+    r"|Input should|Value error|String should|\[Errno|Unknown error|\bb'|\bgot (int|str|list|dict|float|bool)\b"
+    r"|Error:|\bnull:"
 )
 
 # (command line, environment, exit code, what the line must say); {tmp}, {sample}, {text},
@@ -34,7 +39,7 @@ PYTHON_TRACES: Final = re.compile(
 ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("--bogus",), {}, USAGE, r"required: COMMAND"),
     (("serve", "--port", "99999"), {}, USAGE, r"--port='99999'"),
-    (("serve", "--store-timeout", "nan"), {}, USAGE, r"--store-timeout='nan': Input should be a finite number"),
+    (("serve", "--store-timeout", "nan"), {}, USAGE, r"--store-timeout='nan': expected a finite number$"),
     (("serve",), {"NEARRPC_WORKERS": "two"}, USAGE, r"NEARRPC_WORKERS='two'"),
     (("serve", "--store", "{tmp}/missing.sqlite"), {}, USAGE, r"no store at "),
     (("serve", "--store", "{text}"), {}, USAGE, r"is not a nearrpc store"),
@@ -48,7 +53,9 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("serve", "--store", "{sample}", "--fork-height", "5"), {}, USAGE,
      r"--fork-height pins a fork's head: it needs --upstream"),
     (("serve", "--store", "{tmp}/new.sqlite", "--upstream", "http://127.0.0.1:{port}/", "--upstream-retries", "0"), {},
-     USAGE, r"no store at .*new.sqlite, and the upstream cannot fill it: http://127.0.0.1:\d+/: genesis_config"),
+     USAGE,
+     r"no store at .*new.sqlite, and the upstream cannot fill it: cannot reach http://127.0.0.1:\d+/ "
+     r"\(genesis_config\)"),
     (("serve", "--record-mode", "all"), {}, USAGE, r"invalid choice: 'all'"),
     (("sample", ""), {}, USAGE, r"STORE is empty"),
     (("sample", "{sample}"), {}, USAGE, r"exists \(use --force to replace it\)"),
@@ -76,6 +83,49 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("import", "rpc", "--url", "htp://x", "--from-height", "1", "--to-height", "2"), {}, USAGE, r"--url"),
     (("import", "rpc", "--url", "http://127.0.0.1:{port}", "--from-height", "-5", "--to-height", "2"), {}, USAGE,
      r"is negative"),
+    # a folder where a store should be: the same line and code from every command (issue 33)
+    (("serve", "--store", "{folder}"), {}, USAGE, r"is a folder; a store is a file: name a file path$"),
+    (("serve", "--store", "{folder}", "--sample"), {}, USAGE, r"is a folder; a store is a file"),
+    (("serve", "--store", "{folder}", "--upstream", "http://127.0.0.1:{port}/"), {}, USAGE, r"is a folder"),
+    (("sample", "{folder}"), {}, USAGE, r"is a folder; a store is a file"),
+    (("sample", "{folder}", "--force"), {}, USAGE, r"is a folder; a store is a file"),
+    (("store", "init", "{folder}"), {}, USAGE, r"is a folder; a store is a file"),
+    (("store", "check", "--store", "{folder}"), {}, USAGE, r"is a folder; a store is a file"),
+    (("store", "upgrade", "--store", "{folder}"), {}, USAGE, r"is a folder; a store is a file"),
+    (("store", "copy", "{folder}", "{tmp}/copy.sqlite"), {}, USAGE, r"is a folder; a store is a file"),
+    (("store", "copy", "{sample}", "{folder}"), {}, USAGE, r"is a folder; a store is a file"),
+    (("import", "genesis", "{text}", "--store", "{folder}"), {}, USAGE, r"is a folder; a store is a file"),
+    (("import", "blocks", "{numbers}", "--store", "{folder}"), {}, USAGE, r"is a folder; a store is a file"),
+    (("import", "rpc", "--url", "http://127.0.0.1:{port}", "--from-height", "1", "--to-height", "2", "--store",
+      "{folder}", "--retries", "0"), {}, USAGE, r"is a folder|cannot reach"),
+    # a node that cannot be reached: the same words and code from every command that asks one
+    (("import", "rpc", "--url", "http://127.0.0.1:{port}", "--from-height", "1", "--to-height", "2",
+      "--store", "{tmp}/n.sqlite", "--retries", "0"), {}, USAGE,
+     r"^cannot reach http://127.0.0.1:\d+ \(genesis_config\): cannot connect to 127.0.0.1:\d+: connection refused$"),
+    (("import", "rpc", "--url", "http://nothing.invalid", "--from-height", "1", "--to-height", "2",
+      "--store", "{tmp}/n.sqlite", "--retries", "0"), {}, USAGE,
+     r"^cannot reach http://nothing.invalid .*: cannot connect"),
+    (("serve", "--store", "{tmp}/new.sqlite", "--upstream", "http://nothing.invalid/", "--upstream-retries", "0"), {},
+     USAGE, r"the upstream cannot fill it: cannot reach http://nothing.invalid/ \(genesis_config\): cannot connect"),
+    (("conform", "http://127.0.0.1:{port}", "--retries", "0"), {}, USAGE,
+     r"^cannot reach http://127.0.0.1:\d+: cannot connect: connection refused$"),
+    (("conform", "http://nothing.invalid", "--retries", "0"), {}, USAGE,
+     r"^cannot reach http://nothing.invalid: cannot"),
+    (("conform", "{web}", "--retries", "0"), {}, USAGE, r"is not a NEAR JSON-RPC endpoint: genesis_config"),
+    # inputs that are not what they should be, said without a library's words
+    (("import", "genesis", "{badbytes}", "--store", "{tmp}/n.sqlite"), {}, FAILED,
+     r"invalid JSON \(near byte \d+\): lexical error: invalid bytes in UTF8 string\."),
+    (("import", "blocks", "{numbers}", "--store", "{tmp}/n.sqlite"), {}, FAILED,
+     r"\[0\]: expected a JSON object, got a number$"),
+    (("serve", "--port", "abc"), {}, USAGE, r"^--port='abc': expected a whole number$"),
+    (("serve", "--upstream", "ftp://x"), {}, USAGE, r"^--upstream='ftp://x': expected an http:// or https:// URL"),
+    (("serve",), {"NEARRPC_METRICS": "perhaps"}, USAGE, r"^NEARRPC_METRICS='perhaps': expected on or off"),
+    (("import", "rpc", "--url", "http://127.0.0.1:{port}", "--from-height", "1", "--to-height", "2",
+      "--concurrency", "0"), {}, USAGE, r"^--concurrency='0': must be 1 or more$"),
+    (("store", "init", "{tmp}/x.sqlite", "--store-timeout", "soon"), {}, USAGE,
+     r"^--store-timeout='soon': expected a number$"),
+    (("conform", "http://127.0.0.1:{port}", "--max-requests", "x"), {}, USAGE,
+     r"^--max-requests='x': expected a whole"),
     (("conform", "http://127.0.0.1:{port}", "--rate", "nan"), {}, USAGE, r"a finite number"),
     (("conform", "notaurl"), {}, USAGE, r"expected an http:// or https:// URL"),
     (("conform", "http://127.0.0.1:{port}", "--account", "BAD!"), {}, USAGE, r"BAD!"),
@@ -98,15 +148,26 @@ def places(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     build_sample_store(folder / "sample.sqlite")
     (folder / "text.sqlite").write_text("hello\n")
     (folder / "empty.sqlite").write_bytes(b"")
+    (folder / "a-folder").mkdir()
+    (folder / "numbers.json").write_text("[1, 2]")
+    (folder / "badbytes.json").write_bytes(b'{"chain_id": "\xff\xfe"}')
     return {"tmp": str(folder), "sample": str(folder / "sample.sqlite"), "text": str(folder / "text.sqlite"),
-            "empty": str(folder / "empty.sqlite"), "port": str(free_port())}  # fmt: skip
+            "empty": str(folder / "empty.sqlite"), "port": str(free_port()), "folder": str(folder / "a-folder"),
+            "numbers": str(folder / "numbers.json"), "badbytes": str(folder / "badbytes.json")}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A web server that is no NEAR node (Python's file server: POSTs answer a 501 page)."""
+    with plain_web_server(tmp_path_factory.mktemp("site")) as url:
+        yield url
 
 
 @pytest.mark.parametrize(("argv", "env", "code", "says"), ROWS, ids=[" ".join(row[0]) or "-" for row in ROWS])
 def test_every_refusal_is_one_line_in_one_voice(
-    places: dict[str, str], argv: tuple[str, ...], env: dict[str, str], code: int, says: str
+    places: dict[str, str], web: str, argv: tuple[str, ...], env: dict[str, str], code: int, says: str
 ) -> None:
-    filled = tuple(word.format(**places) for word in argv)
+    filled = tuple(word.format(**places, web=web) for word in argv)
     if argv[0] == "serve" and "--port" not in argv:
         # serve refuses a busy port first: a server someone runs on the default 3030 must not
         # decide what these rows see
@@ -125,6 +186,14 @@ def test_every_refusal_is_one_line_in_one_voice(
     assert done.returncode == code, (done.returncode, lines[0])
     # a refusal creates nothing (no store, no folder, no lock or staging file)
     assert sorted(path.name for path in Path(places["tmp"]).iterdir()) == before
+
+
+@pytest.mark.parametrize("command", ["serve", "sample", "conform", "import genesis", "import blocks", "import rpc",
+                                     "store init", "store copy", "store check", "store upgrade"])
+def test_help_shows_defaults_as_an_operator_writes_them(command: str) -> None:
+    text = " ".join(nearrpc(*command.split(), "--help", timeout=60).stdout.split())
+    assert text.startswith(f"usage: nearrpc {command}")
+    assert not re.search(r"default (None|True|False|\(\))", text), text
 
 
 def test_the_table_covers_every_command() -> None:

@@ -65,26 +65,26 @@ def test_settings_reproduce_themselves_through_the_environment(monkeypatch: pyte
 @pytest.mark.parametrize(
     ("cls", "flags", "environment", "message"),
     [
-        (ServeSettings, {"port": "abc"}, {}, "--port='abc': Input should be a valid integer"),
-        (ServeSettings, {"port": "-1"}, {}, "--port='-1': Input should be greater than or equal to 0"),
-        (ServeSettings, {"port": "70000"}, {}, "--port='70000': Input should be less than or equal to 65535"),
-        (ServeSettings, {"workers": "0"}, {}, "--workers='0': Input should be greater than or equal to 1"),
-        (ServeSettings, {}, {"NEARRPC_PORT": "abc"}, "NEARRPC_PORT='abc': Input should be a valid integer"),
-        (ServeSettings, {}, {"NEARRPC_WORKERS": "two"}, "NEARRPC_WORKERS='two': Input should be a valid integer"),
-        (ServeSettings, {}, {"NEARRPC_ACCESS_LOG": "maybe"}, "NEARRPC_ACCESS_LOG='maybe': Input should be a valid"),
-        (ServeSettings, {}, {"NEARRPC_LOG_LEVEL": "loud"}, "NEARRPC_LOG_LEVEL='loud': Input should be"),
-        (ServeSettings, {}, {"NEARRPC_LOG_FORMAT": "xml"}, "NEARRPC_LOG_FORMAT='xml': Input should be 'text'"),
-        (ServeSettings, {}, {"NEARRPC_METRICS": "perhaps"}, "NEARRPC_METRICS='perhaps': Input should be a valid"),
-        (ImportLogSettings, {}, {"NEARRPC_PROGRESS_EVERY": "0"}, "NEARRPC_PROGRESS_EVERY='0': Input should be greater"),
-        (ServeSettings, {"store": ""}, {}, "--store='': String should have at least 1 character"),
-        (RecorderSettings, {"retries": "-1"}, {}, "--retries='-1': Input should be greater than or equal to 0"),
-        (RecorderSettings, {}, {"NEARRPC_RECORD_TIMEOUT": "0"}, "NEARRPC_RECORD_TIMEOUT='0': Input should be greater"),
-        (RecorderSettings, {"concurrency": "0"}, {}, "--concurrency='0': Input should be greater than or equal to 1"),
-        (RecorderSettings, {"backoff": "soon"}, {}, "--backoff='soon': Input should be a valid number"),
-        (ServeSettings, {"store_pool_size": "0"}, {}, "--store-pool-size='0': Input should be greater than or equal"),
-        (ServeSettings, {}, {"NEARRPC_STORE_POOL_SIZE": "101"}, "NEARRPC_STORE_POOL_SIZE='101': Input should be less"),
-        (ServeSettings, {"store_timeout": "0"}, {}, "--store-timeout='0': Input should be greater than or equal"),
-        (RecorderSettings, {}, {"NEARRPC_STORE_TIMEOUT": "soon"}, "NEARRPC_STORE_TIMEOUT='soon': Input should be a"),
+        (ServeSettings, {"port": "abc"}, {}, "--port='abc': expected a whole number"),
+        (ServeSettings, {"port": "-1"}, {}, "--port='-1': must be 0 or more"),
+        (ServeSettings, {"port": "70000"}, {}, "--port='70000': must be 65535 or less"),
+        (ServeSettings, {"workers": "0"}, {}, "--workers='0': must be 1 or more"),
+        (ServeSettings, {}, {"NEARRPC_PORT": "abc"}, "NEARRPC_PORT='abc': expected a whole number"),
+        (ServeSettings, {}, {"NEARRPC_WORKERS": "two"}, "NEARRPC_WORKERS='two': expected a whole number"),
+        (ServeSettings, {}, {"NEARRPC_ACCESS_LOG": "maybe"}, "NEARRPC_ACCESS_LOG='maybe': expected on or off"),
+        (ServeSettings, {}, {"NEARRPC_LOG_LEVEL": "loud"}, "NEARRPC_LOG_LEVEL='loud': expected 'critical'"),
+        (ServeSettings, {}, {"NEARRPC_LOG_FORMAT": "xml"}, "NEARRPC_LOG_FORMAT='xml': expected 'text'"),
+        (ServeSettings, {}, {"NEARRPC_METRICS": "perhaps"}, "NEARRPC_METRICS='perhaps': expected on or off"),
+        (ImportLogSettings, {}, {"NEARRPC_PROGRESS_EVERY": "0"}, "NEARRPC_PROGRESS_EVERY='0': must be above 0"),
+        (ServeSettings, {"store": ""}, {}, "--store='': must not be empty"),
+        (RecorderSettings, {"retries": "-1"}, {}, "--retries='-1': must be 0 or more"),
+        (RecorderSettings, {}, {"NEARRPC_RECORD_TIMEOUT": "0"}, "NEARRPC_RECORD_TIMEOUT='0': must be above 0"),
+        (RecorderSettings, {"concurrency": "0"}, {}, "--concurrency='0': must be 1 or more"),
+        (RecorderSettings, {"backoff": "soon"}, {}, "--backoff='soon': expected a number"),
+        (ServeSettings, {"store_pool_size": "0"}, {}, "--store-pool-size='0': must be 1 or more"),
+        (ServeSettings, {}, {"NEARRPC_STORE_POOL_SIZE": "101"}, "NEARRPC_STORE_POOL_SIZE='101': must be 100 or less"),
+        (ServeSettings, {"store_timeout": "0"}, {}, "--store-timeout='0': must be 0.1 or more"),
+        (RecorderSettings, {}, {"NEARRPC_STORE_TIMEOUT": "soon"}, "NEARRPC_STORE_TIMEOUT='soon': expected a number"),
     ],
 )
 def test_a_bad_value_is_named_in_one_line(
@@ -104,21 +104,21 @@ def test_a_bad_value_is_named_in_one_line(
 @pytest.mark.parametrize(
     ("args", "environment", "expected"),
     [
-        (("serve", "--port", "abc"), {}, "nearrpc serve: --port='abc': Input should be a valid integer"),
-        (("serve", "--workers", "0"), {}, "nearrpc serve: --workers='0': Input should be greater than or equal to 1"),
-        (("serve",), {"NEARRPC_PORT": "abc"}, "nearrpc serve: NEARRPC_PORT='abc': Input should be a valid integer"),
-        (("serve",), {"NEARRPC_WORKERS": "two"}, "nearrpc serve: NEARRPC_WORKERS='two': Input should be a valid"),
-        (("serve", "--port", "70000"), {}, "nearrpc serve: --port='70000': Input should be less than"),
+        (("serve", "--port", "abc"), {}, "nearrpc serve: --port='abc': expected a whole number"),
+        (("serve", "--workers", "0"), {}, "nearrpc serve: --workers='0': must be 1 or more"),
+        (("serve",), {"NEARRPC_PORT": "abc"}, "nearrpc serve: NEARRPC_PORT='abc': expected a whole number"),
+        (("serve",), {"NEARRPC_WORKERS": "two"}, "nearrpc serve: NEARRPC_WORKERS='two': expected a whole number"),
+        (("serve", "--port", "70000"), {}, "nearrpc serve: --port='70000': must be 65535 or less"),
         (("import", "blocks", "x.json"), {"NEARRPC_LOG_FORMAT": "xml"},
          "nearrpc import blocks: NEARRPC_LOG_FORMAT='xml'"),
         (
             ("import", "rpc", "--url", "http://127.0.0.1:9", "--from-height", "1", "--to-height", "2",
              "--retries", "-1"),
             {},
-            "nearrpc import rpc: --retries='-1': Input should be greater than or equal to 0",
+            "nearrpc import rpc: --retries='-1': must be 0 or more",
         ),
         (("import", "blocks", "x.json"), {"NEARRPC_STORE": ""},
-         "nearrpc import blocks: NEARRPC_STORE='': String should"),
+         "nearrpc import blocks: NEARRPC_STORE='': must not be empty"),
     ],
 )
 def test_the_command_refuses_a_bad_value_in_one_line(
@@ -146,9 +146,10 @@ def test_store_options_reach_every_command_and_the_workers(monkeypatch: pytest.M
 def test_help_shows_each_settings_variable_and_default() -> None:
     serve = nearrpc("serve", "--help", timeout=60).stdout
     for text in ("NEARRPC_PORT, default 3030", "NEARRPC_WORKERS, default 1", f"NEARRPC_STORE, default {DEFAULT_STORE}",
-                 "NEARRPC_CORS_ORIGINS, default *", "NEARRPC_ACCESS_LOG, default False",
-                 "NEARRPC_LOG_FORMAT, default text", "NEARRPC_METRICS, default True", "--no-metrics", "--sample",
-                 "NEARRPC_STORE_POOL_SIZE, default 4", "NEARRPC_STORE_TIMEOUT, default 5.0"):
+                 "NEARRPC_CORS_ORIGINS, default *", "NEARRPC_ACCESS_LOG, default off",
+                 "NEARRPC_LOG_FORMAT, default text", "NEARRPC_METRICS, default on", "--no-metrics", "--sample",
+                 "NEARRPC_STORE_POOL_SIZE, default 4", "NEARRPC_STORE_TIMEOUT, default 5.0",
+                 "NEARRPC_UPSTREAM, unset by default", "NEARRPC_FORK_HEIGHT, unset by default"):
         assert text in " ".join(serve.split()), text
     record = " ".join(nearrpc("import", "rpc", "--help", timeout=60).stdout.split())
     for text in ("NEARRPC_RECORD_RETRIES, default 5", "NEARRPC_RECORD_BACKOFF, default 0.5", "NEARRPC_STORE"):
@@ -196,7 +197,7 @@ def _upper_bounds() -> list[tuple[type[BaseSettings], str, float]]:
 def test_every_upper_bound_is_kept(cls: type[BaseSettings], name: str, bound: float) -> None:
     assert load_settings(cls, {name: str(bound)})
     flag = "--" + name.replace("_", "-")
-    with pytest.raises(SettingsError, match=rf"^{flag}='{bound + 1}': Input should be less than or equal to {bound}$"):
+    with pytest.raises(SettingsError, match=rf"^{flag}='{bound + 1}': must be {bound} or less$"):
         load_settings(cls, {name: str(bound + 1)})
 
 

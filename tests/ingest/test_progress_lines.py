@@ -66,14 +66,14 @@ def test_retries_of_a_dead_url_are_logged(tmp_path: Path) -> None:
         dead = f"http://127.0.0.1:{probe.getsockname()[1]}"  # nothing listens once it is closed
     done = nearrpc("import", "rpc", "--url", dead, "--from-height", "1", "--to-height", "2", "--retries", "2",
                    "--backoff", "0.05", "--store", tmp_path / "store.sqlite", timeout=120)
-    assert done.returncode == 1
+    assert done.returncode == 2
     lines = done.stderr.splitlines()
     retries = [line for line in lines if " WARNING nearrpc.import: recording: " in line]
     assert len(retries) == 2, lines
     for number, line in enumerate(retries, 1):
-        assert re.fullmatch(f"{TIMESTAMP} WARNING nearrpc.import: recording: {dead}: genesis_config null: "
-                            rf"ConnectError: .+; retry {number} of 2 in \d+\.\d s", line), line
+        assert re.fullmatch(f"{TIMESTAMP} WARNING nearrpc.import: recording: {dead}: genesis_config: "
+                            rf"cannot connect to .+; retry {number} of 2 in \d+\.\d s", line), line
     port = dead.rstrip("/").rsplit(":", 1)[1]
-    assert lines[-1] == (f"nearrpc import rpc: {dead}: genesis_config null: ConnectError: cannot connect to "
-                         f"127.0.0.1:{port}: Connection refused, still after 2 retries")
+    assert lines[-1] == (f"nearrpc import rpc: cannot reach {dead} (genesis_config): cannot connect to "
+                         f"127.0.0.1:{port}: connection refused, still after 2 retries")
     assert not (tmp_path / "store.sqlite").exists()

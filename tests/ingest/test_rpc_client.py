@@ -44,7 +44,7 @@ def test_any_other_answer_is_taken_as_it_is(server_a: LiveServer, status: int) -
     behaviour = Behaviour(scripted=[(status, {})])
     with json_rpc_proxy(server_a.url, behaviour) as url, pytest.raises(IngestError) as refused:
         _genesis_config(url)
-    assert str(refused.value) == f"{url}: genesis_config null: HTTP {status} without a JSON-RPC response"
+    assert str(refused.value) == f"{url}: genesis_config: HTTP {status} without a JSON-RPC response"
     assert len(behaviour.arrivals) == 1
 
 
@@ -61,5 +61,5 @@ def test_giving_up_names_the_last_failure(server_a: LiveServer) -> None:
     behaviour = Behaviour(scripted=[(503, {})] * 4)
     with json_rpc_proxy(server_a.url, behaviour) as url, pytest.raises(IngestError) as refused:
         _genesis_config(url)
-    assert str(refused.value) == f"{url}: genesis_config null: HTTP 503, still after 3 retries"
+    assert str(refused.value) == f"{url}: genesis_config: HTTP 503, still after 3 retries"
     assert len(behaviour.arrivals) == 4

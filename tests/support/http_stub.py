@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -59,3 +60,19 @@ def serving_stub(handler: type[BaseHTTPRequestHandler], *, quiet_client_errors: 
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+@contextmanager
+def plain_web_server(folder: Path) -> Iterator[str]:
+    """Python's own file server over `folder`, as someone runs it: a web server that is no
+    NEAR node (it answers POSTs with a 501 HTML page). Yields the base URL with a final slash."""
+
+    class Files(SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(folder), **kwargs)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with serving_stub(Files) as url:
+        yield url + "/"

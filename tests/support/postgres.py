@@ -13,6 +13,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -52,6 +53,26 @@ def _run(bin_dir: Path, program: str, *args: str) -> None:
             raise RuntimeError(f"{program} {' '.join(args)} failed: {output.read().decode(errors='replace')}")
 
 
+# Run beside the server: waits for the test process to end, however it ends (Ctrl-C, a kill,
+# a finished run), then stops the server and removes its folder. pg_ctl's server is no child of
+# the tests, so nothing else would stop it: an interrupted ./check left PostgreSQL running.
+_WATCHDOG = """
+import os, select, shutil, subprocess, sys, time
+parent, pg_ctl, data, folder, user = int(sys.argv[1]), *sys.argv[2:6]
+try:
+    select.select([os.pidfd_open(parent)], [], [])  # readable once the process has ended
+except ProcessLookupError:
+    pass
+for _ in range(20):  # a stale pid file (a crashed server) must not keep it here forever
+    if not os.path.exists(os.path.join(data, "postmaster.pid")):
+        break
+    subprocess.run([pg_ctl, "-D", data, "-m", "immediate", "-w", "stop"], user=user or None,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+    time.sleep(0.2)
+shutil.rmtree(folder, ignore_errors=True)
+"""
+
+
 @dataclass
 class PostgresServer:
     folder: Path
@@ -59,6 +80,7 @@ class PostgresServer:
     password: str
     bin_dir: Path = POSTGRES_BIN_PATH
     _databases: int = field(default=0)
+    watchdog: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
     def data(self) -> Path:
@@ -141,6 +163,11 @@ def start_server(bin_dir: Path = POSTGRES_BIN_PATH) -> PostgresServer:
     _run(bin_dir, "initdb", "-D", str(server.data), "--auth-local=trust", "--auth-host=scram-sha-256",
          f"--pwfile={pwfile}", "--encoding=utf8", "--locale=C", "-U", SUPERUSER)  # fmt: skip
     server.start()
+    server.watchdog = subprocess.Popen(
+        [sys.executable, "-c", _WATCHDOG, str(os.getpid()), str(bin_dir / "pg_ctl"), str(server.data),
+         str(folder), user or ""],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # its own session: a Ctrl-C to the tests' process group does not end it before its work
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -157,3 +184,6 @@ def stop_server(server: PostgresServer) -> None:
     if (server.data / "postmaster.pid").exists():
         server.stop("immediate")
     shutil.rmtree(server.folder, ignore_errors=True)
+    if server.watchdog is not None:  # nothing left for it to do
+        server.watchdog.kill()
+        server.watchdog.wait()

@@ -50,9 +50,12 @@ def _environment(env: dict[str, str] | None) -> dict[str, str]:
     return {**clean, **(env or {})}
 
 
-def wait_until_serving(process: subprocess.Popen[bytes], log: Path, startup_seconds: float) -> tuple[str, str]:
+def wait_until_serving(
+    process: subprocess.Popen[bytes], log: Path, startup_seconds: float, *, until_healthy: bool = True
+) -> tuple[str, str]:
     """The URL (without the final slash) and start-up line of a `nearrpc serve` started with
-    `--port 0` that writes its log to `log`, once it answers /health."""
+    `--port 0` that writes its log to `log`, once it answers /health (or, not `until_healthy`,
+    as soon as the line is written: what a load balancer's first health check meets)."""
     deadline = time.monotonic() + startup_seconds
     url = line = None
     while True:
@@ -63,6 +66,8 @@ def wait_until_serving(process: subprocess.Popen[bytes], log: Path, startup_seco
                 found = STARTED.search(message_of(text))
                 if found:
                     url, line = found["url"], text
+        if url is not None and line is not None and not until_healthy:
+            return url, line
         if url is not None and line is not None:
             try:
                 if httpx.get(f"{url}/health", timeout=1.0).status_code == 200:
@@ -82,14 +87,16 @@ def serving(
     env: dict[str, str] | None = None,
     wrapper: Sequence[str] = (),
     startup_seconds: float = 60.0,
+    until_healthy: bool = True,
 ) -> Iterator[Served]:
-    """`[wrapper] python -m nearrpc serve --port 0 ARGS` until it answers /health; stopped after."""
+    """`[wrapper] python -m nearrpc serve --port 0 ARGS` until it answers /health (or has written
+    its start-up line: `until_healthy=False`); stopped after."""
     command = [*wrapper, sys.executable, "-m", "nearrpc", "serve", "--port", "0", *map(str, args)]
     with log.open("wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=cwd, env=_environment(env),
                                    start_new_session=True)
     try:
-        url, line = wait_until_serving(process, log, startup_seconds)
+        url, line = wait_until_serving(process, log, startup_seconds, until_healthy=until_healthy)
         yield Served(url, log, line, process.pid)
     finally:
         with contextlib.suppress(ProcessLookupError):  # a test may have ended it already
