@@ -111,7 +111,9 @@ def build_app(
     (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers; `fork`: the
     reader reads through to an upstream node (then `reader` is `fork`)."""
     heads_move = fork is not None and fork.heads_move
-    handlers = ChainHandlers(reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move)
+    handlers = ChainHandlers(
+        reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move, reads_through=fork is not None
+    )
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(
         handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe, heads_move=heads_move
