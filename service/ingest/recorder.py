@@ -40,6 +40,7 @@ from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, ZERO_HASH
 from nearrpc.spec import SchemaViolation
 from nearrpc.store import (
     ACCOUNTS_CHOSEN,
+    ChainReader,
     ChainWriter,
     StoreError,
     StoreLocation,
@@ -140,11 +141,11 @@ class _Recorder:
         self._job = recording
         self._rpc = rpc
         self._target = target
-        # A store of chosen accounts says which it holds (`store.held`): a new store, or one an
-        # earlier recording marked. A store that already holds states without the mark (a genesis
-        # import) holds every account, and a recording into it does not narrow that.
+        # A store of chosen accounts says which it holds (`store.held`): any store but one that
+        # holds a genesis import's records (every account), which a recording does not narrow.
+        # So a recording made before the marks gets them from a re-run.
         reader = target.reader()
-        self._marks_accounts = reader.fetched(ACCOUNTS_CHOSEN) or reader.info().account_state_count == 0
+        self._marks_accounts = reader.fetched(ACCOUNTS_CHOSEN) or not _holds_genesis_records(reader)
         self._exact_epochs: set[str] = set()
         self._stored_codes: set[str] = set()
         self._through_query: set[str] = set()  # request types the node answers only through `query`
@@ -354,6 +355,23 @@ async def _check_range(rpc: RpcClient, recording: Recording, genesis_height: int
                 f"the node keeps blocks from height {earliest_height} on (it is not an archival node for "
                 f"--from-height {recording.from_height}); every lower height would look skipped"
             )
+
+
+def _holds_genesis_records(reader: ChainReader) -> bool:
+    """Whether the store holds the accounts of genesis records (a genesis import, the sample):
+    the genesis validators' states at the genesis height."""
+    genesis = reader.genesis_config_json()
+    if genesis is None:
+        return False
+    config = orjson.loads(genesis)
+    validators = config.get("validators")
+    if not isinstance(validators, list):
+        return False
+    height = int(config["genesis_height"])
+    return any(
+        isinstance(v, dict) and isinstance(v.get("account_id"), str) and reader.account_json(v["account_id"], height)
+        for v in validators
+    )
 
 
 async def _genesis_hash(rpc: RpcClient) -> str | None:

@@ -10,6 +10,8 @@ for a recorded account, and B's `status` names A's genesis hash.
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -168,3 +170,41 @@ def test_conform_without_an_account_views_the_final_blocks_author_on_a_full_stor
     report = json.loads(done.stdout)
     author = result(server_a.url, "block", {"finality": "final"})["author"]
     assert report["account"] == f"viewing account {author} (the final block's author; name another with --account)"
+
+
+def test_a_recording_made_before_the_marks_gets_them_from_a_re_run(
+    recording: Path, tmp_path: Path, server_a: LiveServer
+) -> None:
+    old = tmp_path / "old.sqlite"
+    shutil.copy(recording, old)
+    with sqlite3.connect(old) as db:  # as a build before the marks left it
+        db.execute("DROP TABLE fetched")
+        db.execute("DELETE FROM meta WHERE key = 'genesis_hash'")
+    db.close()
+    reader = open_store(old, "read")
+    assert (reader.fetched(ACCOUNTS_CHOSEN), reader.genesis_hash()) == (False, None)
+    reader.close()
+    done = nearrpc("import", "rpc", "--url", server_a.url, "--from-height", str(TO), "--to-height", str(TO),
+                   "--accounts", ",".join(RECORDED), "--store", old)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reader = open_store(old, "read")
+    try:
+        assert reader.fetched(ACCOUNTS_CHOSEN) and reader.fetched(held_account(RECORDED[0]))
+        assert reader.genesis_hash() == result(server_a.url, "status", [])["genesis_hash"]
+    finally:
+        reader.close()
+
+
+def test_a_recording_into_a_store_of_every_account_adds_no_mark(
+    sample_store: Path, tmp_path: Path, server_a: LiveServer
+) -> None:
+    store = tmp_path / "full.sqlite"
+    shutil.copy(sample_store, store)
+    done = nearrpc("import", "rpc", "--url", server_a.url, "--from-height", str(TO), "--to-height", str(TO),
+                   "--accounts", RECORDED[0], "--store", store)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reader = open_store(store, "read")
+    try:
+        assert not reader.fetched(ACCOUNTS_CHOSEN)
+    finally:
+        reader.close()
