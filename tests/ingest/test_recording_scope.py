@@ -24,6 +24,7 @@ from nearrpc.store import ACCOUNTS_CHOSEN, held_account, open_store
 from tests.ingest.conftest import call, result
 from tests.support.cli import nearrpc
 from tests.support.live_server import LiveServer, running_server
+from tests.support.postgres import PostgresServer
 
 pytestmark = pytest.mark.live
 
@@ -208,3 +209,19 @@ def test_a_recording_into_a_store_of_every_account_adds_no_mark(
         assert not reader.fetched(ACCOUNTS_CHOSEN)
     finally:
         reader.close()
+
+
+def test_a_recording_copied_into_postgresql_says_the_same(
+    recording: Path, postgres: PostgresServer, server_a: LiveServer, tmp_path: Path
+) -> None:
+    url = postgres.create_database("recording")
+    copied = nearrpc("store", "copy", recording, url)
+    assert copied.returncode == 0, copied.stderr
+    with running_server(url, tmp_path / "pg.log") as on_pg:
+        status, error = _error(on_pg.url, "EXPERIMENTAL_view_account", {"account_id": UNRECORDED, "block_id": TO})
+        assert (status, error["cause"]["name"]) == (500, "INTERNAL_ERROR")
+        assert f"holds no state of {UNRECORDED}" in error["data"]
+        assert result(on_pg.url, "status", [])["genesis_hash"] == result(server_a.url, "status", [])["genesis_hash"]
+        params = {"account_id": RECORDED[0], "block_id": TO}
+        assert call(on_pg.url, "EXPERIMENTAL_view_account", params) == call(server_a.url, "EXPERIMENTAL_view_account",
+                                                                            params)
