@@ -78,7 +78,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--max-requests too small to run every check). Options fall back to NEARRPC_CONFORM_* variables.",
     )
     run.add_argument("url", metavar="URL", help="the endpoint, e.g. http://127.0.0.1:3030")
-    run.add_argument("--account", help="an existing account to view (default: the final block's author)")
+    run.add_argument(
+        "--account",
+        help="an existing account the endpoint holds, to view (default: the final block's author, else a genesis "
+        "validator the endpoint holds; the report names the one viewed)",
+    )
     run.add_argument("--json", action="store_true", help="print the report as JSON (for CI)")
     add_setting(run, ConformSettings, "max_requests")
     add_setting(run, ConformSettings, "rate")

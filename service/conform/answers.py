@@ -18,6 +18,10 @@ from nearrpc.methods.errors import CATALOGUE, METHOD_CAUSES, Cause, RpcError
 _REQUEST_CAUSES = (Cause.PARSE_ERROR, Cause.METHOD_NOT_FOUND)
 STATUS_PATH = "HTTP status"
 BODY_PATH = "body"
+# nearcore's text for state of a shard the node does not track (UNAVAILABLE_SHARD from `query`,
+# INTERNAL_ERROR from the EXPERIMENTAL views); nearrpc's recordings answer it for an account
+# they did not record. An endpoint may hold some accounts only: within the rules.
+_NOT_HELD_TEXT = "does not track the shard ID"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,3 +104,22 @@ def error_violations(method: str | None, error_component: str, error: dict[str, 
     if "data" not in error:
         found.append(Violation("error.data", Kind.RULE, "nearcore always sends the legacy `data` member"))
     return found
+
+
+def not_held(answer: Answer | None) -> bool:
+    """Whether `answer` says the endpoint holds no state of the account asked about."""
+    if answer is None or answer.error is None or answer.cause not in (Cause.INTERNAL_ERROR, Cause.UNAVAILABLE_SHARD):
+        return False
+    return _NOT_HELD_TEXT in str(answer.error.get("data"))
+
+
+def not_held_judgement(
+    method: str | None, error_component: str, exchange: Exchange, answer: Answer
+) -> tuple[list[Violation], str]:
+    """The violations and note of a not-held answer (`not_held`), held to its own cause's rules."""
+    assert answer.error is not None and answer.cause is not None
+    cause = Cause(answer.cause)
+    found = error_violations(method, error_component, answer.error)
+    found += status_violation(exchange, CATALOGUE[cause].http_status, cause)
+    data = answer.error.get("data")
+    return found, shorten(f"the endpoint does not hold this account: {cause}: {data}")

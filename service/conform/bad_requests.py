@@ -14,10 +14,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
-from nearrpc.conform.answers import STATUS_PATH, Answer
+from nearrpc.conform.answers import STATUS_PATH, Answer, not_held, not_held_judgement
 from nearrpc.conform.endpoint import Exchange
 from nearrpc.conform.facts import MISSING_ACCOUNT, UNKNOWN_HASH, EndpointFacts
 from nearrpc.conform.probes import Judge, Judgement, Probe, RequestIds, expect_error, request_body, shown_params
@@ -110,6 +111,22 @@ def bad_request_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Prob
     probes.append((refused("EXPERIMENTAL_protocol_config", "unknown block: height below the head (422)",
                             {"block_id": absent}, Cause.UNKNOWN_BLOCK, facts, ids), no_absent))
     missing = {"account_id": MISSING_ACCOUNT, "finality": "final"}
-    probes.append((refused("EXPERIMENTAL_view_account", "unknown account", missing, Cause.UNKNOWN_ACCOUNT, facts,
-                            ids, extra=_info_member("requested_account_id", MISSING_ACCOUNT)), ""))
+    probes.append((_or_not_held(refused("EXPERIMENTAL_view_account", "unknown account", missing,
+                                        Cause.UNKNOWN_ACCOUNT, facts, ids,
+                                        extra=_info_member("requested_account_id", MISSING_ACCOUNT))), ""))
     return probes
+
+
+def _or_not_held(probe: Probe) -> Probe:
+    """An endpoint that holds some accounts only (a node tracking some shards, a recording of
+    chosen accounts) may answer that it does not hold the account instead: a note, not a fault."""
+    component = method_schemas()[probe.method].error
+
+    def judge(exchange: Exchange) -> Judgement:
+        judgement = probe.judge(exchange)
+        if judgement.answer is None or not not_held(judgement.answer):
+            return judgement
+        found, note = not_held_judgement(probe.method, component, exchange, judgement.answer)
+        return Judgement(found, note, judgement.answer)
+
+    return dataclasses.replace(probe, judge=judge)

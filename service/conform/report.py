@@ -51,6 +51,7 @@ class Report:
     retries: int = 0
     seconds: float = 0.0
     stopped: str = ""  # why the run stopped early (request budget), "" when it ran through
+    account_note: str = ""  # which account the run views, and why that one
 
     @property
     def violation_count(self) -> int:
@@ -71,6 +72,7 @@ class Report:
             "retries": self.retries,
             "seconds": round(self.seconds, 3),
             "stopped": self.stopped,
+            "account": self.account_note,
         }
 
     def summary(self) -> str:
@@ -110,4 +112,6 @@ def render(report: Report, stream: TextIO) -> None:
             Text(str(check.outcome), style=style), Text("\n".join(lines)),
         )
     console.print(table)
+    if report.account_note:
+        console.print(Text(report.account_note))
     console.print(Text(report.summary(), style="bold green" if report.passed else "bold red"))

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from nearrpc.conform.answers import Answer, not_held
 from nearrpc.conform.bad_requests import bad_request_probes
 from nearrpc.conform.endpoint import BudgetExhausted, Endpoint, Limits, Unreachable
 from nearrpc.conform.extension import extension_probes
@@ -24,6 +25,7 @@ from nearrpc.urls import public_url
 
 # how many blocks the walk back from the final block may fetch looking for a skipped height
 ABSENT_HEIGHT_SEARCH = 20
+_ACCOUNT_TRIES = 5  # accounts asked at most when looking for one the endpoint holds
 _BLOCK_METHODS = ("block", "EXPERIMENTAL_protocol_config", "EXPERIMENTAL_view_account")
 
 
@@ -78,6 +80,19 @@ class _Run:
                 f"with {' '.join(strange[0].message.removeprefix('not a JSON-RPC answer: ').split())}"
             )
 
+    def holds(self, account: str, ids: RequestIds) -> bool:
+        """Whether the endpoint answers about `account` at `final` other than "not held"."""
+        body = request_body("EXPERIMENTAL_view_account", {"account_id": account, "finality": "final"}, ids.take())
+        try:
+            is_json, answer = self.endpoint.post(body).json()
+        except BudgetExhausted as exc:
+            self.stop(str(exc))
+            return False
+        except Unreachable:
+            return False
+        error = answer.get("error") if is_json and isinstance(answer, dict) else None
+        return not not_held(Answer(None, error)) if isinstance(error, dict) else True
+
     def absent_height(self, facts: EndpointFacts, ids: RequestIds) -> int | None:
         """A height below the final block that has no block: below genesis if genesis is above
         0, else a skipped height found by walking back from the final block."""
@@ -106,6 +121,24 @@ class _Run:
         return None
 
 
+def _account(run: _Run, options: Options, facts: EndpointFacts, ids: RequestIds) -> tuple[str | None, str]:
+    """The account to view, and a line saying which and why. Named with --account: that one.
+    Otherwise the final block's author, or else a genesis validator, the first the endpoint
+    holds: an endpoint holding chosen accounts only (a recording) may hold none of them."""
+    if options.account:
+        return options.account, f"viewing account {options.account} (--account)"
+    candidates = [a for a in dict.fromkeys((facts.final_author, *facts.genesis_accounts)) if a]
+    for account in candidates[:_ACCOUNT_TRIES]:
+        if run.report.stopped or not run.holds(account, ids):
+            continue
+        why = "the final block's author" if account == facts.final_author else "a genesis validator"
+        return account, f"viewing account {account} ({why}; name another with --account)"
+    if not candidates:
+        return None, "no account to view: the endpoint names none (name one with --account)"
+    return None, (f"no account to view: the endpoint holds none of {', '.join(candidates[:_ACCOUNT_TRIES])} "
+                  "(the final block's author and genesis validators); name one it holds with --account")
+
+
 def run_conformance(options: Options) -> Report:
     """Raises Unreachable when the endpoint gives no HTTP answer to the first request."""
     report = Report(public_url(options.url), interface_version())  # the report is shown and shared: no credentials
@@ -117,7 +150,7 @@ def run_conformance(options: Options) -> Report:
             run.probe(probe)
         facts.learn_genesis(facts.first_results.get("genesis_config"))
         facts.learn_final_block(run.probe(final_block_probe(facts, ids)))
-        facts.account = options.account or facts.final_author or next(iter(facts.genesis_accounts), None)
+        facts.account, report.account_note = _account(run, options, facts, ids)
         if not report.stopped:
             facts.absent_height = run.absent_height(facts, ids)
         for method in _BLOCK_METHODS:

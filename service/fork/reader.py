@@ -604,6 +604,9 @@ class ForkReader:
     async def fetched(self, key: str) -> bool:
         return await self.local.fetched(key)
 
+    async def genesis_hash(self) -> str | None:
+        return await self.local.genesis_hash()
+
     async def info(self) -> StoreInfo:
         info = await self.local.info()
         # the methods refuse to say "no such key" from a store that holds no keys at all; a fork

@@ -129,7 +129,9 @@ def build_app(
     reader reads through to an upstream node (then `reader` is `fork`); `close_timeout`: seconds the
     worker waits at shutdown for the store to close."""
     heads_move = fork is not None and fork.heads_move
-    handlers = ChainHandlers(reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move)
+    handlers = ChainHandlers(
+        reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move, reads_through=fork is not None
+    )
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(
         handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe, heads_move=heads_move

@@ -6,7 +6,7 @@ interface version, a store summary and what the store cannot answer.
 from __future__ import annotations
 
 from nearrpc.methods.status import StatusReport as ChainStatus
-from nearrpc.store import ServingReader, StoreInfo
+from nearrpc.store import ACCOUNTS_CHOSEN, ServingReader, StoreInfo
 from nearrpc.version import INTERFACE_VERSION
 
 
@@ -26,8 +26,13 @@ async def _store_gaps(reader: ServingReader, info: StoreInfo, genesis_stored: bo
         )
     elif not genesis_stored:
         gaps.append(
-            "the genesis block is not stored: genesis_hash and node_public_key are left out, and "
-            "JSON-RPC status answers INTERNAL_ERROR"
+            "neither the genesis block nor its hash is stored: genesis_hash and node_public_key are left out, "
+            "and JSON-RPC status answers INTERNAL_ERROR"
+        )
+    if await reader.fetched(ACCOUNTS_CHOSEN):
+        gaps.append(
+            "a recording of chosen accounts: a view of any other account answers that the store does not hold "
+            "it (INTERNAL_ERROR, from query UNAVAILABLE_SHARD), not UNKNOWN_ACCOUNT"
         )
     return gaps
 

@@ -39,12 +39,15 @@ from nearrpc.nearcore.public_key import canonical_public_key
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, ZERO_HASH
 from nearrpc.spec import SchemaViolation
 from nearrpc.store import (
+    ACCOUNTS_CHOSEN,
+    ChainReader,
     ChainWriter,
     StoreError,
     StoreLocation,
     StoreOptions,
     WriteBatch,
     describe_location,
+    held_account,
     open_store,
 )
 from nearrpc.urls import public_url
@@ -120,6 +123,10 @@ class RecordSummary:
     seconds: float = 0.0
 
 
+# the genesis and client configs, and the genesis block's hash when the node names it
+_Configs = tuple[bytes, bytes, str | None]
+
+
 @dataclass
 class _Batch:
     heights: range
@@ -135,6 +142,11 @@ class _Recorder:
         self._job = recording
         self._rpc = rpc
         self._target = target
+        # A store of chosen accounts says which it holds (`store.held`): any store but one that
+        # holds a genesis import's records (every account), which a recording does not narrow.
+        # So a recording made before the marks gets them from a re-run.
+        reader = target.reader()
+        self._marks_accounts = reader.fetched(ACCOUNTS_CHOSEN) or not _holds_genesis_records(reader)
         self._exact_epochs: set[str] = set()
         self._stored_codes: set[str] = set()
         self._through_query: set[str] = set()  # request types the node answers only through `query`
@@ -263,17 +275,23 @@ class _Recorder:
     # -- writing to the store
 
     def write(
-        self, fetched: _Batch, configs: tuple[bytes, bytes] | None, progress_note: bytes | None, summary: RecordSummary
+        self, fetched: _Batch, configs: _Configs | None, progress_note: bytes | None, summary: RecordSummary
     ) -> None:
         with self._target.batch() as batch:
             batch.put_import_progress(progress_note)
             if configs is not None:
-                genesis, client = configs
+                genesis, client, genesis_hash = configs
                 try:
                     batch.put_genesis_config(genesis)
                     batch.put_client_config(client)
+                    if genesis_hash is not None:
+                        batch.put_genesis_hash(genesis_hash)
                 except _REFUSALS as exc:
                     raise located(f"{public_url(self._job.url)}: genesis/client config", exc) from None
+            if self._marks_accounts:
+                batch.put_fetched(ACCOUNTS_CHOSEN)
+                for account_id in self._job.accounts:
+                    batch.put_fetched(held_account(account_id))
             for epoch_id, (height, config) in fetched.epochs.items():
                 try:
                     batch.put_epoch(recorded_epoch(epoch_id, config))
@@ -340,6 +358,31 @@ async def _check_range(rpc: RpcClient, recording: Recording, genesis_height: int
             )
 
 
+def _holds_genesis_records(reader: ChainReader) -> bool:
+    """Whether the store holds the accounts of genesis records (a genesis import, the sample):
+    the genesis validators' states at the genesis height."""
+    genesis = reader.genesis_config_json()
+    if genesis is None:
+        return False
+    config = orjson.loads(genesis)
+    validators = config.get("validators")
+    if not isinstance(validators, list):
+        return False
+    height = int(config["genesis_height"])
+    return any(
+        isinstance(v, dict) and isinstance(v.get("account_id"), str) and reader.account_json(v["account_id"], height)
+        for v in validators
+    )
+
+
+async def _genesis_hash(rpc: RpcClient) -> str | None:
+    """The node's genesis block hash (its `status` names it), which a recording of later heights
+    keeps for its own `status`; None from a node that does not say."""
+    reply = await rpc.call("status", None)
+    found = reply.result.get("genesis_hash") if reply.error is None and isinstance(reply.result, dict) else None
+    return found if isinstance(found, str) else None
+
+
 async def _record(recording: Recording, target: ChainWriter, progress: Progress | None) -> RecordSummary:
     summary = RecordSummary()
 
@@ -373,7 +416,7 @@ async def _record(recording: Recording, target: ChainWriter, progress: Progress 
         if progress is not None:
             progress.update(start - recording.from_height)
         recorder = _Recorder(recording, rpc, target)
-        configs: tuple[bytes, bytes] | None = (jsonio.compact(genesis), jsonio.compact(client))
+        configs: _Configs | None = (jsonio.compact(genesis), jsonio.compact(client), await _genesis_hash(rpc))
         for first in range(start, recording.to_height + 1, recording.batch_heights):
             heights = range(first, min(first + recording.batch_heights, recording.to_height + 1))
             fetched = await recorder.fetch(heights)

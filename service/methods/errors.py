@@ -207,6 +207,19 @@ def unavailable_shard(shard_id: int) -> RpcError:
     )
 
 
+def account_not_held(method: str, account_id: str, shard_id: int) -> RpcError:
+    """An account a recording of chosen accounts does not hold (`store.held`): nearcore's answer
+    for state of a shard the node does not track, which `query` gives as UNAVAILABLE_SHARD and
+    the EXPERIMENTAL views fold into INTERNAL_ERROR with the same text; the reason is added."""
+    text = (
+        f"The node does not track the shard ID {shard_id} (this store is a recording of chosen accounts "
+        f"and holds no state of {account_id}; record it with `nearrpc import rpc --accounts`)"
+    )
+    if method == "query":
+        return RpcError(Cause.UNAVAILABLE_SHARD, {"requested_shard_id": shard_id}, text)
+    return internal_error(text)
+
+
 def internal_error(error_message: str) -> RpcError:
     """A failure of the node itself (here: its store); `data` reads as nearcore's method errors do."""
     return RpcError(Cause.INTERNAL_ERROR, {"error_message": error_message}, _LIMITS_TEXT + error_message)

@@ -29,7 +29,15 @@ from nearrpc.methods.status import StatusReport, missing_members
 from nearrpc.nearcore.public_key import canonical_public_key
 from nearrpc.nearcore.shard_layout import account_shard_id, first_shard_id
 from nearrpc.runtime_params import RuntimeParamStore
-from nearrpc.store import STORE_KINDS, ServingReader, StoredBlock, StoreError, StoreVersion
+from nearrpc.store import (
+    ACCOUNTS_CHOSEN,
+    STORE_KINDS,
+    ServingReader,
+    StoredBlock,
+    StoreError,
+    StoreVersion,
+    held_account,
+)
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -58,12 +66,17 @@ class ChainHandlers:
         rpc_addr: str | None = None,
         *,
         heads_move: bool = False,
+        reads_through: bool = False,
     ) -> None:
         """`heads_move`: the reader's head is another node's, which moves between requests with
         no write here (a fork that follows its upstream): finality references are resolved anew
-        each time instead of once per stored head."""
+        each time instead of once per stored head. `reads_through`: the reader asks an upstream
+        for what the store lacks (a fork), so its "no state" is the upstream's word."""
         self._reader = reader
         self._heads_move = heads_move
+        self._reads_through = reads_through
+        # whether the store holds chosen accounts only (`store.held`); asked when it matters
+        self._accounts_chosen: bool | None = None
         self._status = StatusReport(reader, rpc_addr)
         self._runtime_params = runtime_params
         self._version: StoreVersion | None = None
@@ -89,6 +102,8 @@ class ChainHandlers:
             self._resolved.clear()
         if "access_keys" in changed:
             self._holds_keys = False
+        if "accounts" in changed:
+            self._accounts_chosen = None
         return changed
 
     async def _genesis_bytes(self) -> bytes:
@@ -151,7 +166,7 @@ class ChainHandlers:
     async def EXPERIMENTAL_view_account(self, params: models.RpcViewAccountRequest) -> bytes:
         account_id: str = params.root.account_id.root
         block = await self._view_block("EXPERIMENTAL_view_account", params)
-        return await self._account(account_id, block)
+        return await self._account(account_id, block, "EXPERIMENTAL_view_account")
 
     # -- beyond interface 1.2.14
 
@@ -181,28 +196,28 @@ class ChainHandlers:
         account = getattr(request, "account_id", None)
         account_id: str | None = None if account is None else account.root
         if request_type == "view_account" and account_id is not None:
-            return await self._account(account_id, block)
+            return await self._account(account_id, block, "query")
         if request_type == "view_code" and account_id is not None:
-            return await self._code(account_id, block)
+            return await self._code(account_id, block, "query")
         if request_type == "view_access_key" and account_id is not None:
             public_key: str = request.public_key.root
-            view = await self._access_key(account_id, public_key, block)
+            view = await self._access_key(account_id, public_key, block, "query")
             return unknown_access_key_result(public_key, block.height, block.hash) if view is None else view
         if request_type == "view_access_key_list" and account_id is not None:
-            return await self._access_keys(account_id, block)
+            return await self._access_keys(account_id, block, "query")
         # contract state, calls, global contracts and gas keys: state no store holds
         raise errors.unavailable_shard(await self._shard_id(account_id, block))
 
     @store_failures_are_internal
     async def EXPERIMENTAL_view_code(self, params: models.RpcViewCodeRequest) -> bytes:
         block = await self._view_block("EXPERIMENTAL_view_code", params)
-        return await self._code(params.root.account_id.root, block)
+        return await self._code(params.root.account_id.root, block, "EXPERIMENTAL_view_code")
 
     @store_failures_are_internal
     async def EXPERIMENTAL_view_access_key(self, params: models.RpcViewAccessKeyRequest) -> bytes:
         block = await self._view_block("EXPERIMENTAL_view_access_key", params)
         public_key: str = params.root.public_key.root
-        view = await self._access_key(params.root.account_id.root, public_key, block)
+        view = await self._access_key(params.root.account_id.root, public_key, block, "EXPERIMENTAL_view_access_key")
         if view is None:
             raise errors.unknown_access_key(public_key, block.height, block.hash)
         return view
@@ -210,7 +225,7 @@ class ChainHandlers:
     @store_failures_are_internal
     async def EXPERIMENTAL_view_access_key_list(self, params: models.RpcViewAccessKeyListRequest) -> bytes:
         block = await self._view_block("EXPERIMENTAL_view_access_key_list", params)
-        return await self._access_keys(params.root.account_id.root, block)
+        return await self._access_keys(params.root.account_id.root, block, "EXPERIMENTAL_view_access_key_list")
 
     # -- what the views read
 
@@ -221,18 +236,29 @@ class ChainHandlers:
             # jsonrpc-primitives view_*.rs: NO_SYNCED_BLOCKS is an internal error for the views
             raise errors.internal_error("There are no fully synchronized blocks on the node yet") from None
 
-    async def _account_view(self, account_id: str, block: StoredBlock) -> bytes:
-        """The account's stored view at `block`, or UNKNOWN_ACCOUNT."""
+    async def _account_view(self, account_id: str, block: StoredBlock, method: str) -> bytes:
+        """The account's stored view at `block`, or UNKNOWN_ACCOUNT (or that it is not held)."""
         view = await self._reader.account_json(account_id, block.height)
         if view is None:
+            await self._check_held(account_id, block, method)
             raise errors.unknown_account(account_id, block.height, block.hash)
         return view
 
-    async def _account(self, account_id: str, block: StoredBlock) -> bytes:
-        return with_block(await self._account_view(account_id, block), block.height, block.hash)
+    async def _check_held(self, account_id: str, block: StoredBlock, method: str) -> None:
+        """Raise that the store does not hold `account_id` when it is a recording of chosen
+        accounts without it: "no state" there means "not recorded", not "no such account"."""
+        if self._reads_through:
+            return
+        if self._accounts_chosen is None:
+            self._accounts_chosen = await self._reader.fetched(ACCOUNTS_CHOSEN)
+        if self._accounts_chosen and not await self._reader.fetched(held_account(account_id)):
+            raise errors.account_not_held(method, account_id, await self._shard_id(account_id, block))
 
-    async def _code(self, account_id: str, block: StoredBlock) -> bytes:
-        code_hash = contract_code_hash(await self._account_view(account_id, block))
+    async def _account(self, account_id: str, block: StoredBlock, method: str) -> bytes:
+        return with_block(await self._account_view(account_id, block, method), block.height, block.hash)
+
+    async def _code(self, account_id: str, block: StoredBlock, method: str) -> bytes:
+        code_hash = contract_code_hash(await self._account_view(account_id, block, method))
         if code_hash is None:
             raise errors.no_contract_code(account_id, block.height, block.hash)
         code = await self._reader.contract_code(code_hash)
@@ -240,16 +266,18 @@ class ChainHandlers:
             raise errors.internal_error(f"the store holds no contract code with hash {code_hash} (of {account_id})")
         return with_block(code_view(code, code_hash), block.height, block.hash)
 
-    async def _access_key(self, account_id: str, public_key: str, block: StoredBlock) -> bytes | None:
+    async def _access_key(self, account_id: str, public_key: str, block: StoredBlock, method: str) -> bytes | None:
         view = await self._reader.access_key_json(account_id, canonical_public_key(public_key), block.height)
         if view is None:
+            await self._check_held(account_id, block, method)
             await self._holds_access_keys()
             return None
         return with_block(view, block.height, block.hash)
 
-    async def _access_keys(self, account_id: str, block: StoredBlock) -> bytes:
+    async def _access_keys(self, account_id: str, block: StoredBlock, method: str) -> bytes:
         keys = await self._reader.access_keys_json(account_id, block.height)
         if not keys:
+            await self._check_held(account_id, block, method)
             await self._holds_access_keys()
         return with_block(access_key_list(keys), block.height, block.hash)
 
@@ -277,7 +305,11 @@ class ChainHandlers:
     async def _protocol_config_json(self, block: StoredBlock) -> bytes:
         epoch = await self._reader.epoch(block.epoch_id)
         if epoch is None:
-            raise errors.internal_error(f"Epoch {block.epoch_id} of block {block.hash} is not stored")
+            # a store may hold a block without its epoch (a fork's cassette keeps an epoch only
+            # where a request needed it): nearcore's answer for epoch data it lacks, not a failure
+            where = f"EPOCH {block.epoch_id} of block {block.hash}, which this store does not hold"
+            reference = BlockReference("block_id", block.hash)
+            raise errors.unknown_block("EXPERIMENTAL_protocol_config", reference, where, None)
         if epoch.protocol_config_json is not None:  # recorded from a node: served as it answered
             return epoch.protocol_config_json
         config = compose_protocol_config(

@@ -6,7 +6,8 @@ rpc_addr, validators, sync_info, validator_account_id, validator_public_key, nod
 node_key, uptime_sec, genesis_hash. Here:
 - from the store: chain_id, the head epoch's protocol_version, the head block's
   latest_protocol_version, sync_info (head, its state root and time, earliest block, epoch),
-  genesis_hash, and validators: the genesis config's validators (the store records no change of
+  genesis_hash (the genesis block's, or the hash a recording kept without it), and validators:
+  the genesis config's validators (the store records no change of
   the validator set; nearcore lists the head epoch's block producers);
 - from this service: version (the service's), rpc_addr (where it listens), uptime_sec, and
   node_public_key, the service's own key (`node_key`); the service is no validator, so
@@ -122,14 +123,16 @@ class StatusReport:
         if head is not None:
             status["sync_info"] = await self._sync_info(head)
         genesis = await reader.genesis_block()
+        # a store without its genesis block (a recording of later heights) keeps its hash
+        genesis_hash = genesis.hash if genesis is not None else await reader.genesis_hash()
         status["validator_account_id"] = None
         status["validator_public_key"] = None
-        if genesis is not None:
-            status["node_public_key"] = node_public_key(genesis.hash)
+        if genesis_hash is not None:
+            status["node_public_key"] = node_public_key(genesis_hash)
         status["node_key"] = None
         status["uptime_sec"] = int(time.monotonic() - self._started)
-        if genesis is not None:
-            status["genesis_hash"] = genesis.hash
+        if genesis_hash is not None:
+            status["genesis_hash"] = genesis_hash
         return status
 
 

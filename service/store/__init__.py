@@ -33,6 +33,7 @@ from nearrpc.store.base import (
     WriteBatch,
     block_from_view,
 )
+from nearrpc.store.held import ACCOUNTS_CHOSEN, held_account
 from nearrpc.store.locations import (
     StoreLocation,
     StoreMode,
@@ -43,6 +44,7 @@ from nearrpc.store.locations import (
 )
 
 __all__ = [
+    "ACCOUNTS_CHOSEN",
     "ANOTHER_STORE",
     "SCHEMA_VERSION",
     "STORE_KINDS",
@@ -66,6 +68,7 @@ __all__ = [
     "WriteBatch",
     "block_from_view",
     "describe_location",
+    "held_account",
     "is_file_location",
     "open_store",
     "upgrade_store",

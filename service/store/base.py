@@ -272,6 +272,11 @@ class ChainReader(Protocol):
         """The note a resumable import left with its last committed batch."""
         ...
 
+    def genesis_hash(self) -> str | None:
+        """The genesis block's hash as kept without the block (`WriteBatch.put_genesis_hash`);
+        None when none was kept (the block itself may still be stored: `genesis_block`)."""
+        ...
+
     def fetched(self, key: str) -> bool:
         """Whether a fork marked `key` as fetched from its upstream (`WriteBatch.put_fetched`)."""
         ...
@@ -342,6 +347,8 @@ class ServingReader(Protocol):
 
     async def fetched(self, key: str) -> bool: ...
 
+    async def genesis_hash(self) -> str | None: ...
+
     async def info(self) -> StoreInfo: ...
 
     async def account_count(self) -> int:
@@ -407,6 +414,11 @@ class WriteBatch(Protocol):
 
     def put_import_progress(self, note: bytes | None) -> None:
         """Keep (None: drop) a resumable import's note; it commits with the batch's data."""
+        ...
+
+    def put_genesis_hash(self, genesis_hash: str) -> None:
+        """Keep the genesis block's hash for a store that does not hold that block (a recording
+        of later heights), so its `status` can name it."""
         ...
 
     def put_fetched(self, key: str) -> None:

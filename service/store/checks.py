@@ -178,3 +178,13 @@ def check_contract_code(code_hash: str, code: bytes) -> None:
     actual = based58.b58encode(hashlib.sha256(code).digest()).decode("ascii")
     if actual != code_hash:
         raise StoreIntegrityError(f"contract code stored as {code_hash} hashes to {actual}")
+
+
+def check_block_hash(block_hash: str) -> None:
+    """A block hash is the base58 text of 32 bytes (and a 44-character text is never longer)."""
+    try:
+        decoded = based58.b58decode(block_hash.encode("ascii")) if len(block_hash) <= 44 else b""
+    except (ValueError, UnicodeEncodeError):
+        decoded = b""
+    if len(decoded) != 32:
+        raise StoreIntegrityError(f"{block_hash[:60]!r} is not a block hash (base58 of 32 bytes)")

@@ -110,6 +110,9 @@ def copy_store(
                 for code_hash, code in reader.iter_contract_codes():
                     batch.put_contract_code(code_hash, code)
                     written("contract_codes")
+                genesis_hash = reader.genesis_hash()
+                if genesis_hash is not None:
+                    batch.put_genesis_hash(genesis_hash)
                 for key in reader.iter_fetched():  # a fork's marks (not counted: no counter keeps them)
                     batch.put_fetched(key)
                 _check_read_all(counts, source_info)

@@ -31,6 +31,7 @@ CLIENT_CONFIG: Final = "client_config"
 # row counts the writer keeps (so `info()`, polled by /health, never counts rows) and a change
 # counter per kind of data (`StoreVersion`).
 IMPORT_PROGRESS: Final = "import_progress"
+GENESIS_HASH: Final = "genesis_hash"  # kept by a store without its genesis block (a recording)
 COUNTERS: Final = {
     "blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count",
     "access_keys": "access_key_count", "contract_codes": "contract_code_count",

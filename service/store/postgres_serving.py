@@ -34,6 +34,7 @@ from nearrpc.store.layout import (
     CLIENT_CONFIG,
     FETCHED_TABLE,
     GENESIS_CONFIG,
+    GENESIS_HASH,
     INFO_KEYS,
     MAX_HEIGHT,
     VERSION_KEYS,
@@ -233,6 +234,10 @@ class PostgresServingReader:
             found = await self._fetch_sql(f"SELECT to_regclass('{FETCHED_TABLE}') IS NOT NULL", "table lookup")
             self._has_fetched_table = bool(found[0])
         return self._has_fetched_table and await self._fetch("fetched", key) is not None
+
+    async def genesis_hash(self) -> str | None:
+        row = await self._fetch("meta", GENESIS_HASH)
+        return None if row is None else str(row[0])
 
     async def info(self) -> StoreInfo:
         return info_from(await self._metas(INFO_KEYS), await self.earliest_block(), await self.head())

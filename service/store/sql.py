@@ -29,6 +29,7 @@ from nearrpc.store.layout import (
     EPOCH_COLUMNS,
     FETCHED_TABLE,
     GENESIS_CONFIG,
+    GENESIS_HASH,
     IMPORT_PROGRESS,
     INFO_KEYS,
     MAX_HEIGHT,
@@ -206,6 +207,9 @@ class SqlChainReader(ABC):
         note = self._meta(IMPORT_PROGRESS)
         return None if note is None else note.encode()
 
+    def genesis_hash(self) -> str | None:
+        return self._meta(GENESIS_HASH)
+
     def _fetched_table(self) -> bool:
         if not self._has_fetched_table:
             self._has_fetched_table = FETCHED_TABLE in self._tables()
@@ -317,6 +321,11 @@ class SqlWriteBatch(ABC):
             self._execute(self.DELETE_META, (IMPORT_PROGRESS,))
         else:
             self._execute(self.UPSERT_META, (IMPORT_PROGRESS, note.decode()))
+
+    def put_genesis_hash(self, genesis_hash: str) -> None:
+        checks.check_block_hash(genesis_hash)
+        self._touched.add("configs")
+        self._execute(self.UPSERT_META, (GENESIS_HASH, genesis_hash))
 
     def put_fetched(self, key: str) -> None:
         if not self._fetched_table_ready:

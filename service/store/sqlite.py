@@ -735,6 +735,9 @@ class SqliteServingReader:
     async def fetched(self, key: str) -> bool:
         return self._in_read().fetched(key)
 
+    async def genesis_hash(self) -> str | None:
+        return self._in_read().genesis_hash()
+
     async def info(self) -> StoreInfo:
         return self._in_read().info()
 

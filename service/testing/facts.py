@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 
-from nearrpc.store import ChainReader, StoredBlock, open_store
+from nearrpc.store import ACCOUNTS_CHOSEN, ChainReader, StoredBlock, StoreLocation, describe_location, open_store
+from nearrpc.store.held import held_account
 
 # Heights below the head that block_heights / skipped_heights cover at most (big recordings).
 HEIGHT_SPAN = 100_000
@@ -39,6 +39,15 @@ class ChainFacts:
     # (account, public key) of every access key of `accounts` at the final block, in listing order
     access_keys: tuple[tuple[str, str], ...] = ()
     contract_code_hashes: tuple[str, ...] = ()  # hashes of the contract code the store holds, sorted
+    # a height below the head without a block (UNKNOWN_BLOCK, HTTP 422): the lowest skipped
+    # height known, else the height below a genesis above 0; None when the chain shows neither
+    absent_height: int | None = None
+
+
+def _absent_height(skipped: list[int] | tuple[int, ...], genesis_height: int) -> int | None:
+    if skipped:
+        return min(skipped)
+    return genesis_height - 1 if genesis_height > 0 else None
 
 
 def _by_hash(reader: ChainReader, block_hash: str, what: str) -> StoredBlock:
@@ -60,6 +69,14 @@ def _existing_accounts(reader: ChainReader, genesis: dict[str, Any], authors: li
 
 
 def _missing_account(reader: ChainReader, height: int) -> str:
+    if reader.fetched(ACCOUNTS_CHOSEN):
+        # a recording of chosen accounts knows only those: one recorded as absent, if any (any
+        # other name answers that the store does not hold it)
+        held_prefix = held_account("")
+        for mark in sorted(reader.iter_fetched()):
+            account = mark.removeprefix(held_prefix)
+            if mark.startswith(held_prefix) and reader.account_json(account, height) is None:
+                return account
     name, number = _MISSING_ACCOUNT, 0
     while reader.account_json(name, height) is not None:
         number += 1
@@ -67,13 +84,13 @@ def _missing_account(reader: ChainReader, height: int) -> str:
     return name
 
 
-def read_chain_facts(store: Path) -> ChainFacts:
+def read_chain_facts(store: StoreLocation) -> ChainFacts:
     """The facts of the store at `store`; ValueError when it holds no chain to serve."""
     reader = open_store(store, "read")
     try:
         genesis_json, head, earliest = reader.genesis_config_json(), reader.head(), reader.earliest_block()
         if genesis_json is None or head is None or earliest is None:
-            raise ValueError(f"{store} holds no genesis config or no blocks")
+            raise ValueError(f"{describe_location(store)} holds no genesis config or no blocks")
         genesis = json.loads(genesis_json)
         final = _by_hash(reader, head.last_final_block, "final")
         near_final = _by_hash(reader, head.last_ds_final_block, "near-final")
@@ -83,6 +100,7 @@ def read_chain_facts(store: Path) -> ChainFacts:
         genesis_block = reader.genesis_block()
         authors = [str(json.loads(b.view_json)["author"]) for b in (head, final)]
         accounts = _existing_accounts(reader, genesis, authors, final.height)
+        skipped = sorted(set(range(first, head.height + 1)) - set(heights))
         return ChainFacts(
             chain_id=str(genesis["chain_id"]),
             genesis_height=int(genesis["genesis_height"]),
@@ -97,13 +115,14 @@ def read_chain_facts(store: Path) -> ChainFacts:
             final_hash=final.hash,
             protocol_version=epoch.protocol_version if epoch is not None else None,
             block_heights=tuple(heights),
-            skipped_heights=tuple(sorted(set(range(first, head.height + 1)) - set(heights))),
+            skipped_heights=tuple(skipped),
             accounts=tuple(accounts),
             missing_account=_missing_account(reader, final.height),
             access_keys=tuple(
                 (account, key) for account in accounts for key, _ in reader.access_keys_json(account, final.height)
             ),
             contract_code_hashes=tuple(sorted(code_hash for code_hash, _ in reader.iter_contract_codes())),
+            absent_height=_absent_height(skipped, int(genesis["genesis_height"])),
         )
     finally:
         reader.close()
@@ -116,12 +135,14 @@ FORK_WALK = 50
 _NO_CODE = "11111111111111111111111111111111"  # the code hash of an account without a contract
 
 
-def is_fork_store(store: Path) -> bool:
+def is_fork_store(store: StoreLocation) -> bool:
     """Whether `store` was written by a fork (`serve --upstream`): it holds marks of what was
-    fetched, which no import writes (the facts of a fork mark at least the accounts they ask)."""
+    fetched (the facts of a fork mark at least the accounts they ask), and more than a
+    recording's marks of the accounts it holds (`store.held`)."""
     reader = open_store(store, "read")
     try:
-        return next(iter(reader.iter_fetched()), None) is not None
+        held = held_account("")
+        return any(mark != ACCOUNTS_CHOSEN and not mark.startswith(held) for mark in reader.iter_fetched())
     finally:
         reader.close()
 
@@ -174,6 +195,19 @@ def _walk_heights(rpc: _Rpc, head: dict[str, Any], final_height: int) -> tuple[l
         skipped.extend(range(int(parent["height"]) + 1, int(header["height"])))
         header = parent
     return sorted(heights), sorted(skipped)
+
+
+def _served_absent_height(rpc: _Rpc, skipped: list[int], genesis_height: int, final_height: int) -> int | None:
+    """`absent_height` for a fork: when neither its walk nor its genesis gives one, the first
+    height below the final block the server has no block at, asking down by height (at most
+    `FORK_WALK` requests, which the cassette keeps like any other)."""
+    known = _absent_height(skipped, genesis_height)
+    if known is not None:
+        return known
+    for height in range(final_height - 1, max(genesis_height, final_height - 1 - FORK_WALK), -1):
+        if rpc.result("block", {"block_id": height}, absent=("UNKNOWN_BLOCK",)) is None:
+            return height
+    return None
 
 
 def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
@@ -246,4 +280,7 @@ def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
             missing_account=missing,
             access_keys=tuple(keys),
             contract_code_hashes=tuple(sorted(code_hashes)),
+            absent_height=_served_absent_height(
+                rpc, skipped, int(genesis["genesis_height"]), int(final["header"]["height"])
+            ),
         )

@@ -6,8 +6,10 @@
 
 The server starts the first time a test asks for the fixture (tests that do not ask cost
 nothing) and stops at the end of the session. It serves the sample chain, or the store named
-by `--nearrpc-store PATH` or the ini setting `nearrpc_store` (relative to the ini file). When a
-test that uses it fails, the server's log from that test's start is attached to its report.
+by `--nearrpc-store PATH` or the ini setting `nearrpc_store` (relative to the ini file), which may
+also be a `postgresql://` URL: the server gets it through its environment, and every message
+names it without its password. When a test that uses it fails, the server's log from that test's
+start is attached to its report.
 
 With `--nearrpc-upstream URL` (ini `nearrpc_upstream`) the server is a fork of that node and the
 named store its cassette: what the tests ask that the store lacks is fetched and kept there, so a
@@ -32,7 +34,7 @@ if TYPE_CHECKING:  # the server module (httpx, the store) loads only when the fi
 _SERVER = pytest.StashKey["NearrpcServer"]()
 _LOG_FROM = pytest.StashKey[int]()
 _FIXTURE = "nearrpc_server"
-_HELP = "nearrpc store (SQLite file) the nearrpc_server fixture serves; default: the sample chain"
+_HELP = "nearrpc store (SQLite file or postgresql:// URL) the nearrpc_server fixture serves; default: the sample chain"
 _UPSTREAM_HELP = (
     "NEAR JSON-RPC node (http:// or https:// URL) the nearrpc_server fixture forks: what the tests ask that the "
     "store lacks is fetched there and kept in the store (needs --nearrpc-store: the cassette)"
@@ -82,15 +84,18 @@ def pytest_configure(config: pytest.Config) -> None:
     _fork(config)
 
 
-def _named_store(config: pytest.Config) -> Path | None:
+def _named_store(config: pytest.Config) -> Path | str | None:
+    """The named store: a database URL as given, a file relative to where it was named."""
+    from nearrpc.store.locations import is_file_location
+
     option = config.getoption("nearrpc_store")
-    if option:
-        return config.invocation_params.dir / str(option)
-    setting = str(config.getini("nearrpc_store"))
-    if setting:
+    base = config.invocation_params.dir
+    if not option:
+        option = config.getini("nearrpc_store")
         base = config.inipath.parent if config.inipath is not None else config.rootpath
-        return base / setting
-    return None
+    if not option:
+        return None
+    return base / str(option) if is_file_location(str(option)) else str(option)
 
 
 @pytest.fixture(scope="session")
@@ -98,13 +103,14 @@ def nearrpc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
     """A nearrpc server on a free 127.0.0.1 port for the session: `.url`, and `.facts`
     (heights, hashes, accounts of the chain it serves, read from its store, or for a fork asked
     of the server)."""
+    from nearrpc.store import describe_location
     from nearrpc.testing.server import ServerError, running_server
 
     config = request.config
     folder = tmp_path_factory.mktemp("nearrpc")
     named = _named_store(config)
     upstream, fork_height = _fork(config)
-    if named is not None and not named.is_file():
+    if isinstance(named, Path) and not named.is_file():
         if upstream is None:
             pytest.fail(f"nearrpc_store: no store at {named}", pytrace=False)
         named.parent.mkdir(parents=True, exist_ok=True)  # a first recording: the fork creates the store
@@ -115,10 +121,14 @@ def nearrpc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
         ) as server:
             if fork_height is not None and server.facts.head_height != fork_height:
                 # a replay: the height names the cassette's head, and a cassette pinned elsewhere
-                # answers every finality from another block than the tests expect
+                # answers every finality from another block than the tests expect. Recording over
+                # it again keeps the blocks it holds (its head among them): only a new one takes
+                # another pin.
+                where, head = describe_location(named or ""), server.facts.head_height
                 pytest.fail(
-                    f"nearrpc_fork_height: {named} holds a head at {server.facts.head_height}, not {fork_height} "
-                    "(record it again with nearrpc_upstream, or change the height)",
+                    f"nearrpc_fork_height: {where} holds a head at {head}, not {fork_height}: replay it with "
+                    f"nearrpc_fork_height = {head}, or delete it and record a new one with nearrpc_upstream "
+                    "(recording over it keeps its blocks, and its head with them)",
                     pytrace=False,
                 )
             config.stash[_SERVER] = server

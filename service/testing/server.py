@@ -27,6 +27,7 @@ from typing import IO
 
 import httpx
 
+from nearrpc.store import StoreLocation, describe_location, is_file_location
 from nearrpc.testing.facts import ChainFacts, is_fork_store, read_chain_facts, read_served_facts
 
 # the line `nearrpc serve` prints once its socket is bound
@@ -38,13 +39,18 @@ class ServerError(Exception):
     """The server did not start; the message carries its log."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class NearrpcServer:
     url: str  # http://127.0.0.1:PORT, no trailing slash
-    store: Path
+    store: StoreLocation  # a file path, or a postgresql:// URL
     log: Path
     pid: int
     facts: ChainFacts
+
+    def __repr__(self) -> str:
+        # pytest prints a failing test's fixtures: a database URL's password stays out of it
+        return (f"NearrpcServer(url={self.url!r}, store={describe_location(self.store)!r}, log={self.log!r}, "
+                f"pid={self.pid})")
 
     def log_size(self) -> int:
         return self.log.stat().st_size if self.log.exists() else 0
@@ -55,9 +61,11 @@ class NearrpcServer:
             return stream.read().decode("utf-8", "replace")
 
 
-def _command(store: Path, sample: bool, upstream: str | None, fork_height: int | None) -> list[str]:
-    command = [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--store", str(store),
-               "--log-level", "info", "--access-log"]
+def _command(store: StoreLocation, sample: bool, upstream: str | None, fork_height: int | None) -> list[str]:
+    command = [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "info",
+               "--access-log"]
+    if is_file_location(store):  # a database URL, which may carry a password, goes in the environment
+        command += ["--store", str(store)]
     if upstream is not None:  # the URL itself goes in the environment (`_environment`)
         command += ["--record-mode", "new"]
         if fork_height is not None:  # without an upstream, the store's head is the one there is
@@ -65,15 +73,17 @@ def _command(store: Path, sample: bool, upstream: str | None, fork_height: int |
     return [*command, "--sample"] if sample else command
 
 
-def _environment(upstream: str | None) -> dict[str, str]:
+def _environment(store: StoreLocation, upstream: str | None) -> dict[str, str]:
     """The server's environment: none of the caller's NEARRPC_* settings (they are for their own
-    server), and the upstream's URL, which may carry a key: an environment is private to its
+    server), and the URLs, which may carry a key or a password: an environment is private to its
     user, a command line is not (any user on the machine can list it)."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("NEARRPC_")}
+    if not is_file_location(store):
+        env["NEARRPC_STORE"] = os.fspath(store)
     return env if upstream is None else {**env, "NEARRPC_UPSTREAM": upstream}
 
 
-def _facts(url: str, store: Path, forks: bool) -> ChainFacts:
+def _facts(url: str, store: StoreLocation, forks: bool) -> ChainFacts:
     return read_served_facts(url) if forks or is_fork_store(store) else read_chain_facts(store)
 
 
@@ -117,7 +127,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 @contextmanager
 def running_server(
-    store: Path,
+    store: StoreLocation,
     log: Path,
     *,
     sample: bool = False,
@@ -128,7 +138,7 @@ def running_server(
     """Serve `store` until the block ends; with `sample`, the sample chain is built there first
     when no store exists; with `upstream`, as a fork of that node (created from it when no store
     exists), its head pinned at `fork_height` when given."""
-    env = _environment(upstream)
+    env = _environment(store, upstream)
     with log.open("wb") as log_file:
         process = subprocess.Popen(
             _command(store, sample, upstream, fork_height), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,

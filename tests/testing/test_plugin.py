@@ -274,7 +274,7 @@ def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it
     moved = run_pytest(tmp_path, "-o", f"nearrpc_fork_height={pinned + 1}", "-k", "facts",
                        env={"BODIES_OUT": str(tmp_path)})  # fmt: skip
     assert moved.returncode == 1
-    assert f"nearrpc_fork_height: {cassette} holds a head at {pinned}, not {pinned + 1} (record it again" in (
+    assert f"nearrpc_fork_height: {cassette} holds a head at {pinned}, not {pinned + 1}: replay it with " in (
         moved.stdout
     )
 
