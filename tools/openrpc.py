@@ -249,9 +249,9 @@ def openrpc_document(spec: dict[str, Json]) -> dict[str, Json]:
         for key, example in spec["components"].get("examples", {}).items()
     }
     servers = [
-        {"name": "nearrpc", "url": server["url"], **({"description": server["description"]} if "description" in server else {})}
+        {"name": "nearrpc", **{k: v for k, v in server.items() if k in ("url", "description")}}
         for server in spec.get("servers", [])
-    ]  # fmt: skip
+    ]
     return {
         "openrpc": OPENRPC_VERSION,
         "info": _info(spec),

@@ -146,7 +146,8 @@ def _check(expected: dict[str, bytes], out_dir: Path, spec_path: Path) -> int:
         diffs.extend(changelog_drift(spec_path))
     if diffs:
         sys.stdout.writelines(diffs)
-        print(f"\nregenerate: {out_dir}, spec/openrpc.json or the changelog is stale; run `python -m tools.regenerate`", file=sys.stderr)
+        stale = f"{out_dir}, {openrpc_path(spec_path).name} or the changelog is stale"
+        print(f"\nregenerate: {stale}; run `python -m tools.regenerate`", file=sys.stderr)
         return 1
     print(f"regenerate: {out_dir} matches {spec_path}")
     return 0
