@@ -8,10 +8,10 @@ read off the OpenAPI spec, so `tools.regenerate` writes it and `--check` holds i
   `x-extension: true` (and the `extension` tag) on the methods beyond interface 1.2.14;
 * params by name: the members of the params schema merged over its alternatives (query's
   request types merge their parts), each `required` only when every alternative requires it;
-  `paramStructure` "by-name", or "either" where the params schema also takes an array
-  (block's `[block_id]`, gas_price's `[block_id]`, query's legacy `[path, data]`); the array
-  form itself is kept whole in `x-positional-params`, since query's does not line up with its
-  named params;
+  `paramStructure` "by-name", or "either" where the params schema also takes the leading
+  named param by position (block's and gas_price's `[block_id]`); every array form is kept
+  whole in `x-positional-params`, query's legacy `[path, data]` too, which lines up with no
+  named param (a client sending query's named params by position would be refused);
 * the result: the `result` member's schema; the errors: one error object per cause the
   method's error wrapper names, in components.errors (code and message as nearcore writes
   them; `data` names the `name` and `cause.name` that the wire error carries beside them), and
@@ -19,8 +19,8 @@ read off the OpenAPI spec, so `tools.regenerate` writes it and `--check` holds i
 * the same component schemas and examples; examples pairs from the request and response
   examples that share a name and answer a result.
 
-Component schemas are copied unchanged: OpenRPC's `#/components/schemas/` pointers are the
-OpenAPI ones.
+Component schemas are copied, each titled (`_titled`: clients generated from OpenRPC name types
+by title); OpenRPC's `#/components/schemas/` pointers are the OpenAPI ones.
 """
 
 from __future__ import annotations
@@ -28,12 +28,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 Json = Any
 OPENRPC_VERSION = "1.3.2"
 _REF_PREFIX = "#/components/schemas/"
 _EXAMPLE_PREFIX = "#/components/examples/"
 EXTENSION_TAG = "extension"
+# OpenRPC wants an absolute server URL (format uri) where OpenAPI's is relative to the document:
+# a relative one is resolved against `nearrpc serve`'s default address
+DEFAULT_BASE = "http://127.0.0.1:3030"
 
 # nearcore's legacy code and message per cause (methods/errors.py's catalogue; a test holds
 # the two together): request validation errors have their own, every other cause -32000.
@@ -97,7 +101,7 @@ def _params(schema: Json) -> tuple[list[dict[str, Json]], list[Json]]:
     # by-position params line up with the named ones
     leading = [n for n in order if n == "block_id"] if any(len(a.get("prefixItems", [])) == 1 for a in arrays) else []
     descriptors = []
-    for name in [*leading, *sorted(n for n in order if n not in leading)]:
+    for name in order:
         options = schemas[name]
         required = bool(objects) and all(name in b["required"] for b in objects)
         descriptors.append({
@@ -105,6 +109,9 @@ def _params(schema: Json) -> tuple[list[dict[str, Json]], list[Json]]:
             "required": required,
             "schema": options[0] if len(options) == 1 else {"anyOf": options},
         })  # fmt: skip
+    # by position, a required param cannot follow an optional one: the leading positional one,
+    # then the required ones, then the rest, each by name
+    descriptors.sort(key=lambda d: (d["name"] not in leading, not d["required"], d["name"]))
     return descriptors, arrays
 
 
@@ -192,7 +199,10 @@ def _method(spec: dict[str, Json], path: str, operation: dict[str, Json], errors
     (name,) = request["properties"]["method"]["enum"]
     params_schema = schemas[_ref_name(request["properties"]["params"], f"{where} params")]
     params, arrays = _params(params_schema)
-    structure = "either" if arrays else "by-name"
+    # "either" where the array form is the leading named params by position (block's and
+    # gas_price's [block_id]); query's legacy [path, data] is not: it stays in x-positional-params
+    lined_up = bool(arrays and params and params[0]["name"] == "block_id")
+    structure = "either" if lined_up and all(len(a.get("prefixItems", [])) == 1 for a in arrays) else "by-name"
     result = next(b["properties"]["result"] for b in _branches(response) if "result" in b.get("properties", {}))
     wrapper = next((b["properties"]["error"] for b in _branches(response) if "error" in b.get("properties", {})), None)
     wrapper_schema = schemas[_ref_name(wrapper, f"{where} error")] if wrapper and "$ref" in wrapper else wrapper
@@ -232,6 +242,33 @@ def _info(spec: dict[str, Json]) -> dict[str, Json]:
     return out
 
 
+def _pascal(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.replace(".", "_").split("_"))
+
+
+def _titled(schemas: dict[str, Json], method_types: set[str]) -> dict[str, Json]:
+    """The component schemas, each titled: a schema's title names its type in clients generated
+    from OpenRPC, where OpenAPI names it by its key. The OpenRPC generator also names a type
+    after each method (genesis_config: GenesisConfig), so a title equal to one gets `_schema`."""
+    titled = {}
+    for name, schema in schemas.items():
+        if isinstance(schema, dict):
+            title = schema.get("title", name)
+            schema = {**schema, "title": f"{title}_schema" if title in method_types else title}
+        titled[name] = schema
+    return titled
+
+
+def _server(server: dict[str, Json]) -> dict[str, Json]:
+    url = server["url"]
+    if urlsplit(url).scheme:
+        return {k: v for k, v in server.items() if k in ("url", "description")}
+    return {
+        "url": urljoin(DEFAULT_BASE + "/", url),
+        "description": f"`nearrpc serve` at its default address; a server elsewhere answers at {url} of its own.",
+    }
+
+
 def openrpc_document(spec: dict[str, Json]) -> dict[str, Json]:
     """The OpenRPC document of an OpenAPI spec of JSON-RPC methods (one `POST /<method>` each)."""
     errors: dict[str, Json] = {}
@@ -248,17 +285,15 @@ def openrpc_document(spec: dict[str, Json]) -> dict[str, Json]:
         key: {"name": key, **{k: v for k, v in example.items() if k in ("summary", "description", "value")}}
         for key, example in spec["components"].get("examples", {}).items()
     }
-    servers = [
-        {"name": "nearrpc", **{k: v for k, v in server.items() if k in ("url", "description")}}
-        for server in spec.get("servers", [])
-    ]
+    servers = [{"name": "nearrpc", **_server(server)} for server in spec.get("servers", [])]
+    schemas = _titled(spec["components"]["schemas"], {_pascal(m["name"]) for m in methods})
     return {
         "openrpc": OPENRPC_VERSION,
         "info": _info(spec),
         "servers": servers,
         "methods": methods,
         "components": {
-            "schemas": spec["components"]["schemas"],
+            "schemas": schemas,
             "errors": dict(sorted(errors.items())),
             "examples": examples,
             "tags": tags,
