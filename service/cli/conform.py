@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.settings import ConformSettings, load_settings
@@ -36,9 +37,18 @@ def _run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"nearrpc conform: --account {args.account!r} is not a NEAR account id: {problem}", file=sys.stderr)
         return 2
+    spec = None
+    if args.spec is not None:
+        from nearrpc.conform.spec_source import SpecFileError, read_interface
+
+        try:
+            spec = read_interface(args.spec)
+        except SpecFileError as exc:
+            print(f"nearrpc conform: --spec: {exc}", file=sys.stderr)
+            return 2
     limits = Limits(settings.max_requests, settings.rate, settings.timeout, settings.retries)
     try:
-        report = run_conformance(Options(args.url, limits, args.account))
+        report = run_conformance(Options(args.url, limits, args.account, spec))
     except Unreachable as exc:
         print(f"nearrpc conform: no answer from the endpoint: {exc}", file=sys.stderr)
         return 2
@@ -65,6 +75,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("url", metavar="URL", help="the endpoint, e.g. http://127.0.0.1:3030")
     run.add_argument("--account", help="an existing account to view (default: the final block's author)")
     run.add_argument("--json", action="store_true", help="print the report as JSON (for CI)")
+    run.add_argument(
+        "--spec", type=Path, metavar="FILE",
+        help="hold answers to this interface description instead: an OpenAPI document like spec/openapi.json, "
+        "or an OpenRPC one (nearcore's openrpc.json, spec/openrpc.json)",
+    )  # fmt: skip
     add_setting(run, ConformSettings, "max_requests")
     add_setting(run, ConformSettings, "rate")
     add_setting(run, ConformSettings, "timeout")

@@ -18,7 +18,8 @@ from nearrpc.conform.facts import EndpointFacts
 from nearrpc.conform.forms import final_block_probe, parameterless_probes, reference_probes
 from nearrpc.conform.probes import Probe, RequestIds, request_body
 from nearrpc.conform.report import Report
-from nearrpc.conform.spec_map import interface_version
+from nearrpc.conform.spec_map import interface_version, undescribed_methods, use_interface
+from nearrpc.conform.spec_source import Interface
 
 # how many blocks the walk back from the final block may fetch looking for a skipped height
 ABSENT_HEIGHT_SEARCH = 20
@@ -30,6 +31,7 @@ class Options:
     url: str
     limits: Limits
     account: str | None = None  # an account to view; default: the final block's author
+    spec: Interface | None = None  # the interface to hold answers to; default: the packaged spec
 
 
 class _Run:
@@ -93,7 +95,11 @@ class _Run:
 
 def run_conformance(options: Options) -> Report:
     """Raises Unreachable when the endpoint gives no HTTP answer to the first request."""
+    if options.spec is not None:
+        use_interface(options.spec)
     report = Report(options.url, interface_version())
+    if options.spec is not None:
+        report.spec, report.spec_notes = options.spec.name, list(options.spec.notes)
     facts, ids = EndpointFacts(), RequestIds()
     started = time.monotonic()
     with Endpoint(options.url, options.limits) as endpoint:
@@ -116,5 +122,8 @@ def run_conformance(options: Options) -> Report:
         for probe, why_not in extension_probes(facts, ids):  # beyond interface 1.2.14
             run.probe(probe, why_not)
         report.requests, report.retries = endpoint.requests, endpoint.retries
+    if options.spec is not None and undescribed_methods():
+        report.spec_notes.append(f"{options.spec.name} does not describe {', '.join(undescribed_methods())}: "
+                                 "answers held to nearcore's error rules only")  # fmt: skip
     report.seconds = time.monotonic() - started
     return report
