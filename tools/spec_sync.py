@@ -88,6 +88,9 @@ EXTENSION_METHODS = (
 )
 # Every method the spec has a path for; the bump report and the changelog cover them all.
 METHODS = INTERFACE_METHODS + EXTENSION_METHODS
+# Served beyond any upstream document (spec/DEVIATIONS.md): the overlays add their paths whole
+# (ext-rpc-discover); no bump report covers them.
+SERVICE_METHODS = ("rpc.discover",)
 
 Json = Any
 
@@ -457,6 +460,9 @@ def build_spec(
     redundant = apply_overlays(doc, overlays)
     apply_descriptions(doc, descriptions)
     prune(doc)
+    missing = [method for method in SERVICE_METHODS if f"/{method}" not in doc["paths"]]
+    if missing:
+        raise OverlayError(f"the overlays no longer add the paths of: {', '.join(missing)}")
     if examples is not None:
         try:
             apply_examples(doc, examples)
