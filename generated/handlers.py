@@ -59,3 +59,7 @@ class RpcHandlers(Protocol):
     async def EXPERIMENTAL_view_code(self, params: models.RpcViewCodeRequest) -> bytes:
         """Result schema: RpcViewCodeResponse."""
         ...
+
+    async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
+        """Result schema: OpenRpcDocument."""
+        ...

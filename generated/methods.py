@@ -11,6 +11,7 @@ class MethodSpec:
     """What the spec says about one JSON-RPC method."""
 
     name: str
+    identifier: str  # the handler's name in RpcHandlers
     path: str
     params_schema: str
     response_schema: str
@@ -23,6 +24,7 @@ class MethodSpec:
 METHODS: Final[dict[str, MethodSpec]] = {
     "genesis_config": MethodSpec(
         name="genesis_config",
+        identifier="genesis_config",
         path="/genesis_config",
         params_schema="GenesisConfigRequest",
         response_schema="JsonRpcResponse_for_GenesisConfig_and_GenesisConfigError",
@@ -33,6 +35,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "EXPERIMENTAL_protocol_config": MethodSpec(
         name="EXPERIMENTAL_protocol_config",
+        identifier="EXPERIMENTAL_protocol_config",
         path="/EXPERIMENTAL_protocol_config",
         params_schema="RpcProtocolConfigRequest",
         response_schema="JsonRpcResponse_for_RpcProtocolConfigResponse_and_RpcProtocolConfigError",
@@ -47,6 +50,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "EXPERIMENTAL_view_account": MethodSpec(
         name="EXPERIMENTAL_view_account",
+        identifier="EXPERIMENTAL_view_account",
         path="/EXPERIMENTAL_view_account",
         params_schema="RpcViewAccountRequest",
         response_schema="JsonRpcResponse_for_RpcViewAccountResponse_and_RpcViewAccountError",
@@ -62,6 +66,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "client_config": MethodSpec(
         name="client_config",
+        identifier="client_config",
         path="/client_config",
         params_schema="RpcClientConfigRequest",
         response_schema="JsonRpcResponse_for_RpcClientConfigResponse_and_RpcClientConfigError",
@@ -72,6 +77,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "block": MethodSpec(
         name="block",
+        identifier="block",
         path="/block",
         params_schema="RpcBlockRequest",
         response_schema="JsonRpcResponse_for_RpcBlockResponse_and_RpcBlockError",
@@ -86,6 +92,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "status": MethodSpec(
         name="status",
+        identifier="status",
         path="/status",
         params_schema="RpcStatusRequest",
         response_schema="JsonRpcResponse_for_RpcStatusResponse_and_RpcStatusError",
@@ -96,6 +103,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "gas_price": MethodSpec(
         name="gas_price",
+        identifier="gas_price",
         path="/gas_price",
         params_schema="RpcGasPriceRequest",
         response_schema="JsonRpcResponse_for_RpcGasPriceResponse_and_RpcGasPriceError",
@@ -106,6 +114,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "query": MethodSpec(
         name="query",
+        identifier="query",
         path="/query",
         params_schema="RpcQueryRequest",
         response_schema="JsonRpcResponse_for_RpcQueryResponse_and_RpcQueryError",
@@ -130,6 +139,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "EXPERIMENTAL_view_access_key": MethodSpec(
         name="EXPERIMENTAL_view_access_key",
+        identifier="EXPERIMENTAL_view_access_key",
         path="/EXPERIMENTAL_view_access_key",
         params_schema="RpcViewAccessKeyRequest",
         response_schema="JsonRpcResponse_for_RpcViewAccessKeyResponse_and_RpcViewAccessKeyError",
@@ -146,6 +156,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "EXPERIMENTAL_view_access_key_list": MethodSpec(
         name="EXPERIMENTAL_view_access_key_list",
+        identifier="EXPERIMENTAL_view_access_key_list",
         path="/EXPERIMENTAL_view_access_key_list",
         params_schema="RpcViewAccessKeyListRequest",
         response_schema="JsonRpcResponse_for_RpcViewAccessKeyListResponse_and_RpcViewAccessKeyListError",
@@ -161,6 +172,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "EXPERIMENTAL_view_code": MethodSpec(
         name="EXPERIMENTAL_view_code",
+        identifier="EXPERIMENTAL_view_code",
         path="/EXPERIMENTAL_view_code",
         params_schema="RpcViewCodeRequest",
         response_schema="JsonRpcResponse_for_RpcViewCodeResponse_and_RpcViewCodeError",
@@ -173,5 +185,16 @@ METHODS: Final[dict[str, MethodSpec]] = {
             "finality",
             "sync_checkpoint",
         ),
+    ),
+    "rpc.discover": MethodSpec(
+        name="rpc.discover",
+        identifier="rpc_discover",
+        path="/rpc.discover",
+        params_schema="RpcDiscoverRequest",
+        response_schema="JsonRpcResponse_for_OpenRpcDocument_and_RpcDiscoverError",
+        result_schema="OpenRpcDocument",
+        takes_block_reference=False,
+        accepts_positional=False,
+        params_members=(),
     ),
 }

@@ -329,6 +329,14 @@ class NearToken(RootModel[str]):
     root: str
 
 
+class OpenRpcDocument(BaseModel):
+    openrpc: str
+    info: dict[str, Any]
+    methods: list[dict[str, Any]]
+    components: dict[str, Any] | None = None
+    servers: list[dict[str, Any]] | None = None
+
+
 class PrepareError(
     RootModel[
         Literal["Serialization"]
@@ -478,6 +486,10 @@ class SyncStepPeriodItem(RootModel[int]):
 
 class TtlAccountIdRouterItem(RootModel[int]):
     root: Annotated[int, Field(ge=0)]
+
+
+class RpcDiscoverRequest(RootModel[Any]):
+    root: Annotated[Any, Field(title="RpcDiscoverRequest")]
 
 
 class RpcErrorCode(RootModel[Literal[-32700, -32601, -32000]]):
@@ -1653,6 +1665,16 @@ class JsonRpcRequestForClientConfig(BaseModel):
     params: RpcClientConfigRequest | None = None
 
 
+class JsonRpcRequestForRpcDiscover(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["rpc.discover"]
+    params: RpcDiscoverRequest | None = None
+
+
 class JsonRpcRequestForStatus(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1661,6 +1683,12 @@ class JsonRpcRequestForStatus(BaseModel):
     jsonrpc: Literal["2.0"]
     method: Literal["status"]
     params: RpcStatusRequest | None = None
+
+
+class JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: OpenRpcDocument
 
 
 class JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError1(BaseModel):
@@ -2662,6 +2690,28 @@ class ErrorWrapperForRpcClientConfigError(
     )
 
 
+class ErrorWrapperForRpcDiscoverError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcDiscoverError2(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcDiscoverError(
+    RootModel[ErrorWrapperForRpcDiscoverError1 | ErrorWrapperForRpcDiscoverError2]
+):
+    root: ErrorWrapperForRpcDiscoverError1 | ErrorWrapperForRpcDiscoverError2
+
+
 class ErrorWrapperForRpcGasPriceError1(BaseModel):
     cause: RpcRequestValidationErrorKind
     name: Literal["REQUEST_VALIDATION_ERROR"]
@@ -3163,6 +3213,25 @@ class JsonRpcResponseForGenesisConfigAndGenesisConfigError(
     ]
 
 
+class JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcDiscoverError
+
+
+class JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError(
+    RootModel[
+        JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError1
+        | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError1
+        | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError2,
+        Field(title="JsonRpcResponse_for_OpenRpcDocument_and_RpcDiscoverError"),
+    ]
+
+
 class JsonRpcResponseForRpcBlockResponseAndRpcBlockError2(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
@@ -3488,6 +3557,7 @@ class JsonRpcRequest(
         | JsonRpcRequestForEXPERIMENTALViewAccessKey
         | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
         | JsonRpcRequestForEXPERIMENTALViewCode
+        | JsonRpcRequestForRpcDiscover
     ]
 ):
     root: (
@@ -3502,6 +3572,7 @@ class JsonRpcRequest(
         | JsonRpcRequestForEXPERIMENTALViewAccessKey
         | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
         | JsonRpcRequestForEXPERIMENTALViewCode
+        | JsonRpcRequestForRpcDiscover
     )
     """
     A request for any of the five methods.
@@ -4006,6 +4077,7 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError
         | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError
         | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError
+        | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError
     ]
 ):
     root: (
@@ -4020,6 +4092,7 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError
         | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError
         | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError
+        | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError
     )
     """
     A response of any of the five methods.

@@ -22,6 +22,7 @@ JSONRPC_PATHS: Final[dict[str, str | None]] = {
     "/EXPERIMENTAL_view_access_key": "EXPERIMENTAL_view_access_key",
     "/EXPERIMENTAL_view_access_key_list": "EXPERIMENTAL_view_access_key_list",
     "/EXPERIMENTAL_view_code": "EXPERIMENTAL_view_code",
+    "/rpc.discover": "rpc.discover",
 }
 
 

@@ -43,6 +43,18 @@ def spec_bytes() -> bytes:
 
 
 @cache
+def openrpc_bytes() -> bytes:
+    """The same interface as an OpenRPC document (`generated/openrpc.json`, from tools.openrpc)."""
+    return resources.files("nearrpc.generated").joinpath("openrpc.json").read_bytes()
+
+
+@cache
+def openrpc_compact() -> bytes:
+    """The OpenRPC document as compact JSON, the `result` of rpc.discover."""
+    return json.dumps(json.loads(openrpc_bytes()), separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@cache
 def _registry() -> Registry[Any]:
     resource: Resource[Any] = Resource.from_contents(spec_document(), default_specification=DRAFT202012)
     registry: Registry[Any] = Registry().with_resource(_SPEC_URI, resource)

@@ -7,8 +7,12 @@ Needs the code generators: `pip install -e '.[codegen]'`.
 
 generated/ holds: models.py (datamodel-codegen, options in pyproject.toml
 [tool.datamodel-codegen]), methods.py / handlers.py / routes.py (tools.stubgen),
-openapi.json (a byte copy of the spec, so the installed service can serve and validate it)
-and __init__.py. Nothing in generated/ is edited by hand.
+openapi.json (a byte copy of the spec, so the installed service can serve and validate it),
+openrpc.json (the same interface as an OpenRPC document, `tools.openrpc`, served as
+GET /openrpc.json and by `rpc.discover`) and __init__.py. Nothing in generated/ is edited by hand.
+
+Beside the spec it writes spec/openrpc.json, the same bytes as generated/openrpc.json, for
+readers of the repository; `--check` fails when it is stale.
 
 Beside generated/, it writes the interface changelog, spec/CHANGES.md (`tools.spec_changes`),
 for a spec that keeps one; `--check` fails when either is stale.
@@ -26,7 +30,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools import spec_changes
+from tools import openrpc, spec_changes
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_SPEC = REPO / "spec" / "openapi.json"
@@ -72,6 +76,10 @@ def render_generated(spec_path: Path) -> dict[str, bytes]:
     spec_bytes = spec_path.read_bytes()
     spec = json.loads(spec_bytes)
     files: dict[str, bytes] = {"__init__.py": INIT_TEXT.encode(), "openapi.json": spec_bytes}
+    try:
+        files["openrpc.json"] = openrpc.render(spec_bytes)
+    except (openrpc.OpenRpcError, KeyError, StopIteration) as exc:
+        raise GenerationError(f"cannot describe {spec_path.name} as OpenRPC: {exc!r}") from None
     with tempfile.TemporaryDirectory() as tmp:
         files["models.py"] = run_datamodel_codegen(spec_path, Path(tmp) / "models.py").encode()
     for name, text in stubgen.render_all(spec).items():
@@ -122,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         return _check(expected, args.out, args.spec)
     write(expected, args.out)
     print(f"regenerate: wrote {len(expected)} files to {args.out}")
+    openrpc_path(args.spec).write_bytes(expected["openrpc.json"])
+    print(f"regenerate: wrote {openrpc_path(args.spec)}")
     if spec_changes.has_changelog(args.spec):
         changes = spec_changes.changes_path(args.spec)
         changes.write_text(spec_changes.render_changes(args.spec), encoding="utf-8")
@@ -131,14 +141,29 @@ def main(argv: list[str] | None = None) -> int:
 
 def _check(expected: dict[str, bytes], out_dir: Path, spec_path: Path) -> int:
     diffs = drift(expected, out_dir)
+    diffs.extend(openrpc_drift(spec_path, expected["openrpc.json"]))
     if spec_changes.has_changelog(spec_path):
         diffs.extend(changelog_drift(spec_path))
     if diffs:
         sys.stdout.writelines(diffs)
-        print(f"\nregenerate: {out_dir} or the changelog is stale; run `python -m tools.regenerate`", file=sys.stderr)
+        stale = f"{out_dir}, {openrpc_path(spec_path).name} or the changelog is stale"
+        print(f"\nregenerate: {stale}; run `python -m tools.regenerate`", file=sys.stderr)
         return 1
     print(f"regenerate: {out_dir} matches {spec_path}")
     return 0
+
+
+def openrpc_path(spec_path: Path) -> Path:
+    """Where the OpenRPC document of a spec lives: beside it."""
+    return spec_path.with_name("openrpc.json")
+
+
+def openrpc_drift(spec_path: Path, want: bytes) -> list[str]:
+    """A unified diff between the OpenRPC document beside the spec and what the spec makes of it."""
+    path = openrpc_path(spec_path)
+    have = path.read_text(encoding="utf-8") if path.is_file() else ""
+    names = (f"{path.name} (on disk)", f"{path.name} (from spec)")
+    return list(difflib.unified_diff(have.splitlines(True), want.decode().splitlines(True), *names))
 
 
 def changelog_drift(spec_path: Path) -> list[str]:

@@ -1,5 +1,9 @@
 """Build `spec/openapi.json` from a full upstream nearcore OpenAPI document.
 
+Either document may also be nearcore's OpenRPC one (openrpc.json, detected by its `openrpc`
+member): `tools.openrpc_upstream` reads it into the same shape, and the report notes what it
+does not describe (nearcore's has no errors and no `query`) instead of listing it as changed.
+
     python -m tools.spec_sync UPSTREAM_OPENAPI_JSON [--out spec/openapi.json] [--check]
     python -m tools.spec_sync UPSTREAM_OPENAPI_JSON --report-only [--against OLD_JSON] [--json]
 
@@ -50,6 +54,7 @@ from typing import Any, cast
 
 from jsonpointer import JsonPointer, JsonPointerException
 
+from tools import openrpc_upstream
 from tools.bump_report import Change, as_json, changelog, report
 from tools.crypto_hash_pattern import crypto_hash_pattern, ed25519_public_key_pattern
 from tools.interface_check import DECLARED_HEADING, declared_paths, departures, undeclared
@@ -83,6 +88,9 @@ EXTENSION_METHODS = (
 )
 # Every method the spec has a path for; the bump report and the changelog cover them all.
 METHODS = INTERFACE_METHODS + EXTENSION_METHODS
+# Served beyond any upstream document (spec/DEVIATIONS.md): the overlays add their paths whole
+# (ext-rpc-discover); no bump report covers them.
+SERVICE_METHODS = ("rpc.discover",)
 
 Json = Any
 
@@ -94,14 +102,16 @@ class OverlayError(Exception):
 # ---------------------------------------------------------------- step 1
 
 
-def select_methods(upstream: dict[str, Json]) -> dict[str, Json]:
+def select_methods(upstream: dict[str, Json], partial: bool = False) -> dict[str, Json]:
+    """The methods' paths and every component; `partial`: a document without some of the
+    methods (an OpenRPC one, whose converter notes each) gives those it has."""
     missing = [m for m in METHODS if f"/{m}" not in upstream.get("paths", {})]
-    if missing:
+    if missing and not partial:
         raise OverlayError(f"upstream document lacks the paths for: {', '.join(missing)}")
     return {
         "openapi": upstream["openapi"],
         "info": dict(upstream["info"]),
-        "paths": {f"/{m}": copy.deepcopy(upstream["paths"][f"/{m}"]) for m in METHODS},
+        "paths": {f"/{m}": copy.deepcopy(upstream["paths"][f"/{m}"]) for m in METHODS if m not in missing},
         "components": {"schemas": copy.deepcopy(upstream["components"]["schemas"])},
     }
 
@@ -450,6 +460,9 @@ def build_spec(
     redundant = apply_overlays(doc, overlays)
     apply_descriptions(doc, descriptions)
     prune(doc)
+    missing = [method for method in SERVICE_METHODS if f"/{method}" not in doc["paths"]]
+    if missing:
+        raise OverlayError(f"the overlays no longer add the paths of: {', '.join(missing)}")
     if examples is not None:
         try:
             apply_examples(doc, examples)
@@ -458,9 +471,9 @@ def build_spec(
     return doc, redundant
 
 
-def as_it_stands(document: dict[str, Json]) -> dict[str, Json]:
+def as_it_stands(document: dict[str, Json], partial: bool = False) -> dict[str, Json]:
     """`document` through selection, normalisation and pruning (steps 1, 2, 5), no overlay."""
-    doc = cast(dict[str, Json], normalise_to_31(select_methods(document)))
+    doc = cast(dict[str, Json], normalise_to_31(select_methods(document, partial)))
     prune(doc)
     return doc
 
@@ -495,7 +508,9 @@ def interface_problems(doc: dict[str, Json], methods: dict[str, Json]) -> list[s
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tools.spec_sync", description=__doc__.splitlines()[0])
-    parser.add_argument("upstream", type=Path, help="a full nearcore OpenAPI document (openapi.json)")
+    parser.add_argument(
+        "upstream", type=Path, help="a full nearcore OpenAPI document (openapi.json), or its OpenRPC one (openrpc.json)"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where to write (default: spec/openapi.json)")
     parser.add_argument("--check", action="store_true", help="do not write; exit 1 with a diff if --out differs")
     parser.add_argument("--report-only", action="store_true", help="print the bump report; write nothing")
@@ -514,29 +529,79 @@ def _version(doc: dict[str, Json]) -> str:
 
 
 def _print_report(
-    old: dict[str, Json], new: dict[str, Json], methods: dict[str, Json], as_json_text: bool, heading: str
+    old: dict[str, Json],
+    new: dict[str, Json],
+    methods: dict[str, Json],
+    as_json_text: bool,
+    heading: str,
+    read: Readable | None = None,
 ) -> None:
+    notes: list[str] = []
+    if read is not None:
+        old, new = read.comparable(old, methods), read.comparable(new, methods)
+        notes = read.notes
     changes = bump_report(old, new, methods)
     if as_json_text:
-        print(json.dumps(as_json(changes, _version(old), _version(new)), indent=2))
+        report_json = as_json(changes, _version(old), _version(new))
+        print(json.dumps({**report_json, "notes": notes} if notes else report_json, indent=2))
         return
     print(heading)
+    for note in notes:
+        print(f"  note: {note}")
     for line in changelog(changes):
         print(f"  {line}")
 
 
+@dataclass
+class Readable:
+    """What an OpenRPC document on either side of a comparison left undescribed (the notes of
+    tools.openrpc_upstream), so the report says so instead of listing it as removed or added."""
+
+    notes: list[str]
+    without_errors: set[str]
+
+    def comparable(self, doc: dict[str, Json], methods: dict[str, Json]) -> dict[str, Json]:
+        """`doc` without the error member of the responses of the methods whose errors one side
+        does not describe (one side saying nothing is no change)."""
+        doc = copy.deepcopy(doc)
+        schemas = doc["components"]["schemas"]
+        for method in self.without_errors:
+            response = schemas.get(methods[method]["response"])
+            if not isinstance(response, dict):
+                continue
+            for key in ("oneOf", "anyOf"):
+                if key in response:
+                    response[key] = [v for v in response[key] if "error" not in v.get("properties", {})]
+        return doc
+
+
+def read_document(path: Path, methods: dict[str, Json], readable: Readable) -> dict[str, Json]:
+    """The document at `path`, an OpenAPI one as it is, an OpenRPC one (detected by its
+    `openrpc` member) converted by tools.openrpc_upstream, its notes added to `readable`."""
+    document = load_json(path)
+    if not openrpc_upstream.is_openrpc(document):
+        return cast(dict[str, Json], document)
+    converted = openrpc_upstream.as_openapi(document, methods)
+    readable.notes.extend(f"{path.name} (OpenRPC {document['openrpc']}): {note}" for note in converted.notes)
+    readable.without_errors |= converted.without_errors
+    return converted.document
+
+
 def _report_against(args: argparse.Namespace, methods: dict[str, Json]) -> int:
     """--report-only --against: two documents compared as they stand, no overlay on either."""
+    read = Readable([], set())
     try:
-        old, new = as_it_stands(load_json(args.against)), as_it_stands(load_json(args.upstream))
-    except (OverlayError, KeyError) as exc:
+        old_doc, new_doc = read_document(args.against, methods, read), read_document(args.upstream, methods, read)
+        partial = bool(read.notes)  # an OpenRPC side: the methods it lacks are noted, not refused
+        old, new = as_it_stands(old_doc, partial), as_it_stands(new_doc, partial)
+    except (OverlayError, KeyError, TypeError) as exc:
         print(f"spec_sync: {exc}", file=sys.stderr)
         return 2
     heading = (
         f"spec_sync: changes from {_version(old)} ({args.against.name}) to {_version(new)} "
         f"({args.upstream.name}), both as they stand:"
     )
-    _print_report(old, new, methods, args.json, heading)
+    _print_report(old, new, methods, args.json, heading, read)
     return 0
 
 
@@ -553,7 +618,10 @@ def _sync(args: argparse.Namespace) -> int:
     overlays = load_json(OVERLAYS)
     if args.against:
         return _report_against(args, overlays["methods"])
-    upstream = load_json(args.upstream)
+    read = Readable([], set())
+    upstream = read_document(args.upstream, overlays["methods"], read)
+    for note in read.notes:
+        print(f"spec_sync: {note}")
     try:
         doc, redundant = build_spec(upstream, overlays, load_json(DESCRIPTIONS), load_json(EXAMPLES))
     except (OverlayError, KeyError) as exc:

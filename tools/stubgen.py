@@ -85,6 +85,8 @@ def collect_methods(spec: dict[str, Any]) -> list[MethodInfo]:
         members = set(schemas[params].get("properties", {}))
         for branch in params_branches:
             members.update(branch.get("properties", {}))
+        if any(m.identifier == _identifier(name) for m in methods):
+            raise ValueError(f"{where}: another method's handler is already named {_identifier(name)!r}")
         methods.append(
             MethodInfo(
                 name=name,
@@ -102,7 +104,12 @@ def collect_methods(spec: dict[str, Any]) -> list[MethodInfo]:
 
 
 def _identifier(name: str) -> str:
-    return name if name.isidentifier() else "_" + "".join(c if c.isalnum() else "_" for c in name)
+    """The handler's name: the method's, with what Python cannot spell as `_` (rpc.discover ->
+    rpc_discover)."""
+    identifier = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    if not identifier.isidentifier():
+        raise ValueError(f"method {name!r} has no Python name")
+    return identifier
 
 
 def _environment() -> jinja2.Environment:

@@ -32,6 +32,7 @@ EXPERIMENTAL_view_account  # handlers are called by method name from the generat
 EXPERIMENTAL_view_code  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key_list  # handlers are called by method name from the generated dispatch table
+rpc_discover  # handlers are called by method name from the generated dispatch table (rpc.discover)
 pytest_addoption  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_setup  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_makereport  # pytest hook (nearrpc.testing.plugin)

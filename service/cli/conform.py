@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.settings import ConformSettings, load_settings
@@ -43,9 +44,18 @@ def _run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"nearrpc conform: --account {args.account!r} is not a NEAR account id: {problem}", file=sys.stderr)
         return 2
+    spec = None
+    if args.spec is not None:
+        from nearrpc.conform.spec_source import SpecFileError, read_interface
+
+        try:
+            spec = read_interface(args.spec)
+        except SpecFileError as exc:
+            print(f"nearrpc conform: --spec: {exc}", file=sys.stderr)
+            return 2
     limits = Limits(settings.max_requests, settings.rate, settings.timeout, settings.retries)
     try:
-        report = run_conformance(Options(args.url, limits, args.account))
+        report = run_conformance(Options(args.url, limits, args.account, spec))
     except Unreachable as exc:
         print(f"nearrpc conform: {exc}", file=sys.stderr)
         return 2
@@ -84,6 +94,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "validator the endpoint holds; the report names the one viewed)",
     )
     run.add_argument("--json", action="store_true", help="print the report as JSON (for CI)")
+    run.add_argument(
+        "--spec", type=Path, metavar="FILE",
+        help="hold answers to this interface description instead: an OpenAPI document like spec/openapi.json, "
+        "or an OpenRPC one (nearcore's openrpc.json, spec/openrpc.json)",
+    )  # fmt: skip
     add_setting(run, ConformSettings, "max_requests")
     add_setting(run, ConformSettings, "rate")
     add_setting(run, ConformSettings, "timeout")

@@ -24,7 +24,7 @@ from nearrpc.conform.facts import MISSING_ACCOUNT, UNKNOWN_HASH, EndpointFacts
 from nearrpc.conform.probes import Judge, Judgement, Probe, RequestIds, expect_error, request_body, shown_params
 from nearrpc.conform.spec_map import method_schemas
 from nearrpc.conform.violations import Kind, Violation
-from nearrpc.methods.errors import Cause
+from nearrpc.methods.errors import METHOD_CAUSES, Cause
 
 ENDPOINT = "(endpoint)"
 UNKNOWN_METHOD = "nearrpc_conform_no_such_method"
@@ -48,7 +48,8 @@ def refused(
     row_method: str | None = None, extra: Any = None,
 ) -> Probe:
     request_id = ids.take()
-    owner = method if method in method_schemas() else None
+    # a method of the catalogue that a --spec document does not describe is still held to its causes
+    owner = method if method in method_schemas() or method in METHOD_CAUSES else None
     component = method_schemas()[owner or _ANY_METHOD_ERRORS].error
     judge = expect_error(owner, component, request_id, params, cause, facts.final_height, extra)
     shown = f"{method} {shown_params(params)}"

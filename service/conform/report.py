@@ -52,6 +52,8 @@ class Report:
     seconds: float = 0.0
     stopped: str = ""  # why the run stopped early (request budget), "" when it ran through
     account_note: str = ""  # which account the run views, and why that one
+    spec: str = ""  # the --spec file answers were held to, "" for the packaged spec
+    spec_notes: list[str] = field(default_factory=list)  # what that file does not describe
 
     @property
     def violation_count(self) -> int:
@@ -73,6 +75,7 @@ class Report:
             "seconds": round(self.seconds, 3),
             "stopped": self.stopped,
             "account": self.account_note,
+            **({"spec": self.spec, "spec_notes": self.spec_notes} if self.spec else {}),
         }
 
     def summary(self) -> str:
@@ -95,7 +98,8 @@ def render(report: Report, stream: TextIO) -> None:
     console = Console(file=stream, highlight=False, soft_wrap=False)
     if not console.is_terminal:
         console = Console(file=stream, highlight=False, width=200, no_color=True)
-    table = Table(title=Text(f"nearrpc conform {report.url} (interface {report.interface_version})"))
+    against = f", {report.spec}" if report.spec else ""
+    table = Table(title=Text(f"nearrpc conform {report.url} (interface {report.interface_version}{against})"))
     table.add_column("method", no_wrap=True)
     table.add_column("check", no_wrap=True)
     table.add_column("HTTP", justify="right")
@@ -114,4 +118,6 @@ def render(report: Report, stream: TextIO) -> None:
     console.print(table)
     if report.account_note:
         console.print(Text(report.account_note))
+    for note in report.spec_notes:
+        console.print(Text(f"note: {note}"))
     console.print(Text(report.summary(), style="bold green" if report.passed else "bold red"))

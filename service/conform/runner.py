@@ -19,7 +19,8 @@ from nearrpc.conform.facts import EndpointFacts
 from nearrpc.conform.forms import final_block_probe, parameterless_probes, reference_probes
 from nearrpc.conform.probes import Probe, RequestIds, request_body
 from nearrpc.conform.report import CheckResult, Report
-from nearrpc.conform.spec_map import interface_version
+from nearrpc.conform.spec_map import interface_version, undescribed_methods, use_interface
+from nearrpc.conform.spec_source import Interface
 from nearrpc.conform.violations import Kind
 from nearrpc.urls import public_url
 
@@ -34,6 +35,7 @@ class Options:
     url: str
     limits: Limits
     account: str | None = None  # an account to view; default: the final block's author
+    spec: Interface | None = None  # the interface to hold answers to; default: the packaged spec
 
 
 class _Run:
@@ -141,7 +143,11 @@ def _account(run: _Run, options: Options, facts: EndpointFacts, ids: RequestIds)
 
 def run_conformance(options: Options) -> Report:
     """Raises Unreachable when the endpoint gives no HTTP answer to the first request."""
+    if options.spec is not None:
+        use_interface(options.spec)
     report = Report(public_url(options.url), interface_version())  # the report is shown and shared: no credentials
+    if options.spec is not None:
+        report.spec, report.spec_notes = options.spec.name, list(options.spec.notes)
     facts, ids = EndpointFacts(), RequestIds()
     started = time.monotonic()
     with Endpoint(options.url, options.limits) as endpoint:
@@ -164,5 +170,8 @@ def run_conformance(options: Options) -> Report:
         for probe, why_not in extension_probes(facts, ids):  # beyond interface 1.2.14
             run.probe(probe, why_not)
         report.requests, report.retries = endpoint.requests, endpoint.retries
+    if options.spec is not None and undescribed_methods():
+        report.spec_notes.append(f"{options.spec.name} does not describe {', '.join(undescribed_methods())}: "
+                                 "answers held to nearcore's error rules only")  # fmt: skip
     report.seconds = time.monotonic() - started
     return report

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from jsonschema.exceptions import ValidationError
 
-from nearrpc.spec import validator
+from nearrpc.conform.spec_map import component_validator
 
 _MESSAGE_LIMIT = 200
 
@@ -75,7 +75,7 @@ def shorten(text: str) -> str:
 def schema_violations(component: str, instance: object, prefix: str) -> list[Violation]:
     """Every way `instance` fails `#/components/schemas/<component>`, paths under `prefix`."""
     found: list[Violation] = []
-    for error in validator(component).iter_errors(instance):
+    for error in component_validator(component).iter_errors(instance):
         found.extend(_leaves(error, prefix))
     return unique_paths(found)
 

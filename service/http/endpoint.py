@@ -222,7 +222,7 @@ class JsonRpcEndpoint:
         try:
             typed = typed_params(method, params)
             reference = reference_of(typed) if method.takes_block_reference else None
-            answer = await getattr(self._handlers, method.name)(typed)
+            answer = await getattr(self._handlers, method.identifier)(typed)
         except RpcError as error:
             answer = error
         except Exception as exc:

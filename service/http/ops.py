@@ -1,4 +1,5 @@
-"""Routes for operators and tools beside the JSON-RPC ones: /health, /status, /metrics, /openapi.json."""
+"""Routes for operators and tools beside the JSON-RPC ones: /health, /status, /metrics, /openapi.json,
+/openrpc.json (beyond nearcore: the interface as OpenRPC, as rpc.discover answers it)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from starlette.responses import Response
 
 from nearrpc.http.metrics import StoreCollector, metrics_response, scrape_registry
 from nearrpc.http.status import StatusReport
-from nearrpc.spec import spec_bytes
+from nearrpc.spec import openrpc_bytes, spec_bytes
 from nearrpc.store import ServingReader, StoreError
 
 log = logging.getLogger("nearrpc.ops")
@@ -34,6 +35,10 @@ def ops_router(
     @router.api_route("/openapi.json", methods=["GET", "HEAD"], include_in_schema=False)
     async def openapi_document() -> Response:
         return Response(spec_bytes(), media_type="application/json; charset=utf-8")
+
+    @router.api_route("/openrpc.json", methods=["GET", "HEAD"], include_in_schema=False)
+    async def openrpc_document() -> Response:
+        return Response(openrpc_bytes(), media_type="application/json; charset=utf-8")
 
     @router.api_route("/health", methods=["GET", "HEAD"], include_in_schema=False)
     async def health() -> Response:

@@ -85,6 +85,8 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "EXPERIMENTAL_view_code": (
         Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.NO_CONTRACT_CODE, Cause.INTERNAL_ERROR,
     ),
+    # the packaged OpenRPC document: nothing a store holds, so nothing to fail on
+    "rpc.discover": (),
 }  # fmt: skip
 # The EXPERIMENTAL views: their UNKNOWN_BLOCK names the reference, their data is its Display text.
 _VIEW_METHODS: Final = frozenset({

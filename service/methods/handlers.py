@@ -29,6 +29,7 @@ from nearrpc.methods.status import StatusReport, missing_members
 from nearrpc.nearcore.public_key import canonical_public_key
 from nearrpc.nearcore.shard_layout import account_shard_id, first_shard_id
 from nearrpc.runtime_params import RuntimeParamStore
+from nearrpc.spec import openrpc_compact
 from nearrpc.store import (
     ACCOUNTS_CHOSEN,
     STORE_KINDS,
@@ -177,6 +178,10 @@ class ChainHandlers:
         if missing:
             raise errors.internal_error(f"the store cannot fill the status members {', '.join(missing)}")
         return orjson.dumps(document)
+
+    async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
+        # OpenRPC's service discovery: the packaged document, whatever the store holds
+        return openrpc_compact()
 
     @store_failures_are_internal
     async def gas_price(self, params: models.RpcGasPriceRequest) -> bytes:

@@ -38,6 +38,7 @@ def test_the_wheel_adds_only_the_nearrpc_namespace(installed: Path) -> None:
     assert top_level == {"nearrpc", "nearrpc-0.1.0.dist-info", ".."}, top_level  # ".." is bin/nearrpc
     assert {name for name in files if name.startswith("..")} == {"../../../bin/nearrpc"}
     assert "nearrpc/generated/openapi.json" in files
+    assert "nearrpc/generated/openrpc.json" in files  # GET /openrpc.json and rpc.discover serve it
     assert any(name.startswith("nearrpc/runtime_params/data/") for name in files)
     for generic in ("service", "generated", "tools", "tests"):
         probe = subprocess.run([installed / "python", "-c", f"import {generic}"], cwd=installed, capture_output=True)

@@ -171,7 +171,7 @@ def _readme_cause_table() -> dict[str, set[str]]:
         elif not header:
             header = cells
         if header == ["method", "params forms", "errors (cause names)"] and cells[0].startswith("`"):
-            method = re.match(r"`([A-Za-z_]+)`", cells[0])
+            method = re.match(r"`([A-Za-z_.]+)`", cells[0])
             if method:
                 table[method.group(1)] = set(re.findall(r"`([A-Z_]+)`", cells[2]))
     return table

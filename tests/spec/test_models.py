@@ -38,6 +38,7 @@ PARAMS: dict[str, Any] = {
         "public_key": next(k.public_key for k in sample_chain().access_keys if k.account_id == FACTS.validators[0]),
         "finality": "final",
     },
+    "rpc.discover": None,
 }
 # a required field of each result whose schema has required fields, and a field to break the type of
 REQUIRED: dict[str, str | None] = {
@@ -52,6 +53,7 @@ REQUIRED: dict[str, str | None] = {
     "EXPERIMENTAL_view_code": "code_base64",
     "EXPERIMENTAL_view_access_key_list": "keys",
     "EXPERIMENTAL_view_access_key": "permission",
+    "rpc.discover": "methods",
 }
 WRONG_TYPE: dict[str, tuple[str, object]] = {
     "genesis_config": ("epoch_length", [1]),
@@ -65,6 +67,7 @@ WRONG_TYPE: dict[str, tuple[str, object]] = {
     "EXPERIMENTAL_view_code": ("hash", 7),
     "EXPERIMENTAL_view_access_key_list": ("keys", {"a": 1}),
     "EXPERIMENTAL_view_access_key": ("nonce", "first"),
+    "rpc.discover": ("openrpc", 1.3),
 }
 
 
@@ -76,7 +79,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     handlers = ChainHandlers(reader, RuntimeParamStore.load())
 
     async def answer(name: str) -> Any:
-        return orjson.loads(await getattr(handlers, name)(typed_params(METHODS[name], PARAMS[name])))
+        handler = getattr(handlers, METHODS[name].identifier)
+        return orjson.loads(await handler(typed_params(METHODS[name], PARAMS[name])))
 
     yield {name: asyncio.run(answer(name)) for name in PARAMS}
     assert set(PARAMS) == set(METHODS)

@@ -34,8 +34,9 @@ def test_spec_is_valid_openapi_31() -> None:
 
 def test_exactly_the_methods_and_the_shared_endpoint() -> None:
     paths = load_spec()["paths"]
-    assert set(paths) == {"/"} | {f"/{m}" for m in METHODS}
+    assert set(paths) == {"/"} | {f"/{m}" for m in METHODS} | {f"/{m}" for m in spec_sync.SERVICE_METHODS}
     assert set(spec_sync.METHODS) == set(METHODS)
+    assert spec_sync.SERVICE_METHODS == ("rpc.discover",)  # spec/DEVIATIONS.md, overlay ext-rpc-discover
     for path, item in paths.items():
         assert set(item) == ({"post", "get"} if path == "/status" else {"post"}), path  # wire-get-status
 

@@ -11,6 +11,7 @@ class MethodSpec:
     """What the spec says about one JSON-RPC method."""
 
     name: str
+    identifier: str  # the handler's name in RpcHandlers
     path: str
     params_schema: str
     response_schema: str
@@ -23,6 +24,7 @@ class MethodSpec:
 METHODS: Final[dict[str, MethodSpec]] = {
     "ping": MethodSpec(
         name="ping",
+        identifier="ping",
         path="/ping",
         params_schema="PingParams",
         response_schema="JsonRpcResponse_for_ping",
@@ -33,6 +35,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "lookup": MethodSpec(
         name="lookup",
+        identifier="lookup",
         path="/lookup",
         params_schema="LookupParams",
         response_schema="JsonRpcResponse_for_lookup",
