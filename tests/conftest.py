@@ -63,6 +63,19 @@ def http(server: LiveServer) -> Iterator[httpx.Client]:
         yield client
 
 
+# Fixtures that drive a toolchain outside this Python: npm packages (near-api-js, tsc, the spec's
+# linters, the mock server) and the wheel installed into a fresh venv. A test using one is in the
+# `toolchain` tier, which ./check runs in a pytest run of its own after the rest (each reports its
+# time); the Chromium test is marked where it is written (tests/http/test_docs_page.py).
+TOOLCHAIN_FIXTURES = frozenset({"near_api_js", "node_tools", "lint_tools", "prism", "installed"})
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark the toolchain tier as each test is collected, before `-m` selects by markers."""
+    if TOOLCHAIN_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        item.add_marker(pytest.mark.toolchain)
+
+
 def _minutes(item: pytest.Item) -> float:
     marker = item.get_closest_marker("long")
     return float(marker.args[0]) if marker is not None else 0.0

@@ -16,6 +16,7 @@ yaml_implicit_resolvers  # PyYAML loader class attribute
 pytestmark  # pytest module marks
 pytest_terminal_summary  # pytest hook
 pytest_collection_modifyitems  # pytest hook (tests/conftest.py: long tests first)
+pytest_itemcollected  # pytest hook (tests/conftest.py: the toolchain tier)
 map_case  # schemathesis hook
 same_answer_from_the_twin  # schemathesis check (registered by its decorator)
 _http_client  # pytest fixture

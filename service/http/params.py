@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 import pydantic
+from pydantic_core import ErrorDetails
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import MethodSpec
@@ -157,6 +158,59 @@ def typed_params(method: MethodSpec, params: object) -> Any:
     try:
         return model.model_validate(normalised, strict=True)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise _failed(f"{first['msg']} at {where}") from None
+        raise _failed(_refusal(exc.errors())) from None
+
+
+# What a member of the wrong JSON type was expected to be, by pydantic's error type.
+_EXPECTED: Final = {
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "bool_type": "a boolean",
+    "string_type": "a string",
+    "dict_type": "a map",
+    "model_type": "a map",
+    "list_type": "a sequence",
+    "tuple_type": "a sequence",
+}
+_REFERENCE_MEMBERS: Final = frozenset({"block_id", "finality", "sync_checkpoint"})
+
+
+def _of_another_branch(error: ErrorDetails) -> bool:
+    """An error that only says the request is another branch of the union: another shape,
+    reference member or `request_type` (normalise has already picked them)."""
+    kind, where = error["type"], error["loc"]
+    return (
+        kind == "literal_error"
+        or (kind == "missing" and where[-1] in _REFERENCE_MEMBERS)
+        or (len(where) == 1 and kind in _EXPECTED)  # the branch's own shape: a map, a tuple
+    )
+
+
+def _refusal(errors: list[ErrorDetails]) -> str:
+    """The first error of the branch the request means, in serde's words.
+
+    A params model is a union with a branch per reference member (and per `request_type` for
+    query); pydantic lists every branch's errors, first those of branches the request never
+    meant (RpcQueryRequest1 misses the `block_id` a request with a finality has no reason to
+    send). The meant branch is one without such errors; its first error names the member at
+    fault.
+    """
+    branches: dict[object, list[ErrorDetails]] = {}
+    for error in errors:
+        branches.setdefault(error["loc"][:1], []).append(error)
+    meant = next((found for found in branches.values() if not any(map(_of_another_branch, found))), errors)
+    error = meant[0]
+    member = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
+    given = _json_kind(error["input"])
+    context = error.get("ctx") or {}
+    if error["type"] == "missing":
+        return f"missing field `{member}`"
+    if error["type"] in _EXPECTED:
+        return f"invalid type: {given}, expected {_EXPECTED[error['type']]} for `{member}`"
+    if error["type"] == "greater_than_equal":
+        return f"invalid value: {given}, expected at least {context['ge']} for `{member}`"
+    if error["type"] == "less_than_equal":
+        return f"invalid value: {given}, expected at most {context['le']} for `{member}`"
+    if error["type"] == "string_pattern_mismatch":
+        return f"invalid value: {given}, expected a string matching {context['pattern']} for `{member}`"
+    return f"invalid value: {given} for `{member}`"

@@ -126,8 +126,10 @@ DELETIONS = (
 STAKES = (Stake(57, "node2", 1_500_000 * NEAR),)
 
 # Heights of a burst of heavy contract calls that fills the chunks of every shard and
-# pushes the gas price up; it decays back to the minimum afterwards.
-BURST_HEIGHTS = range(60, 69)
+# pushes the gas price up; it decays back to the minimum afterwards. A second, short burst at
+# the top raises it again, so the final, near-final and head blocks each have their own price
+# (a gas_price read at the wrong one of them answers another price).
+BURST_HEIGHTS = frozenset(range(60, 69)) | {HEAD_HEIGHT - 1, HEAD_HEIGHT}
 BURST_CALLERS = (
     f"alice.{TOP_LEVEL}",  # shard 0
     f"game.carol.{TOP_LEVEL}",  # shard 1

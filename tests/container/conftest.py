@@ -1,7 +1,7 @@
 """The image built from deploy/Dockerfile, unchanged, as a user builds it: from a build folder
 holding what a developer's checkout holds (a .git, a venv, caches, a store, build output), on
 the stand-in of its base image (tests/support/standin.py). Every test module here is marked
-`container`: `pytest -m 'not container'` leaves them out of a quick loop."""
+`container`: `./check --ignore=tests/container` or `pytest -m 'not container'` leaves them out of a quick loop."""
 
 from __future__ import annotations
 

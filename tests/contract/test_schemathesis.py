@@ -2,8 +2,10 @@
 
 Two passes of `schemathesis run spec/openapi.json` as subprocesses over HTTP against
 `nearrpc serve` on 127.0.0.1 (the suite's server over the sample store, tests/conftest.py),
-each with a fixed seed and no example database, so a run is reproducible, and each capped by
-`timeout`:
+each with a fixed seed and no example database, so a run is reproducible, and each bounded by
+its number of cases (`--max-examples` per operation), never by seconds: on a loaded machine a
+pass takes longer and still checks every case (a 600 s cap once failed a pass of 5,798 cases
+with no failure):
 
 * the steered pass: the configuration tests/contract/schemathesis.toml and the hooks
   tests/contract/hooks.py, which steer cases towards the stored blocks and accounts, with many
@@ -64,10 +66,6 @@ MIN_FUZZING_CASES = 200
 PLAIN_SEED = 2
 PLAIN_MAX_EXAMPLES = 100
 PLAIN_MIN_FUZZING_CASES = 50
-# `timeout` ends a pass after this. Without the launcher, on 2 cores shared with other jobs the
-# steered pass took 2.5 to 4 minutes and the plain one about 5: most of both was Hypothesis
-# building the exact CryptoHash pattern's strategy again at each use (launcher.py).
-TIME_LIMIT_SECONDS = 600
 HEIGHT_MARGIN = 5  # heights folded into [genesis, head + margin]: stored, skipped and future ones
 
 # The variables hooks.py reads (it runs inside the CLI process and imports nothing from here).
@@ -128,7 +126,6 @@ def run_and_check(
     """Run one pass, leave its summary for the terminal, and hold it to finding nothing."""
     reports = tmp_path / "reports"
     command = [
-        "timeout", "--kill-after=15", str(TIME_LIMIT_SECONDS),
         *schemathesis_command(), *options,
         "--seed", str(seed),
         "--generation-database", "none",
@@ -144,7 +141,6 @@ def run_and_check(
         env=env,
         capture_output=True,
         text=True,
-        timeout=TIME_LIMIT_SECONDS + 60,
         check=False,
     )
     wall = time.monotonic() - started
@@ -162,7 +158,6 @@ def run_and_check(
     summary = read_ndjson(ndjson[0])
     request.node.user_properties.append(("terminal_summary", "\n".join([header, *render(summary)])))
 
-    assert run.returncode != 124, f"schemathesis did not finish within {TIME_LIMIT_SECONDS} s"
     assert junit, "schemathesis wrote no JUnit report"
     assert summary.failures == 0 and not summary.errors, run.stdout[-20000:]
     assert run.returncode == 0, run.stdout[-20000:] + run.stderr
@@ -285,7 +280,6 @@ def test_the_steered_pass_fails_when_the_twin_answers_differently(server: LiveSe
             env={**hooks_environment(), TWIN_URL_ENV: twin_url},
             capture_output=True,
             text=True,
-            timeout=TIME_LIMIT_SECONDS,
             check=False,
         )
     assert run.returncode == 1, run.stdout + run.stderr

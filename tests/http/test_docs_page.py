@@ -37,6 +37,7 @@ def test_the_docs_page_assets_come_from_the_server(http: httpx.Client) -> None:
 
 
 @pytest.mark.long(0.3)  # a browser's first start
+@pytest.mark.toolchain  # Chromium
 def test_try_it_out_of_block_in_a_real_browser(
     server: LiveServer, record_property: Callable[[str, object], None]
 ) -> None:

@@ -300,6 +300,7 @@ def export_access_keys_and_code(url: str, facts: SampleFacts, folder: Path) -> N
     _lines(folder / "keys.jsonl", values)
 
 
+@pytest.mark.long(0.4)  # started first (tests/conftest.py)
 def test_saved_key_lists_and_code_are_served_as_recorded(tmp_path: Path, server_a: LiveServer) -> None:
     """Beyond interface 1.2.14: key lists become key states (a key missing from a later list is
     deleted there), code is stored by its hash; the answers come back byte for byte."""

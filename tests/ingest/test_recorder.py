@@ -308,6 +308,7 @@ def _key_answers(url: str, heights: list[int]) -> dict[tuple[str, int], list[tup
     }
 
 
+@pytest.mark.long(1.8)  # thousands of requests to two servers: started first (tests/conftest.py)
 def test_round_trip_access_keys_and_code_answer_identically(
     recorded: Path, server_a: LiveServer, tmp_path: Path
 ) -> None:

@@ -83,6 +83,13 @@ def test_gas_price_is_the_headers(http: httpx.Client, params: Any, block: Any) -
     assert _result(http, "gas_price", params) == {"gas_price": _header(http, block)["gas_price"]}
 
 
+def test_the_top_blocks_gas_prices_differ(http: httpx.Client) -> None:
+    """So the cases above tell the head from the final blocks: `[null]` read at `final` or
+    `near-final` would answer another price."""
+    prices = [_header(http, {"finality": finality})["gas_price"] for finality in ("optimistic", "near-final", "final")]
+    assert len(set(prices)) == 3, prices
+
+
 @pytest.mark.parametrize(
     ("params", "text"),
     [

@@ -120,6 +120,20 @@ def test_unknown_block_statuses_follow_nearcores_rule(http: httpx.Client) -> Non
     assert hashed.error["data"] == f"DB Not Found Error: BLOCK: {unknown_hash} \n Cause: Unknown"
 
 
+@pytest.mark.parametrize("height", [2**63 - 1, 2**63, 2**64 - 1], ids=["i64-max", "2^63", "u64-max"])
+def test_the_top_of_the_height_range_is_an_unknown_block(http: httpx.Client, height: int) -> None:
+    """Heights are u64: up to 2^64-1 a height is well formed (UNKNOWN_BLOCK, HTTP 200 above the
+    head), also past the signed 64-bit integers the stores hold; 2^64 is a parse error."""
+    answer = checked(call(http, "block", {"block_id": height}), "block")
+    assert answer.status == 200, answer
+    assert answer.error["cause"] == {"name": "UNKNOWN_BLOCK", "info": {}}
+    assert answer.error["data"] == f"DB Not Found Error: BLOCK HEIGHT: {height} \n Cause: Unknown"
+    view = checked(call(http, "EXPERIMENTAL_view_account", {"account_id": "node0", "block_id": height}),
+                   "EXPERIMENTAL_view_account")  # fmt: skip
+    assert view.error["cause"] == {"name": "UNKNOWN_BLOCK", "info": {"block_reference": {"block_id": height}}}
+    assert call(http, "block", {"block_id": height + 2**64}).error["cause"]["name"] == "PARSE_ERROR"
+
+
 # ------------------------------------------------------------------ protocol config
 
 

@@ -66,6 +66,21 @@ def test_genesis_only_store_has_no_blocks(genesis_only: httpx.Client) -> None:
     assert earliest.error["data"] == "There are no fully synchronized blocks yet"
 
 
+def test_genesis_only_store_names_the_checkpoint_as_nearcore_does(genesis_only: httpx.Client) -> None:
+    """The views and query print a missing checkpoint's block with nearcore's Rust names."""
+    unobserved = "Block either has never been observed on the node or has been garbage collected: "
+    for method, params in (
+        ("EXPERIMENTAL_view_account", {"account_id": "node0"}),
+        ("EXPERIMENTAL_view_access_key_list", {"account_id": "node0"}),
+        ("query", {"request_type": "view_account", "account_id": "node0"}),
+    ):
+        answer = checked(call(genesis_only, method, {**params, "sync_checkpoint": "genesis"}), method)
+        assert answer.error["cause"] == {
+            "name": "UNKNOWN_BLOCK", "info": {"block_reference": {"sync_checkpoint": "genesis"}}
+        }, method  # fmt: skip
+        assert answer.error["data"] == f"{unobserved}SyncCheckpoint(Genesis)", method
+
+
 def test_genesis_only_store_protocol_config_and_accounts(genesis_only: httpx.Client) -> None:
     config = checked(
         call(genesis_only, "EXPERIMENTAL_protocol_config", {"sync_checkpoint": "earliest_available"}),

@@ -241,6 +241,7 @@ def _record_and_replay(tmp_path: Path, sample_store: Path, ini: str) -> tuple[di
     return facts, command
 
 
+@pytest.mark.long(0.6)  # two pytest runs of a client suite: started first (tests/conftest.py)
 def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it(
     tmp_path: Path, sample_store: Path
 ) -> None:
@@ -298,6 +299,7 @@ def test_an_upstream_without_a_cassette_and_a_pinned_height_without_one_are_refu
     assert "ERROR: nearrpc_fork_height: 'final' is not a block height" in not_a_height.stderr
 
 
+@pytest.mark.long(0.4)  # two pytest runs of a client suite: started first (tests/conftest.py)
 def test_a_fork_not_pinned_takes_the_upstreams_head_and_its_cassette_replays_it(
     tmp_path: Path, sample_store: Path
 ) -> None:
