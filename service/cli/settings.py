@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from nearrpc.cli.logs import LogFormat
 from nearrpc.cli.refusals import value_problem
 from nearrpc.store import StoreOptions, describe_location
+from nearrpc.urls import scrub_urls
 
 DEFAULT_STORE = "data/nearrpc.sqlite"
 ENV_PREFIX = "NEARRPC_"
@@ -241,5 +242,8 @@ def load_settings(cls: type[SettingsT], flags: Mapping[str, Any]) -> SettingsT:
         field = str(error["loc"][0]) if error["loc"] else ""
         where = _source(cls, field, given) if field in cls.model_fields else field
         value = error["input"]
-        shown = describe_location(value) if field == "store" and isinstance(value, str) else value
+        if isinstance(value, str):  # a URL is shown without its credentials (an upstream's API key)
+            shown: object = describe_location(value) if field == "store" else scrub_urls(value)
+        else:
+            shown = value
         raise SettingsError(f"{where}={shown!r}: {value_problem(error)}") from None

@@ -129,6 +129,18 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("conform", "http://127.0.0.1:{port}", "--rate", "nan"), {}, USAGE, r"a finite number"),
     (("conform", "notaurl"), {}, USAGE, r"expected an http:// or https:// URL"),
     (("conform", "http://127.0.0.1:{port}", "--account", "BAD!"), {}, USAGE, r"BAD!"),
+    # a flag no command knows is refused by the command it was given to, not by `nearrpc`
+    (("serve", "--bogus"), {}, USAGE, r"^unrecognized arguments: --bogus \(see nearrpc serve --help\)$"),
+    (("conform", "http://127.0.0.1:{port}", "--bogus"), {}, USAGE,
+     r"^unrecognized arguments: --bogus \(see nearrpc conform"),
+    # what was typed is echoed without the credentials a URL in it holds
+    (("store", "check", "postgresql://u:SECRETPW@127.0.0.1/db"), {}, USAGE,
+     r"^unrecognized arguments: postgresql://127.0.0.1/… \(see nearrpc store check --help\)$"),
+    (("serve", "--upstream", "ftp://u:SECRETPW@x/?apikey=SECRETPW"), {}, USAGE, r"^--upstream='ftp://x/…': expected"),
+    (("serve",), {"NEARRPC_UPSTREAM": "ftp://u:SECRETPW@x/"}, USAGE, r"^NEARRPC_UPSTREAM='ftp://x/…': expected"),
+    (("serve", "--record-mode", "postgresql://u:SECRETPW@h/db"), {}, USAGE, r"invalid choice: 'postgresql://h/…'"),
+    (("import", "rpc", "--url", "htp://u:SECRETPW@x/?apikey=SECRETPW", "--from-height", "1", "--to-height", "2"), {},
+     USAGE, r"^argument --url: 'htp://x/…': expected"),
 ]  # fmt: skip
 
 
@@ -178,6 +190,7 @@ def test_every_refusal_is_one_line_in_one_voice(
     if argv[0] == "serve":  # serve logs what it tries (e.g. building the sample chain) before it says why not
         lines = [line for line in lines if not LOG_RECORD.match(line)]
     assert len(lines) == 1 and done.stdout == "", done
+    assert "SECRETPW" not in done.stderr, lines  # the rows' credentials, never shown
     command = _command_path(argv) if argv[0] != "--bogus" else ""
     prefix = f"nearrpc {command}: " if command else "nearrpc: "
     assert lines[0].startswith(prefix), (prefix, lines[0])
