@@ -8,8 +8,9 @@ names where it came from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Final, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator
@@ -22,6 +23,8 @@ from nearrpc.urls import scrub_urls
 
 DEFAULT_STORE = "data/nearrpc.sqlite"
 ENV_PREFIX = "NEARRPC_"
+# what a browser sends as Origin: scheme://host[:port], or "null" (a file:// page, a sandbox)
+_ORIGIN: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(\[[0-9A-Fa-f:.]+\]|[^/:?#\s\[\]@*]+)(:\d{1,5})?|null")
 
 LogLevel = Literal["critical", "error", "warning", "info", "debug"]
 
@@ -149,6 +152,18 @@ class ServeSettings(StoreSettings, LogSettings):
     def _split_origins(cls, value: object) -> object:
         if isinstance(value, str):
             return tuple(origin.strip() for origin in value.split(",") if origin.strip())
+        return value
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # a browser's Origin header is scheme://host[:port] exactly: "example.com" or a trailing
+        # "/" would match no request, and the browser's calls would fail without a word here
+        for origin in value:
+            if origin != "*" and not _ORIGIN.fullmatch(origin):
+                raise ValueError(
+                    f"{origin!r} is not an origin: write scheme://host or scheme://host:port, without a path"
+                )
         return value
 
     def to_env(self) -> dict[str, str]:

@@ -141,6 +141,10 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("serve", "--record-mode", "postgresql://u:SECRETPW@h/db"), {}, USAGE, r"invalid choice: 'postgresql://h/…'"),
     (("import", "rpc", "--url", "htp://u:SECRETPW@x/?apikey=SECRETPW", "--from-height", "1", "--to-height", "2"), {},
      USAGE, r"^argument --url: 'htp://x/…': expected"),
+    # a CORS origin no browser sends (a path, no scheme) would silently allow nothing
+    (("serve",), {"NEARRPC_CORS_ORIGINS": "https://app.example/"}, USAGE,
+     r"^NEARRPC_CORS_ORIGINS=.*: 'https://app.example/' is not an origin: write scheme://host"),
+    (("serve", "--cors-origins", "https://a.example,app.example"), {}, USAGE, r"'app.example' is not an origin"),
 ]  # fmt: skip
 
 
