@@ -112,6 +112,11 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("conform", "http://nothing.invalid", "--retries", "0"), {}, USAGE,
      r"^cannot reach http://nothing.invalid: cannot"),
     (("conform", "{web}", "--retries", "0"), {}, USAGE, r"is not a NEAR JSON-RPC endpoint: genesis_config"),
+    # the same endpoint, the same code from every command that asks it (serve --upstream's is above)
+    (("import", "rpc", "--url", "{web}", "--from-height", "1", "--to-height", "2", "--store", "{tmp}/n.sqlite",
+      "--retries", "0"), {}, USAGE, r"genesis_config: HTTP 501 without a JSON-RPC response$"),
+    (("serve", "--store", "{tmp}/new.sqlite", "--upstream", "{web}", "--upstream-retries", "0"), {}, USAGE,
+     r"the upstream cannot fill it: .*genesis_config: HTTP 501 without a JSON-RPC response$"),
     # inputs that are not what they should be, said without a library's words
     (("import", "genesis", "{badbytes}", "--store", "{tmp}/n.sqlite"), {}, FAILED,
      r"invalid JSON \(near byte \d+\): lexical error: invalid bytes in UTF8 string\."),
