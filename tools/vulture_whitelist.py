@@ -4,6 +4,7 @@ frameworks call by name or by registration. Each line names what calls it."""
 # ruff: noqa: F821, B018
 app_from_env  # uvicorn --factory, by its import string in nearrpc.cli.serve
 _split_origins  # pydantic field_validator
+_origins  # pydantic field_validator
 _check_upstream  # pydantic field_validator
 bare_http_error  # FastAPI exception handler, registered by decorator
 openapi_document  # FastAPI route, registered by decorator

@@ -9,6 +9,7 @@ from nearrpc.cli import conform, imports, sample, serve, store
 from nearrpc.cli.proctitle import hide_passwords
 from nearrpc.cli.refusals import USAGE, command_path, refuse
 from nearrpc.cli.settings import SettingsError
+from nearrpc.urls import scrub_urls
 from nearrpc.version import INTERFACE_VERSION, SERVICE_VERSION
 
 
@@ -17,7 +18,8 @@ class OneLineErrors(argparse.ArgumentParser):
     and the error; sub-command parsers are of the same class."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        # argparse quotes what was typed: a URL there may hold a password or an API key
+        self.exit(2, f"{self.prog}: {scrub_urls(message)} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -42,7 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:  # the process's own command line: what `ps` shows
         hide_passwords()
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command they were given to, as its other refusals are
+        path = command_path(args)
+        parser.exit(USAGE, f"nearrpc {path}: unrecognized arguments: {scrub_urls(' '.join(extra))} "
+                           f"(see nearrpc {path} --help)\n")  # fmt: skip
     try:
         code: int = args.func(args)
     except SettingsError as exc:

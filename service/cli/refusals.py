@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Final
 
-from nearrpc.ingest.errors import ImportRequestError, NodeUnreachableError, one_line
+from nearrpc.ingest.errors import ImportRequestError, NodeUnreachableError, NotAnRpcEndpointError, one_line
 from nearrpc.store import StoreLocationError, StoreNotFoundError, StoreSchemaError, StoreUnavailableError
 
 USAGE: Final = 2
@@ -24,8 +24,9 @@ INTERRUPTED: Final = 130
 
 # a location that holds no store this build can use, or cannot be reached at all
 _LOCATION_ERRORS: Final = (StoreNotFoundError, StoreSchemaError, StoreUnavailableError, StoreLocationError)
-# what the command line must change, though the work began: a node that cannot be reached
-_REQUEST_ERRORS: Final = (ImportRequestError, NodeUnreachableError)
+# what the command line must change, though the work began: a node that cannot be reached, or
+# a URL that answers as no JSON-RPC node does
+_REQUEST_ERRORS: Final = (ImportRequestError, NodeUnreachableError, NotAnRpcEndpointError)
 
 
 # the argument that names a group's sub-command (`nearrpc store ACTION`, `nearrpc import SOURCE`)

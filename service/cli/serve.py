@@ -264,7 +264,7 @@ def _describe(info: StoreInfo) -> str:
 def _run_uvicorn(settings: ServeSettings, sockets: list[socket.socket]) -> int:
     import uvicorn
 
-    from nearrpc.cli.workers import WorkerPool
+    from nearrpc.cli.workers import StoppableServer, WorkerPool
 
     config = uvicorn.Config(
         "nearrpc.cli.serve:app_from_env",
@@ -281,7 +281,7 @@ def _run_uvicorn(settings: ServeSettings, sockets: list[socket.socket]) -> int:
     )
     if settings.workers == 1:
         os.environ.pop(_METRICS_FOLDER_ENV, None)  # one process counts in memory
-        server = uvicorn.Server(config)
+        server = StoppableServer(config)
         server.run(sockets=sockets)
         return 0 if server.started else 1
     # a fresh folder per run: counts from an earlier run must not add up with this one's

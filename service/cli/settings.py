@@ -8,8 +8,9 @@ names where it came from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Final, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import Field, ValidationError, field_validator
@@ -18,9 +19,12 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from nearrpc.cli.logs import LogFormat
 from nearrpc.cli.refusals import value_problem
 from nearrpc.store import StoreOptions, describe_location
+from nearrpc.urls import scrub_urls
 
 DEFAULT_STORE = "data/nearrpc.sqlite"
 ENV_PREFIX = "NEARRPC_"
+# what a browser sends as Origin: scheme://host[:port], or "null" (a file:// page, a sandbox)
+_ORIGIN: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(\[[0-9A-Fa-f:.]+\]|[^/:?#\s\[\]@*]+)(:\d{1,5})?|null")
 
 LogLevel = Literal["critical", "error", "warning", "info", "debug"]
 
@@ -150,6 +154,18 @@ class ServeSettings(StoreSettings, LogSettings):
             return tuple(origin.strip() for origin in value.split(",") if origin.strip())
         return value
 
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        # a browser's Origin header is scheme://host[:port] exactly: "example.com" or a trailing
+        # "/" would match no request, and the browser's calls would fail without a word here
+        for origin in value:
+            if origin != "*" and not _ORIGIN.fullmatch(origin):
+                raise ValueError(
+                    f"{origin!r} is not an origin: write scheme://host or scheme://host:port, without a path"
+                )
+        return value
+
     def to_env(self) -> dict[str, str]:
         """The environment that reproduces these settings in a worker process."""
         return {
@@ -241,5 +257,8 @@ def load_settings(cls: type[SettingsT], flags: Mapping[str, Any]) -> SettingsT:
         field = str(error["loc"][0]) if error["loc"] else ""
         where = _source(cls, field, given) if field in cls.model_fields else field
         value = error["input"]
-        shown = describe_location(value) if field == "store" and isinstance(value, str) else value
+        if isinstance(value, str):  # a URL is shown without its credentials (an upstream's API key)
+            shown: object = describe_location(value) if field == "store" else scrub_urls(value)
+        else:
+            shown = value
         raise SettingsError(f"{where}={shown!r}: {value_problem(error)}") from None

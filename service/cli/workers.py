@@ -12,6 +12,7 @@ environment nor its command line, which other processes can read.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import multiprocessing
@@ -20,7 +21,7 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from multiprocessing.process import BaseProcess
 from types import FrameType
 from typing import Any, Final
@@ -31,6 +32,19 @@ log = logging.getLogger("nearrpc.serve")
 
 STARTUP_FAILURE: Final = 3  # uvicorn's exit status for a worker that could not start
 _STOP_SECONDS: Final = 30.0
+
+
+class StoppableServer(uvicorn.Server):
+    """uvicorn's server, whose stop by SIGTERM ends `serve` with exit 0 (the README's "served
+    until stopped"), as the worker pool's does: uvicorn re-raises the SIGTERM it handled once it
+    has shut down, so the process died by the signal (status 143), except as a container's PID 1.
+    SIGINT is still re-raised: `serve` takes its KeyboardInterrupt as the stop it is."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        with super().capture_signals():
+            yield
+            self._captured_signals = [sig for sig in self._captured_signals if sig != signal.SIGTERM]
 
 
 def claim_port(family: socket.AddressFamily, host: str, port: int) -> int:

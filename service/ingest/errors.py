@@ -13,6 +13,11 @@ class ImportRequestError(IngestError):
     flags. The command line must change, not the data (the CLI exits 2 for these)."""
 
 
+class NotAnRpcEndpointError(IngestError):
+    """The URL answers, but not as a JSON-RPC node: no JSON-RPC response, or a redirect elsewhere.
+    The URL must change (exit 2, as `conform` and `serve --upstream` say for the same endpoint)."""
+
+
 class NodeUnreachableError(IngestError):
     """No answer at all from the node, still after the retries (a connection refused, a name
     that does not resolve, no answer in time): the URL or the network must change (exit 2)."""

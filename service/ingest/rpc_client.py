@@ -29,7 +29,7 @@ import orjson
 from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception_type, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from nearrpc.ingest.errors import IngestError, NodeUnreachableError, one_line
+from nearrpc.ingest.errors import IngestError, NodeUnreachableError, NotAnRpcEndpointError, one_line
 from nearrpc.urls import public_url, scrub_urls
 
 _RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
@@ -212,7 +212,7 @@ class RpcClient:
                 "(--upstream-max-answer-mb); nothing of it is kept"
             )
         if 300 <= response.status < 400:
-            raise IngestError(
+            raise NotAnRpcEndpointError(
                 f"{self.address}: {what}: HTTP {response.status}, a redirect, which is not followed (only the node "
                 "named is asked: give the URL it redirects to)"
             )
@@ -221,7 +221,7 @@ class RpcClient:
             problem = f"HTTP {response.status}" + (f" ({reply.describe()})" if reply else "")
             raise _Retryable(problem, _retry_after(response))
         if reply is None:
-            raise IngestError(f"{self.address}: {what}: HTTP {response.status} without a JSON-RPC response")
+            raise NotAnRpcEndpointError(f"{self.address}: {what}: HTTP {response.status} without a JSON-RPC response")
         return reply
 
     def _count_retry(self, state: RetryCallState) -> None:

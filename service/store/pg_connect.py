@@ -62,7 +62,9 @@ def reason(exc: BaseException, location: str) -> str:
     """What a driver error says, in one line: libpq's `connection to server ... failed: X`
     becomes X (the target is named by the caller)."""
     line = _scrub(str(exc), location)
-    return line.rsplit(" failed: ", 1)[-1] if " failed: " in line else line
+    line = line.rsplit(" failed: ", 1)[-1] if " failed: " in line else line
+    # libpq pads its severity (`FATAL:  password ...`) where psycopg's async path does not
+    return " ".join(line.split())
 
 
 def unavailable(exc: BaseException, location: str, doing: str) -> StoreUnavailableError:

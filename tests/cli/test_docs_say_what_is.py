@@ -50,3 +50,12 @@ def test_import_genesis_help_names_every_record_kind_it_keeps() -> None:
 def test_the_readme_names_the_reference_data_variable_beside_the_test_command() -> None:
     check = README.index("./check\n```")
     assert "NEARRPC_REFERENCE_DIR" in README[check : check + 1200]
+
+
+def test_the_readme_names_the_method_labels_metrics_use(http: httpx.Client) -> None:
+    """An extension method is counted under its own name, so the README's metrics table must
+    not say the label is one of the interface's five methods."""
+    http.post("/", json={"jsonrpc": "2.0", "id": 1, "method": "gas_price", "params": [None]})
+    assert re.search(r'^nearrpc_rpc_requests_total\{[^}]*method="gas_price"', http.get("/metrics").text, re.MULTILINE)
+    (row,) = [line for line in README.splitlines() if line.startswith("| `nearrpc_rpc_requests_total")]
+    assert "one of the five" not in row and "extension" in row, row

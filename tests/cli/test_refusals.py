@@ -112,6 +112,11 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("conform", "http://nothing.invalid", "--retries", "0"), {}, USAGE,
      r"^cannot reach http://nothing.invalid: cannot"),
     (("conform", "{web}", "--retries", "0"), {}, USAGE, r"is not a NEAR JSON-RPC endpoint: genesis_config"),
+    # the same endpoint, the same code from every command that asks it (serve --upstream's is above)
+    (("import", "rpc", "--url", "{web}", "--from-height", "1", "--to-height", "2", "--store", "{tmp}/n.sqlite",
+      "--retries", "0"), {}, USAGE, r"genesis_config: HTTP 501 without a JSON-RPC response$"),
+    (("serve", "--store", "{tmp}/new.sqlite", "--upstream", "{web}", "--upstream-retries", "0"), {}, USAGE,
+     r"the upstream cannot fill it: .*genesis_config: HTTP 501 without a JSON-RPC response$"),
     # inputs that are not what they should be, said without a library's words
     (("import", "genesis", "{badbytes}", "--store", "{tmp}/n.sqlite"), {}, FAILED,
      r"invalid JSON \(near byte \d+\): lexical error: invalid bytes in UTF8 string\."),
@@ -129,6 +134,22 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("conform", "http://127.0.0.1:{port}", "--rate", "nan"), {}, USAGE, r"a finite number"),
     (("conform", "notaurl"), {}, USAGE, r"expected an http:// or https:// URL"),
     (("conform", "http://127.0.0.1:{port}", "--account", "BAD!"), {}, USAGE, r"BAD!"),
+    # a flag no command knows is refused by the command it was given to, not by `nearrpc`
+    (("serve", "--bogus"), {}, USAGE, r"^unrecognized arguments: --bogus \(see nearrpc serve --help\)$"),
+    (("conform", "http://127.0.0.1:{port}", "--bogus"), {}, USAGE,
+     r"^unrecognized arguments: --bogus \(see nearrpc conform"),
+    # what was typed is echoed without the credentials a URL in it holds
+    (("store", "check", "postgresql://u:SECRETPW@127.0.0.1/db"), {}, USAGE,
+     r"^unrecognized arguments: postgresql://127.0.0.1/… \(see nearrpc store check --help\)$"),
+    (("serve", "--upstream", "ftp://u:SECRETPW@x/?apikey=SECRETPW"), {}, USAGE, r"^--upstream='ftp://x/…': expected"),
+    (("serve",), {"NEARRPC_UPSTREAM": "ftp://u:SECRETPW@x/"}, USAGE, r"^NEARRPC_UPSTREAM='ftp://x/…': expected"),
+    (("serve", "--record-mode", "postgresql://u:SECRETPW@h/db"), {}, USAGE, r"invalid choice: 'postgresql://h/…'"),
+    (("import", "rpc", "--url", "htp://u:SECRETPW@x/?apikey=SECRETPW", "--from-height", "1", "--to-height", "2"), {},
+     USAGE, r"^argument --url: 'htp://x/…': expected"),
+    # a CORS origin no browser sends (a path, no scheme) would silently allow nothing
+    (("serve",), {"NEARRPC_CORS_ORIGINS": "https://app.example/"}, USAGE,
+     r"^NEARRPC_CORS_ORIGINS=.*: 'https://app.example/' is not an origin: write scheme://host"),
+    (("serve", "--cors-origins", "https://a.example,app.example"), {}, USAGE, r"'app.example' is not an origin"),
 ]  # fmt: skip
 
 
@@ -178,6 +199,7 @@ def test_every_refusal_is_one_line_in_one_voice(
     if argv[0] == "serve":  # serve logs what it tries (e.g. building the sample chain) before it says why not
         lines = [line for line in lines if not LOG_RECORD.match(line)]
     assert len(lines) == 1 and done.stdout == "", done
+    assert "SECRETPW" not in done.stderr, lines  # the rows' credentials, never shown
     command = _command_path(argv) if argv[0] != "--bogus" else ""
     prefix = f"nearrpc {command}: " if command else "nearrpc: "
     assert lines[0].startswith(prefix), (prefix, lines[0])

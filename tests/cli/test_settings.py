@@ -205,3 +205,12 @@ def test_the_bounds_an_operator_meets_first_are_among_them() -> None:
     bounded = {(cls.__name__, name) for cls, name, _ in _upper_bounds()}
     assert {("ServeSettings", "workers"), ("ServeSettings", "port"), ("RecorderSettings", "retries"),
             ("ServeSettings", "store_pool_size"), ("ConformSettings", "max_requests")} <= bounded
+
+
+def test_cors_origins_are_taken_as_browsers_send_them() -> None:
+    """What a browser sends as Origin is accepted; what would match no request is refused."""
+    for given in ("*", "null", "http://localhost:5173", "https://app.example", "http://[::1]:8080", ""):
+        assert load_settings(ServeSettings, {"cors_origins": given}).cors_origins == ((given,) if given else ())
+    for wrong in ("https://app.example/", "app.example", "https://app.example/path", "https://*.example"):
+        with pytest.raises(SettingsError, match=r"is not an origin"):
+            load_settings(ServeSettings, {"cors_origins": wrong})

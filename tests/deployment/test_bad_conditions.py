@@ -60,6 +60,23 @@ def test_wrong_password_and_a_database_without_a_store_are_one_line(postgres: Po
     assert dump(empty) == {}  # never filled with the sample chain unasked
 
 
+def test_a_wrong_password_reads_the_same_from_every_store_command(
+    postgres: PostgresServer, sample_sqlite: Path
+) -> None:
+    """libpq's `FATAL:  password ...` (two spaces) reached `store init` and `store copy` as it
+    came while `serve` said `FATAL: password ...`: one condition, one line, from every command."""
+    wrong = postgres.url("postgres", password=SECRET)
+    said = ('PostgreSQL database "postgres" on 127.0.0.1:{port}: connection failed: '
+            'FATAL: password authentication failed for user "postgres"')
+    for argv in (("serve", "--port", str(free_port()), "--store", wrong), ("store", "check", "--store", wrong),
+                 ("store", "init", wrong), ("store", "copy", str(sample_sqlite), wrong),
+                 ("store", "upgrade", "--store", wrong)):  # fmt: skip
+        result = nearrpc(*argv, timeout=60)
+        command = " ".join(argv[:2]) if argv[0] == "store" else argv[0]
+        assert result.returncode == 2, result
+        assert result.stderr.strip() == f"nearrpc {command}: {said.format(port=postgres.port)}", result.stderr
+
+
 def test_password_stays_out_of_title_logs_status_and_errors(
     postgres: PostgresServer, sample_sqlite: Path, tmp_path: Path
 ) -> None:
