@@ -42,7 +42,7 @@ def test_copy_prints_what_it_copied(postgres: PostgresServer, sample: Path, tmp_
     done = nearrpc("store", "copy", sample, url)
     assert done.returncode == 0, done.stderr
     assert postgres.password not in done.stdout + done.stderr
-    assert "102 blocks, 5 epochs, 348 account states, 267 access key states, 1 contract codes, 2 configs" in done.stdout
+    assert "102 blocks, 5 epochs, 355 account states, 274 access key states, 1 contract codes, 2 configs" in done.stdout
     assert "counts verified (chain 'nearrpc-localnet', heights 0..110)" in done.stdout
     back = tmp_path / "back.sqlite"
     assert nearrpc("store", "copy", url, back).returncode == 0
