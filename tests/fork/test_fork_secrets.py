@@ -91,3 +91,21 @@ def test_a_password_is_masked_whatever_the_case_of_the_scheme_or_key() -> None:
     from nearrpc.urls import mask_password
 
     assert mask_password("PostgreSQL://u:pw@h/db?PASSWORD=pw") == "PostgreSQL://u:***@h/db?PASSWORD=***"
+
+
+def test_no_worker_inherits_a_credential_given_in_the_environment(proxy: UpstreamProxy, tmp_path: Path) -> None:
+    """The upstream's URL given as NEARRPC_UPSTREAM: the supervisor reads it into its settings and
+    takes it out of the environment its workers inherit (its own environment is its caller's)."""
+    upstream = proxy.url.replace("http://", "http://someone:PASSWORD-1@") + "?apikey=SECRET-2"
+    with serving(
+        "--store", tmp_path / "f.sqlite", "--workers", "2", env={"NEARRPC_UPSTREAM": upstream},
+        log=tmp_path / "fork.log",
+    ) as fork:
+        for height in (20, 21, 22, 23):  # misses, fetched by the workers through the upstream
+            assert rpc(fork.url, "block", {"block_id": height}).json()["result"]["header"]["height"] == height
+        workers = [pid for pid in session_processes(fork.pid) if pid != fork.pid]
+        assert len(workers) >= 2, workers
+        for pid in workers:
+            for what in ("environ", "cmdline"):
+                shown = Path(f"/proc/{pid}/{what}").read_bytes()
+                assert b"PASSWORD-1" not in shown and b"SECRET-2" not in shown, (pid, what, shown[:300])

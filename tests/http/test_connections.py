@@ -221,3 +221,22 @@ def test_at_the_cap_the_connection_idle_longest_since_its_answer_gives_way(
         finally:
             for sock in (first, second, third):
                 sock.close()
+
+
+def test_without_a_cap_given_the_cap_is_below_the_open_file_limit(sample_store: Path, tmp_path: Path) -> None:
+    """An open-file limit of 300 leaves room for 44 connections (256 files are kept for the
+    store and logs): the 45th and later close the oldest idle ones at once, long before their
+    keep-alive deadline."""
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "60")
+    with serving("--store", sample_store, *flags, wrapper=("prlimit", "--nofile=300:300"),
+                 log=tmp_path / "log") as capped:  # fmt: skip
+        holders = [_connect(capped) for _ in range(50)]
+        try:
+            with _connect(capped) as client:
+                assert _asked(client).startswith(b"HTTP/1.1 200 ")
+            for sock in holders[:5]:  # the oldest: closed to make room
+                received, seconds = _until_closed(sock)
+                assert received == b"" and seconds < PATIENCE
+        finally:
+            for sock in holders:
+                sock.close()
