@@ -251,3 +251,146 @@ def test_a_stored_block_that_is_not_its_successors_parent_gives_way(
     with serving("--store", store, "--upstream", proxy.url, *FLAGS, log=tmp_path / "fork.log") as fork:
         assert block_at(fork.url, h + 1) == after
         assert block_at(fork.url, h) == real
+
+
+def test_an_error_answer_without_nearcores_cause_keeps_no_mark(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    """An answer naming UNKNOWN_BLOCK without nearcore's structured cause (a proxy's or another
+    server's error) is no proof that the block does not exist: answered as an error, no mark.
+    The same question answered by the node itself (with the cause) is marked."""
+    store = tmp_path / "f.sqlite"
+    bare_hash = "7tkzFg8RHBmMw1ncRJZCCZAizgq4rwCftTKYLce8RU8t"
+    real_hash = "8tkzFg8RHBmMw1ncRJZCCZAizgq4rwCftTKYLce8RU8t"
+
+    def bare(request: dict[str, Any]) -> Intercepted:
+        error = {"name": "UNKNOWN_BLOCK", "code": -32000, "message": "Server error", "data": "no such block"}
+        return 200, json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "error": error}).encode(), {}
+
+    with serving("--store", store, "--upstream", proxy.url, *FLAGS, log=tmp_path / "fork.log") as fork:
+        assert block_at(fork.url, 10)["header"]["height"] == 10  # the chain is checked, the store made
+        proxy.intercept = bare
+        reply = rpc(fork.url, "block", {"block_id": bare_hash}).json()
+        assert reply["error"]["cause"]["name"] == "INTERNAL_ERROR", reply
+        proxy.intercept = None
+        reply = rpc(fork.url, "block", {"block_id": real_hash}).json()
+        assert reply["error"]["cause"]["name"] == "UNKNOWN_BLOCK", reply
+    reader = open_store(store, "read")
+    try:
+        assert not reader.fetched(f"unserved/{bare_hash}")
+        assert reader.fetched(f"unserved/{real_hash}")
+    finally:
+        reader.close()
+
+
+@pytest.mark.parametrize("asked", ["height", "hash"])
+def test_a_stored_parent_at_another_height_than_its_child_names_is_dropped(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path, asked: str
+) -> None:
+    """A store holding block h+1 under block h's hash (kept from a liar by an earlier build):
+    fetching block h+1 (by its height or its hash), whose header names block h's hash at height
+    h as its parent, drops the lie, so block h's hash answers block h from then on."""
+    h = three_in_a_row(upstream)
+    real, after = block_at(upstream.url, h), block_at(upstream.url, h + 1)
+    store = tmp_path / "lied.sqlite"
+    genesis = rpc(upstream.url, "genesis_config", None).json()["result"]
+    lied = json.loads(json.dumps(after))
+    lied["header"]["hash"] = real["header"]["hash"]
+    with open_store(store, "write") as writer, writer.batch() as batch:
+        batch.put_genesis_config(json.dumps(genesis).encode())
+        batch.put_block(stored_block(lied), canonical=False)
+    with serving("--store", store, "--upstream", proxy.url, *FLAGS, log=tmp_path / "fork.log") as fork:
+        block_id = h + 1 if asked == "height" else after["header"]["hash"]
+        assert rpc(fork.url, "block", {"block_id": block_id}).json()["result"] == after
+        assert rpc(fork.url, "block", {"block_id": real["header"]["hash"]}).json()["result"] == real
+        assert any("kept from an upstream that lied" in line for line in fork.log_lines())
+
+
+def test_an_answer_kept_from_a_dropped_block_is_not_answered_again(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    """A store holding block h under block h+1's hash answers that hash with the lie until the
+    fork meets the real block h+1; then the lie is dropped, and so is the answer the server
+    kept from it: the hash answers block h+1."""
+    h = three_in_a_row(upstream)
+    real, after = block_at(upstream.url, h), block_at(upstream.url, h + 1)
+    store = tmp_path / "lied.sqlite"
+    genesis = rpc(upstream.url, "genesis_config", None).json()["result"]
+    lied = json.loads(json.dumps(real))
+    lied["header"]["hash"] = after["header"]["hash"]
+    with open_store(store, "write") as writer, writer.batch() as batch:
+        batch.put_genesis_config(json.dumps(genesis).encode())
+        batch.put_block(stored_block(lied), canonical=False)
+    by_hash = {"block_id": after["header"]["hash"]}
+    with serving("--store", store, "--upstream", proxy.url, *FLAGS, log=tmp_path / "fork.log") as fork:
+        assert rpc(fork.url, "block", by_hash).json()["result"] == lied  # what the store holds, as it is
+        assert block_at(fork.url, h + 1) == after
+        assert rpc(fork.url, "block", by_hash).json()["result"] == after
+
+
+def test_a_head_answered_with_another_blocks_hash_keeps_nothing(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    """The node answers its final and optimistic blocks with block 10's hash: asked for block 10
+    by that hash, the head's hash being only the node's word, nothing is kept: the fork answers
+    the real block 10."""
+    ten = block_at(upstream.url, 10)
+
+    def rewrite(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        params = request.get("params")
+        if request.get("method") == "block" and isinstance(params, dict) and "finality" in params:
+            answer["result"]["header"]["hash"] = ten["header"]["hash"]
+        return answer
+
+    store = tmp_path / "f.sqlite"
+    with serving("--store", store, "--upstream", proxy.url, *FLAGS, log=tmp_path / "fork.log") as fork:
+        assert block_at(fork.url, 9)["header"]["height"] == 9  # the chain is checked, the store made
+        proxy.rewrite = rewrite
+        for finality in ("final", "optimistic"):
+            rpc(fork.url, "block", {"finality": finality})
+        proxy.rewrite = None
+        assert rpc(fork.url, "block", {"block_id": ten["header"]["hash"]}).json()["result"] == ten
+
+
+def test_a_block_asked_by_hash_answered_with_another_keeps_nothing(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    """Asked for block 11 by its hash, the node answers block 10: an error, nothing kept, and
+    block 11's hash answers block 11 once the node answers it."""
+    ten, eleven = block_at(upstream.url, 10), block_at(upstream.url, 11)
+
+    def rewrite(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        if request.get("method") == "block" and request.get("params") == {"block_id": eleven["header"]["hash"]}:
+            answer["result"] = json.loads(json.dumps(ten))
+        return answer
+
+    store = tmp_path / "f.sqlite"
+    with serving("--store", store, "--upstream", proxy.url, *FLAGS, log=tmp_path / "fork.log") as fork:
+        assert block_at(fork.url, 9)["header"]["height"] == 9  # the chain is checked, the store made
+        proxy.rewrite = rewrite
+        refused = rpc(fork.url, "block", {"block_id": eleven["header"]["hash"]}).json()
+        assert refused["error"]["cause"]["name"] == "INTERNAL_ERROR", refused
+        proxy.rewrite = None
+        assert rpc(fork.url, "block", {"block_id": eleven["header"]["hash"]}).json()["result"] == eleven
+
+
+def test_a_block_whose_parent_differs_when_asked_by_its_hash_keeps_nothing(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    """Asked by height, the node answers block h with another parent than it gives the same hash
+    when asked by that hash: the node contradicts itself, nothing is kept."""
+    h = three_in_a_row(upstream)
+    real, after = block_at(upstream.url, h), block_at(upstream.url, h + 1)
+
+    def rewrite(request: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        if request.get("method") == "block" and request.get("params") == {"block_id": h}:
+            answer["result"]["header"]["prev_hash"] = after["header"]["hash"]
+        return answer
+
+    store = tmp_path / "f.sqlite"
+    with serving("--store", store, "--upstream", proxy.url, *FLAGS, log=tmp_path / "fork.log") as fork:
+        proxy.rewrite = rewrite
+        refused = rpc(fork.url, "block", {"block_id": h}).json()
+        assert refused["error"]["cause"]["name"] == "INTERNAL_ERROR", refused
+        proxy.rewrite = None
+        assert block_at(fork.url, h) == real

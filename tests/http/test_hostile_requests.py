@@ -150,12 +150,25 @@ def test_echoed_values_are_cut_not_amplified(served: Served) -> None:
         variant = _rpc(http, "block", {"finality": huge})
         key_type = _rpc(http, "EXPERIMENTAL_view_access_key",
                         {"account_id": "test.near", "public_key": huge + ":x", "finality": "final"})
+        legacy_path = _rpc(http, "query", [huge + "/test.near", ""])
     shown = "a" * 128 + "… (5000000 characters)"
     assert _error_message(account) == f'Failed parsing args: invalid value: "{shown}", the Account ID is too long'
     assert _error_message(variant).startswith(f"Failed parsing args: unknown variant `{shown}`, expected one of")
     assert _error_message(key_type) == f"Failed parsing args: unknown key type '{shown}'"
+    assert _error_message(legacy_path) == f"Unknown path {shown}"
     error = method.json()["error"]
     assert error["cause"] == {"name": "METHOD_NOT_FOUND", "info": {"method_name": shown}} and error["data"] == shown
-    for answer in (account, method, variant, key_type):
+    for answer in (account, method, variant, key_type, legacy_path):
         assert len(answer.content) < 2048, answer.content[:200]
     assert max(len(line) for line in served.log_lines()) < 2048
+
+
+def test_a_value_as_long_as_the_echo_limit_is_echoed_whole(served: Served) -> None:
+    """128 characters are repeated as sent (no valid value is longer); one more is cut."""
+    with httpx.Client(base_url=served.url, timeout=60) as http:
+        at, over = (_rpc(http, "EXPERIMENTAL_view_account", {"account_id": "a" * length, "finality": "final"})
+                    for length in (128, 129))  # fmt: skip
+        assert _error_message(at) == f'Failed parsing args: invalid value: "{"a" * 128}", the Account ID is too long'
+        assert _error_message(over) == (
+            f'Failed parsing args: invalid value: "{"a" * 128}… (129 characters)", the Account ID is too long'
+        )

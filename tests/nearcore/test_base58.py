@@ -68,3 +68,16 @@ def test_unbounded_data_is_refused_by_length_before_decoding() -> None:
         decode_bounded("!" * 101, 100)  # the length is judged first
     with pytest.raises(Base58Error, match="invalid character '0' at byte 2"):
         decode_bounded("zz0", 100)
+
+
+def test_the_digit_that_first_needs_one_byte_more_is_the_overflow() -> None:
+    """bs58 fails at the digit whose value no longer fits the buffer, 2**256 included (exactly
+    one byte too many), before it reads the next character."""
+    exactly_too_big = base58.b58encode((1 << 256).to_bytes(33, "big")).decode()
+    with pytest.raises(BufferTooSmall):
+        decode_onto(exactly_too_big + "!", 32)
+    with pytest.raises(PublicKeyError, match="expected the input of 32 bytes, but 33 was given"):
+        canonical_public_key("ed25519:" + exactly_too_big + "!")
+    largest = base58.b58encode(b"\xff" * 32).decode()
+    with pytest.raises(Base58Error, match="invalid character '!' at byte 44"):
+        decode_onto(largest + "!", 32)
