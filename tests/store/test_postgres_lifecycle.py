@@ -103,23 +103,35 @@ def test_a_stopping_server_leaves_a_database_that_stopped_answering(
     try:
         url = copy_into_postgres(private, sample_store)
         with serving("--store", url, "--workers", workers, "--store-timeout", "30", "--store-close-timeout", "1",
-                     log=tmp_path / "serve.log") as served, frozen(private):  # fmt: skip
-            time.sleep(1.0)  # the watcher's poll is now waiting on the frozen database
-            started = time.monotonic()
-            os.killpg(served.pid, signal.SIGTERM)
-            deadline = started + 60
-            while time.monotonic() < deadline:
-                try:
-                    os.kill(served.pid, 0)
-                except ProcessLookupError:
-                    break
-                if _reaped(served.pid):
-                    break
-                time.sleep(0.05)
-            seconds = time.monotonic() - started
+                     log=tmp_path / "serve.log") as served:  # fmt: skip
+            # every worker up before the freeze: one still starting waits on its first store
+            # lookup for up to --store-timeout, which is the start's bound, not the stop's
+            _await_startups(served.log, int(workers))
+            with frozen(private):
+                time.sleep(1.0)  # the watcher's poll is now waiting on the frozen database
+                started = time.monotonic()
+                os.killpg(served.pid, signal.SIGTERM)
+                deadline = started + 60
+                while time.monotonic() < deadline:
+                    try:
+                        os.kill(served.pid, 0)
+                    except ProcessLookupError:
+                        break
+                    if _reaped(served.pid):
+                        break
+                    time.sleep(0.05)
+                seconds = time.monotonic() - started
         assert seconds < 8, (seconds, served.log.read_text())
     finally:
         stop_server(private)
+
+
+def _await_startups(log: Path, workers: int) -> None:
+    """Until every worker has logged that its application started (at most 60 s)."""
+    deadline = time.monotonic() + 60
+    while log.read_text(encoding="utf-8").count("Application startup complete") < workers:
+        assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
+        time.sleep(0.1)
 
 
 def _reaped(pid: int) -> bool:
