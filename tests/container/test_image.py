@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -191,7 +192,8 @@ def test_rebuild_after_a_source_change_reuses_the_dependency_layers(
     changed = tmp_path / "changed"
     shutil.copytree(build_folder, changed, symlinks=True)
     with (changed / "service" / "version.py").open("a") as source:
-        source.write("# a one-line change\n")
+        # unique per run: the same change built by an earlier run would be in the layer cache
+        source.write(f"# a one-line change {uuid.uuid4().hex}\n")
     rebuilt = build_image(engine, changed, DOCKERFILE, f"{IMAGE}-changed")
     try:
         print(f"\nimage build: {image.seconds:.1f} s (layer cache as it was); after a one-line change under "

@@ -59,7 +59,10 @@ def test_upstream_concurrency_and_rate_are_bounded(proxy: UpstreamProxy, tmp_pat
     flags = ("--upstream-concurrency", "2", "--upstream-rate", "4")
     with serving("--store", tmp_path / "f.sqlite", "--upstream", proxy.url, *flags, log=tmp_path / "fork.log") as fork:
         assert rpc(fork.url, "block", {"block_id": 10}).status_code == 200  # the chain check is behind us
-        proxy.delay = 0.2
+        # longer than the rate's spacing (0.25 s): without the cap up to 3 would be in flight, so
+        # the cap, not the rate, is what holds them at 2 (each miss is two requests since the
+        # hash is checked, which spends the limiter's credit before the burst)
+        proxy.delay = 0.6
         before = len(proxy.arrivals)
         with ThreadPoolExecutor(max_workers=12) as pool:
             replies = list(pool.map(lambda height: rpc(fork.url, "block", {"block_id": height}), range(20, 32)))
