@@ -81,3 +81,27 @@ def test_the_digit_that_first_needs_one_byte_more_is_the_overflow() -> None:
     largest = base58.b58encode(b"\xff" * 32).decode()
     with pytest.raises(Base58Error, match="invalid character '!' at byte 44"):
         decode_onto(largest + "!", 32)
+
+
+def test_the_native_fast_path_answers_as_the_digit_by_digit_decoder() -> None:
+    """Short texts go to the native decoder first; whatever it answers, the result or the error
+    (its kind and bs58's text) is the one the digit-by-digit decoder gives."""
+    from nearrpc.nearcore.base58 import _decode_onto_exactly
+
+    rng = random.Random(5858)
+    odd = ALPHABET + "0OIl!é "
+    texts = _texts() + ["".join(rng.choice(odd) for _ in range(rng.randrange(1, 90))) for _ in range(2000)]
+    for size in (32, 33, 64):
+        for text in texts:
+            try:
+                expected: bytes | Base58Error = _decode_onto_exactly(text, size)
+            except Base58Error as error:
+                expected = error
+            try:
+                got: bytes | Base58Error = decode_onto(text, size)
+            except Base58Error as error:
+                got = error
+            if isinstance(expected, Base58Error):
+                assert type(got) is type(expected) and str(got) == str(expected), text
+            else:
+                assert got == expected, text
