@@ -124,7 +124,7 @@ def _host_callback(fn: HostFunction) -> Any:
             if fn.method is None:
                 logic.pay("base")
                 raise Abort(fn.failure or "")
-            result = getattr(logic, fn.method)(*args)
+            result = fn.method(logic, *args)
         finally:
             _CALL.granted = logic.gas.fuel_left()
             store.set_fuel(_CALL.granted)

@@ -34,7 +34,6 @@ class GasCosts:
     max_total_log_length: int
     max_length_storage_key: int
     max_length_returned_data: int
-    max_stack_height: int
 
     @classmethod
     def from_protocol_config(
@@ -57,7 +56,6 @@ class GasCosts:
             max_total_log_length=int(limits["max_total_log_length"]),
             max_length_storage_key=int(limits["max_length_storage_key"]),
             max_length_returned_data=int(limits["max_length_returned_data"]),
-            max_stack_height=int(limits["max_stack_height"]),
         )
 
 

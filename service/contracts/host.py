@@ -371,8 +371,8 @@ class HostFunction:
     name: str
     params: tuple[str, ...]
     results: tuple[str, ...]
-    # what a call does: the logic's method name, or None for "fails with `failure` after base"
-    method: str | None = None
+    # what a call does: the logic's method, or None for "fails with `failure` after base"
+    method: Callable[..., int | None] | None = None
     failure: str | None = None
     unavailable: bool = False
 
@@ -381,9 +381,10 @@ def _fn(name: str, params: int, results: int = 0, *, kind: str = I64) -> tuple[t
     return (kind,) * params, (I64,) * results
 
 
-def _implemented(name: str, params: int, results: int = 0) -> HostFunction:
+def _implemented(method: Callable[..., int | None], params: int, results: int = 0) -> HostFunction:
+    name = method.__name__.removeprefix("h_")
     p, r = _fn(name, params, results)
-    return HostFunction(name, p, r, method=f"h_{name}")
+    return HostFunction(name, p, r, method=method)
 
 
 def _prohibited(name: str, params: int, results: int = 0, shown_as: str | None = None) -> HostFunction:
@@ -403,36 +404,36 @@ def _unavailable(name: str, params: int, results: int = 0) -> HostFunction:
 
 # nearcore's `env` imports (near-vm-runner src/imports.rs `imports!`), with their signatures
 HOST_FUNCTIONS: tuple[HostFunction, ...] = (
-    _implemented("read_register", 2),
-    _implemented("register_len", 1, 1),
-    _implemented("write_register", 3),
-    _implemented("current_account_id", 1),
+    _implemented(ViewLogic.h_read_register, 2),
+    _implemented(ViewLogic.h_register_len, 1, 1),
+    _implemented(ViewLogic.h_write_register, 3),
+    _implemented(ViewLogic.h_current_account_id, 1),
     _prohibited("signer_account_id", 1),
     _prohibited("signer_account_pk", 1),
     _prohibited("predecessor_account_id", 1),
-    _implemented("input", 1),
-    _implemented("block_index", 0, 1),
-    _implemented("block_timestamp", 0, 1),
-    _implemented("epoch_height", 0, 1),
-    _implemented("storage_usage", 0, 1),
-    _implemented("account_balance", 1),
-    _implemented("account_locked_balance", 1),
-    _implemented("attached_deposit", 1),
+    _implemented(ViewLogic.h_input, 1),
+    _implemented(ViewLogic.h_block_index, 0, 1),
+    _implemented(ViewLogic.h_block_timestamp, 0, 1),
+    _implemented(ViewLogic.h_epoch_height, 0, 1),
+    _implemented(ViewLogic.h_storage_usage, 0, 1),
+    _implemented(ViewLogic.h_account_balance, 1),
+    _implemented(ViewLogic.h_account_locked_balance, 1),
+    _implemented(ViewLogic.h_attached_deposit, 1),
     _prohibited("prepaid_gas", 0, 1),
     _prohibited("used_gas", 0, 1),
-    _implemented("random_seed", 1),
-    _implemented("sha256", 3),
-    _implemented("keccak256", 3),
-    _implemented("keccak512", 3),
-    _implemented("ed25519_verify", 6, 1),
-    _implemented("ripemd160", 3),
+    _implemented(ViewLogic.h_random_seed, 1),
+    _implemented(ViewLogic.h_sha256, 3),
+    _implemented(ViewLogic.h_keccak256, 3),
+    _implemented(ViewLogic.h_keccak512, 3),
+    _implemented(ViewLogic.h_ed25519_verify, 6, 1),
+    _implemented(ViewLogic.h_ripemd160, 3),
     _unavailable("ecrecover", 7, 1),
-    _implemented("value_return", 2),
-    _implemented("panic", 0),
-    _implemented("panic_utf8", 2),
-    _implemented("log_utf8", 2),
-    _implemented("log_utf16", 2),
-    HostFunction("abort", (I32,) * 4, (), method="h_abort"),
+    _implemented(ViewLogic.h_value_return, 2),
+    _implemented(ViewLogic.h_panic, 0),
+    _implemented(ViewLogic.h_panic_utf8, 2),
+    _implemented(ViewLogic.h_log_utf8, 2),
+    _implemented(ViewLogic.h_log_utf16, 2),
+    HostFunction("abort", (I32,) * 4, (), method=ViewLogic.h_abort),
     _prohibited("promise_create", 8, 1, shown_as="promise_batch_create"),
     _prohibited("promise_then", 9, 1, shown_as="promise_batch_then"),
     _prohibited("promise_and", 2, 1),
@@ -454,9 +455,9 @@ HOST_FUNCTIONS: tuple[HostFunction, ...] = (
     _prohibited("promise_result", 2, 1),
     _prohibited("promise_return", 1),
     _prohibited("storage_write", 5, 1),
-    _implemented("storage_read", 3, 1),
+    _implemented(ViewLogic.h_storage_read, 3, 1),
     _prohibited("storage_remove", 3, 1),
-    _implemented("storage_has_key", 2, 1),
+    _implemented(ViewLogic.h_storage_has_key, 2, 1),
     _deprecated("storage_iter_prefix", 2, 1),
     _deprecated("storage_iter_range", 4, 1),
     _deprecated("storage_iter_next", 3, 1),

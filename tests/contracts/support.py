@@ -59,7 +59,7 @@ IMPORTS = """
 
 
 def module(body: str, imports: str = IMPORTS, memory: str = "(memory 1)") -> bytes:
-    return wasmtime.wat2wasm(f"(module {imports} {memory} {body})")
+    return bytes(wasmtime.wat2wasm(f"(module {imports} {memory} {body})"))
 
 
 def code_hash(code: bytes) -> str:

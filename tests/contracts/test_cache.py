@@ -12,7 +12,8 @@ from tests.contracts.support import CONTEXT, COSTS, IMPORTS, DictState, code_has
 
 STORAGE = IMPORTS + '(import "env" "storage_read" (func $storage_read (param i64 i64 i64) (result i64)))'
 GET = module(
-    '(data (i32.const 0) "STATE") (func (export "get") (drop (call $storage_read (i64.const 5) (i64.const 0) (i64.const 0)))'
+    '(data (i32.const 0) "STATE") (func (export "get")'
+    " (drop (call $storage_read (i64.const 5) (i64.const 0) (i64.const 0)))"
     " (call $value_return (i64.const -1) (i64.const 0)))",
     STORAGE,
 )
@@ -52,7 +53,8 @@ def test_the_cache_is_bounded_least_recently_used_first() -> None:
 
 def test_calls_on_many_threads_each_see_their_own_state_and_context() -> None:
     code = module(
-        '(data (i32.const 0) "STATE") (func (export "get") (drop (call $storage_read (i64.const 5) (i64.const 0) (i64.const 0)))'
+        '(data (i32.const 0) "STATE") (func (export "get")'
+        " (drop (call $storage_read (i64.const 5) (i64.const 0) (i64.const 0)))"
         ' (call $current_account_id (i64.const 1)) (call $read_register (i64.const 1) (i64.const 100))'
         ' (call $log_utf8 (call $register_len (i64.const 1)) (i64.const 100))'
         " (call $value_return (i64.const -1) (i64.const 0)))",

@@ -19,7 +19,10 @@ PANICS = (
 CASES = {
     "unreachable": ('(func (export "m") unreachable)', "WasmTrap(Unreachable)"),
     "out_of_bounds": ('(func (export "m") (drop (i32.load (i32.const 67108864))))', "WasmTrap(MemoryOutOfBounds)"),
-    "divide_by_zero": ('(func (export "m") (drop (i32.div_u (i32.const 1) (i32.const 0))))', "WasmTrap(IllegalArithmetic)"),
+    "divide_by_zero": (
+        '(func (export "m") (drop (i32.div_u (i32.const 1) (i32.const 0))))',
+        "WasmTrap(IllegalArithmetic)",
+    ),
     "integer_overflow": (
         '(func (export "m") (drop (i32.div_s (i32.const -2147483648) (i32.const -1))))',
         "WasmTrap(IllegalArithmetic)",
@@ -30,24 +33,30 @@ CASES = {
         "WasmTrap(IndirectCallToNull)",
     ),
     "indirect_call_signature": (
-        '(type $t (func (param i32))) (table funcref (elem $f)) (func $f) (func (export "m") (call_indirect (type $t) (i32.const 1) (i32.const 0)))',
+        '(type $t (func (param i32))) (table funcref (elem $f)) (func $f)'
+        ' (func (export "m") (call_indirect (type $t) (i32.const 1) (i32.const 0)))',
         "WasmTrap(IncorrectCallIndirectSignature)",
     ),
     "stack_overflow": ('(func $r (export "m") (call $r))', "WasmTrap(StackOverflow)"),
     "panic": ('(func (export "m") (call $panic))', 'HostError(GuestPanic { panic_msg: "explicit guest panic" })'),
     "panic_utf8": (
-        '(data (i32.const 0) "Failed to deserialize input from JSON.") (func (export "m") (call $panic_utf8 (i64.const 38) (i64.const 0)))',
+        '(data (i32.const 0) "Failed to deserialize input from JSON.")'
+        ' (func (export "m") (call $panic_utf8 (i64.const 38) (i64.const 0)))',
         'HostError(GuestPanic { panic_msg: "Failed to deserialize input from JSON." })',
     ),
     "panic_utf8_quotes": (
-        '(data (i32.const 0) "say \\"hi\\"\\n") (func (export "m") (call $panic_utf8 (i64.const 9) (i64.const 0)))',
+        '(data (i32.const 0) "say \\"hi\\"\\n")'
+        ' (func (export "m") (call $panic_utf8 (i64.const 9) (i64.const 0)))',
         'HostError(GuestPanic { panic_msg: "say \\"hi\\"\\n" })',
     ),
     "bad_utf8": (
         '(data (i32.const 0) "\\ff") (func (export "m") (call $log_utf8 (i64.const 1) (i64.const 0)))',
         "HostError(BadUTF8)",
     ),
-    "invalid_register": ('(func (export "m") (call $read_register (i64.const 5) (i64.const 0)))', "HostError(InvalidRegisterId { register_id: 5 })"),
+    "invalid_register": (
+        '(func (export "m") (call $read_register (i64.const 5) (i64.const 0)))',
+        "HostError(InvalidRegisterId { register_id: 5 })",
+    ),
     "memory_access_violation": (
         '(func (export "m") (call $log_utf8 (i64.const 10) (i64.const 67108860)))',
         "HostError(MemoryAccessViolation)",
@@ -59,8 +68,14 @@ CASES = {
         'HostError(GuestPanic { panic_msg: "ok, filename: \\"f\\" line: 3 col: 9" })',
     ),
     "method_invalid_signature": ('(func (export "m") (param i32))', "MethodResolveError(MethodInvalidSignature)"),
-    "method_with_result": ('(func (export "m") (result i32) (i32.const 1))', "MethodResolveError(MethodInvalidSignature)"),
-    "export_not_a_function": ('(global (export "m") i32 (i32.const 0))', "MethodResolveError(MethodNotFound)"),
+    "method_with_result": (
+        '(func (export "m") (result i32) (i32.const 1))',
+        "MethodResolveError(MethodInvalidSignature)",
+    ),
+    "export_not_a_function": (
+        '(global (export "m") i32 (i32.const 0))',
+        "MethodResolveError(MethodNotFound)",
+    ),
 }
 
 
@@ -103,7 +118,9 @@ def test_invalid_wasm_is_a_deserialization_error() -> None:
     for code in (b"not wasm at all", b"\x00asm\x01\x00\x00\x00\xff", module('(func (export "m"))')[:-3]):
         with pytest.raises(ViewCallError) as failure:
             run(code, "m")
-        assert failure.value.vm_error == "wasm execution failed with error: CompilationError(PrepareError(Deserialization))"
+        assert failure.value.vm_error == (
+            "wasm execution failed with error: CompilationError(PrepareError(Deserialization))"
+        )
 
 
 def test_an_import_nearcore_lacks_fails_to_link() -> None:
@@ -182,7 +199,8 @@ def test_a_host_function_not_implemented_here_is_reported_as_such() -> None:
 
 
 def test_too_many_logs() -> None:
-    body = """(data (i32.const 0) "x") (func (export "m") (loop $again (call $log_utf8 (i64.const 1) (i64.const 0)) (br $again)))"""
+    body = """(data (i32.const 0) "x")
+      (func (export "m") (loop $again (call $log_utf8 (i64.const 1) (i64.const 0)) (br $again)))"""
     with pytest.raises(ViewCallError) as failure:
         run(module(body), "m")
     assert failure.value.debug == "HostError(NumberOfLogsExceeded { limit: 100 })"

@@ -54,7 +54,10 @@ def test_loading_the_contract_costs_per_byte() -> None:
 
 
 def test_a_limit_just_above_the_work_lets_it_finish() -> None:
-    code = module('(func (export "m") (local i32) (loop $l (local.set 0 (i32.add (local.get 0) (i32.const 1))) (br_if $l (i32.lt_u (local.get 0) (i32.const 1000)))))')
+    code = module(
+        '(func (export "m") (local i32) (loop $l (local.set 0 (i32.add (local.get 0) (i32.const 1)))'
+        " (br_if $l (i32.lt_u (local.get 0) (i32.const 1000)))))"
+    )
     burnt = run(code, "m").burnt_gas
     assert run(code, "m", costs=with_limit(burnt)).burnt_gas == burnt
     # the engine checks fuel where loops begin, so the limit bites within an iteration's work

@@ -11,7 +11,10 @@ from nearrpc.contracts import ViewCallError
 from tests.contracts.support import CONTEXT, IMPORTS, DictState, module, run
 
 # returns register 0 (the pattern a contract uses to return what a host function wrote there)
-RETURN_REGISTER_0 = "(call $read_register (i64.const 0) (i64.const 0)) (call $value_return (call $register_len (i64.const 0)) (i64.const 0))"
+RETURN_REGISTER_0 = (
+    "(call $read_register (i64.const 0) (i64.const 0))"
+    " (call $value_return (call $register_len (i64.const 0)) (i64.const 0))"
+)
 
 
 def register_getter(name: str) -> bytes:
@@ -44,7 +47,10 @@ def test_write_register_then_value_return_from_the_register() -> None:
 
 
 def test_register_len_of_an_unused_register_is_u64_max() -> None:
-    body = '(func (export "m") (i64.store (i32.const 0) (call $register_len (i64.const 9))) (call $value_return (i64.const 8) (i64.const 0)))'
+    body = (
+        '(func (export "m") (i64.store (i32.const 0) (call $register_len (i64.const 9)))'
+        " (call $value_return (i64.const 8) (i64.const 0)))"
+    )
     assert run(module(body), "m").result == b"\xff" * 8
 
 
@@ -92,7 +98,8 @@ STORAGE = (
 
 def test_storage_read_returns_the_stored_value_and_reports_absence() -> None:
     body = f"""(data (i32.const 0) "STATEnone")
-      (func (export "present") (drop (call $storage_read (i64.const 5) (i64.const 0) (i64.const 0))) {RETURN_REGISTER_0})
+      (func (export "present")
+        (drop (call $storage_read (i64.const 5) (i64.const 0) (i64.const 0))) {RETURN_REGISTER_0})
       (func (export "absent") (i64.store (i32.const 16) (call $storage_read (i64.const 4) (i64.const 5) (i64.const 0)))
         (call $value_return (i64.const 8) (i64.const 16)))"""
     code = module(body, STORAGE)
@@ -113,7 +120,10 @@ def test_storage_has_key() -> None:
 
 def digest_module(name: str) -> bytes:
     imports = IMPORTS + f'(import "env" "{name}" (func $h (param i64 i64 i64)))'
-    body = f'(func (export "m") (call $input (i64.const 1)) (call $h (i64.const -1) (i64.const 1) (i64.const 0)) {RETURN_REGISTER_0})'
+    body = (
+        '(func (export "m") (call $input (i64.const 1)) (call $h (i64.const -1) (i64.const 1) (i64.const 0))'
+        f" {RETURN_REGISTER_0})"
+    )
     return module(body, imports)
 
 
@@ -160,7 +170,10 @@ def test_ed25519_verify_accepts_a_good_signature_and_refuses_a_bad_one() -> None
 
 
 def test_ed25519_verify_refuses_a_signature_of_the_wrong_length() -> None:
-    body = '(func (export "m") (drop (call $verify (i64.const 63) (i64.const 0) (i64.const 0) (i64.const 0) (i64.const 32) (i64.const 0))))'
+    body = (
+        '(func (export "m") (drop (call $verify (i64.const 63) (i64.const 0)'
+        " (i64.const 0) (i64.const 0) (i64.const 32) (i64.const 0))))"
+    )
     with pytest.raises(ViewCallError) as failure:
         run(module(body, ED25519), "m")
     assert failure.value.debug == 'HostError(Ed25519VerifyInvalidInput { msg: "invalid signature length" })'
