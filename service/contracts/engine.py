@@ -23,7 +23,16 @@ import wasmtime
 from nearrpc.contracts import errors
 from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.gas import GasCosts, GasCounter, GasExhausted
-from nearrpc.contracts.host import HOST_FUNCTIONS, U64_MAX, Abort, HostFunction, StateReader, ViewContext, ViewLogic
+from nearrpc.contracts.host import (
+    HOST_FUNCTIONS,
+    NOT_IMPLEMENTED,
+    U64_MAX,
+    Abort,
+    HostFunction,
+    StateReader,
+    ViewContext,
+    ViewLogic,
+)
 from nearrpc.contracts.prepare import MEMORY_EXPORT, PrepareFailure, prepare
 
 MODULE_CACHE_SIZE = 64  # compiled modules kept (a contract's compiled code is about its wasm's size)
@@ -59,7 +68,7 @@ class _Compiled:
     module: wasmtime.Module
     # export name -> (is a function, takes or returns nothing)
     exports: dict[str, tuple[bool, bool]]
-    missing: str | None  # an import nearcore has that this executor does not implement
+    missing: str | None  # an import nearcore has that this executor cannot link
 
 
 class _CallState(threading.local):
@@ -122,7 +131,8 @@ def _host_callback(fn: HostFunction) -> Any:
         args = [value & U64_MAX for value in raw]
         try:
             if fn.method is None:
-                logic.pay("base")
+                for cost in fn.paid:
+                    logic.pay(cost)
                 raise Abort(fn.failure or "")
             result = fn.method(logic, *args)
         finally:
@@ -170,9 +180,11 @@ class ViewEngine:
                 exports[export.name] = (False, False)
         missing = None
         for imported in module.imports:
-            known = self._names.get(imported.name or "") if imported.module == "env" else None
-            if known is not None and known.unavailable:
-                missing = known.name
+            name = imported.name or ""
+            # a defined but unimplemented function fails only when called; one this room cannot
+            # even link (its signature unknown here) fails before the call
+            if imported.module == "env" and name not in self._names and name in NOT_IMPLEMENTED:
+                missing = name
         return _Compiled(module, exports, missing)
 
     def compiled(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:

@@ -55,8 +55,8 @@ def test_calls_on_many_threads_each_see_their_own_state_and_context() -> None:
     code = module(
         '(data (i32.const 0) "STATE") (func (export "get")'
         " (drop (call $storage_read (i64.const 5) (i64.const 0) (i64.const 0)))"
-        ' (call $current_account_id (i64.const 1)) (call $read_register (i64.const 1) (i64.const 100))'
-        ' (call $log_utf8 (call $register_len (i64.const 1)) (i64.const 100))'
+        " (call $current_account_id (i64.const 1)) (call $read_register (i64.const 1) (i64.const 100))"
+        " (call $log_utf8 (call $register_len (i64.const 1)) (i64.const 100))"
         " (call $value_return (i64.const -1) (i64.const 0)))",
         STORAGE + '(import "env" "current_account_id" (func $current_account_id (param i64)))',
     )

@@ -33,7 +33,7 @@ CASES = {
         "WasmTrap(IndirectCallToNull)",
     ),
     "indirect_call_signature": (
-        '(type $t (func (param i32))) (table funcref (elem $f)) (func $f)'
+        "(type $t (func (param i32))) (table funcref (elem $f)) (func $f)"
         ' (func (export "m") (call_indirect (type $t) (i32.const 1) (i32.const 0)))',
         "WasmTrap(IncorrectCallIndirectSignature)",
     ),
@@ -45,8 +45,7 @@ CASES = {
         'HostError(GuestPanic { panic_msg: "Failed to deserialize input from JSON." })',
     ),
     "panic_utf8_quotes": (
-        '(data (i32.const 0) "say \\"hi\\"\\n")'
-        ' (func (export "m") (call $panic_utf8 (i64.const 9) (i64.const 0)))',
+        '(data (i32.const 0) "say \\"hi\\"\\n") (func (export "m") (call $panic_utf8 (i64.const 9) (i64.const 0)))',
         'HostError(GuestPanic { panic_msg: "say \\"hi\\"\\n" })',
     ),
     "bad_utf8": (
@@ -105,6 +104,13 @@ def test_the_contracts_memory_is_no_method() -> None:
     assert failure.value.debug == "MethodResolveError(MethodNotFound)"
 
 
+def test_abort_logs_its_message() -> None:
+    body, _ = CASES["abort"]
+    with pytest.raises(ViewCallError) as failure:
+        run(module(body, PANICS), "m")
+    assert failure.value.logs == ['ABORT: ok, filename: "f" line: 3 col: 9']
+
+
 def test_a_panic_keeps_the_logs_before_it() -> None:
     body = """(data (i32.const 0) "before") (func (export "m") (call $log_utf8 (i64.const 6) (i64.const 0))
       (call $panic_utf8 (i64.const 6) (i64.const 0)))"""
@@ -151,6 +157,7 @@ SHOWN_AS = {
     "promise_create": "promise_batch_create",
     "promise_then": "promise_batch_then",
     "promise_batch_action_function_call_weight": "promise_batch_action_function_call",
+    "promise_yield_resume": "promise_submit_data",
 }
 
 
@@ -196,6 +203,18 @@ def test_a_host_function_not_implemented_here_is_reported_as_such() -> None:
     with pytest.raises(HostFunctionUnavailable) as failure:
         run(module(f'(func (export "m") {call})', IMPORTS + imported), "m")
     assert failure.value.name == "validator_total_stake"
+
+
+def test_an_unimplemented_import_is_reported_only_when_called() -> None:
+    imported, call = signature_of("validator_total_stake")
+    assert run(module('(func (export "m")) (func (export "n") ' + call + ")", IMPORTS + imported), "m").result == b""
+
+
+def test_a_newer_host_function_this_room_cannot_link_is_reported_as_such() -> None:
+    code = module('(func (export "m"))', IMPORTS + '(import "env" "sha3_256" (func (param i64 i64 i64)))')
+    with pytest.raises(HostFunctionUnavailable) as failure:
+        run(code, "m")
+    assert failure.value.name == "sha3_256"
 
 
 def test_too_many_logs() -> None:

@@ -96,3 +96,30 @@ def test_a_contract_without_memory_gets_one_for_its_host_calls() -> None:
     assert run(code, "m").result == b"ok"
     bare = module('(func (export "m") (call $value_return (i64.const 0) (i64.const 70000)))', memory="")
     assert run(bare, "m").result == b""
+
+
+def test_a_hash_charges_its_own_base_and_not_base() -> None:
+    imports = IMPORTS + '(import "env" "sha256" (func $h (param i64 i64 i64)))'
+    code = module(
+        '(func (export "m") (call $h (i64.const 3) (i64.const 0) (i64.const 0))) (func (export "n"))', imports
+    )
+    ext = COSTS.ext
+    expected = (
+        ext["sha256_base"]
+        + ext["read_memory_base"]
+        + 3 * (ext["read_memory_byte"] + ext["sha256_byte"])
+        + ext["write_register_base"]
+        + 32 * ext["write_register_byte"]
+        + 4 * COSTS.regular_op_cost  # three constants and the call
+    )
+    assert run(code, "m").burnt_gas - run(code, "n").burnt_gas == expected
+
+
+def test_a_deprecated_function_charges_nothing() -> None:
+    imports = IMPORTS + '(import "env" "storage_iter_prefix" (func $i (param i64 i64) (result i64)))'
+    code = module('(func (export "m") (drop (call $i (i64.const 0) (i64.const 0))))', imports)
+    # room for loading and the instructions, not for one `base`
+    loading = COSTS.ext["contract_loading_base"] + COSTS.ext["contract_loading_bytes"] * len(code)
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m", costs=with_limit(loading + 4 * COSTS.regular_op_cost))
+    assert failure.value.debug == 'HostError(Deprecated { method_name: "storage_iter_prefix" })'
