@@ -2,11 +2,13 @@
 modules cached per code hash, a fresh store per call.
 
 The order of checks is nearcore's (runtime/near-vm-runner/src/wasmtime_runner.rs,
-`WasmtimeVM::run`, and logic.rs `before_loading_executable` / `after_loading_executable`):
-an empty method name (MethodEmptyName) and the loading base cost; preparation and compilation
-(CompilationError); the loading cost per code byte; the export (MethodNotFound when absent or not
-a function, MethodInvalidSignature when it takes or returns values); instantiation (LinkError with
-the engine's message); the call, whose traps map as `trap_to_error` maps them. Wasm instructions
+`WasmtimeVM::with_compiled_and_loaded` and `prepare`, and the gas counter's
+`before_loading_executable` / `after_loading_executable`): an empty method name
+(MethodEmptyName) and the loading base cost; preparation and compilation (CompilationError);
+the loading cost per code byte; linking, done once per module with the compilation
+(`Linker::instantiate_pre`: LinkError); the export (MethodNotFound when absent or not a function,
+MethodInvalidSignature when it takes or returns values); then the call, whose traps map as the
+runner's `IntoVMError for anyhow::Error` maps them. Wasm instructions
 burn the engine's fuel, one unit per instruction at `regular_op_cost`, so a loop ends at the
 view's gas limit (GasLimitExceeded), never by a clock.
 """
@@ -40,7 +42,6 @@ WASM_STACK_BYTES = 1 << 20
 
 # wasmtime_runner.rs `trap_to_error`: the engine's trap codes as nearcore names them
 _TRAPS = {
-    wasmtime.TrapCode.STACK_OVERFLOW: "StackOverflow",
     wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS: "MemoryOutOfBounds",
     wasmtime.TrapCode.TABLE_OUT_OF_BOUNDS: "MemoryOutOfBounds",
     wasmtime.TrapCode.INDIRECT_CALL_TO_NULL: "IndirectCallToNull",
@@ -49,8 +50,11 @@ _TRAPS = {
     wasmtime.TrapCode.INTEGER_DIVISION_BY_ZERO: "IllegalArithmetic",
     wasmtime.TrapCode.BAD_CONVERSION_TO_INTEGER: "IllegalArithmetic",
     wasmtime.TrapCode.UNREACHABLE: "Unreachable",
-    wasmtime.TrapCode.HEAP_MISALIGNED: "MisalignedAtomicAccess",
 }
+# nearcore meters the wasm stack itself (finite-wasm, `max_stack_height`) and answers running out
+# of it as MemoryAccessViolation (logic.rs `finite_wasm_stack`); here the engine's own stack
+# limit ends deep recursion, answered with nearcore's text
+_STACK_EXHAUSTED = errors.memory_access_violation()
 
 
 @dataclass(frozen=True)
@@ -65,7 +69,8 @@ class ViewOutcome:
 
 @dataclass(frozen=True)
 class _Compiled:
-    module: wasmtime.Module
+    pre: wasmtime.InstancePre | None  # None when linking failed
+    link_error: str | None
     # export name -> (is a function, takes or returns nothing)
     exports: dict[str, tuple[bool, bool]]
     missing: str | None  # an import nearcore has that this executor cannot link
@@ -179,13 +184,20 @@ class ViewEngine:
             elif export.name != MEMORY_EXPORT:
                 exports[export.name] = (False, False)
         missing = None
+        link_error = None
+        pre = None
         for imported in module.imports:
             name = imported.name or ""
             # a defined but unimplemented function fails only when called; one this room cannot
             # even link (its signature unknown here) fails before the call
             if imported.module == "env" and name not in self._names and name in NOT_IMPLEMENTED:
                 missing = name
-        return _Compiled(module, exports, missing)
+        if missing is None:
+            try:
+                pre = self.linker.instantiate_pre(module)
+            except wasmtime.WasmtimeError as failure:
+                link_error = errors.link_error(_first_line(str(failure)))
+        return _Compiled(pre, link_error, exports, missing)
 
     def compiled(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:
         key = (code_hash, costs.initial_memory_pages, costs.max_memory_pages)
@@ -226,18 +238,20 @@ class ViewEngine:
             gas.pay_ext("contract_loading_bytes", len(code))
         except GasExhausted:
             raise ViewCallError(errors.gas_limit_exceeded()) from None
+        if compiled.missing is not None:
+            raise HostFunctionUnavailable(compiled.missing)
+        if compiled.pre is None:
+            raise ViewCallError(compiled.link_error or errors.link_error(""))
         export = compiled.exports.get(method_name)
         if export is None or not export[0]:
             raise ViewCallError(errors.method_not_found())
         if not export[1]:
             raise ViewCallError(errors.method_invalid_signature())
-        if compiled.missing is not None:
-            raise HostFunctionUnavailable(compiled.missing)
-        return self._call(compiled, method_name, args, context, state, gas)
+        return self._call(compiled.pre, method_name, args, context, state, gas)
 
     def _call(
         self,
-        compiled: _Compiled,
+        pre: wasmtime.InstancePre,
         method_name: str,
         args: bytes,
         context: ViewContext,
@@ -245,15 +259,23 @@ class ViewEngine:
         gas: GasCounter,
     ) -> ViewOutcome:
         store = wasmtime.Store(self.engine)
-        store.set_limits(memory_size=gas.costs.max_memory_pages * 65536, instances=1, tables=1, memories=1)
+        # the store's limits nearcore's runner sets (wasmtime_runner.rs `Ctx::new`)
+        limits = gas.costs
+        store.set_limits(
+            memory_size=limits.max_memory_pages * 65536,
+            table_elements=limits.max_elements_per_contract_table,
+            instances=1,
+            tables=limits.max_tables_per_contract,
+            memories=1,
+        )
         granted = gas.fuel_left()
         store.set_fuel(granted)
         logic: ViewLogic | None = None
         previous = (_CALL.logic, _CALL.store, _CALL.granted)
         try:
             try:
-                instance = self.linker.instantiate(store, compiled.module)
-            except wasmtime.WasmtimeError as failure:
+                instance = pre.instantiate(store)
+            except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
                 raise ViewCallError(errors.link_error(_first_line(str(failure)))) from None
             except wasmtime.Trap as trap:  # a start function that trapped
                 raise ViewCallError(_trap_text(trap, gas, granted, store)) from None
@@ -285,6 +307,8 @@ def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, store: wasmti
     if code == wasmtime.TrapCode.OUT_OF_FUEL:
         gas.settle_fuel(granted, store.get_fuel())
         return errors.gas_limit_exceeded()
+    if code == wasmtime.TrapCode.STACK_OVERFLOW:
+        return _STACK_EXHAUSTED
     name = _TRAPS.get(code) if code is not None else None
     if name is None:
         return f'WasmUnknownError {{ debug_message: "{_first_line(trap.message)}" }}'

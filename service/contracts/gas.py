@@ -34,6 +34,8 @@ class GasCosts:
     max_total_log_length: int
     max_length_storage_key: int
     max_length_returned_data: int
+    max_tables_per_contract: int
+    max_elements_per_contract_table: int
 
     @classmethod
     def from_protocol_config(
@@ -56,6 +58,9 @@ class GasCosts:
             max_total_log_length=int(limits["max_total_log_length"]),
             max_length_storage_key=int(limits["max_length_storage_key"]),
             max_length_returned_data=int(limits["max_length_returned_data"]),
+            # absent from older protocols: the runner's defaults (wasmtime_runner.rs DEFAULT_MAX_*)
+            max_tables_per_contract=int(limits.get("max_tables_per_contract") or 1),
+            max_elements_per_contract_table=int(limits.get("max_elements_per_contract_table") or 10_000),
         )
 
 

@@ -37,7 +37,7 @@ CASES = {
         ' (func (export "m") (call_indirect (type $t) (i32.const 1) (i32.const 0)))',
         "WasmTrap(IncorrectCallIndirectSignature)",
     ),
-    "stack_overflow": ('(func $r (export "m") (call $r))', "WasmTrap(StackOverflow)"),
+    "stack_overflow": ('(func $r (export "m") (call $r))', "HostError(MemoryAccessViolation)"),
     "panic": ('(func (export "m") (call $panic))', 'HostError(GuestPanic { panic_msg: "explicit guest panic" })'),
     "panic_utf8": (
         '(data (i32.const 0) "Failed to deserialize input from JSON.")'
@@ -134,6 +134,20 @@ def test_an_import_nearcore_lacks_fails_to_link() -> None:
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
     assert failure.value.debug == 'LinkError { msg: "unknown import: `env::no_such_function` has not been defined" }'
+
+
+def test_a_link_error_comes_before_the_method_lookup() -> None:
+    # nearcore links with the compilation (instantiate_pre), before it looks the method up
+    code = module('(func (export "m"))', '(import "env" "no_such_function" (func))')
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "not_there")
+    assert failure.value.debug.startswith("LinkError")
+
+
+def test_the_empty_name_comes_before_a_compilation_error() -> None:
+    with pytest.raises(ViewCallError) as failure:
+        run(b"not wasm", "")
+    assert failure.value.debug == "MethodResolveError(MethodEmptyName)"
 
 
 def test_an_import_with_the_wrong_signature_fails_to_link() -> None:
