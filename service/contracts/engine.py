@@ -227,17 +227,16 @@ class ViewEngine:
         gas = GasCounter(costs)
         if not method_name:
             raise ViewCallError(errors.method_empty_name())
-        try:
-            gas.pay_ext("contract_loading_base")
-        except GasExhausted:
-            raise ViewCallError(errors.gas_limit_exceeded()) from None
+        # the loading fee: before compiling with `fix_contract_loading_cost`, after it (and only
+        # when it compiled) without; either way its shortfall is GasExceeded (gas_counter.rs
+        # `before_loading_executable` / `after_loading_executable`, `add_contract_loading_fee`)
+        if costs.fix_contract_loading_cost:
+            _pay_loading(gas, len(code))
         compiled = self.compiled(code, code_hash, costs)
         if isinstance(compiled, str):
             raise ViewCallError(compiled)
-        try:
-            gas.pay_ext("contract_loading_bytes", len(code))
-        except GasExhausted:
-            raise ViewCallError(errors.gas_limit_exceeded()) from None
+        if not costs.fix_contract_loading_cost:
+            _pay_loading(gas, len(code))
         if compiled.missing is not None:
             raise HostFunctionUnavailable(compiled.missing)
         if compiled.pre is None:
@@ -296,6 +295,14 @@ class ViewEngine:
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
         finally:
             _CALL.logic, _CALL.store, _CALL.granted = previous
+
+
+def _pay_loading(gas: GasCounter, code_len: int) -> None:
+    try:
+        gas.pay_ext("contract_loading_bytes", code_len)
+        gas.pay_ext("contract_loading_base")
+    except GasExhausted:
+        raise ViewCallError(errors.gas_exceeded()) from None
 
 
 def _first_line(message: str) -> str:

@@ -110,6 +110,11 @@ def gas_limit_exceeded() -> str:
     return host_error("GasLimitExceeded")
 
 
+def gas_exceeded() -> str:
+    # the contract's loading fee past the gas left (gas_counter.rs `after_loading_executable`)
+    return host_error("GasExceeded")
+
+
 def memory_access_violation() -> str:
     return host_error("MemoryAccessViolation")
 

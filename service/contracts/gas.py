@@ -35,6 +35,7 @@ class GasCosts:
     max_length_storage_key: int
     max_length_returned_data: int
     max_tables_per_contract: int
+    fix_contract_loading_cost: bool
     max_elements_per_contract_table: int
 
     @classmethod
@@ -59,6 +60,7 @@ class GasCosts:
             max_length_storage_key=int(limits["max_length_storage_key"]),
             max_length_returned_data=int(limits["max_length_returned_data"]),
             # absent from older protocols: the runner's defaults (wasmtime_runner.rs DEFAULT_MAX_*)
+            fix_contract_loading_cost=bool(wasm.get("fix_contract_loading_cost", False)),
             max_tables_per_contract=int(limits.get("max_tables_per_contract") or 1),
             max_elements_per_contract_table=int(limits.get("max_elements_per_contract_table") or 10_000),
         )

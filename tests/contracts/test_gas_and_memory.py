@@ -48,9 +48,19 @@ def test_loading_the_contract_costs_per_byte() -> None:
     code = module('(func (export "m"))')
     burnt = run(code, "m").burnt_gas
     assert burnt >= COSTS.ext["contract_loading_base"] + COSTS.ext["contract_loading_bytes"] * len(code)
+    # a shortfall in the loading fee is GasExceeded, checked after compiling (the sample's protocol
+    # has fix_contract_loading_cost false), so invalid code still answers its compilation error
+    assert not COSTS.fix_contract_loading_cost
     with pytest.raises(ViewCallError) as failure:
         run(code, "m", costs=with_limit(COSTS.ext["contract_loading_base"] + 1))
-    assert failure.value.vm_error == GAS_LIMIT_EXCEEDED
+    assert failure.value.debug == "HostError(GasExceeded)"
+    with pytest.raises(ViewCallError) as invalid:
+        run(b"not wasm", "m", costs=with_limit(1))
+    assert invalid.value.debug == "CompilationError(PrepareError(Deserialization))"
+    fixed = replace(COSTS, fix_contract_loading_cost=True, view_gas_limit=1)
+    with pytest.raises(ViewCallError) as first:
+        run(b"not wasm", "m", costs=fixed)
+    assert first.value.debug == "HostError(GasExceeded)"
 
 
 def test_a_limit_just_above_the_work_lets_it_finish() -> None:
