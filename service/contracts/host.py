@@ -40,7 +40,11 @@ class StateReader(Protocol):
 
 @dataclass(frozen=True)
 class ViewContext:
-    """The block and account a view runs against (nearcore's VMContext for a view)."""
+    """The block and account a view runs against (nearcore's VMContext for a view, built in
+    runtime/runtime/src/state_viewer/mod.rs `TrieViewer::call_function`): the account's balance,
+    locked balance and storage usage as of the block; `random_seed` is the 32 bytes of the state
+    root the view reads (nearcore passes the trie root as the seed), `epoch_height` the block's
+    epoch's."""
 
     account_id: str
     block_height: int
