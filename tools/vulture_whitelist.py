@@ -56,3 +56,16 @@ itersize  # psycopg named-cursor attribute: rows fetched per round trip
 frame  # signal handler signature
 codes  # StoreVersion counter, read by name through STORE_KINDS
 _no_ryuk  # autouse pytest fixture (tests/container)
+wasm_threads  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_simd  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_relaxed_simd  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_multi_memory  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_memory64  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_tail_call  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_gc  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_function_references  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_exceptions  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_component_model  # wasmtime.Config property, set for nearrpc.contracts' engine
+parallel_compilation  # wasmtime.Config property, set for nearrpc.contracts' engine
+consume_fuel  # wasmtime.Config property, set for nearrpc.contracts' engine
+max_wasm_stack  # wasmtime.Config property, set for nearrpc.contracts' engine

@@ -1,0 +1,348 @@
+"""Running a view method on Wasmtime: one engine and one linker for the process, compiled
+modules cached per code hash, a fresh store per call.
+
+The order of checks is nearcore's (runtime/near-vm-runner/src/wasmtime_runner.rs,
+`WasmtimeVM::with_compiled_and_loaded` and `prepare`, and the gas counter's
+`before_loading_executable` / `after_loading_executable`): an empty method name
+(MethodEmptyName) and the loading base cost; preparation and compilation (CompilationError);
+the loading cost per code byte; linking, done once per module with the compilation
+(`Linker::instantiate_pre`: LinkError); the export (MethodNotFound when absent or not a function,
+MethodInvalidSignature when it takes or returns values); then the call, whose traps map as the
+runner's `IntoVMError for anyhow::Error` maps them. Wasm instructions
+burn the engine's fuel, one unit per instruction at `regular_op_cost`, so a loop ends at the
+view's gas limit (GasLimitExceeded), never by a clock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import wasmtime
+
+from nearrpc.contracts import errors
+from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
+from nearrpc.contracts.gas import GasCosts, GasCounter, GasExhausted
+from nearrpc.contracts.host import (
+    HOST_FUNCTIONS,
+    NOT_IMPLEMENTED,
+    U64_MAX,
+    Abort,
+    HostFunction,
+    StateReader,
+    ViewContext,
+    ViewLogic,
+)
+from nearrpc.contracts.prepare import MEMORY_EXPORT, PrepareFailure, prepare
+
+MODULE_CACHE_SIZE = 64  # compiled modules kept (a contract's compiled code is about its wasm's size)
+WASM_STACK_BYTES = 1 << 20
+
+# wasmtime_runner.rs `trap_to_error`: the engine's trap codes as nearcore names them
+_TRAPS = {
+    wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS: "MemoryOutOfBounds",
+    wasmtime.TrapCode.TABLE_OUT_OF_BOUNDS: "MemoryOutOfBounds",
+    wasmtime.TrapCode.INDIRECT_CALL_TO_NULL: "IndirectCallToNull",
+    wasmtime.TrapCode.BAD_SIGNATURE: "IncorrectCallIndirectSignature",
+    wasmtime.TrapCode.INTEGER_OVERFLOW: "IllegalArithmetic",
+    wasmtime.TrapCode.INTEGER_DIVISION_BY_ZERO: "IllegalArithmetic",
+    wasmtime.TrapCode.BAD_CONVERSION_TO_INTEGER: "IllegalArithmetic",
+    wasmtime.TrapCode.UNREACHABLE: "Unreachable",
+}
+# nearcore meters the wasm stack itself (finite-wasm, `max_stack_height`) and answers running out
+# of it as MemoryAccessViolation (logic.rs `finite_wasm_stack`); here the engine's own stack
+# limit ends deep recursion, answered with nearcore's text
+_STACK_EXHAUSTED = errors.memory_access_violation()
+
+
+@dataclass(frozen=True)
+class ViewOutcome:
+    """A view call that returned: its `result` bytes (empty when it returned nothing), its logs
+    and the gas it burnt."""
+
+    result: bytes
+    logs: list[str]
+    burnt_gas: int
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    pre: wasmtime.InstancePre | None  # None when linking failed
+    link_error: str | None
+    # export name -> (is a function, takes or returns nothing)
+    exports: dict[str, tuple[bool, bool]]
+    missing: str | None  # an import nearcore has that this executor cannot link
+
+
+class _CallState(threading.local):
+    logic: ViewLogic | None = None
+    store: wasmtime.Store | None = None
+    granted: int = 0
+
+
+_CALL = _CallState()
+
+
+def _config() -> wasmtime.Config:
+    config = wasmtime.Config()
+    config.consume_fuel = True
+    config.max_wasm_stack = WASM_STACK_BYTES
+    # the features nearcore's wasmtime config leaves off (wasmtime_runner.rs `default_wasmtime_config`)
+    config.wasm_threads = False
+    config.wasm_simd = False
+    config.wasm_relaxed_simd = False
+    config.wasm_multi_memory = False
+    config.wasm_memory64 = False
+    config.wasm_tail_call = False
+    config.wasm_gc = False
+    config.wasm_function_references = False
+    config.wasm_exceptions = False
+    config.wasm_component_model = False
+    config.parallel_compilation = False  # one request compiles on its own worker thread
+    return config
+
+
+class _Memory:
+    """The call's linear memory seen from host functions (through the store in use)."""
+
+    def __init__(self, store: wasmtime.Store, memory: wasmtime.Memory) -> None:
+        self._store = store
+        self._memory = memory
+
+    def read(self, start: int, stop: int) -> bytes:
+        return bytes(self._memory.read(self._store, start, stop))
+
+    def write(self, data: bytes, start: int) -> None:
+        self._memory.write(self._store, data, start)
+
+    def size(self) -> int:
+        return int(self._memory.data_len(self._store))
+
+
+def _val(kind: str) -> wasmtime.ValType:
+    return wasmtime.ValType.i64() if kind == "i64" else wasmtime.ValType.i32()
+
+
+def _host_callback(fn: HostFunction) -> Any:
+    def call(*raw: int) -> int | None:
+        logic = _CALL.logic
+        store = _CALL.store
+        assert logic is not None and store is not None
+        logic.gas.settle_fuel(_CALL.granted, store.get_fuel())
+        if fn.unavailable:
+            raise HostFunctionUnavailable(fn.name)
+        args = [value & U64_MAX for value in raw]
+        try:
+            if fn.method is None:
+                for cost in fn.paid:
+                    logic.pay(cost)
+                raise Abort(fn.failure or "")
+            result = fn.method(logic, *args)
+        finally:
+            _CALL.granted = logic.gas.fuel_left()
+            store.set_fuel(_CALL.granted)
+        if result is None:
+            return None
+        return int(result) - (1 << 64) if result >= 1 << 63 else int(result)
+
+    return call
+
+
+class ViewEngine:
+    """The engine, its linker of host functions and the module cache; thread-safe."""
+
+    def __init__(self, cache_size: int = MODULE_CACHE_SIZE) -> None:
+        self.engine = wasmtime.Engine(_config())
+        self.linker = wasmtime.Linker(self.engine)
+        for fn in HOST_FUNCTIONS:
+            ty = wasmtime.FuncType([_val(kind) for kind in fn.params], [_val(kind) for kind in fn.results])
+            self.linker.define_func("env", fn.name, ty, _host_callback(fn))
+        self._names = {fn.name: fn for fn in HOST_FUNCTIONS}
+        self._cache: OrderedDict[tuple[str, int, int], _Compiled | str] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+        self.compilations = 0  # modules compiled so far (a cache hit compiles none)
+
+    def _compile(self, code: bytes, costs: GasCosts) -> _Compiled | str:
+        """The compiled module, or the CompilationError text nearcore would answer."""
+        try:
+            wasmtime.Module.validate(self.engine, code)
+            prepared = prepare(code, costs.initial_memory_pages, costs.max_memory_pages)
+            module = wasmtime.Module(self.engine, prepared)
+        except PrepareFailure as failure:
+            return errors.prepare_error(str(failure))
+        except wasmtime.WasmtimeError:
+            return errors.prepare_error("Deserialization")
+        self.compilations += 1
+        exports: dict[str, tuple[bool, bool]] = {}
+        for export in module.exports:
+            ty = export.type
+            if isinstance(ty, wasmtime.FuncType):
+                exports[export.name] = (True, not ty.params and not ty.results)
+            elif export.name != MEMORY_EXPORT:
+                exports[export.name] = (False, False)
+        missing = None
+        link_error = None
+        pre = None
+        for imported in module.imports:
+            name = imported.name or ""
+            # a defined but unimplemented function fails only when called; one this room cannot
+            # even link (its signature unknown here) fails before the call
+            if imported.module == "env" and name not in self._names and name in NOT_IMPLEMENTED:
+                missing = name
+        if missing is None:
+            try:
+                pre = self.linker.instantiate_pre(module)
+            except wasmtime.WasmtimeError as failure:
+                link_error = errors.link_error(_first_line(str(failure)))
+        return _Compiled(pre, link_error, exports, missing)
+
+    def compiled(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:
+        key = (code_hash, costs.initial_memory_pages, costs.max_memory_pages)
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        entry = self._compile(code, costs)
+        with self._lock:
+            self._cache[key] = entry
+            self._cache.move_to_end(key)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return entry
+
+    def run_view(
+        self,
+        code: bytes,
+        code_hash: str,
+        method_name: str,
+        args: bytes,
+        context: ViewContext,
+        state: StateReader,
+        costs: GasCosts,
+    ) -> ViewOutcome:
+        gas = GasCounter(costs)
+        if not method_name:
+            raise ViewCallError(errors.method_empty_name())
+        # the loading fee: before compiling with `fix_contract_loading_cost`, after it (and only
+        # when it compiled) without; either way its shortfall is GasExceeded (gas_counter.rs
+        # `before_loading_executable` / `after_loading_executable`, `add_contract_loading_fee`)
+        if costs.fix_contract_loading_cost:
+            _pay_loading(gas, len(code))
+        compiled = self.compiled(code, code_hash, costs)
+        if isinstance(compiled, str):
+            raise ViewCallError(compiled)
+        if not costs.fix_contract_loading_cost:
+            _pay_loading(gas, len(code))
+        if compiled.missing is not None:
+            raise HostFunctionUnavailable(compiled.missing)
+        if compiled.pre is None:
+            raise ViewCallError(compiled.link_error or errors.link_error(""))
+        export = compiled.exports.get(method_name)
+        if export is None or not export[0]:
+            raise ViewCallError(errors.method_not_found())
+        if not export[1]:
+            raise ViewCallError(errors.method_invalid_signature())
+        return self._call(compiled.pre, method_name, args, context, state, gas)
+
+    def _call(
+        self,
+        pre: wasmtime.InstancePre,
+        method_name: str,
+        args: bytes,
+        context: ViewContext,
+        state: StateReader,
+        gas: GasCounter,
+    ) -> ViewOutcome:
+        store = wasmtime.Store(self.engine)
+        # the store's limits nearcore's runner sets (wasmtime_runner.rs `Ctx::new`)
+        limits = gas.costs
+        store.set_limits(
+            memory_size=limits.max_memory_pages * 65536,
+            table_elements=limits.max_elements_per_contract_table,
+            instances=1,
+            tables=limits.max_tables_per_contract,
+            memories=1,
+        )
+        granted = gas.fuel_left()
+        store.set_fuel(granted)
+        logic: ViewLogic | None = None
+        previous = (_CALL.logic, _CALL.store, _CALL.granted)
+        try:
+            try:
+                instance = pre.instantiate(store)
+            except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
+                raise ViewCallError(errors.link_error(_first_line(str(failure)))) from None
+            except wasmtime.Trap as trap:  # a start function that trapped
+                raise ViewCallError(_trap_text(trap, gas, granted, store)) from None
+            exports = instance.exports(store)
+            memory = exports[MEMORY_EXPORT]
+            func = exports[method_name]
+            assert isinstance(memory, wasmtime.Memory) and isinstance(func, wasmtime.Func)
+            logic = ViewLogic(context, args, state, gas, _Memory(store, memory))
+            _CALL.logic, _CALL.store, _CALL.granted = logic, store, gas.fuel_left()
+            store.set_fuel(_CALL.granted)
+            try:
+                func(store)
+            except Abort as abort:
+                raise ViewCallError(abort.debug, logic.logs) from None
+            except wasmtime.Trap as trap:
+                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, store), logic.logs) from None
+            gas.settle_fuel(_CALL.granted, store.get_fuel())
+            return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
+        finally:
+            _CALL.logic, _CALL.store, _CALL.granted = previous
+
+
+def _pay_loading(gas: GasCounter, code_len: int) -> None:
+    try:
+        gas.pay_ext("contract_loading_bytes", code_len)
+        gas.pay_ext("contract_loading_base")
+    except GasExhausted:
+        raise ViewCallError(errors.gas_exceeded()) from None
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else message
+
+
+def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, store: wasmtime.Store) -> str:
+    code = trap.trap_code
+    if code == wasmtime.TrapCode.OUT_OF_FUEL:
+        gas.settle_fuel(granted, store.get_fuel())
+        return errors.gas_limit_exceeded()
+    if code == wasmtime.TrapCode.STACK_OVERFLOW:
+        return _STACK_EXHAUSTED
+    name = _TRAPS.get(code) if code is not None else None
+    if name is None:
+        return f'WasmUnknownError {{ debug_message: "{_first_line(trap.message)}" }}'
+    return errors.wasm_trap(name)
+
+
+_ENGINE: ViewEngine | None = None
+_ENGINE_LOCK = threading.Lock()
+
+
+def default_engine() -> ViewEngine:
+    global _ENGINE
+    with _ENGINE_LOCK:
+        if _ENGINE is None:
+            _ENGINE = ViewEngine()
+        return _ENGINE
+
+
+def run_view(
+    code: bytes,
+    code_hash: str,
+    method_name: str,
+    args: bytes,
+    context: ViewContext,
+    state: StateReader,
+    costs: GasCosts,
+) -> ViewOutcome:
+    """Run a view method as nearcore does; raises ViewCallError with nearcore's text, or
+    HostFunctionUnavailable when the contract needs a host function not implemented here."""
+    return default_engine().run_view(code, code_hash, method_name, args, context, state, costs)

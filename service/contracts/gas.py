@@ -1,0 +1,96 @@
+"""Gas: the costs a block's protocol config sets, and the counter a view call burns them on.
+
+Facts from nearcore: the view's limit is the node's `max_gas_burnt_view`, by default the
+protocol's `limit_config.max_gas_burnt` (runtime/runtime/src/state_viewer/mod.rs,
+`TrieViewer::call_function`, `max_gas_burnt_view.unwrap_or(...)`); a view's prepaid gas is that
+limit, so burning past it is `GasLimitExceeded` (near-vm-runner logic/gas_counter.rs
+`GasCounter::process_gas_limit`: over `max_gas_burnt` is GasLimitExceeded). Every wasm
+instruction costs `regular_op_cost` (near-vm-runner prepare: finite-wasm's gas instrumentation
+charges one regular op per instruction); loading a contract costs `contract_loading_base` plus
+`contract_loading_bytes` per code byte (logic.rs `before_loading_executable` /
+`after_loading_executable`); host functions charge the `ext_costs` named in logic.rs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class GasCosts:
+    """The costs and limits of one protocol version, and the view's gas limit."""
+
+    regular_op_cost: int
+    ext: Mapping[str, int]
+    view_gas_limit: int
+    max_memory_pages: int
+    initial_memory_pages: int
+    max_number_registers: int
+    max_register_size: int
+    registers_memory_limit: int
+    max_number_logs: int
+    max_total_log_length: int
+    max_length_storage_key: int
+    max_length_returned_data: int
+    max_tables_per_contract: int
+    fix_contract_loading_cost: bool
+    max_elements_per_contract_table: int
+
+    @classmethod
+    def from_protocol_config(
+        cls, protocol_config: Mapping[str, Any], max_gas_burnt_view: int | None = None
+    ) -> GasCosts:
+        """Costs from an `EXPERIMENTAL_protocol_config` result; the view limit is the node's
+        `max_gas_burnt_view` when given, else the protocol's `max_gas_burnt` (nearcore's default)."""
+        wasm = protocol_config["runtime_config"]["wasm_config"]
+        limits = wasm["limit_config"]
+        return cls(
+            regular_op_cost=int(wasm["regular_op_cost"]),
+            ext={name: int(value) for name, value in wasm["ext_costs"].items()},
+            view_gas_limit=int(limits["max_gas_burnt"]) if max_gas_burnt_view is None else max_gas_burnt_view,
+            max_memory_pages=int(limits["max_memory_pages"]),
+            initial_memory_pages=int(limits["initial_memory_pages"]),
+            max_number_registers=int(limits["max_number_registers"]),
+            max_register_size=int(limits["max_register_size"]),
+            registers_memory_limit=int(limits["registers_memory_limit"]),
+            max_number_logs=int(limits["max_number_logs"]),
+            max_total_log_length=int(limits["max_total_log_length"]),
+            max_length_storage_key=int(limits["max_length_storage_key"]),
+            max_length_returned_data=int(limits["max_length_returned_data"]),
+            # absent from older protocols: the runner's defaults (wasmtime_runner.rs DEFAULT_MAX_*)
+            fix_contract_loading_cost=bool(wasm.get("fix_contract_loading_cost", False)),
+            max_tables_per_contract=int(limits.get("max_tables_per_contract") or 1),
+            max_elements_per_contract_table=int(limits.get("max_elements_per_contract_table") or 10_000),
+        )
+
+
+class GasExhausted(Exception):
+    """Burning past the view's limit; the runner answers GasLimitExceeded."""
+
+
+class GasCounter:
+    """Gas burnt by host functions, plus the instructions wasm ran (the engine's fuel, one unit
+    per instruction, priced at regular_op_cost): the fuel left is always what the limit leaves."""
+
+    def __init__(self, costs: GasCosts) -> None:
+        self.costs = costs
+        self.limit = costs.view_gas_limit
+        self.burnt = 0
+
+    def pay(self, gas: int) -> None:
+        if self.burnt + gas > self.limit:
+            self.burnt = self.limit
+            raise GasExhausted
+        self.burnt += gas
+
+    def pay_ext(self, name: str, times: int = 1) -> None:
+        self.pay(self.costs.ext.get(name, 0) * times)
+
+    def fuel_left(self) -> int:
+        return (self.limit - self.burnt) // max(self.costs.regular_op_cost, 1)
+
+    def settle_fuel(self, granted: int, remaining: int) -> None:
+        """Charge the instructions run since `granted` fuel was handed out."""
+        self.burnt = min(self.limit, self.burnt + (granted - remaining) * self.costs.regular_op_cost)

@@ -1,0 +1,135 @@
+"""Gas from the block's protocol config, the view's gas limit, and nearcore's memory limits."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from nearrpc.contracts import GasCosts, ViewCallError
+from tests.contracts.support import COSTS, IMPORTS, module, protocol_config, run, with_limit
+
+GAS_LIMIT_EXCEEDED = "wasm execution failed with error: HostError(GasLimitExceeded)"
+
+
+def test_the_view_limit_is_the_protocols_max_gas_burnt_unless_the_node_sets_one() -> None:
+    config = protocol_config()
+    assert COSTS.view_gas_limit == 1_000_000_000_000_000  # limit_config.max_gas_burnt of the sample
+    assert GasCosts.from_protocol_config(config, max_gas_burnt_view=300 * 10**12).view_gas_limit == 300 * 10**12
+    assert COSTS.regular_op_cost == 822756
+    assert COSTS.ext["base"] == 264768111
+
+
+def test_an_infinite_loop_ends_at_the_gas_limit() -> None:
+    with pytest.raises(ViewCallError) as failure:
+        run(module('(func (export "m") (loop $l (br $l)))'), "m", costs=with_limit(10**12))
+    assert failure.value.vm_error == GAS_LIMIT_EXCEEDED
+
+
+def test_an_infinite_loop_of_host_calls_ends_at_the_gas_limit() -> None:
+    imports = IMPORTS + '(import "env" "block_index" (func $b (result i64)))'
+    body = '(func (export "m") (loop $l (drop (call $b)) (br $l)))'
+    with pytest.raises(ViewCallError) as failure:
+        run(module(body, imports), "m", costs=with_limit(10**13))
+    assert failure.value.vm_error == GAS_LIMIT_EXCEEDED
+
+
+def test_host_functions_burn_their_ext_costs() -> None:
+    imports = IMPORTS + '(import "env" "block_index" (func $b (result i64)))'
+    one = module('(func (export "m") (drop (call $b)))', imports)
+    two = module('(func (export "m") (drop (call $b)) (drop (call $b)))', imports)
+    # one more call: `base`, one instruction at regular_op_cost (the engine's fuel does not
+    # count `drop`), and the longer code's loading cost per byte
+    loading = COSTS.ext["contract_loading_bytes"] * (len(two) - len(one))
+    assert run(two, "m").burnt_gas - run(one, "m").burnt_gas == COSTS.ext["base"] + COSTS.regular_op_cost + loading
+
+
+def test_loading_the_contract_costs_per_byte() -> None:
+    code = module('(func (export "m"))')
+    burnt = run(code, "m").burnt_gas
+    assert burnt >= COSTS.ext["contract_loading_base"] + COSTS.ext["contract_loading_bytes"] * len(code)
+    # a shortfall in the loading fee is GasExceeded, checked after compiling (the sample's protocol
+    # has fix_contract_loading_cost false), so invalid code still answers its compilation error
+    assert not COSTS.fix_contract_loading_cost
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m", costs=with_limit(COSTS.ext["contract_loading_base"] + 1))
+    assert failure.value.debug == "HostError(GasExceeded)"
+    with pytest.raises(ViewCallError) as invalid:
+        run(b"not wasm", "m", costs=with_limit(1))
+    assert invalid.value.debug == "CompilationError(PrepareError(Deserialization))"
+    fixed = replace(COSTS, fix_contract_loading_cost=True, view_gas_limit=1)
+    with pytest.raises(ViewCallError) as first:
+        run(b"not wasm", "m", costs=fixed)
+    assert first.value.debug == "HostError(GasExceeded)"
+
+
+def test_a_limit_just_above_the_work_lets_it_finish() -> None:
+    code = module(
+        '(func (export "m") (local i32) (loop $l (local.set 0 (i32.add (local.get 0) (i32.const 1)))'
+        " (br_if $l (i32.lt_u (local.get 0) (i32.const 1000)))))"
+    )
+    burnt = run(code, "m").burnt_gas
+    assert run(code, "m", costs=with_limit(burnt)).burnt_gas == burnt
+    # the engine checks fuel where loops begin, so the limit bites within an iteration's work
+    with pytest.raises(ViewCallError):
+        run(code, "m", costs=with_limit(burnt - 10 * COSTS.regular_op_cost))
+
+
+MEMORY_PROBE = (
+    '(func (export "m") (i64.store (i32.const 0) (i64.extend_i32_s (memory.size)))'
+    " (i64.store (i32.const 8) (i64.extend_i32_s (memory.grow (i32.const 1024))))"
+    " (i64.store (i32.const 16) (i64.extend_i32_s (memory.grow (i32.const 1))))"
+    " (call $value_return (i64.const 24) (i64.const 0)))"
+)
+
+
+@pytest.mark.parametrize(
+    "memory", ["(memory 1)", "(memory 3 5)", '(memory (export "memory") 17)', '(import "env" "memory" (memory 1))']
+)
+def test_every_contract_gets_nearcores_memory(memory: str) -> None:
+    # initial_memory_pages 1024, growing to max_memory_pages 2048 and no further, whatever the
+    # contract declared (or imported)
+    imports = IMPORTS if "import" not in memory else memory + IMPORTS
+    result = run(module(MEMORY_PROBE, imports, "" if "import" in memory else memory), "m").result
+    size, grown, beyond = (int.from_bytes(result[i : i + 8], "little", signed=True) for i in (0, 8, 16))
+    assert (size, grown, beyond) == (1024, 1024, -1)
+
+
+def test_memory_limits_come_from_the_protocol_config() -> None:
+    costs = replace(COSTS, initial_memory_pages=2, max_memory_pages=3)
+    result = run(module(MEMORY_PROBE), "m", costs=costs).result
+    assert [int.from_bytes(result[i : i + 8], "little", signed=True) for i in (0, 8, 16)] == [2, -1, 2]
+
+
+def test_a_contract_without_memory_gets_one_for_its_host_calls() -> None:
+    code = module('(data (i32.const 0) "ok") (func (export "m") (call $value_return (i64.const 2) (i64.const 0)))')
+    assert run(code, "m").result == b"ok"
+    bare = module('(func (export "m") (call $value_return (i64.const 0) (i64.const 70000)))', memory="")
+    assert run(bare, "m").result == b""
+
+
+def test_a_hash_charges_its_own_base_and_not_base() -> None:
+    imports = IMPORTS + '(import "env" "sha256" (func $h (param i64 i64 i64)))'
+    code = module(
+        '(func (export "m") (call $h (i64.const 3) (i64.const 0) (i64.const 0))) (func (export "n"))', imports
+    )
+    ext = COSTS.ext
+    expected = (
+        ext["sha256_base"]
+        + ext["read_memory_base"]
+        + 3 * (ext["read_memory_byte"] + ext["sha256_byte"])
+        + ext["write_register_base"]
+        + 32 * ext["write_register_byte"]
+        + 4 * COSTS.regular_op_cost  # three constants and the call
+    )
+    assert run(code, "m").burnt_gas - run(code, "n").burnt_gas == expected
+
+
+def test_a_deprecated_function_charges_nothing() -> None:
+    imports = IMPORTS + '(import "env" "storage_iter_prefix" (func $i (param i64 i64) (result i64)))'
+    code = module('(func (export "m") (drop (call $i (i64.const 0) (i64.const 0))))', imports)
+    # room for loading and the instructions, not for one `base`
+    loading = COSTS.ext["contract_loading_base"] + COSTS.ext["contract_loading_bytes"] * len(code)
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m", costs=with_limit(loading + 4 * COSTS.regular_op_cost))
+    assert failure.value.debug == 'HostError(Deprecated { method_name: "storage_iter_prefix" })'
