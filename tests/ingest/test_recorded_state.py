@@ -91,10 +91,10 @@ def node(server_a: LiveServer) -> Any:
 def _expected_rows() -> int:
     """Rows where a key changed, from the store's empty state before FROM; the height refused
     as too large writes none (the next one compares with the one before it)."""
-    rows, known = 0, {}
+    rows, known = 0, dict[bytes, bytes]()
     for height in (h for h in sample_facts().block_heights if FROM <= h <= TO and h != TOO_LARGE):
         state = state_at(height)
-        rows += sum(1 for k, v in state.items() if known.get(k) != v) + sum(1 for k in known if k not in state)
+        rows += len([k for k, v in state.items() if known.get(k) != v]) + len([k for k in known if k not in state])
         known = state
     return rows
 

@@ -246,3 +246,29 @@ def test_a_prefix_walk_stops_at_the_limit(tmp_path: Path) -> None:
         conn.executemany("INSERT INTO contract_data VALUES (?, ?, ?, ?)",
                          ((ALICE, b"m%05d" % i, 1, b"v") for i in range(20_000)))  # fmt: skip
     assert steps() == before
+
+
+def test_a_fork_reads_contract_state_from_its_store_without_asking_the_upstream(tmp_path: Path) -> None:
+    """For now a fork passes both lookups to its store as they are (a later step fetches the keys
+    a view call reads): an upstream where nothing listens is never asked."""
+    from nearrpc.fork.reader import ForkReader
+    from nearrpc.fork.upstream import Upstream, UpstreamSettings
+    from nearrpc.fork.writer import ForkWriter
+    from nearrpc.ingest.rpc_client import RetryPolicy
+    from tests.support.live_server import free_port
+
+    path = tmp_path / "fork.db"
+    _write(path)
+    settings = UpstreamSettings(f"http://127.0.0.1:{free_port()}", 1, 0, RetryPolicy(retries=0, backoff=0.01,
+                                                                                        timeout=1.0))  # fmt: skip
+
+    async def read() -> tuple[bytes | None, list[tuple[bytes, bytes]]]:
+        writer = ForkWriter(path, None)
+        fork = ForkReader(open_store(path, "serve"), Upstream(settings), writer, fork_height=None, miss_timeout=1.0)
+        try:
+            return await fork.contract_value(ALICE, b"STATE", 6), await fork.contract_state(ALICE, b"b", 7, 10)
+        finally:
+            await fork.local.close()
+            writer.close()
+
+    assert asyncio.run(read()) == (b"\x01", [(b"b1", b"x"), (b"b\xff", b"y")])
