@@ -9,6 +9,7 @@ import asyncio
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -272,3 +273,31 @@ def test_a_fork_reads_contract_state_from_its_store_without_asking_the_upstream(
             writer.close()
 
     assert asyncio.run(read()) == (b"\x01", [(b"b1", b"x"), (b"b\xff", b"y")])
+
+
+def test_postgresql_writes_large_values_in_chunks_bounded_by_bytes(
+    postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Values run to 4 MiB, so a batch's staged contract rows are written out by bytes as well as
+    by rows (here a bound of 10 bytes: a write-out every few rows of a few bytes each), and land all the same."""
+    from nearrpc.store import postgres as backend
+
+    monkeypatch.setattr(backend, "_CHUNK_BYTES", 10)
+    flushed: list[int] = []  # the contract rows each write-out carried
+    original = backend.PostgresWriteBatch._flush
+
+    def counting(batch: backend.PostgresWriteBatch, staged: Any) -> None:
+        if staged.table == "contract_data" and staged.rows:
+            flushed.append(len(staged.rows))
+        original(batch, staged)
+
+    monkeypatch.setattr(backend.PostgresWriteBatch, "_flush", counting)
+    url = postgres.create_database("chunks")
+    _write(url)
+    assert sum(flushed) == len(ROWS) and max(flushed) <= 3, flushed  # each write-out holds a few bytes
+    reader = open_store(url, "read")
+    try:
+        assert sorted(reader.iter_contract_data()) == sorted(ROWS)
+        assert reader.info().contract_data_count == len(ROWS)
+    finally:
+        reader.close()
