@@ -113,6 +113,7 @@ def test_the_limit_counts_live_keys(location: StoreLocation) -> None:
     # b1 (removed) does not take a place of the limit
     assert _state(location, b"b", 9, limit=1) == [(b"b", b"bare prefix")]
     assert _state(location, b"b1", 9, limit=1) == [] and _state(location, b"", 9, limit=0) == []
+    assert len(_state(location, b"", 1 << 70, limit=1 << 70)) == 6  # beyond 64 bits: every live key
 
 
 def test_rows_are_counted_once_and_bump_their_change_counter(location: StoreLocation) -> None:
