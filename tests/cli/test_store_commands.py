@@ -31,7 +31,7 @@ def test_init_creates_an_empty_store_and_leaves_one_as_it_is(postgres: PostgresS
         for _ in range(2):
             done = nearrpc("store", "init", location)
             assert done.returncode == 0, done.stderr
-            assert done.stdout == f"nearrpc store init: {shown} is a store of schema version 3 (empty)\n"
+            assert done.stdout == f"nearrpc store init: {shown} is a store of schema version 4 (empty)\n"
         reader = open_store(location, "read")
         assert reader.info().block_count == 0 and reader.chain_id() is None
         reader.close()
@@ -42,7 +42,10 @@ def test_copy_prints_what_it_copied(postgres: PostgresServer, sample: Path, tmp_
     done = nearrpc("store", "copy", sample, url)
     assert done.returncode == 0, done.stderr
     assert postgres.password not in done.stdout + done.stderr
-    assert "102 blocks, 5 epochs, 355 account states, 274 access key states, 1 contract codes, 2 configs" in done.stdout
+    assert (
+        "102 blocks, 5 epochs, 355 account states, 274 access key states, 1 contract codes, 0 contract state rows, "
+        "2 configs" in done.stdout
+    )
     assert "counts verified (chain 'nearrpc-localnet', heights 0..110)" in done.stdout
     back = tmp_path / "back.sqlite"
     assert nearrpc("store", "copy", url, back).returncode == 0
