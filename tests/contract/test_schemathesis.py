@@ -1,11 +1,11 @@
 """Contract test: the schemathesis CLI against the real server, for every operation of the spec.
 
-Two passes of `schemathesis run spec/openapi.json` as subprocesses over HTTP against
+Three passes of `schemathesis run spec/openapi.json` as subprocesses over HTTP against
 `nearrpc serve` on 127.0.0.1 (the suite's server over the sample store, tests/conftest.py),
 each with a fixed seed and no example database, so a run is reproducible, and each bounded by
 its number of cases (`--max-examples` per operation), never by seconds: on a loaded machine a
 pass takes longer and still checks every case (a 600 s cap once failed a pass of 5,798 cases
-with no failure):
+with no failure). Each pass is one test per operation of the spec (see OPERATIONS):
 
 * the steered pass: the configuration tests/contract/schemathesis.toml and the hooks
   tests/contract/hooks.py, which steer cases towards the stored blocks and accounts, with many
@@ -16,7 +16,8 @@ with no failure):
   --mode all --phases examples,coverage,fuzzing`) and only the repository's schemathesis.toml,
   which schemathesis reads by itself there and which states the one thing JSON Schema cannot
   (nearcore's 422 for a valid height below the head that holds no block); it holds the spec to
-  being exact about what the server accepts.
+  being exact about what the server accepts;
+* the bare pass: the same command from an empty folder, with no configuration at all.
 
 The per-operation summaries read from the NDJSON reports are printed at the end of the pytest
 output (tests/conftest.py, `pytest_terminal_summary`), pass or fail.
@@ -41,7 +42,9 @@ import sys
 import time
 import tomllib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,11 +65,6 @@ HOOKS = HERE / "hooks.py"
 SEED = 20250602
 MAX_EXAMPLES = 1000  # fuzzing cases per operation; the coverage phase adds its own on top
 MIN_FUZZING_CASES = 200
-# The plain pass: schemathesis' own default example count, and a seed of the ones issue 13 names
-# (it runs from the checkout, so it reads the root schemathesis.toml, as anyone's run there does).
-PLAIN_SEED = 2
-PLAIN_MAX_EXAMPLES = 100
-PLAIN_MIN_FUZZING_CASES = 50
 HEIGHT_MARGIN = 5  # heights folded into [genesis, head + margin]: stored, skipped and future ones
 
 # The variables hooks.py reads (it runs inside the CLI process and imports nothing from here).
@@ -129,6 +127,7 @@ def inputless_operations() -> set[str]:
 def run_and_check(
     request: pytest.FixtureRequest,
     tmp_path: Path,
+    operation: str,
     *,
     options: list[str],
     env: dict[str, str],
@@ -136,10 +135,12 @@ def run_and_check(
     max_examples: int,
     min_fuzzing_cases: int,
 ) -> RunSummary:
-    """Run one pass, leave its summary for the terminal, and hold it to finding nothing."""
+    """Run one pass over one operation, leave its summary for the terminal, and hold it to
+    finding nothing."""
     reports = tmp_path / "reports"
     command = [
         *schemathesis_command(), *options,
+        "--include-name", operation,
         "--seed", str(seed),
         "--generation-database", "none",
         "--max-examples", str(max_examples),
@@ -174,102 +175,135 @@ def run_and_check(
     assert junit, "schemathesis wrote no JUnit report"
     assert summary.failures == 0 and not summary.errors, run.stdout[-20000:]
     assert run.returncode == 0, run.stdout[-20000:] + run.stderr
-    assert set(summary.operations) == spec_operations()
-    inputless = inputless_operations()
+    assert set(summary.operations) == {operation}
+    drawn = summary.operations[operation]
+    if operation in inputless_operations():
+        assert drawn.cases >= 1, operation
+        return summary
     config = options[options.index("--config-file") + 1] if "--config-file" in options else None
     caps = example_caps(Path(config)) if config else {}
-    for name, operation in summary.operations.items():
-        if name in inputless:
-            assert operation.cases >= 1, name
-            continue
-        # an operation the configuration caps is held to its cap (rpc.discover: one answer)
-        least = min(min_fuzzing_cases, caps.get(name, min_fuzzing_cases))
-        assert operation.by_phase["fuzzing"] >= least, name
-        assert operation.by_phase["coverage"] > 0, name
-        assert operation.by_mode["positive"] > 0 and operation.by_mode["negative"] > 0, name
+    # an operation the configuration caps is held to its cap (rpc.discover: one answer)
+    least = min(min_fuzzing_cases, caps.get(operation, min_fuzzing_cases))
+    assert drawn.by_phase["fuzzing"] >= least, operation
+    assert drawn.by_phase["coverage"] > 0, operation
+    assert drawn.by_mode["positive"] > 0 and drawn.by_mode["negative"] > 0, operation
     return summary
 
 
-@pytest.fixture
-def twin(sample_store: Path, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[LiveServer]:
-    """A server over the sample chain copied into PostgreSQL, beside the suite's SQLite one."""
-    with running_server(store_on("postgresql", sample_store, request), tmp_path / "twin.log") as live:
+@pytest.fixture(scope="module")
+def twin(
+    sample_store: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """A server over the sample chain copied into PostgreSQL, beside the suite's SQLite one; one
+    per worker for all the steered pass's operations."""
+    log = tmp_path_factory.mktemp("twin") / "twin.log"
+    with running_server(store_on("postgresql", sample_store, request), log) as live:
         yield live
 
 
+# Each pass runs as one schemathesis run per operation (`--include-name`), so xdist spreads a
+# pass over its workers instead of one worker carrying it whole (the steered pass alone was the
+# suite's critical path). Same seed, example count and checks per operation, and the start of a
+# run costs about a second. A run of one operation draws its coverage and fuzzing phases' case
+# counts as the whole spec's run did, but not byte for byte the same cases (the positive/negative
+# mix moves a little), and its examples phase sends a few cases fewer on some operations (3 to 7
+# on the hash- and key-taking ones, compared 2026-11-26 on the plain and bare passes).
+OPERATIONS = sorted(spec_operations())
+
+
+# Minutes a pass's test of an operation takes where it stands out; the rest take about `default`.
+# The `long` marker hands the longest out first (tests/conftest.py), so they start at once and the
+# short ones fill in around them. Shares measured on a loaded machine, scaled to the old totals.
+STEERED_MINUTES = {"POST /EXPERIMENTAL_view_access_key": 2.5, "POST /": 2.0, "POST /query": 1.3, "default": 0.5}
+UNSTEERED_MINUTES = {"POST /": 0.8, "POST /EXPERIMENTAL_view_access_key": 0.5, "POST /query": 0.5, "default": 0.2}
+
+
+def _operations(minutes: dict[str, float]) -> list[Any]:
+    """OPERATIONS as parameters, each marked `long` by its share, named without spaces."""
+    return [
+        pytest.param(
+            operation,
+            marks=pytest.mark.long(minutes.get(operation, minutes["default"])),
+            id=operation.replace(" ", ""),  # "POST/block"
+        )
+        for operation in OPERATIONS
+    ]
+
+
 @pytest.mark.live
-@pytest.mark.long(1.6)
+@pytest.mark.parametrize("operation", _operations(STEERED_MINUTES))
 @pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # the twin is the PostgreSQL one
 def test_schemathesis_finds_no_failure(
-    server: LiveServer, twin: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
+    server: LiveServer, twin: LiveServer, operation: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """The steered pass: this project's configuration and hooks, many examples, on both backends."""
     options = ["--config-file", str(CONFIG), "run", str(SPEC), "--url", server.url, "--mode", "all"]
     summary = run_and_check(
         request,
         tmp_path,
+        operation,
         options=options,
         env={**hooks_environment(), TWIN_URL_ENV: twin.url},
         seed=SEED,
         max_examples=MAX_EXAMPLES,
         min_fuzzing_cases=MIN_FUZZING_CASES,
     )
-    for name, operation in summary.operations.items():
-        assert operation.checked["same_answer_from_the_twin"] == operation.cases, name
+    checked = summary.operations[operation]
+    assert checked.checked["same_answer_from_the_twin"] == checked.cases, operation
+
+
+@dataclass(frozen=True)
+class UnsteeredPass:
+    """A pass with no hooks: schemathesis' own checks, modes and phases (`--checks all --mode all
+    --phases examples,coverage,fuzzing`), which only its configuration file sets apart."""
+
+    seed: int
+    max_examples: int  # fuzzing cases per operation; the coverage phase sets its own
+    min_fuzzing_cases: int
+    config: Path | None  # None: no schemathesis.toml at all, and the CLI runs in an empty folder
+
+
+UNSTEERED_PASSES = {
+    # The plain pass: the command anyone can run from a checkout, with schemathesis' own default
+    # example count and a seed of the ones issue 13 names. It runs from the checkout, so it reads
+    # the root schemathesis.toml, as anyone's run there does (passed explicitly here, so the run
+    # writes nothing into the checkout).
+    "plain": UnsteeredPass(seed=2, max_examples=100, min_fuzzing_cases=50, config=ROOT_CONFIG),
+    # The bare pass: `schemathesis run spec/openapi.json --checks all --mode all --phases
+    # examples,coverage,fuzzing` from an empty folder: no schemathesis.toml, no hooks, so a
+    # schema-valid request answered 4xx (ST202) fails it: what any fuzzer's defaults hold the
+    # spec to. The spec's request examples are ones the sample chain answers with a result (an
+    # error case is shown only as its answer); `{"block_id": 7}`, shown as a request, made three
+    # such failures.
+    "bare": UnsteeredPass(seed=424242, max_examples=10, min_fuzzing_cases=10, config=None),
+}
 
 
 @pytest.mark.live
-@pytest.mark.long(0.4)
-@pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # the spec's pass: one backend is enough
-def test_plain_schemathesis_finds_no_failure(
-    server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
+@pytest.mark.parametrize("operation", _operations(UNSTEERED_MINUTES))
+@pytest.mark.parametrize("name", list(UNSTEERED_PASSES))
+@pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # the spec's passes: one backend is enough
+def test_unsteered_schemathesis_finds_no_failure(
+    server: LiveServer, name: str, operation: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """The plain pass: the spec, no hooks, schemathesis' defaults but for the repository's own
-    schemathesis.toml (passed explicitly, so the run writes nothing into the checkout)."""
-    options = [
-        "--config-file", str(ROOT_CONFIG), "run", str(SPEC), "--url", server.url,
-        "--checks", "all", "--mode", "all", "--phases", "examples,coverage,fuzzing",
-    ]  # fmt: skip
-    run_and_check(
-        request,
-        tmp_path,
-        options=options,
-        env=plain_environment(),
-        seed=PLAIN_SEED,
-        max_examples=PLAIN_MAX_EXAMPLES,
-        min_fuzzing_cases=PLAIN_MIN_FUZZING_CASES,
-    )
-
-
-# The pass with no configuration at all: what any fuzzer's defaults hold the spec to.
-BARE_SEED = 424242
-BARE_MAX_EXAMPLES = 10  # fuzzing cases per operation: a bound by count; the coverage phase sets its own
-
-
-@pytest.mark.live
-@pytest.mark.long(1.0)
-@pytest.mark.parametrize("server", ["sqlite"], indirect=True)
-def test_schemathesis_with_no_configuration_finds_no_failure(
-    server: LiveServer, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    """`schemathesis run spec/openapi.json --checks all --mode all --phases
-    examples,coverage,fuzzing` from an empty folder: no schemathesis.toml, no hooks, so a
-    schema-valid request answered 4xx (ST202) fails it. The spec's request examples are ones
-    the sample chain answers with a result (an error case is shown only as its answer);
-    `{"block_id": 7}`, shown as a request, made three such failures."""
+    """The plain and the bare pass (UNSTEERED_PASSES): the spec alone must be exact about what
+    the server accepts."""
+    settings = UNSTEERED_PASSES[name]
     assert not any(tmp_path.iterdir())  # the CLI's folder: nothing schemathesis would read
+    config = [] if settings.config is None else ["--config-file", str(settings.config)]
     options = [
-        "run", str(SPEC), "--url", server.url,
+        *config, "run", str(SPEC), "--url", server.url,
         "--checks", "all", "--mode", "all", "--phases", "examples,coverage,fuzzing",
     ]  # fmt: skip
     run_and_check(
         request,
         tmp_path,
+        operation,
         options=options,
         env=plain_environment(),
-        seed=BARE_SEED,
-        max_examples=BARE_MAX_EXAMPLES,
-        min_fuzzing_cases=BARE_MAX_EXAMPLES,
+        seed=settings.seed,
+        max_examples=settings.max_examples,
+        min_fuzzing_cases=settings.min_fuzzing_cases,
     )
 
 
