@@ -88,7 +88,8 @@ def test_a_removed_balance_reads_as_zero(facts: SampleFacts) -> None:
 
 
 def test_storage_usage_counts_code_and_records(facts: SampleFacts, chain: SampleChain) -> None:
-    plain = orjson.loads(next(r.view_json for r in chain.account_states if r.account_id == facts.treasury_account))
+    treasury = [r.view_json for r in chain.account_states if r.account_id == facts.treasury_account]
+    plain = orjson.loads(treasury[0] or b"")
     codes = dict(chain.contract_codes)
     for account_id in (facts.contract_account, facts.token_account):
         rows = [r for r in chain.account_states if r.account_id == account_id]
