@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Final
 
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.refusals import FAILED, INTERRUPTED, command_path, exit_code, refuse
@@ -63,13 +64,19 @@ def _heights(info: StoreInfo) -> str:
     return f"heights {info.earliest_height}..{info.latest_height}"
 
 
+# What a check's count of a table is called where the table's name would not say it.
+_COUNTED: Final = {"contract_data": "contract state rows"}
+
+
 def _summary(location: str, info: StoreInfo | None, check: StoreCheck) -> list[str]:
     kind = "integrity check" if check.thorough else "quick check"
     verdict = "ok" if check.ok else f"{len(check.problems)} problem(s)"
     lines = [f"{location}: {kind} {verdict}"]
     if info is not None:
         lines.append(f"chain {info.chain_id or '(no genesis config)'}, {_heights(info)}")
-    counts = ", ".join(f"{count} {table.replace('_', ' ')}" for table, count in check.counts.items())
+    counts = ", ".join(
+        f"{count} {_COUNTED.get(table, table.replace('_', ' '))}" for table, count in check.counts.items()
+    )
     if counts:
         lines.append(counts)
     return lines
@@ -162,6 +169,7 @@ def _run_copy(args: argparse.Namespace) -> None:
         f"nearrpc store copy: copied {describe_location(args.source)} -> {describe_location(args.destination)}: "
         f"{summary.blocks} blocks, {summary.epochs} epochs, {summary.account_states} account states, "
         f"{summary.access_keys} access key states, {summary.contract_codes} contract codes, "
+        f"{summary.contract_data} contract state rows, "
         f"{summary.configs} configs in {seconds:.1f} s ({summary.blocks / seconds:.0f} blocks/s); "
         f"counts verified (chain {summary.destination.chain_id!r}, heights "
         f"{summary.destination.earliest_height}..{summary.destination.latest_height})"

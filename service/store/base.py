@@ -20,7 +20,8 @@ import based58
 # The layout version of the tables. A store written with another version is refused on open.
 # 2: the recorder's progress moved into the store; protocol_config_json is always present.
 # 3: access keys per account over heights, and contract code by hash.
-SCHEMA_VERSION: Final = 3
+# 4: contract state (storage key -> value) per account over heights.
+SCHEMA_VERSION: Final = 4
 
 
 # nearcore lists an account's keys in trie order: by the borsh bytes of the key, its type tag
@@ -142,6 +143,7 @@ class StoreInfo:
     account_state_count: int  # rows of (account, height) states, deletions included
     access_key_count: int = 0  # rows of (account, key, height) states, deletions included
     contract_code_count: int = 0
+    contract_data_count: int = 0  # rows of (account, storage key, height) values, removals included
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +157,7 @@ class StoreVersion:
     accounts: int
     access_keys: int = 0
     codes: int = 0  # contract code
+    contract_data: int = 0  # contract state (storage keys and values)
     # Which store the counters belong to: a server that starts reading another one (a file
     # replaced while served) bumps it, and then everything counts as changed, whatever the
     # new store's counters say.
@@ -168,7 +171,7 @@ class StoreVersion:
         return frozenset(kind for kind in STORE_KINDS if getattr(self, kind) != getattr(earlier, kind))
 
 
-STORE_KINDS: Final = ("configs", "blocks", "epochs", "accounts", "access_keys", "codes")
+STORE_KINDS: Final = ("configs", "blocks", "epochs", "accounts", "access_keys", "codes", "contract_data")
 # Among the changed kinds: the store is another one (a file replaced while served). What holds
 # forever within one store (a block found by its hash) may not hold there: nothing kept is valid.
 ANOTHER_STORE: Final = "another store"
@@ -247,6 +250,17 @@ class ChainReader(Protocol):
         """The contract code (wasm bytes) whose hash is `code_hash`."""
         ...
 
+    def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        """The value of one storage key of the account's contract as of the block at `height`:
+        its latest row at a height <= `height`; None when absent then, or removed by then."""
+        ...
+
+    def contract_state(self, account_id: str, prefix: bytes, height: int, limit: int) -> list[tuple[bytes, bytes]]:
+        """The live (key, value) pairs of the account's contract as of the block at `height`
+        whose key starts with `prefix`, ascending by key bytes (nearcore's trie order), at most
+        `limit` of them (one range scan that stops there)."""
+        ...
+
     def info(self) -> StoreInfo:
         """Counts and bounds of the stored data."""
         ...
@@ -308,6 +322,10 @@ class ChainReader(Protocol):
         """Every (code hash, code)."""
         ...
 
+    def iter_contract_data(self) -> Iterator[tuple[str, bytes, int, bytes | None]]:
+        """Every (account id, storage key, height, value or None for a removal)."""
+        ...
+
     def iter_fetched(self) -> Iterator[str]:
         """Every key a fork marked as fetched."""
         ...
@@ -344,6 +362,12 @@ class ServingReader(Protocol):
     async def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]: ...
 
     async def contract_code(self, code_hash: str) -> bytes | None: ...
+
+    async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None: ...
+
+    async def contract_state(
+        self, account_id: str, prefix: bytes, height: int, limit: int
+    ) -> list[tuple[bytes, bytes]]: ...
 
     async def fetched(self, key: str) -> bool: ...
 
@@ -405,6 +429,12 @@ class WriteBatch(Protocol):
 
     def put_contract_code(self, code_hash: str, code: bytes) -> None:
         """Store contract code (wasm) under its hash, base58(sha256(code)), which is checked."""
+        ...
+
+    def put_contract_data(self, account_id: str, key: bytes, height: int, value: bytes | None) -> None:
+        """Record the value of one storage key of the account's contract as of the block at
+        `height`; None records that the key was removed at that height. The key and value sizes
+        are checked against the largest nearcore's runtime config allows."""
         ...
 
     def drop_block(self, block_hash: str) -> None:

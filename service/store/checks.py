@@ -12,6 +12,7 @@ validates samples) skips only the schema validation of whole documents, the cost
 from __future__ import annotations
 
 import hashlib
+from functools import cache
 from typing import Any
 
 import based58
@@ -20,6 +21,7 @@ import orjson
 from nearrpc.nearcore.account_id import account_id_problem
 from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, EPOCH_CONFIG_KEYS, ZERO_HASH
+from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.spec import validate_component
 from nearrpc.store.base import BLOCK_INDEX_FIELDS, StoredBlock, StoredEpoch, StoreIntegrityError
 from nearrpc.store.layout import MAX_HEIGHT, height_in_range
@@ -188,3 +190,42 @@ def check_block_hash(block_hash: str) -> None:
         decoded = b""
     if len(decoded) != 32:
         raise StoreIntegrityError(f"{block_hash[:60]!r} is not a block hash (base58 of 32 bytes)")
+
+
+@cache
+def storage_limits() -> tuple[int, int]:
+    """The longest storage key and value any protocol version lets a contract write
+    (`max_length_storage_key`, `max_length_storage_value` of the runtime config). The largest
+    over all versions: a key written before a version lowered the bound stays in the state."""
+    params = RuntimeParamStore.load()
+    limits = [params.nearcore_view(version, "mainnet")["wasm_config"] for version in params.stored_versions]
+    return (
+        max(int(view["limit_config"]["max_length_storage_key"]) for view in limits),  # type: ignore[index]
+        max(int(view["limit_config"]["max_length_storage_value"]) for view in limits),  # type: ignore[index]
+    )
+
+
+def check_contract_data(account_id: str, key: bytes, height: int, value: bytes | None) -> None:
+    """One storage key of a contract: bytes within nearcore's bounds, at a valid account."""
+    if not isinstance(account_id, str) or account_id_problem(account_id) is not None:
+        raise StoreIntegrityError(f"contract state of {account_id!r}: not a valid account id")
+    if not isinstance(key, bytes):
+        raise StoreIntegrityError(f"contract state of {account_id}: a storage key is bytes, got {type(key).__name__}")
+    _check_height(f"contract state of {account_id}", height)
+    max_key, max_value = storage_limits()
+    if len(key) > max_key:
+        raise StoreIntegrityError(
+            f"contract state of {account_id} at {height}: a storage key of {len(key)} bytes is longer than "
+            f"nearcore's max_length_storage_key ({max_key})"
+        )
+    if value is None:
+        return
+    if not isinstance(value, bytes):
+        raise StoreIntegrityError(
+            f"contract state of {account_id}: a storage value is bytes or None (removed), got {type(value).__name__}"
+        )
+    if len(value) > max_value:
+        raise StoreIntegrityError(
+            f"contract state of {account_id} at {height}: a storage value of {len(value)} bytes is longer than "
+            f"nearcore's max_length_storage_value ({max_value})"
+        )

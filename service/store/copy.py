@@ -27,6 +27,7 @@ class CopySummary:
     destination: StoreInfo
     access_keys: int = 0
     contract_codes: int = 0
+    contract_data: int = 0
 
 
 # Called with the number of rows written since the last call (for a progress bar).
@@ -51,6 +52,7 @@ def _counts(info: StoreInfo) -> dict[str, int]:
     return {
         "blocks": info.block_count, "epochs": info.epoch_count, "account_states": info.account_state_count,
         "access_keys": info.access_key_count, "contract_codes": info.contract_code_count,
+        "contract_data": info.contract_data_count,
     }  # fmt: skip
 
 
@@ -110,6 +112,9 @@ def copy_store(
                 for code_hash, code in reader.iter_contract_codes():
                     batch.put_contract_code(code_hash, code)
                     written("contract_codes")
+                for account_id, storage_key, height, value in reader.iter_contract_data():
+                    batch.put_contract_data(account_id, storage_key, height, value)
+                    written("contract_data")
                 genesis_hash = reader.genesis_hash()
                 if genesis_hash is not None:
                     batch.put_genesis_hash(genesis_hash)
@@ -124,7 +129,7 @@ def copy_store(
     _check_destination(destination_info, source_info, destination, was_empty=theirs is None)
     configs = (genesis is not None) + (client is not None)
     return CopySummary(counts["blocks"], counts["epochs"], counts["account_states"], configs, source_info,
-                       destination_info, counts["access_keys"], counts["contract_codes"])
+                       destination_info, counts["access_keys"], counts["contract_codes"], counts["contract_data"])
 
 
 def _check_read_all(counts: dict[str, int], info: StoreInfo) -> None:

@@ -12,6 +12,7 @@ from nearrpc.store.base import SCHEMA_VERSION, STORE_KINDS, StoredBlock, StoredE
 # Every table of the layout; a check reports the ones missing.
 TABLES: Final = (
     "nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states", "access_keys", "contract_codes",
+    "contract_data",
 )  # fmt: skip
 
 # Tables a store gets when it first needs them (`WriteBatch.put_fetched`); builds before them
@@ -35,6 +36,7 @@ GENESIS_HASH: Final = "genesis_hash"  # kept by a store without its genesis bloc
 COUNTERS: Final = {
     "blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count",
     "access_keys": "access_key_count", "contract_codes": "contract_code_count",
+    "contract_data": "contract_data_count",
 }  # fmt: skip
 VERSION_KEYS: Final = {kind: f"version_{kind}" for kind in STORE_KINDS}
 INFO_KEYS: Final = ["chain_id", "genesis_height", *COUNTERS.values()]
@@ -88,4 +90,13 @@ def info_from(meta: Mapping[str, str], earliest: StoredBlock | None, head: Store
         account_state_count=int(meta.get("account_state_count", 0)),
         access_key_count=int(meta.get("access_key_count", 0)),
         contract_code_count=int(meta.get("contract_code_count", 0)),
+        contract_data_count=int(meta.get("contract_data_count", 0)),
     )
+
+
+def prefix_end(prefix: bytes) -> bytes | None:
+    """The least byte string above every key that starts with `prefix` (both engines compare
+    keys byte by byte, a shorter key first); None when there is none (an empty prefix, or one
+    of 0xff bytes only): the range is then open above."""
+    stripped = prefix.rstrip(b"\xff")
+    return stripped[:-1] + bytes((stripped[-1] + 1,)) if stripped else None

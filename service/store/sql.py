@@ -39,6 +39,7 @@ from nearrpc.store.layout import (
     epoch_from_row,
     height_in_range,
     info_from,
+    prefix_end,
 )
 
 # At most this many problems are listed by a check (SQLite's own checks stop there too).
@@ -135,6 +136,18 @@ class SqlChainReader(ABC):
         row = self._one("contract_code", code_hash)
         return None if row is None else bytes(row[0])
 
+    def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        if height < 0:
+            return None
+        row = self._one("contract_value", account_id, key, min(height, MAX_HEIGHT))
+        return None if row is None or row[0] is None else bytes(row[0])
+
+    def contract_state(self, account_id: str, prefix: bytes, height: int, limit: int) -> list[tuple[bytes, bytes]]:
+        if height < 0 or limit <= 0:
+            return []
+        rows = self._all(*contract_state_lookup(account_id, prefix, height, limit))
+        return [(bytes(key), bytes(value)) for key, value in rows]
+
     def info(self) -> StoreInfo:
         return info_from(self._metas(INFO_KEYS), self.earliest_block(), self.head())
 
@@ -174,6 +187,16 @@ class SqlChainReader(ABC):
             for child, height, parent, parent_height, named in rows
         ]
 
+    # Rows of contract_data that no put writes (SQL over `contract_data` selecting account_id,
+    # height and why, for the largest key and value): what the engine's types do not rule out.
+    DAMAGED_CONTRACT_DATA_SQL: ClassVar[str]
+
+    def _contract_data_problems(self) -> list[str]:
+        max_key, max_value = checks.storage_limits()
+        sql = self.DAMAGED_CONTRACT_DATA_SQL.format(max_key=int(max_key), max_value=int(max_value))
+        rows = list(itertools.islice(self._scan(sql), MAX_PROBLEMS))
+        return [f"contract state of {account_id!r} at height {height}: {why}" for account_id, height, why in rows]
+
     def check(self, *, thorough: bool) -> StoreCheck:
         try:
             problems = self._storage_problems(thorough=thorough)
@@ -201,6 +224,11 @@ class SqlChainReader(ABC):
                 problems += self._link_problems()
             except StoreError as exc:
                 problems.append(f"cannot check the blocks' parent links: {exc}")
+        if thorough and "contract_data" in tables:
+            try:
+                problems += self._contract_data_problems()
+            except StoreError as exc:
+                problems.append(f"cannot check the contract state rows: {exc}")
         return StoreCheck(thorough, counts, tuple(problems[:MAX_PROBLEMS]))
 
     def import_progress(self) -> bytes | None:
@@ -248,6 +276,20 @@ class SqlChainReader(ABC):
     def iter_contract_codes(self) -> Iterator[tuple[str, bytes]]:
         for code_hash, code in self._scan("SELECT code_hash, code FROM contract_codes"):
             yield code_hash, bytes(code)
+
+    def iter_contract_data(self) -> Iterator[tuple[str, bytes, int, bytes | None]]:
+        for account_id, key, height, value in self._scan("SELECT account_id, key, height, value FROM contract_data"):
+            yield account_id, bytes(key), height, None if value is None else bytes(value)
+
+
+def contract_state_lookup(account_id: str, prefix: bytes, height: int, limit: int) -> tuple[Any, ...]:
+    """The named lookup and parameters of `contract_state`: keys from `prefix` up to the first
+    key past it (`contract_state_open` when no key is past it)."""
+    end = prefix_end(prefix)
+    height = min(height, MAX_HEIGHT)
+    if end is None:
+        return "contract_state_open", account_id, prefix, height, limit
+    return "contract_state", account_id, prefix, end, height, limit
 
 
 def latest_access_keys(rows: list[Any]) -> list[tuple[str, bytes]]:

@@ -24,6 +24,9 @@ Tables:
 - `access_keys`: (account_id, public_key, height) -> access key view (nonce, permission), NULL
   when deleted at that height; keys in their canonical spelling (`ed25519:...`).
 - `contract_codes`: code hash -> contract code (wasm bytes).
+- `contract_data`: (account_id, key, height) -> value of that storage key of the account's
+  contract (bytes; NULL when removed at that height). Keys and values are BLOBs, which SQLite
+  compares byte by byte (a shorter key first): nearcore's trie order.
 - `fetched(key)`, optional: what a fork (`nearrpc serve --upstream`) fetched from its upstream
   where the other tables cannot show it (`WriteBatch.put_fetched`).
 """
@@ -78,6 +81,17 @@ _SCHEMA_3_TABLES: Final = (
     ) WITHOUT ROWID""",
     "CREATE TABLE contract_codes (code_hash TEXT PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID",
 )
+# The table schema version 4 added (an upgrade from 3 creates it). Its primary key answers a
+# key's value at a height (one seek) and an account's keys from a prefix (one range scan).
+_SCHEMA_4_TABLES: Final = (
+    """CREATE TABLE contract_data (
+        account_id TEXT NOT NULL,
+        key BLOB NOT NULL,
+        height INTEGER NOT NULL,
+        value BLOB,
+        PRIMARY KEY (account_id, key, height)
+    ) WITHOUT ROWID""",
+)
 _DDL: Final = (
     "CREATE TABLE nearrpc_schema (version INTEGER NOT NULL)",
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
@@ -106,11 +120,12 @@ _DDL: Final = (
         PRIMARY KEY (account_id, height)
     ) WITHOUT ROWID""",
     *_SCHEMA_3_TABLES,
+    *_SCHEMA_4_TABLES,
     f"CREATE TABLE {FETCHED_TABLE} (key TEXT PRIMARY KEY) WITHOUT ROWID",
 )
 # What turns a store of an older schema version into the next one (`upgrade_store`): only
 # additions, so nothing stored changes.
-_UPGRADES: Final = {2: _SCHEMA_3_TABLES}
+_UPGRADES: Final = {2: _SCHEMA_3_TABLES, 3: _SCHEMA_4_TABLES}
 
 # The lookups readers run, by name. Tests check with EXPLAIN QUERY PLAN that each one is
 # answered from a primary key or index.
@@ -126,6 +141,16 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     # every state of the account's keys up to the height (sql.latest_access_keys picks each one's last)
     "access_keys": "SELECT public_key, height, view_json FROM access_keys WHERE account_id = ? AND height <= ?",
     "contract_code": "SELECT code FROM contract_codes WHERE code_hash = ?",
+    "contract_value": "SELECT value FROM contract_data WHERE account_id = ? AND key = ? AND height <= ? "
+    "ORDER BY height DESC LIMIT 1",
+    # each key's latest row at or below the height (SQLite takes a bare column from the max()
+    # row), walked in key order along the primary key by a co-routine that stops at the limit
+    # (an ORDER BY outside the subquery would sort all of it first)
+    "contract_state": "SELECT key, value FROM (SELECT key, value, max(height) FROM contract_data "
+    "WHERE account_id = ? AND key >= ? AND key < ? AND height <= ? GROUP BY key ORDER BY key) "
+    "WHERE value IS NOT NULL LIMIT ?",
+    "contract_state_open": "SELECT key, value FROM (SELECT key, value, max(height) FROM contract_data "
+    "WHERE account_id = ? AND key >= ? AND height <= ? GROUP BY key ORDER BY key) WHERE value IS NOT NULL LIMIT ?",
     "fetched": f"SELECT 1 FROM {FETCHED_TABLE} WHERE key = ?",
     "config": "SELECT json FROM config WHERE name = ?",
     "meta": "SELECT value FROM meta WHERE key = ?",
@@ -153,6 +178,7 @@ _EXISTS: Final = {
     "account_states": "SELECT 1 FROM account_states WHERE account_id = ? AND height = ?",
     "access_keys": "SELECT 1 FROM access_keys WHERE account_id = ? AND public_key = ? AND height = ?",
     "contract_codes": "SELECT 1 FROM contract_codes WHERE code_hash = ?",
+    "contract_data": "SELECT 1 FROM contract_data WHERE account_id = ? AND key = ? AND height = ?",
 }
 
 
@@ -199,6 +225,19 @@ class SqliteChainReader(SqlChainReader):
     """`ChainReader` over an SQLite connection."""
 
     PREV_HEIGHT_SQL = "json_extract(CAST(c.view_json AS TEXT), '$.header.prev_height')"
+    # SQLite keeps any type in any column: a key stored as text would sort apart from the rest
+    DAMAGED_CONTRACT_DATA_SQL = (
+        "SELECT account_id, height, CASE "
+        "WHEN typeof(key) <> 'blob' THEN 'its key is stored as ' || typeof(key) || ', not as bytes' "
+        "WHEN typeof(value) NOT IN ('blob', 'null') THEN "
+        "'its value is stored as ' || typeof(value) || ', not as bytes' "
+        "WHEN typeof(height) <> 'integer' THEN 'its height is stored as ' || typeof(height) || ', not as an integer' "
+        "WHEN length(key) > {max_key} THEN 'its key of ' || length(key) || ' bytes is longer than "
+        "max_length_storage_key ({max_key})' "
+        "ELSE 'its value of ' || length(value) || ' bytes is longer than max_length_storage_value ({max_value})' END "
+        "FROM contract_data WHERE typeof(key) <> 'blob' OR typeof(value) NOT IN ('blob', 'null') "
+        "OR typeof(height) <> 'integer' OR length(key) > {max_key} OR length(value) > {max_value}"
+    )
 
     def __init__(self, connection: _Connection, path: Path, *, owns_connection: bool) -> None:
         self._connection = connection
@@ -391,6 +430,16 @@ class SqliteWriteBatch(SqlWriteBatch):
         self._execute(
             "INSERT INTO contract_codes (code_hash, code) VALUES (?, ?) ON CONFLICT (code_hash) DO NOTHING",
             (code_hash, code),
+        )
+
+    def put_contract_data(self, account_id: str, key: bytes, height: int, value: bytes | None) -> None:
+        checks.check_contract_data(account_id, key, height, value)
+        self._touched.add("contract_data")
+        self._note_row("contract_data", account_id, key, height)
+        self._execute(
+            "INSERT INTO contract_data (account_id, key, height, value) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (account_id, key, height) DO UPDATE SET value = excluded.value",
+            (account_id, key, height, value),
         )
 
 
@@ -731,6 +780,14 @@ class SqliteServingReader:
 
     async def contract_code(self, code_hash: str) -> bytes | None:
         return self._in_read().contract_code(code_hash)
+
+    async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        return self._in_read().contract_value(account_id, key, height)
+
+    async def contract_state(
+        self, account_id: str, prefix: bytes, height: int, limit: int
+    ) -> list[tuple[bytes, bytes]]:
+        return self._in_read().contract_state(account_id, prefix, height, limit)
 
     async def fetched(self, key: str) -> bool:
         return self._in_read().fetched(key)

@@ -31,7 +31,7 @@ def test_init_creates_an_empty_store_and_leaves_one_as_it_is(postgres: PostgresS
         for _ in range(2):
             done = nearrpc("store", "init", location)
             assert done.returncode == 0, done.stderr
-            assert done.stdout == f"nearrpc store init: {shown} is a store of schema version 3 (empty)\n"
+            assert done.stdout == f"nearrpc store init: {shown} is a store of schema version 4 (empty)\n"
         reader = open_store(location, "read")
         assert reader.info().block_count == 0 and reader.chain_id() is None
         reader.close()
@@ -44,7 +44,8 @@ def test_copy_prints_what_it_copied(postgres: PostgresServer, sample: Path, tmp_
     assert postgres.password not in done.stdout + done.stderr
     chain = sample_chain()
     counts = (f"{len(chain.blocks)} blocks, {len(chain.epochs)} epochs, {len(chain.account_states)} account states, "
-              f"{len(chain.access_keys)} access key states, {len(chain.contract_codes)} contract codes, 2 configs")
+              f"{len(chain.access_keys)} access key states, {len(chain.contract_codes)} contract codes, "
+              f"{len(chain.contract_data)} contract state rows, 2 configs")
     assert counts in done.stdout
     assert "counts verified (chain 'nearrpc-localnet', heights 0..110)" in done.stdout
     back = tmp_path / "back.sqlite"

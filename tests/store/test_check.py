@@ -28,6 +28,7 @@ def test_a_sound_store_passes_with_its_counts(reader: ChainReader, chain: Sample
     assert check.counts == {
         "blocks": len(chain.blocks), "epochs": len(chain.epochs), "account_states": len(chain.account_states),
         "access_keys": len(chain.access_keys), "contract_codes": len(chain.contract_codes),
+        "contract_data": sum(1 for _ in reader.iter_contract_data()),
     }
 
 
@@ -96,8 +97,15 @@ def test_the_check_command_prints_counts(filled_store_file: Path, chain: SampleC
         f"{filled_store_file}: integrity check ok",
         f"chain {facts.chain_id}, heights {facts.genesis_height}..{facts.head_height}",
         f"{len(chain.blocks)} blocks, {len(chain.epochs)} epochs, {len(chain.account_states)} account states, "
-        f"{len(chain.access_keys)} access keys, {len(chain.contract_codes)} contract codes",
+        f"{len(chain.access_keys)} access keys, {len(chain.contract_codes)} contract codes, "
+        f"{_contract_rows(filled_store_file)} contract state rows",
     ]
+
+
+def _contract_rows(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        (rows,) = conn.execute("SELECT count(*) FROM contract_data").fetchone()
+    return int(rows)
 
 
 def test_the_check_command_lists_problems_and_fails(store_copy: Path) -> None:

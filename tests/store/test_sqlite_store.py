@@ -307,7 +307,7 @@ def test_unknown_schema_version_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     for mode in ("read", "write"):
-        with pytest.raises(StoreSchemaError, match=r"has store schema version 99, this build reads version 3"):
+        with pytest.raises(StoreSchemaError, match=r"has store schema version 99, this build reads version 4"):
             open_store(path, mode)
 
 
@@ -504,6 +504,9 @@ def test_lookup_uses_an_index(filled_store_file: Path, name: str) -> None:
         assert "TEMP B-TREE" not in step, (name, plan)
         if step.startswith("SEARCH"):
             assert "USING" in step and ("INDEX" in step or "PRIMARY KEY" in step), (name, plan)
+        elif name.startswith("contract_state"):
+            # the latest row per key, from a range of the primary key, read as it is produced
+            assert step in ("CO-ROUTINE (subquery-1)", "SCAN (subquery-1)"), (name, plan)
         else:
             # head/earliest: an ordered walk of the canonical-height index, stopped by LIMIT 1.
             assert step == "SCAN blocks USING INDEX blocks_canonical_height", (name, plan)
