@@ -109,3 +109,19 @@ def test_the_contract_accounts_run_the_built_contracts(facts: SampleFacts, chain
     codes = dict(chain.contract_codes)
     assert codes[facts.contract_code_hash] == wasm.COUNTER.code
     assert codes[facts.token_code_hash] == wasm.FT.code
+
+
+def test_the_store_holds_the_rows(facts: SampleFacts, reader: Any) -> None:
+    """The sample store answers each contract key at the heights around each change as the
+    generated rows say, and lists a contract's state as of a height."""
+    for row in facts.contract_data:
+        for height in (row.height - 1, row.height, facts.head_height):
+            if height >= facts.genesis_height:
+                assert reader.contract_value(row.account_id, row.key, height) == facts.contract_value(
+                    row.account_id, row.key, height
+                )
+    for height in (facts.genesis_height, 50, facts.head_height):
+        expected = sorted(_state(facts, facts.token_account, height).items())
+        assert reader.contract_state(facts.token_account, b"", height, 100) == expected
+        assert reader.contract_state(facts.token_account, b"b", height, 100) == [kv for kv in expected if kv[0] != b"t"]
+    assert sum(1 for _ in reader.iter_contract_data()) == len(facts.contract_data)
