@@ -153,11 +153,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     sources = group.add_subparsers(dest="source", required=True, metavar="SOURCE")
 
     genesis = sources.add_parser(
-        "genesis", help="nearcore's genesis.json (config + accounts, access keys, contract code), streamed",
+        "genesis", help="nearcore's genesis.json (config + accounts, access keys, contract code and state), streamed",
         description="Import nearcore's genesis.json: the config becomes the genesis_config answer (GenesisConfig "
         "fields in nearcore's order, defaults filled, legacy members dropped), every Account record an "
         "account state at the genesis height, every AccessKey record that account's access key there, and every "
-        "Contract record its code (by hash); other record kinds (contract data, receipts) are counted and skipped. "
+        "Contract record its code (by hash), every Data record that contract's storage key and value there; other "
+        "record kinds (receipts) are counted and skipped. "
         "The file is streamed, "
         "so multi-GB files import in bounded memory. No blocks are written (a genesis block's hash needs the "
         "state root).",

@@ -601,6 +601,16 @@ class ForkReader:
     async def client_config_json(self) -> bytes | None:
         return await self.local.client_config_json()
 
+    # Contract state: read from the store as it is for now (nothing fetched yet); a later step
+    # fetches each key a view call reads from the upstream, once, as anvil does.
+    async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        return await self.local.contract_value(account_id, key, height)
+
+    async def contract_state(
+        self, account_id: str, prefix: bytes, height: int, limit: int
+    ) -> list[tuple[bytes, bytes]]:
+        return await self.local.contract_state(account_id, prefix, height, limit)
+
     async def fetched(self, key: str) -> bool:
         return await self.local.fetched(key)
 

@@ -110,3 +110,21 @@ def contract_record(body: object) -> tuple[str, bytes]:
         return body["account_id"], base64.b64decode(body.get("code", ""), validate=True)
     except (binascii.Error, TypeError, ValueError):
         raise RecordError(f"Contract of {body['account_id']}: code must be base64") from None
+
+
+def data_record(body: object) -> tuple[str, bytes, bytes]:
+    """(account id, storage key, value) of a Data record body: one key of the account's contract
+    state, `{"account_id": ..., "data_key": <base64>, "value": <base64>}` (nearcore's
+    StateRecord::Data)."""
+    if not isinstance(body, dict) or not isinstance(body.get("account_id"), str):
+        raise RecordError("a Data record needs an object with a string account_id")
+    decoded = []
+    for member in ("data_key", "value"):
+        text = body.get(member)
+        try:
+            if not isinstance(text, str):
+                raise TypeError(member)
+            decoded.append(base64.b64decode(text, validate=True))
+        except (binascii.Error, TypeError, ValueError):
+            raise RecordError(f"Data of {body['account_id']}: {member} must be a base64 string") from None
+    return body["account_id"], decoded[0], decoded[1]

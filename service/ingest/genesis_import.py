@@ -2,8 +2,9 @@
 
 The config becomes the `genesis_config` result (projected onto GenesisConfig), every Account
 record an account state at the genesis height, every AccessKey record an access key state
-there, every Contract record its code (by hash); other record kinds (contract data, receipts)
-have no place in this interface and are counted. No block is
+there, every Contract record its code (by hash), every Data record one storage key of the
+account's contract state there; other record kinds (receipts) have no place in this interface
+and are counted. No block is
 written: the genesis block's hash depends on the state root, which only a node computes.
 """
 
@@ -27,6 +28,7 @@ from nearrpc.ingest.genesis_config import (
     access_key_record,
     account_state,
     contract_record,
+    data_record,
     project_genesis_config,
     record_kind,
 )
@@ -47,6 +49,7 @@ class GenesisSummary:
     accounts: int = 0
     access_keys: int = 0
     contracts: int = 0
+    contract_data: int = 0  # Data records: storage keys of contracts
     skipped: Counter[str] = field(default_factory=Counter)  # record kind -> count
     dropped_keys: tuple[str, ...] = ()
     defaulted_keys: tuple[str, ...] = ()
@@ -55,7 +58,7 @@ class GenesisSummary:
 
 
 class _RecordWriter:
-    """Writes Account, AccessKey and Contract records; counts the other kinds."""
+    """Writes Account, AccessKey, Contract and Data records; counts the other kinds."""
 
     def __init__(self, batch: WriteBatch, source: Path, prefix: str, summary: GenesisSummary) -> None:
         self._batch = batch
@@ -83,6 +86,11 @@ class _RecordWriter:
                 where = f"{where} (Contract of {account_id})"
                 self._batch.put_contract_code(code_hash(code), code)
                 self._summary.contracts += 1
+            elif kind == "Data":
+                account_id, key, value = data_record(body)
+                where = f"{where} (Data of {account_id})"
+                self._batch.put_contract_data(account_id, key, height, value)
+                self._summary.contract_data += 1
             else:
                 self._summary.skipped[kind] += 1
         except (RecordError, *_STORE_REFUSALS) as exc:
@@ -181,7 +189,8 @@ def describe(summary: GenesisSummary, store: str) -> list[str]:
         f"imported the genesis of chain {summary.chain_id!r} (height {summary.genesis_height}, protocol "
         f"{summary.protocol_version}) into {describe_location(store)} in {summary.seconds:.1f} s",
         f"  records: {summary.records}; account states written: {summary.accounts}; access keys: "
-        f"{summary.access_keys}; contract codes: {summary.contracts}; other records (not served by this "
+        f"{summary.access_keys}; contract codes: {summary.contracts}; contract state keys: "
+        f"{summary.contract_data}; other records (not served by this "
         f"interface): {skipped}",
         "  blocks: none (a genesis block's hash needs the state root; import blocks or record them from a node)",
     ]

@@ -25,6 +25,7 @@ from nearrpc.store.base import (
     StoredBlock,
     StoredEpoch,
     StoreError,
+    StoreIntegrityError,
     StoreNotFoundError,
     StoreOptions,
     StoreSchemaError,
@@ -59,6 +60,21 @@ _SCHEMA_3_TABLES: Final = (
     )""",
     'CREATE TABLE contract_codes (code_hash TEXT COLLATE "C" PRIMARY KEY, code BYTEA NOT NULL)',
 )
+# The table schema version 4 added (an upgrade from 3 creates it). Its primary key answers a
+# key's value at a height (one seek) and an account's keys from a prefix (one range scan);
+# BYTEA compares byte by byte, no collation: nearcore's trie order.
+_SCHEMA_4_TABLES: Final = (
+    """CREATE TABLE contract_data (
+        account_id TEXT COLLATE "C" NOT NULL,
+        key BYTEA NOT NULL,
+        height BIGINT NOT NULL,
+        value BYTEA,
+        PRIMARY KEY (account_id, key, height)
+    )""",
+)
+# A B-tree entry holds at most about 2.7 KB: the storage keys this backend indexes stop at
+# nearcore's max_length_storage_key of protocol 53 onwards (longer ones predate it).
+MAX_INDEXED_KEY: Final = 2048
 _DDL: Final = (
     "CREATE TABLE nearrpc_schema (version INTEGER NOT NULL)",
     'CREATE TABLE meta (key TEXT COLLATE "C" PRIMARY KEY, value TEXT NOT NULL)',
@@ -88,12 +104,13 @@ _DDL: Final = (
         PRIMARY KEY (account_id, height)
     )""",
     *_SCHEMA_3_TABLES,
+    *_SCHEMA_4_TABLES,
     f'CREATE TABLE {FETCHED_TABLE} (key TEXT COLLATE "C" PRIMARY KEY)',
 )
 
 # What turns a store of an older schema version into the next one (`upgrade_store`): only
 # additions, so nothing stored changes.
-_UPGRADES: Final = {2: _SCHEMA_3_TABLES}
+_UPGRADES: Final = {2: _SCHEMA_3_TABLES, 3: _SCHEMA_4_TABLES}
 
 # The lookups readers run, by name (the async serving reader runs the same text). Tests check
 # with EXPLAIN that each one is answered from a primary key or index.
@@ -110,6 +127,16 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     # every state of the account's keys up to the height (sql.latest_access_keys picks each one's last)
     "access_keys": "SELECT public_key, height, view_json FROM access_keys WHERE account_id = %s AND height <= %s",
     "contract_code": "SELECT code FROM contract_codes WHERE code_hash = %s",
+    "contract_value": "SELECT value FROM contract_data WHERE account_id = %s AND key = %s AND height <= %s "
+    "ORDER BY height DESC LIMIT 1",
+    # the account's rows of the key range in primary-key order; a row is its key's latest at or
+    # below the height when the next row has another key; the walk stops at the limit
+    "contract_state": "SELECT key, value FROM (SELECT key, value, lead(key) OVER (ORDER BY key, height) AS next_key "
+    "FROM contract_data WHERE account_id = %s AND key >= %s AND key < %s AND height <= %s) AS rows "
+    "WHERE next_key IS DISTINCT FROM key AND value IS NOT NULL ORDER BY key LIMIT %s",
+    "contract_state_open": "SELECT key, value FROM (SELECT key, value, lead(key) OVER (ORDER BY key, height) "
+    "AS next_key FROM contract_data WHERE account_id = %s AND key >= %s AND height <= %s) AS rows "
+    "WHERE next_key IS DISTINCT FROM key AND value IS NOT NULL ORDER BY key LIMIT %s",
     "fetched": f"SELECT 1 FROM {FETCHED_TABLE} WHERE key = %s",
     "config": "SELECT json FROM config WHERE name = %s",
     "meta": "SELECT value FROM meta WHERE key = %s",
@@ -130,6 +157,11 @@ BATCH_QUERIES: Final[dict[str, str]] = {
     "FROM unnest(%s::text[], %s::bigint[]) AS asked(account_id, height) "
     "CROSS JOIN LATERAL (SELECT view_json FROM account_states WHERE account_id = asked.account_id "
     "AND height <= asked.height ORDER BY height DESC LIMIT 1) AS state",
+    # each (account, storage key, height) asked: the key's latest row at or below the height
+    "contract_values": "SELECT asked.account_id, asked.key, asked.height, row.value "
+    "FROM unnest(%s::text[], %s::bytea[], %s::bigint[]) AS asked(account_id, key, height) "
+    "CROSS JOIN LATERAL (SELECT value FROM contract_data WHERE account_id = asked.account_id "
+    "AND key = asked.key AND height <= asked.height ORDER BY height DESC LIMIT 1) AS row",
 }
 
 # `xmax = 0` holds for a row this statement inserted, not for one it updated: new rows are counted
@@ -185,6 +217,14 @@ class PostgresChainReader(SqlChainReader):
     open batch has staged (`before_read`), so it sees the batch's own writes, as SQLite's does."""
 
     PREV_HEIGHT_SQL = "(convert_from(c.view_json, 'UTF8')::jsonb #>> '{header,prev_height}')::bigint"
+    DAMAGED_CONTRACT_DATA_SQL = (
+        "SELECT account_id, height, CASE WHEN height < 0 THEN 'its height is negative' "
+        "WHEN octet_length(key) > {max_key} THEN 'its key of ' || octet_length(key) || ' bytes is longer than "
+        "max_length_storage_key ({max_key})' "
+        "ELSE 'its value of ' || octet_length(value) || ' bytes is longer than max_length_storage_value "
+        "({max_value})' END FROM contract_data "
+        "WHERE height < 0 OR octet_length(key) > {max_key} OR octet_length(value) > {max_value}"
+    )
 
     def __init__(
         self,
@@ -249,15 +289,18 @@ class PostgresChainReader(SqlChainReader):
 # temporary table, then one set-based upsert (a few statements per chunk instead of one or two
 # round trips per row), which also bounds what a batch holds in memory.
 _CHUNK_ROWS: Final = 2000
+_CHUNK_BYTES: Final = 32 << 20
 
 _BLOCK_FIELDS: Final = "hash, height, prev_hash, epoch_id, last_final_block, last_ds_final_block, canonical, view_json"
 _BLOCK_TYPES: Final = ["text", "int8", "text", "text", "text", "text", "bool", "bytea"]
 _STATE_TYPES: Final = ["text", "int8", "bytea"]
 _KEY_TYPES: Final = ["text", "text", "int8", "bytea"]
+_DATA_TYPES: Final = ["text", "bytea", "int8", "bytea"]
 _STAGING: Final = (
     "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_blocks (LIKE blocks INCLUDING STORAGE) ON COMMIT DROP",
     "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_states (LIKE account_states) ON COMMIT DROP",
     "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_keys (LIKE access_keys) ON COMMIT DROP",
+    "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_data (LIKE contract_data) ON COMMIT DROP",
 )
 _FLUSH_BLOCKS: Final = (
     # a new canonical block at a height demotes the one it replaces to a fork block
@@ -285,6 +328,13 @@ _FLUSH_KEYS: Final = (
     "WITH upserted AS (INSERT INTO access_keys (account_id, public_key, height, view_json) "
     "SELECT account_id, public_key, height, view_json FROM nearrpc_staged_keys "
     "ON CONFLICT (account_id, public_key, height) DO UPDATE SET view_json = excluded.view_json "
+    "RETURNING (xmax = 0) AS new) SELECT count(*) FILTER (WHERE new) FROM upserted",
+)
+
+_FLUSH_DATA: Final = (
+    "WITH upserted AS (INSERT INTO contract_data (account_id, key, height, value) "
+    "SELECT account_id, key, height, value FROM nearrpc_staged_data "
+    "ON CONFLICT (account_id, key, height) DO UPDATE SET value = excluded.value "
     "RETURNING (xmax = 0) AS new) SELECT count(*) FILTER (WHERE new) FROM upserted",
 )
 
@@ -335,6 +385,8 @@ class PostgresWriteBatch(SqlWriteBatch):
         self._blocks = _Staged("blocks", "nearrpc_staged_blocks", _BLOCK_TYPES, _FLUSH_BLOCKS)
         self._states = _Staged("account_states", "nearrpc_staged_states", _STATE_TYPES, _FLUSH_STATES)
         self._keys = _Staged("access_keys", "nearrpc_staged_keys", _KEY_TYPES, _FLUSH_KEYS)
+        self._data = _Staged("contract_data", "nearrpc_staged_data", _DATA_TYPES, _FLUSH_DATA)
+        self._data_bytes = 0  # of the contract state rows staged
 
     def _execute(self, sql: str, params: tuple[object, ...] = ()) -> Any:
         self._ensure_open()
@@ -390,6 +442,7 @@ class PostgresWriteBatch(SqlWriteBatch):
         self._flush(self._blocks)
         self._flush(self._states)
         self._flush(self._keys)
+        self._flush(self._data)
 
     def _before_end(self) -> None:
         self.flush()
@@ -435,9 +488,25 @@ class PostgresWriteBatch(SqlWriteBatch):
             (code_hash, code),
         )
 
+    def put_contract_data(self, account_id: str, key: bytes, height: int, value: bytes | None) -> None:
+        checks.check_contract_data(account_id, key, height, value)
+        if len(key) > MAX_INDEXED_KEY:
+            raise StoreIntegrityError(
+                f"contract state of {account_id} at {height}: a storage key of {len(key)} bytes is longer than a "
+                f"PostgreSQL store indexes ({MAX_INDEXED_KEY} bytes, nearcore's max_length_storage_key since "
+                "protocol 53); keep this chain's state in an SQLite store"
+            )
+        self._touched.add("contract_data")
+        self._stage(self._data, (account_id, key, height, value), [(account_id, key, height)])
+        # values run to 4 MiB each: a chunk is also bounded by what it holds
+        self._data_bytes = 0 if not self._data.rows else self._data_bytes + len(key) + len(value or b"")
+        if self._data_bytes > _CHUNK_BYTES:
+            self._flush(self._data)
+            self._data_bytes = 0
+
     def discard(self) -> None:
         super().discard()
-        for staged in (self._blocks, self._states, self._keys):
+        for staged in (self._blocks, self._states, self._keys, self._data):
             staged.rows.clear()
 
 

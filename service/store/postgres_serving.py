@@ -48,7 +48,7 @@ from nearrpc.store.pg_batch import BatchedLookup
 from nearrpc.store.pg_connect import connect_kwargs, describe_target, reason, store_error
 from nearrpc.store.pg_pool import ConnectionPool
 from nearrpc.store.postgres import BATCH_QUERIES, LOOKUP_QUERIES
-from nearrpc.store.sql import latest_access_keys
+from nearrpc.store.sql import contract_state_lookup, latest_access_keys
 
 POLL_SECONDS: Final = 0.2
 
@@ -73,6 +73,7 @@ class PostgresServingReader:
         self._blocks_by_height = BatchedLookup[int, StoredBlock](self._fetch_blocks_by_height)
         self._blocks_by_hash = BatchedLookup[str, StoredBlock](self._fetch_blocks_by_hash)
         self._accounts = BatchedLookup[tuple[str, int], bytes](self._fetch_accounts)
+        self._contract_values = BatchedLookup[tuple[str, bytes, int], bytes](self._fetch_contract_values)
         self._has_fetched_table = False
 
     # -- pool and watcher
@@ -178,6 +179,14 @@ class PostgresServingReader:
         rows = await self._fetch_sql(BATCH_QUERIES["accounts"], "account lookup", accounts, heights, many=True)
         return {(account, height): bytes(view) for account, height, view in rows if view is not None}
 
+    async def _fetch_contract_values(
+        self, asked: Sequence[tuple[str, bytes, int]]
+    ) -> dict[tuple[str, bytes, int], bytes]:
+        columns = [list(column) for column in zip(*asked, strict=True)]
+        rows = await self._fetch_sql(BATCH_QUERIES["contract_values"], "contract_value lookup", *columns, many=True)
+        found = ((account, bytes(key), height, value) for account, key, height, value in rows)
+        return {(account, key, height): bytes(value) for account, key, height, value in found if value is not None}
+
     async def _metas(self, keys: list[str]) -> dict[str, str]:
         return {key: value for key, value in await self._fetch("metas", keys, many=True)}
 
@@ -228,6 +237,19 @@ class PostgresServingReader:
     async def contract_code(self, code_hash: str) -> bytes | None:
         row = await self._fetch("contract_code", code_hash)
         return None if row is None else bytes(row[0])
+
+    async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        if height < 0:
+            return None
+        return await self._contract_values.load((account_id, bytes(key), min(height, MAX_HEIGHT)))
+
+    async def contract_state(
+        self, account_id: str, prefix: bytes, height: int, limit: int
+    ) -> list[tuple[bytes, bytes]]:
+        if height < 0 or limit <= 0:
+            return []
+        name, *params = contract_state_lookup(account_id, prefix, height, limit)
+        return [(bytes(key), bytes(value)) for key, value in await self._fetch(name, *params, many=True)]
 
     async def fetched(self, key: str) -> bool:
         if not self._has_fetched_table:  # the optional table: once seen, it stays

@@ -232,11 +232,12 @@ class SqliteChainReader(SqlChainReader):
         "WHEN typeof(value) NOT IN ('blob', 'null') THEN "
         "'its value is stored as ' || typeof(value) || ', not as bytes' "
         "WHEN typeof(height) <> 'integer' THEN 'its height is stored as ' || typeof(height) || ', not as an integer' "
+        "WHEN height < 0 THEN 'its height is negative' "
         "WHEN length(key) > {max_key} THEN 'its key of ' || length(key) || ' bytes is longer than "
         "max_length_storage_key ({max_key})' "
         "ELSE 'its value of ' || length(value) || ' bytes is longer than max_length_storage_value ({max_value})' END "
         "FROM contract_data WHERE typeof(key) <> 'blob' OR typeof(value) NOT IN ('blob', 'null') "
-        "OR typeof(height) <> 'integer' OR length(key) > {max_key} OR length(value) > {max_value}"
+        "OR typeof(height) <> 'integer' OR height < 0 OR length(key) > {max_key} OR length(value) > {max_value}"
     )
 
     def __init__(self, connection: _Connection, path: Path, *, owns_connection: bool) -> None:

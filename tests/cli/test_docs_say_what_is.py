@@ -43,7 +43,7 @@ def test_importing_names_this_builds_schema_version() -> None:
 
 def test_import_genesis_help_names_every_record_kind_it_keeps() -> None:
     text = " ".join(nearrpc("import", "genesis", "--help", timeout=60).stdout.split())
-    for kind in ("Account record", "AccessKey record", "Contract record"):
+    for kind in ("Account record", "AccessKey record", "Contract record", "Data record"):
         assert kind in text, kind
 
 

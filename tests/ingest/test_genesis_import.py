@@ -75,12 +75,14 @@ def test_genesis_file_becomes_config_and_account_states(tmp_path: Path) -> None:
     accounts = [r for r in records if "Account" in r]
     keys = [r["AccessKey"] for r in records if "AccessKey" in r]
     contracts = [r["Contract"] for r in records if "Contract" in r]
-    assert keys and contracts
+    data = [r["Data"] for r in records if "Data" in r]
+    assert keys and contracts and len(data) >= 2
     assert (
         f"records: {len(records)}; account states written: {len(accounts)}; access keys: {len(keys)}; "
-        f"contract codes: {len(contracts)}" in done.stdout
+        f"contract codes: {len(contracts)}; contract state keys: {len(data)}; other records" in done.stdout
     )
     assert "AccessKey" not in done.stdout and "Contract" not in done.stdout and "PostponedReceipt" in done.stdout
+    assert "Data" not in done.stdout.replace("ReceivedData", "")
     assert "num_block_producer_seats_per_shard, avg_hidden_validator_seats_per_shard" in done.stdout
 
     reader = open_store(store, "read")
@@ -100,8 +102,16 @@ def test_genesis_file_becomes_config_and_account_states(tmp_path: Path) -> None:
         for contract in contracts:
             code = base64.b64decode(contract["code"])
             assert reader.contract_code(code_hash(code)) == code
+        for entry in data:  # one storage key each, at the genesis height
+            account_id, key = entry["account_id"], base64.b64decode(entry["data_key"])
+            assert reader.contract_value(account_id, key, GENESIS_HEIGHT) == base64.b64decode(entry["value"])
+            assert reader.contract_value(account_id, key, GENESIS_HEIGHT - 1) is None
+            assert reader.contract_state(account_id, b"", GENESIS_HEIGHT, 10) == [
+                (key, base64.b64decode(entry["value"]))
+            ]
         info = reader.info()
         assert (info.access_key_count, info.contract_code_count) == (len(keys), len(contracts))
+        assert info.contract_data_count == len(data)
         assert (info.chain_id, info.genesis_height, info.block_count, info.epoch_count) == (CHAIN_ID, 1000, 0, 0)
         assert info.account_state_count == len(accounts)
     finally:
@@ -233,6 +243,10 @@ def existing_store(tmp_path: Path) -> Path:
          r"records\[3\]: Account counter\.near: account\.storage_usage is missing"),
         (lambda r: r.__setitem__(9, {"AccessKey": {}, "Data": {}}),
          r"records\[9\]: a record must be an object with exactly one member"),
+        (lambda r: r.__setitem__(9, {"Data": {"account_id": "alice.near", "data_key": "S T", "value": ""}}),
+         r"records\[9\]: Data of alice\.near: data_key must be a base64 string"),
+        (lambda r: r.__setitem__(9, {"Data": {"account_id": "Bad", "data_key": "", "value": ""}}),
+         r"records\[9\] \(Data of Bad\): contract state of 'Bad': not a valid account id"),
     ],
 )
 def test_bad_record_names_file_and_index_and_stores_nothing(

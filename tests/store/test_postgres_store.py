@@ -86,6 +86,9 @@ def test_lookup_uses_an_index(filled: str, name: str) -> None:
         "access_keys": ("x", 5),
         "previous_epoch_block": (50, "x"),
         "next_block": (50,),
+        "contract_value": ("x", b"k", 5),
+        "contract_state": ("x", b"k", b"l", 5, 10),
+        "contract_state_open": ("x", b"k", 5, 10),
     }
     params = typed.get(name, ("x",) * query.count("%s"))
     with psycopg.connect(filled, autocommit=True) as conn:
@@ -101,6 +104,7 @@ def test_batched_lookup_uses_an_index(filled: str, name: str) -> None:
         "blocks_by_height": ([5, 6, 7],),
         "blocks_by_hash": (["x", "y"],),
         "accounts": (["x", "y"], [5, 6]),
+        "contract_values": (["x", "y"], [b"k", b"l"], [5, 6]),
     }[name]
     with psycopg.connect(filled, autocommit=True) as conn:
         conn.execute("SET enable_seqscan = off")

@@ -141,3 +141,18 @@ def test_a_version_no_upgrade_reaches_is_refused(store_copy: Path) -> None:
     code, out, err = _upgrade(store_copy)
     assert (code, out) == (2, "")
     assert err == f"nearrpc store upgrade: {store_copy} has store schema version 1, which this build cannot upgrade"
+
+
+def test_a_postgresql_store_of_schema_3_is_upgraded_and_takes_contract_state(pg_copy: str) -> None:
+    with psycopg.connect(pg_copy, autocommit=True) as conn:
+        _as_schema_3(conn.execute)
+    before = {table: rows for table, rows in dump(pg_copy).items() if table not in ("meta", "nearrpc_schema")}
+    with pytest.raises(StoreSchemaError, match=r"schema version 3, .* `nearrpc store upgrade --store "):
+        open_store(pg_copy, "read")
+    code, out, err = _upgrade(pg_copy)
+    assert (code, err) == (0, "") and out.endswith("upgraded from schema version 3 to 4 (tables added, nothing "
+                                                   "stored changed)")  # fmt: skip
+    after = dump(pg_copy)
+    assert all(after[table] == rows for table, rows in before.items())
+    _check_passes_and_serves(pg_copy)
+    _writes_and_reads_contract_state(pg_copy)
