@@ -87,9 +87,9 @@ class _RecordWriter:
                 self._batch.put_contract_code(code_hash(code), code)
                 self._summary.contracts += 1
             elif kind == "Data":
-                account_id, key, value = data_record(body)
+                account_id, data_key, value = data_record(body)
                 where = f"{where} (Data of {account_id})"
-                self._batch.put_contract_data(account_id, key, height, value)
+                self._batch.put_contract_data(account_id, data_key, height, value)
                 self._summary.contract_data += 1
             else:
                 self._summary.skipped[kind] += 1

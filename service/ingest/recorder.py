@@ -6,8 +6,11 @@ simply absent from the store, which is how the service answers for it too); the 
 of every epoch met, read at one of its blocks and kept verbatim; and the state of each chosen
 account at every block (an UNKNOWN_ACCOUNT answer is stored as "no such account" at that
 height, so replay answers UNKNOWN_ACCOUNT there as well); each chosen account's access keys at
-every block, written only where a key changed (`recorded_keys`); and the code of every contract
-a recorded state names, once, by its hash.
+every block, written only where a key changed (`recorded_keys`); the code of every contract
+a recorded state names, once, by its hash; and the contract state (`view_state`, no prefix) of
+each chosen account that has code, at every block, written only where a storage key changed
+(`recorded_state`). A state the node refuses to give (too large for its view_state limit, or a
+shard it does not track) is recorded as not held at that height (`contract_state_not_held`).
 
 The range is written in batches of consecutive heights. Each batch holds the blocks of its
 heights with their epochs, account states, key changes and new contract codes, and a progress
@@ -28,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from nearrpc.ingest import jsonio
+from nearrpc.ingest import jsonio, recorded_state
 from nearrpc.ingest.blocks_import import stored_block
 from nearrpc.ingest.epochs import recorded_epoch
 from nearrpc.ingest.errors import ImportRequestError, IngestError, located
@@ -37,7 +40,7 @@ from nearrpc.ingest.recorded_keys import KeyList, KeyRow, changed_rows, restorin
 from nearrpc.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
 from nearrpc.nearcore.public_key import canonical_public_key
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, ZERO_HASH
-from nearrpc.spec import SchemaViolation
+from nearrpc.spec import SchemaViolation, validate_component
 from nearrpc.store import (
     ACCOUNTS_CHOSEN,
     ChainReader,
@@ -46,6 +49,7 @@ from nearrpc.store import (
     StoreLocation,
     StoreOptions,
     WriteBatch,
+    contract_state_not_held,
     describe_location,
     held_account,
     open_store,
@@ -59,7 +63,11 @@ _VIEW_METHODS = {
     "view_account": "EXPERIMENTAL_view_account",
     "view_access_key_list": "EXPERIMENTAL_view_access_key_list",
     "view_code": "EXPERIMENTAL_view_code",
+    "view_state": "EXPERIMENTAL_view_state",
 }
+# What a node answers when it will not give a contract's state: more than its view_state
+# limit (nearcore's TooLargeContractState), or a shard it does not track.
+_STATE_NOT_GIVEN = ("TOO_LARGE_CONTRACT_STATE", "UNAVAILABLE_SHARD")
 _NO_CODE_HASH = ZERO_HASH  # an account without a contract of its own: the all-zero hash
 
 
@@ -117,6 +125,8 @@ class RecordSummary:
     absences: int = 0
     access_keys: int = 0  # key rows written (changes and deletions)
     contract_codes: int = 0
+    contract_state_rows: int = 0  # storage-key rows written (changes and removals)
+    states_not_held: list[str] = field(default_factory=list)  # "account at height": state not given
     batches: int = 0
     requests: int = 0
     retries: int = 0
@@ -135,6 +145,8 @@ class _Batch:
     states: list[tuple[str, int, dict[str, Any] | None]] = field(default_factory=list)
     keys: list[tuple[str, int, KeyList]] = field(default_factory=list)  # (account, height, listing)
     codes: dict[str, tuple[str, int, bytes]] = field(default_factory=dict)  # hash -> (account, height, code)
+    # (account, height, whole contract state or None: not given) of accounts with code
+    contract_states: list[tuple[str, int, recorded_state.ContractState | None]] = field(default_factory=list)
 
 
 class _Recorder:
@@ -170,8 +182,8 @@ class _Recorder:
             raise IngestError(f"height {height}: EXPERIMENTAL_protocol_config: the node answered {reply.describe()}")
         return epoch_id, reply.result
 
-    async def _ask_view(self, request_type: str, account_id: str, block_hash: str) -> RpcReply:
-        params: dict[str, Any] = {"block_id": block_hash, "account_id": account_id}
+    async def _ask_view(self, request_type: str, account_id: str, block_hash: str, **extra: Any) -> RpcReply:
+        params: dict[str, Any] = {"block_id": block_hash, "account_id": account_id, **extra}
         if request_type not in self._through_query:
             reply = await self._rpc.call(_VIEW_METHODS[request_type], params)
             if reply.cause != "METHOD_NOT_FOUND":
@@ -217,6 +229,33 @@ class _Recorder:
             return account_id, height, base64.b64decode(view["code_base64"], validate=True)
         except binascii.Error as exc:
             raise located(where, exc) from None
+
+    async def _contract_state(
+        self, account_id: str, height: int, block_hash: str
+    ) -> recorded_state.ContractState | None:
+        """The account's whole contract state at the block; None when the node will not give it."""
+        where = f"height {height}: view_state {account_id}"
+        reply = await self._ask_view("view_state", account_id, block_hash, prefix_base64="")
+        if reply.cause in _STATE_NOT_GIVEN:
+            return None
+        answer = reply.result
+        if reply.error is not None or not isinstance(answer, dict):
+            raise IngestError(f"{where}: the node answered {reply.describe()}")
+        if answer.get("block_hash") != block_hash or answer.get("block_height") != height:
+            raise IngestError(f"{where}: the state is of another block")
+        try:
+            validate_component("ViewStateResult", answer)
+            if answer.get("last_key") is not None:
+                raise ValueError("the node answered one page of the state (last_key), not all of it")
+            state = {
+                base64.b64decode(item["key"], validate=True): base64.b64decode(item["value"], validate=True)
+                for item in answer["values"]
+            }
+        except _REFUSALS as exc:
+            raise located(where, exc) from None
+        if len(state) != len(answer["values"]):
+            raise IngestError(f"{where}: a storage key is listed twice")
+        return state
 
     def _missing_codes(self, states: list[tuple[str, int, dict[str, Any] | None]]) -> dict[str, tuple[str, int]]:
         """The contracts the states name that the store lacks: hash -> (account, first height)."""
@@ -270,6 +309,14 @@ class _Recorder:
             for code_hash, (account, height) in missing.items()
         ))  # fmt: skip
         batch.codes = dict(zip(missing, codes, strict=True))
+        with_code = [(account, height) for account, height, state in batch.states if _has_code(state)]
+        contract_states = await asyncio.gather(*(
+            self._contract_state(account, height, batch.blocks[height]["header"]["hash"])
+            for account, height in with_code
+        ))  # fmt: skip
+        batch.contract_states = [
+            (account, height, state) for (account, height), state in zip(with_code, contract_states, strict=True)
+        ]
         return batch
 
     # -- writing to the store
@@ -308,6 +355,7 @@ class _Recorder:
                 except _REFUSALS as exc:
                     raise located(f"height {height}: account {account_id}", exc) from None
             summary.access_keys += self._write_keys(batch, fetched)
+            summary.contract_state_rows += self._write_contract_states(batch, fetched)
             for code_hash, (account_id, height, code) in fetched.codes.items():
                 try:
                     batch.put_contract_code(code_hash, code)
@@ -323,6 +371,7 @@ class _Recorder:
         summary.epochs += len(fetched.epochs)
         summary.account_states += len(fetched.states)
         summary.absences += sum(1 for _, _, state in fetched.states if state is None)
+        summary.states_not_held += [f"{a} at {h}" for a, h, state in fetched.contract_states if state is None]
 
     def _write_keys(self, batch: WriteBatch, fetched: _Batch) -> int:
         """Write the batch's key changes; how many rows that took."""
@@ -336,6 +385,27 @@ class _Recorder:
             rows.extend(restoring(reader, rows, fetched.heights[-1] + 1))
         for row in rows:
             _put_key(batch, row)
+        return len(rows)
+
+    def _write_contract_states(self, batch: WriteBatch, fetched: _Batch) -> int:
+        """Write the batch's storage-key changes and not-held marks; how many rows that took."""
+        reader = self._target.reader()
+        by_account: dict[str, list[tuple[int, recorded_state.ContractState | None]]] = {}
+        for account_id, height, state in sorted(fetched.contract_states, key=lambda entry: (entry[0], entry[1])):
+            by_account.setdefault(account_id, []).append((height, state))
+        rows = [row for account, states in by_account.items()
+                for row in recorded_state.changed_rows(reader, account, states)]  # fmt: skip
+        head = reader.head()
+        if rows and head is not None and head.height > fetched.heights[-1]:
+            rows.extend(recorded_state.restoring(reader, rows, fetched.heights[-1] + 1))
+        for row in rows:
+            try:
+                batch.put_contract_data(row.account_id, row.key, row.height, row.value)
+            except _REFUSALS as exc:
+                raise located(f"height {row.height}: contract state of {row.account_id}", exc) from None
+        for account_id, height, state in fetched.contract_states:
+            if state is None:
+                batch.put_fetched(contract_state_not_held(account_id, height))
         return len(rows)
 
 
@@ -495,5 +565,25 @@ def describe(summary: RecordSummary, recording: Recording) -> list[str]:
         f"  epochs with their protocol config: {summary.epochs}; account states: {summary.account_states} "
         f"({summary.absences} of them 'no such account') for {len(recording.accounts)} accounts",
         f"  access key states: {summary.access_keys} (where a key changed); contract codes: {summary.contract_codes}",
+        f"  contract state rows: {summary.contract_state_rows} (where a storage key changed); states not held: "
+        f"{len(summary.states_not_held)}" + _not_held(summary.states_not_held),
         f"  batches: {summary.batches}; requests: {summary.requests} ({rate:.0f}/s), retried: {summary.retries}",
     ]
+
+
+def _has_code(state: dict[str, Any] | None) -> bool:
+    """Whether an account state names a contract: its own code, or a global contract."""
+    if state is None:
+        return False
+    own = state.get("code_hash")
+    return (isinstance(own, str) and own != _NO_CODE_HASH) or any(
+        state.get(member) is not None for member in ("global_contract_hash", "global_contract_account_id")
+    )
+
+
+def _not_held(states: list[str]) -> str:
+    """The first heights whose contract state the node would not give (their rows are not held)."""
+    if not states:
+        return ""
+    shown = ", ".join(states[:5]) + (", ..." if len(states) > 5 else "")
+    return f" ({shown}: too large for the node's view_state, or a shard it does not track)"

@@ -33,7 +33,7 @@ from nearrpc.store.base import (
     WriteBatch,
     block_from_view,
 )
-from nearrpc.store.held import ACCOUNTS_CHOSEN, held_account
+from nearrpc.store.held import ACCOUNTS_CHOSEN, contract_state_not_held, held_account
 from nearrpc.store.locations import (
     StoreLocation,
     StoreMode,
@@ -67,6 +67,7 @@ __all__ = [
     "StoredEpoch",
     "WriteBatch",
     "block_from_view",
+    "contract_state_not_held",
     "describe_location",
     "held_account",
     "is_file_location",

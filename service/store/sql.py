@@ -286,7 +286,7 @@ def contract_state_lookup(account_id: str, prefix: bytes, height: int, limit: in
     """The named lookup and parameters of `contract_state`: keys from `prefix` up to the first
     key past it (`contract_state_open` when no key is past it)."""
     end = prefix_end(prefix)
-    height = min(height, MAX_HEIGHT)
+    height, limit = min(height, MAX_HEIGHT), min(limit, MAX_HEIGHT)  # both engines bind signed 64 bits
     if end is None:
         return "contract_state_open", account_id, prefix, height, limit
     return "contract_state", account_id, prefix, end, height, limit

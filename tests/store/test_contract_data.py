@@ -9,6 +9,7 @@ import asyncio
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -112,6 +113,7 @@ def test_the_limit_counts_live_keys(location: StoreLocation) -> None:
     # b1 (removed) does not take a place of the limit
     assert _state(location, b"b", 9, limit=1) == [(b"b", b"bare prefix")]
     assert _state(location, b"b1", 9, limit=1) == [] and _state(location, b"", 9, limit=0) == []
+    assert len(_state(location, b"", 1 << 70, limit=1 << 70)) == 6  # beyond 64 bits: every live key
 
 
 def test_rows_are_counted_once_and_bump_their_change_counter(location: StoreLocation) -> None:
@@ -246,3 +248,57 @@ def test_a_prefix_walk_stops_at_the_limit(tmp_path: Path) -> None:
         conn.executemany("INSERT INTO contract_data VALUES (?, ?, ?, ?)",
                          ((ALICE, b"m%05d" % i, 1, b"v") for i in range(20_000)))  # fmt: skip
     assert steps() == before
+
+
+def test_a_fork_reads_contract_state_from_its_store_without_asking_the_upstream(tmp_path: Path) -> None:
+    """For now a fork passes both lookups to its store as they are (a later step fetches the keys
+    a view call reads): an upstream where nothing listens is never asked."""
+    from nearrpc.fork.reader import ForkReader
+    from nearrpc.fork.upstream import Upstream, UpstreamSettings
+    from nearrpc.fork.writer import ForkWriter
+    from nearrpc.ingest.rpc_client import RetryPolicy
+    from tests.support.live_server import free_port
+
+    path = tmp_path / "fork.db"
+    _write(path)
+    settings = UpstreamSettings(f"http://127.0.0.1:{free_port()}", 1, 0, RetryPolicy(retries=0, backoff=0.01,
+                                                                                        timeout=1.0))  # fmt: skip
+
+    async def read() -> tuple[bytes | None, list[tuple[bytes, bytes]]]:
+        writer = ForkWriter(path, None)
+        fork = ForkReader(open_store(path, "serve"), Upstream(settings), writer, fork_height=None, miss_timeout=1.0)
+        try:
+            return await fork.contract_value(ALICE, b"STATE", 6), await fork.contract_state(ALICE, b"b", 7, 10)
+        finally:
+            await fork.local.close()
+            writer.close()
+
+    assert asyncio.run(read()) == (b"\x01", [(b"b1", b"x"), (b"b\xff", b"y")])
+
+
+def test_postgresql_writes_large_values_in_chunks_bounded_by_bytes(
+    postgres: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Values run to 4 MiB, so a batch's staged contract rows are written out by bytes as well as
+    by rows (here a bound of 10 bytes: a write-out every few rows of a few bytes each), and land all the same."""
+    from nearrpc.store import postgres as backend
+
+    monkeypatch.setattr(backend, "_CHUNK_BYTES", 10)
+    flushed: list[int] = []  # the contract rows each write-out carried
+    original = backend.PostgresWriteBatch._flush
+
+    def counting(batch: backend.PostgresWriteBatch, staged: Any) -> None:
+        if staged.table == "contract_data" and staged.rows:
+            flushed.append(len(staged.rows))
+        original(batch, staged)
+
+    monkeypatch.setattr(backend.PostgresWriteBatch, "_flush", counting)
+    url = postgres.create_database("chunks")
+    _write(url)
+    assert sum(flushed) == len(ROWS) and max(flushed) <= 3, flushed  # each write-out holds a few bytes
+    reader = open_store(url, "read")
+    try:
+        assert sorted(reader.iter_contract_data()) == sorted(ROWS)
+        assert reader.info().contract_data_count == len(ROWS)
+    finally:
+        reader.close()

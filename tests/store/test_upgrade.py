@@ -156,3 +156,15 @@ def test_a_postgresql_store_of_schema_3_is_upgraded_and_takes_contract_state(pg_
     assert all(after[table] == rows for table, rows in before.items())
     _check_passes_and_serves(pg_copy)
     _writes_and_reads_contract_state(pg_copy)
+
+
+def test_a_postgresql_upgrade_that_fails_leaves_the_store_as_it_was(pg_copy: str) -> None:
+    with psycopg.connect(pg_copy, autocommit=True) as conn:
+        _as_schema_3(conn.execute)
+        conn.execute("CREATE TABLE contract_data (something TEXT)")
+    before = dump(pg_copy)
+    code, out, err = _upgrade(pg_copy)
+    assert (code, out) == (1, "") and 'relation "contract_data" already exists' in err, err
+    assert err.count("\n") == 0 and dump(pg_copy) == before
+    with psycopg.connect(pg_copy, autocommit=True) as conn:
+        assert conn.execute("SELECT version FROM nearrpc_schema").fetchall() == [(3,)]
