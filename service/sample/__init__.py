@@ -5,6 +5,6 @@
 """
 
 from nearrpc.sample.build import build_sample_store, sample_chain, write_chain
-from nearrpc.sample.generator import AccountStateRow, SampleChain
+from nearrpc.sample.generator import AccountStateRow, ContractDataRow, SampleChain
 
-__all__ = ["AccountStateRow", "SampleChain", "build_sample_store", "sample_chain", "write_chain"]
+__all__ = ["AccountStateRow", "ContractDataRow", "SampleChain", "build_sample_store", "sample_chain", "write_chain"]

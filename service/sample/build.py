@@ -29,6 +29,8 @@ def write_chain(writer: ChainWriter, chain: SampleChain) -> None:
             batch.put_access_key(key.account_id, key.public_key, key.height, key.view_json)
         for code_hash, code in chain.contract_codes:
             batch.put_contract_code(code_hash, code)
+        for data in chain.contract_data:
+            batch.put_contract_data(data.account_id, data.key, data.height, data.value)
 
 
 def build_sample_store(location: StoreLocation) -> None:

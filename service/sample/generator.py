@@ -27,11 +27,16 @@ Rules it follows (nearcore's, simplified where noted):
   block the total supply equals the sum of all accounts' amount + locked.
 - Transactions are applied in the block that includes their chunk, on both sides (sample
   simplification: no receipts in flight between shards).
+- Contract state: the counter's calls and the token's transfers write the storage keys their
+  contracts would (layouts in wasm.py), one row per key changed at a height; an account's
+  storage_usage counts its code and each data record's key, value and 40 extra bytes, as
+  nearcore's does. The generator applies the calls itself; nothing executes the contracts here.
 """
 
 from __future__ import annotations
 
 import calendar
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +61,17 @@ class AccountStateRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ContractDataRow:
+    """One `put_contract_data` call: the value of a storage key of the account's contract after
+    the block at `height`, None when the key was removed in that block."""
+
+    account_id: str
+    key: bytes
+    height: int
+    value: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
 class SampleChain:
     """Everything the sample store holds, as the bytes that get stored."""
 
@@ -66,6 +82,7 @@ class SampleChain:
     account_states: tuple[AccountStateRow, ...]  # ascending height, then account id
     access_keys: tuple[AccessKeyRow, ...]  # ascending height, then account id and key
     contract_codes: tuple[tuple[str, bytes], ...]  # (code hash, code) of the deployed contracts
+    contract_data: tuple[ContractDataRow, ...]  # ascending height, then account id and key
 
 
 @dataclass(slots=True)
@@ -152,10 +169,17 @@ def _genesis_accounts() -> dict[str, _Account]:
         whole = 1 + crypto.det_int("implicit-balance", account_id) % 100
         fraction = crypto.det_int("implicit-fraction", account_id) % NEAR
         accounts[account_id] = _Account(amount=whole * NEAR + fraction)
+    # The counter holds no state until its first call; the token's records add their bytes
+    # (the builder's genesis data).
     accounts[scenario.CONTRACT] = _Account(
         amount=50 * NEAR,
         code_hash=crypto.code_hash(wasm.COUNTER.code),
-        storage_usage=scenario.BASE_STORAGE + len(wasm.COUNTER.code) + scenario.CONTRACT_STATE_STORAGE,
+        storage_usage=scenario.BASE_STORAGE + len(wasm.COUNTER.code),
+    )
+    accounts[scenario.TOKEN] = _Account(
+        amount=40 * NEAR + 3,
+        code_hash=crypto.code_hash(wasm.FT.code),
+        storage_usage=scenario.BASE_STORAGE + len(wasm.FT.code),
     )
     accounts[scenario.GLOBAL_PUBLISHER] = _Account(amount=320 * NEAR)
     accounts[scenario.GLOBAL_BY_HASH_USER] = _Account(
@@ -170,6 +194,22 @@ def _genesis_accounts() -> dict[str, _Account]:
     )
     accounts[scenario.TEMP] = _Account(amount=3 * NEAR + 17)
     return accounts
+
+
+def _genesis_token_data() -> dict[bytes, bytes]:
+    balances = dict(scenario.TOKEN_HOLDERS)
+    balances[scenario.TOKEN] = scenario.TOKEN_SUPPLY - sum(balances.values())
+    data = {b"t": _u128(scenario.TOKEN_SUPPLY)}
+    data.update((_balance_key(account_id), _u128(amount)) for account_id, amount in balances.items())
+    return data
+
+
+def _u128(value: int) -> bytes:
+    return value.to_bytes(16, "little")
+
+
+def _balance_key(account_id: str) -> bytes:
+    return b"b" + account_id.encode()
 
 
 def _ratio_apply(value: int, ratio: tuple[int, int]) -> int:
@@ -200,6 +240,8 @@ class _Builder:
         self.last_chunks: list[dict[str, Any]] = []
         self.counter_calls = 0
         self.keys = KeyLedger()
+        self.data: dict[str, dict[bytes, bytes]] = {scenario.CONTRACT: {}, scenario.TOKEN: {}}
+        self.data_rows: dict[tuple[int, str, bytes], bytes | None] = {}
         self.height = scenario.GENESIS_HEIGHT  # the height being built
         for shard in range(self.shard_count):
             members = [a for a in self.accounts if configs.shard_index(a) == shard]
@@ -207,6 +249,20 @@ class _Builder:
                 raise AssertionError(f"sample plan: shard {shard} has only {members}")
 
     # -- accounts ---------------------------------------------------------------------------
+
+    def _put_data(self, account_id: str, key: bytes, value: bytes | None) -> None:
+        """Write (None: remove) one storage key of the account's contract at the current
+        height, keeping its storage_usage equal to code + records as nearcore counts them."""
+        data = self.data[account_id]
+        old = data.pop(key, None)
+        record = len(key) + scenario.DATA_RECORD_EXTRA_BYTES
+        account = self.accounts[account_id]
+        if old is not None:
+            account.storage_usage -= record + len(old)
+        if value is not None:
+            data[key] = value
+            account.storage_usage += record + len(value)
+        self.data_rows[(self.height, account_id, key)] = value
 
     def _record(self, height: int, account_ids: list[str]) -> None:
         for account_id in sorted(set(account_ids)):
@@ -272,6 +328,7 @@ class _Builder:
                 touched.append(caller)
         if height % scenario.COUNTER_PERIOD == 3:
             touched += self._counter_call(work, produced, price)
+        touched += self._token_calls(height, chunk_of, price)
         touched += self._transfers(height, work, produced, price)
         return work, touched
 
@@ -297,9 +354,42 @@ class _Builder:
             return []
         self.counter_calls += 1
         self._charge(work[shard], caller, scenario.CALL_GAS, price, f"counter:{caller}", function_call=True)
-        if self.counter_calls % 2 == 0:  # every other call stores one more record
-            self.accounts[scenario.CONTRACT].storage_usage += 16
+        count = int.from_bytes(self.data[scenario.CONTRACT].get(b"STATE", bytes(8)), "little", signed=True)
+        count += -1 if self.counter_calls % scenario.COUNTER_DECREMENT_EVERY == 0 else 1
+        self._put_data(scenario.CONTRACT, b"STATE", count.to_bytes(8, "little", signed=True))
         return [caller, scenario.CONTRACT]
+
+    def _token_calls(self, height: int, chunk_of: Callable[[str, str], _ShardWork], price: int) -> list[str]:
+        """The height's ft_transfer and storage_unregister calls, each with 1 yoctoNEAR
+        attached (signed by the full-access key: the function-call key is for the counter)."""
+        touched: list[str] = []
+        balances = self.data[scenario.TOKEN]
+        for transfer in (t for t in scenario.TOKEN_TRANSFERS if t.height == height):
+            sender_key, receiver_key = _balance_key(transfer.sender), _balance_key(transfer.receiver)
+            sender_balance = int.from_bytes(balances[sender_key], "little")
+            if sender_balance < transfer.amount:
+                raise AssertionError(f"sample plan: {transfer.sender} holds too few tokens at {height}")
+            receiver_balance = int.from_bytes(balances.get(receiver_key, bytes(16)), "little")
+            work = chunk_of(transfer.sender, "token transfer")
+            self._charge(work, transfer.sender, scenario.CALL_GAS, price, f"ft_transfer:{transfer.sender}")
+            self._put_data(scenario.TOKEN, sender_key, _u128(sender_balance - transfer.amount))
+            self._put_data(scenario.TOKEN, receiver_key, _u128(receiver_balance + transfer.amount))
+            touched += self._attach_yocto(transfer.sender)
+        for unregister_height, account_id in scenario.TOKEN_UNREGISTERS:
+            if unregister_height != height:
+                continue
+            if balances[_balance_key(account_id)] != bytes(16):
+                raise AssertionError(f"sample plan: {account_id} still holds tokens at {height}")
+            work = chunk_of(account_id, "token unregister")
+            self._charge(work, account_id, scenario.CALL_GAS, price, f"storage_unregister:{account_id}")
+            self._put_data(scenario.TOKEN, _balance_key(account_id), None)
+            touched += self._attach_yocto(account_id)
+        return touched
+
+    def _attach_yocto(self, sender: str) -> list[str]:
+        self.accounts[sender].amount -= 1
+        self.accounts[scenario.TOKEN].amount += 1
+        return [sender, scenario.TOKEN]
 
     def _transfers(self, height: int, work: list[_ShardWork], produced: list[bool], price: int) -> list[str]:
         touched: list[str] = []
@@ -538,6 +628,8 @@ class _Builder:
         )
         self._store(header, scenario.VALIDATORS[0], self.last_chunks)
         self.epochs[0].votes.add(scenario.LATEST_PROTOCOL_VERSION)
+        for key, value in _genesis_token_data().items():
+            self._put_data(scenario.TOKEN, key, value)
         self._record(height, list(self.accounts))
         for account_id in sorted(self.accounts):
             self.keys.open_account(account_id, height, self.validator_keys.get(account_id))
@@ -679,7 +771,11 @@ class _Builder:
             epochs=epochs,
             account_states=tuple(rows),
             access_keys=self.keys.rows(),
-            contract_codes=((crypto.code_hash(wasm.COUNTER.code), wasm.COUNTER.code),),
+            contract_codes=tuple((crypto.code_hash(c.code), c.code) for c in (wasm.COUNTER, wasm.FT)),
+            contract_data=tuple(
+                ContractDataRow(account_id, key, height, value)
+                for (height, account_id, key), value in sorted(self.data_rows.items(), key=lambda item: item[0])
+            ),
         )
 
 

@@ -55,6 +55,8 @@ VALIDATORS = ("node0", "node1", "node2", "node3")
 VALIDATOR_STAKES = (52_000_000 * NEAR, 47_500_000 * NEAR, 41_250_000 * NEAR, 36_000_000 * NEAR)
 
 CONTRACT = f"counter.{TOP_LEVEL}"
+# The fungible-token contract's account (wasm.FT).
+TOKEN = f"token.{TOP_LEVEL}"
 GLOBAL_PUBLISHER = f"factory.{TOP_LEVEL}"
 GLOBAL_BY_HASH_USER = f"dapp.{TOP_LEVEL}"
 GLOBAL_BY_ACCOUNT_USER = f"widget.{TOP_LEVEL}"
@@ -89,7 +91,9 @@ STAKE_GAS = 1_057_417_500_000
 
 # Bytes: an account record plus one full-access key, what a fresh account uses.
 BASE_STORAGE = 182
-CONTRACT_STATE_STORAGE = 53
+# What each contract data record adds to its account's storage_usage besides its key and value
+# bytes (nearcore's num_extra_bytes_record in the runtime config).
+DATA_RECORD_EXTRA_BYTES = 40
 GLOBAL_CONTRACT_ID_STORAGE = 32
 
 
@@ -141,6 +145,40 @@ BURST_CALL_GAS = 290_000_000_000_000
 # Every COUNTER_PERIOD heights somebody calls the counter contract.
 COUNTER_PERIOD = 6
 COUNTER_CALLERS = (f"alice.{TOP_LEVEL}", f"bob.{TOP_LEVEL}", f"judy.{TOP_LEVEL}")
+
+# The counter's calls: the n-th (from 1) decrements when n is a multiple of this, else increments.
+COUNTER_DECREMENT_EVERY = 4
+
+# The token (18 decimals): its supply, and the genesis balances of a few accounts; the token's
+# own account holds the rest. Two of them exceed 2^64, so views print full u128 values.
+TOKEN_UNIT = 10**18
+TOKEN_SUPPLY = 10_000_000 * TOKEN_UNIT
+TOKEN_HOLDERS = (
+    (f"alice.{TOP_LEVEL}", 1_000_000 * TOKEN_UNIT),
+    (f"bob.{TOP_LEVEL}", 250_000 * TOKEN_UNIT),
+    (f"carol.{TOP_LEVEL}", 12_345_678_901_234_567_890),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenTransfer:
+    """An ft_transfer call (1 yoctoNEAR attached, as the standard requires), charged CALL_GAS."""
+
+    height: int
+    sender: str
+    receiver: str
+    amount: int
+
+
+TOKEN_TRANSFERS = (
+    TokenTransfer(22, f"alice.{TOP_LEVEL}", f"dave.{TOP_LEVEL}", 5_000 * TOKEN_UNIT),  # dave's first balance
+    TokenTransfer(47, f"bob.{TOP_LEVEL}", f"alice.{TOP_LEVEL}", 1_250 * TOKEN_UNIT + 1),
+    TokenTransfer(83, f"dave.{TOP_LEVEL}", f"carol.{TOP_LEVEL}", 5_000 * TOKEN_UNIT),  # dave's whole balance
+    TokenTransfer(95, f"carol.{TOP_LEVEL}", f"bob.{TOP_LEVEL}", 345_678_901_234_567_890),
+)
+# storage_unregister calls (NEP-145, 1 yoctoNEAR attached): an account whose token balance is 0
+# leaves the token, and its balance record is removed.
+TOKEN_UNREGISTERS = ((100, f"dave.{TOP_LEVEL}"),)
 
 # Accounts that send each other small transfers.
 TRANSFER_POOL = NAMED + SUB_ACCOUNTS + IMPLICIT + ETH_IMPLICIT

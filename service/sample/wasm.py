@@ -1,13 +1,16 @@
-"""Two small but well-formed WebAssembly modules, shaped like NEAR contracts.
+"""The sample chain's contracts, as WebAssembly bytes.
 
-They import host functions from `env`, export their methods and a memory, carry a data
-segment and a `producers` custom section, as rustc output does. The sample chain only
-needs their bytes for code hashes and storage sizes; nothing executes them.
+COUNTER and FT are built from WAT source in contracts/ (`python -m tools.build_contracts`;
+./check holds the committed .wasm to its source) and do what their source says: a view call
+runs them. GREETER, a global contract nobody calls, is assembled here: a well-formed module
+shaped like rustc output (host imports from `env`, a memory, a data segment, a `producers`
+section) whose bytes only give a code hash and a size.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 
 _MAGIC_AND_VERSION = b"\x00asm\x01\x00\x00\x00"
 _I64 = 0x7E
@@ -142,15 +145,9 @@ class Contract:
     code: bytes
 
 
-def _counter() -> Contract:
-    key = b"STATE"
-    methods = [
-        ("get_num", _read_method(len(key))),
-        ("increment", _write_method(len(key), 8)),
-        ("decrement", _write_method(len(key), 8)),
-        ("reset", _write_method(len(key), 8)),
-    ]
-    return Contract("counter", _module(key, methods, "1.86.0 (05f9846f8 2025-03-31)"))
+def _built(name: str) -> Contract:
+    # package data, so an installed wheel carries the bytes too
+    return Contract(name, (resources.files("nearrpc.sample") / "contracts" / f"{name}.wasm").read_bytes())
 
 
 def _greeter() -> Contract:
@@ -162,7 +159,10 @@ def _greeter() -> Contract:
     return Contract("greeter", _module(key, methods, "1.86.0 (05f9846f8 2025-03-31)"))
 
 
-# Deployed on the contract account of the sample chain.
-COUNTER = _counter()
+# Deployed on the contract account of the sample chain; key b"STATE" holds the count (i64 LE).
+COUNTER = _built("counter")
+# The fungible token on its own account; b"b" + account id -> balance, b"t" -> total supply
+# (u128 LE each).
+FT = _built("ft")
 # Published as a global contract (by hash) and used by the global-contract accounts.
 GREETER = _greeter()

@@ -40,6 +40,8 @@ def test_the_wheel_adds_only_the_nearrpc_namespace(installed: Path) -> None:
     assert "nearrpc/generated/openapi.json" in files
     assert "nearrpc/generated/openrpc.json" in files  # GET /openrpc.json and rpc.discover serve it
     assert any(name.startswith("nearrpc/runtime_params/data/") for name in files)
+    # the sample contracts and their source (nearrpc sample deploys the built bytes)
+    assert {"nearrpc/sample/contracts/counter.wasm", "nearrpc/sample/contracts/ft.wasm"} <= set(files)
     for generic in ("service", "generated", "tools", "tests"):
         probe = subprocess.run([installed / "python", "-c", f"import {generic}"], cwd=installed, capture_output=True)
         assert probe.returncode != 0, f"`import {generic}` works in a fresh venv with nearrpc installed"

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from nearrpc.nearcore.views import ZERO_HASH
-from nearrpc.sample import SampleChain, sample_chain, scenario
+from nearrpc.sample import ContractDataRow, SampleChain, sample_chain, scenario
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +52,11 @@ class SampleFacts:
     validators: tuple[str, ...]
     treasury_account: str
     registrar_account: str
-    contract_account: str  # the account with a locally deployed contract
+    contract_account: str  # the counter: the contract whose state has the key b"STATE"
     contract_code_hash: str
+    token_account: str  # the fungible token: the contract whose state has the key b"t" (total supply)
+    token_code_hash: str
+    contract_data: tuple[ContractDataRow, ...]  # every contract state row, ascending height
     global_contract_accounts: tuple[str, ...]  # views with global_contract_* members
     implicit_accounts: tuple[str, ...]  # 64-hex-character account ids
     accounts_at_genesis: tuple[str, ...]
@@ -74,6 +77,18 @@ class SampleFacts:
     def change_heights(self, account_id: str) -> tuple[int, ...]:
         """Heights at which the account's state was written (genesis included)."""
         return dict(self.state_heights).get(account_id, ())
+
+    def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        """The value of a contract's storage key as of the block at `height` (None: absent)."""
+        value = None
+        for row in self.contract_data:
+            if row.account_id == account_id and row.key == key and row.height <= height:
+                value = row.value
+        return value
+
+    def contract_change_heights(self, account_id: str, key: bytes) -> tuple[int, ...]:
+        """Heights at which a contract's storage key was written or removed."""
+        return tuple(r.height for r in self.contract_data if r.account_id == account_id and r.key == key)
 
     def epoch_at(self, height: int) -> EpochFacts:
         """The epoch of the block at `height` (or of the height, if skipped)."""
@@ -130,9 +145,14 @@ def derive_facts(chain: SampleChain) -> SampleFacts:
     created = sorted((a, rows[0][0]) for a, rows in rows_by_account.items() if rows[0][0] != genesis_height)
     deleted = sorted((a, height) for a, rows in rows_by_account.items() for height, view in rows if view is None)
     genesis_views = {a: rows[0][1] for a, rows in rows_by_account.items() if rows[0][0] == genesis_height}
-    contracts = [a for a, v in genesis_views.items() if v and v["code_hash"] != ZERO_HASH]
-    if len(contracts) != 1:
-        raise AssertionError(f"expected one contract account, found {contracts}")
+    contracts = {a: v["code_hash"] for a, v in genesis_views.items() if v and v["code_hash"] != ZERO_HASH}
+    keys_of: dict[str, set[bytes]] = {}
+    for data_row in chain.contract_data:
+        keys_of.setdefault(data_row.account_id, set()).add(data_row.key)
+    counters = [a for a in contracts if b"STATE" in keys_of.get(a, set())]
+    tokens = [a for a in contracts if b"t" in keys_of.get(a, set())]
+    if len(counters) != 1 or len(tokens) != 1 or len(contracts) != 2:
+        raise AssertionError(f"expected a counter and a token among the contract accounts, found {sorted(contracts)}")
     globals_ = sorted(
         a for a, v in genesis_views.items() if v and ("global_contract_hash" in v or "global_contract_account_id" in v)
     )
@@ -164,8 +184,11 @@ def derive_facts(chain: SampleChain) -> SampleFacts:
         # The registrar comes from the runtime config (not in the stored data); it is one of
         # the genesis accounts.
         registrar_account=scenario.REGISTRAR,
-        contract_account=contracts[0],
-        contract_code_hash=genesis_views[contracts[0]]["code_hash"],  # type: ignore[index]
+        contract_account=counters[0],
+        contract_code_hash=contracts[counters[0]],
+        token_account=tokens[0],
+        token_code_hash=contracts[tokens[0]],
+        contract_data=chain.contract_data,
         global_contract_accounts=tuple(globals_),
         implicit_accounts=tuple(a for a in at_genesis if len(a) == 64 and all(c in "0123456789abcdef" for c in a)),
         accounts_at_genesis=tuple(at_genesis),

@@ -100,7 +100,7 @@ def test_a_session_serves_the_sample_chain_and_its_facts(tmp_path: Path) -> None
     assert {tuple(pair) for pair in facts["access_keys"]} == {
         (row.account_id, row.public_key) for row in keys if row.account_id in facts["accounts"]
     }
-    assert facts["contract_code_hashes"] == [expected.contract_code_hash]
+    assert facts["contract_code_hashes"] == sorted([expected.contract_code_hash, expected.token_code_hash])
 
     # stopped with the session, its log kept
     assert not Path(f"/proc/{served['pid']}").exists()
