@@ -32,6 +32,8 @@ _no_nearrpc_environment  # autouse pytest fixture
 EXPERIMENTAL_protocol_config  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_account  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_code  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_call_function  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_view_state  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key_list  # handlers are called by method name from the generated dispatch table
 rpc_discover  # handlers are called by method name from the generated dispatch table (rpc.discover)
@@ -56,3 +58,4 @@ itersize  # psycopg named-cursor attribute: rows fetched per round trip
 frame  # signal handler signature
 codes  # StoreVersion counter, read by name through STORE_KINDS
 _no_ryuk  # autouse pytest fixture (tests/container)
+too_large_contract_state  # catalogue constructor the view_state step raises (issue 34: the store's contract data)
