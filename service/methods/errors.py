@@ -80,11 +80,12 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "gas_price": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
     # query's UNKNOWN_ACCESS_KEY is a result, not an error (nearcore's process_query_response);
     # UNAVAILABLE_SHARD answers the request types no stored data can answer.
-    # A failed call_function is a result with an `error` text too; TOO_LARGE_CONTRACT_STATE
-    # answers a view_state over the node's state size limit.
+    # A failed call_function is a result with an `error` text too. TOO_LARGE_CONTRACT_STATE
+    # (view_state over the node's state size limit) joins query's and EXPERIMENTAL_view_state's
+    # causes with the step that reads contract state: no input reaches it before.
     "query": (
         Cause.UNKNOWN_BLOCK, Cause.NO_SYNCED_BLOCKS, Cause.UNKNOWN_ACCOUNT, Cause.NO_CONTRACT_CODE,
-        Cause.TOO_LARGE_CONTRACT_STATE, Cause.UNAVAILABLE_SHARD, Cause.INTERNAL_ERROR,
+        Cause.UNAVAILABLE_SHARD, Cause.INTERNAL_ERROR,
     ),
     "EXPERIMENTAL_view_access_key": (Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCESS_KEY, Cause.INTERNAL_ERROR),
     "EXPERIMENTAL_view_access_key_list": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
@@ -97,9 +98,7 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "EXPERIMENTAL_call_function": (
         Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.CONTRACT_EXECUTION_ERROR, Cause.INTERNAL_ERROR,
     ),
-    "EXPERIMENTAL_view_state": (
-        Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.TOO_LARGE_CONTRACT_STATE, Cause.INTERNAL_ERROR,
-    ),
+    "EXPERIMENTAL_view_state": (Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.INTERNAL_ERROR),
     # the packaged OpenRPC document: nothing a store holds, so nothing to fail on
     "rpc.discover": (),
 }  # fmt: skip
