@@ -766,7 +766,7 @@ class RpcQueryRequest32Item(RootModel[str]):
     root: Annotated[
         str,
         Field(
-            max_length=198,
+            max_length=71,
             min_length=9,
             pattern="^call/(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+/[^/]+$",
         ),

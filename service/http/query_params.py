@@ -120,6 +120,8 @@ def request_members(request_type: str, fields: dict[str, Any], failed: Callable[
     for name in REQUEST_MEMBERS[request_type]:
         if name in fields:
             members[name] = fields[name]
+            if name == "limit" and isinstance(fields[name], float) and fields[name].is_integer():
+                members[name] = int(fields[name])  # an integral float is that integer, as JSON Schema reads it
         elif name not in _OPTIONAL:
             raise failed(f"missing field `{name}`")
     # serde's default fills an absent include_proof; a null one is no boolean (the generated

@@ -218,3 +218,14 @@ def test_bad_requests_are_parse_errors(http: httpx.Client, method: str, params: 
     answer = _answers(http, method, params)
     assert answer.status == 400 and answer.error["cause"]["name"] == "PARSE_ERROR"
     assert text in answer.error["cause"]["info"]["error_message"]
+
+
+@pytest.mark.live
+def test_an_integral_float_limit_is_that_integer(http: httpx.Client) -> None:
+    """JSON Schema reads 3.0 as the integer 3 (the contract run found it refused)."""
+    for method, params in (
+        ("EXPERIMENTAL_view_state", {"account_id": MISSING, "prefix_base64": "", "limit": 3.0, "finality": "final"}),
+        ("query", {"request_type": "view_state", "account_id": MISSING, "prefix_base64": "", "limit": 3.0,
+                   "finality": "final"}),
+    ):  # fmt: skip
+        assert _answers(http, method, params).error["cause"]["name"] == "UNKNOWN_ACCOUNT"
