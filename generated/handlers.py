@@ -60,6 +60,14 @@ class RpcHandlers(Protocol):
         """Result schema: RpcViewCodeResponse."""
         ...
 
+    async def EXPERIMENTAL_call_function(self, params: models.RpcCallFunctionRequest) -> bytes:
+        """Result schema: RpcCallFunctionResponse."""
+        ...
+
+    async def EXPERIMENTAL_view_state(self, params: models.RpcViewStateRequest) -> bytes:
+        """Result schema: RpcViewStateResponse."""
+        ...
+
     async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
         """Result schema: OpenRpcDocument."""
         ...

@@ -424,6 +424,56 @@ class RpcBlockRequest2(BaseModel):
     finality: Finality
 
 
+class Info1(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcCallFunctionError2(BaseModel):
+    info: Info1
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcCallFunctionError3(BaseModel):
+    info: Info1
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class Info3(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    contract_account_id: AccountId
+
+
+class RpcCallFunctionError4(BaseModel):
+    info: Info3
+    name: Literal["NO_CONTRACT_CODE"]
+
+
+class Info5(BaseModel):
+    error_message: str
+
+
+class RpcCallFunctionError6(BaseModel):
+    info: Info5
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcCallFunctionRequest2(BaseModel):
+    account_id: AccountId
+    args_base64: FunctionArgs
+    method_name: str
+    finality: Finality
+
+
+class RpcCallFunctionResponse(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    logs: list[str]
+    result: list[ResultItem]
+
+
 class RpcClientConfigErrorINTERNALERRORInfo(BaseModel):
     error_message: str
 
@@ -688,6 +738,54 @@ class RpcQueryRequest30(RootModel[tuple[RpcQueryRequest30Item, str]]):
     ]
 
 
+class RpcQueryRequest31Item(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=73,
+            min_length=11,
+            pattern="^contract/(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+$",
+        ),
+    ]
+
+
+class RpcQueryRequest31Item1(RootModel[str]):
+    root: Annotated[str, Field(max_length=10000, pattern="^[1-9A-HJ-NP-Za-km-z]*$")]
+
+
+class RpcQueryRequest31(
+    RootModel[tuple[RpcQueryRequest31Item, RpcQueryRequest31Item1]]
+):
+    root: Annotated[
+        tuple[RpcQueryRequest31Item, RpcQueryRequest31Item1],
+        Field(max_length=2, min_length=2, title="RpcQueryRequest"),
+    ]
+
+
+class RpcQueryRequest32Item(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            max_length=71,
+            min_length=9,
+            pattern="^call/(([a-z\\d]+[-_])*[a-z\\d]+\\.)*([a-z\\d]+[-_])*[a-z\\d]+/[^/]+$",
+        ),
+    ]
+
+
+class RpcQueryRequest32Item1(RootModel[str]):
+    root: Annotated[str, Field(max_length=10000, pattern="^[1-9A-HJ-NP-Za-km-z]*$")]
+
+
+class RpcQueryRequest32(
+    RootModel[tuple[RpcQueryRequest32Item, RpcQueryRequest32Item1]]
+):
+    root: Annotated[
+        tuple[RpcQueryRequest32Item, RpcQueryRequest32Item1],
+        Field(max_length=2, min_length=2, title="RpcQueryRequest"),
+    ]
+
+
 class RpcQueryResponse4(CallResult):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
@@ -860,6 +958,42 @@ class RpcViewCodeResponse(BaseModel):
     block_height: Annotated[int, Field(ge=0)]
     code_base64: str
     hash: CryptoHash
+
+
+class Info7(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
+
+
+class RpcViewStateError2(BaseModel):
+    info: Info7
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcViewStateError3(BaseModel):
+    info: Info7
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class Info9(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    contract_account_id: AccountId
+
+
+class RpcViewStateError4(BaseModel):
+    info: Info9
+    name: Literal["TOO_LARGE_CONTRACT_STATE"]
+
+
+class Info10(BaseModel):
+    error_message: str
+
+
+class RpcViewStateError5(BaseModel):
+    info: Info10
+    name: Literal["INTERNAL_ERROR"]
 
 
 class ShardId(RootModel[int]):
@@ -1691,6 +1825,12 @@ class JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError1(BaseModel):
     result: OpenRpcDocument
 
 
+class JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcCallFunctionResponse
+
+
 class JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError1(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
@@ -1812,6 +1952,40 @@ class RpcBlockRequest(
     root: Annotated[
         RpcBlockRequest1 | RpcBlockRequest2 | RpcBlockRequest3 | RpcBlockRequest4,
         Field(title="RpcBlockRequest"),
+    ]
+
+
+class Info(BaseModel):
+    block_reference: BlockReference
+
+
+class RpcCallFunctionError1(BaseModel):
+    info: Info
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcCallFunctionRequest1(BaseModel):
+    account_id: AccountId
+    args_base64: FunctionArgs
+    method_name: str
+    block_id: BlockId
+
+
+class RpcCallFunctionRequest3(BaseModel):
+    account_id: AccountId
+    args_base64: FunctionArgs
+    method_name: str
+    sync_checkpoint: SyncCheckpoint
+
+
+class RpcCallFunctionRequest(
+    RootModel[
+        RpcCallFunctionRequest1 | RpcCallFunctionRequest2 | RpcCallFunctionRequest3
+    ]
+):
+    root: Annotated[
+        RpcCallFunctionRequest1 | RpcCallFunctionRequest2 | RpcCallFunctionRequest3,
+        Field(title="RpcCallFunctionRequest"),
     ]
 
 
@@ -2109,6 +2283,8 @@ class RpcQueryRequest(
         | RpcQueryRequest28
         | RpcQueryRequest29
         | RpcQueryRequest30
+        | RpcQueryRequest31
+        | RpcQueryRequest32
     ]
 ):
     root: Annotated[
@@ -2141,7 +2317,9 @@ class RpcQueryRequest(
         | RpcQueryRequest27
         | RpcQueryRequest28
         | RpcQueryRequest29
-        | RpcQueryRequest30,
+        | RpcQueryRequest30
+        | RpcQueryRequest31
+        | RpcQueryRequest32,
         Field(title="RpcQueryRequest"),
     ]
 
@@ -2362,6 +2540,65 @@ class RpcViewCodeRequest(
     root: Annotated[
         RpcViewCodeRequest1 | RpcViewCodeRequest2 | RpcViewCodeRequest3,
         Field(title="RpcViewCodeRequest"),
+    ]
+
+
+class RpcViewStateError1(BaseModel):
+    info: Info
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcViewStateError(
+    RootModel[
+        RpcViewStateError1
+        | RpcViewStateError2
+        | RpcViewStateError3
+        | RpcViewStateError4
+        | RpcViewStateError5
+    ]
+):
+    root: (
+        RpcViewStateError1
+        | RpcViewStateError2
+        | RpcViewStateError3
+        | RpcViewStateError4
+        | RpcViewStateError5
+    )
+
+
+class RpcViewStateRequest1(BaseModel):
+    account_id: AccountId
+    after_key_base64: StoreKey | None = None
+    include_proof: bool = False
+    limit: Annotated[int | None, Field(ge=1, le=4294967295)] = None
+    prefix_base64: StoreKey
+    block_id: BlockId
+
+
+class RpcViewStateRequest2(BaseModel):
+    account_id: AccountId
+    after_key_base64: StoreKey | None = None
+    include_proof: bool = False
+    limit: Annotated[int | None, Field(ge=1, le=4294967295)] = None
+    prefix_base64: StoreKey
+    finality: Finality
+
+
+class RpcViewStateRequest3(BaseModel):
+    account_id: AccountId
+    after_key_base64: StoreKey | None = None
+    include_proof: bool = False
+    limit: Annotated[int | None, Field(ge=1, le=4294967295)] = None
+    prefix_base64: StoreKey
+    sync_checkpoint: SyncCheckpoint
+
+
+class RpcViewStateRequest(
+    RootModel[RpcViewStateRequest1 | RpcViewStateRequest2 | RpcViewStateRequest3]
+):
+    root: Annotated[
+        RpcViewStateRequest1 | RpcViewStateRequest2 | RpcViewStateRequest3,
+        Field(title="RpcViewStateRequest"),
     ]
 
 
@@ -2652,6 +2889,22 @@ class ErrorWrapperForRpcBlockError(
     )
 
 
+class ErrorWrapperForRpcCallFunctionError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcCallFunctionError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
 class ErrorWrapperForRpcClientConfigError1(BaseModel):
     cause: RpcRequestValidationErrorKind
     name: Literal["REQUEST_VALIDATION_ERROR"]
@@ -2906,6 +3159,44 @@ class ErrorWrapperForRpcViewCodeError3(BaseModel):
     data: Any | None = None
 
 
+class ErrorWrapperForRpcViewStateError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewStateError2(BaseModel):
+    cause: RpcViewStateError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewStateError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewStateError(
+    RootModel[
+        ErrorWrapperForRpcViewStateError1
+        | ErrorWrapperForRpcViewStateError2
+        | ErrorWrapperForRpcViewStateError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcViewStateError1
+        | ErrorWrapperForRpcViewStateError2
+        | ErrorWrapperForRpcViewStateError3
+    )
+
+
 class ExternalStorageConfig(BaseModel):
     external_storage_fallback_threshold: Annotated[int, Field(ge=0)] = 3
     location: ExternalStorageLocation | None = None
@@ -3108,6 +3399,16 @@ class GenesisConfig(BaseModel):
     """
 
 
+class JsonRpcRequestForEXPERIMENTALCallFunction(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_call_function"]
+    params: RpcCallFunctionRequest
+
+
 class JsonRpcRequestForEXPERIMENTALProtocolConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -3156,6 +3457,16 @@ class JsonRpcRequestForEXPERIMENTALViewCode(BaseModel):
     jsonrpc: Literal["2.0"]
     method: Literal["EXPERIMENTAL_view_code"]
     params: RpcViewCodeRequest
+
+
+class JsonRpcRequestForEXPERIMENTALViewState(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_view_state"]
+    params: RpcViewStateRequest
 
 
 class JsonRpcRequestForBlock(BaseModel):
@@ -3275,6 +3586,12 @@ class JsonRpcResponseForRpcStatusResponseAndRpcStatusError2(BaseModel):
     error: ErrorWrapperForRpcStatusError
 
 
+class JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcViewStateError
+
+
 class NetworkInfoView(BaseModel):
     connected_peers: list[PeerInfoView]
     known_producers: list[KnownProducerView]
@@ -3289,6 +3606,37 @@ class RpcBlockResponse(BaseModel):
     author: AccountId
     chunks: list[ChunkHeaderView]
     header: BlockHeaderView
+
+
+class Info4(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    vm_error: FunctionCallError
+
+
+class RpcCallFunctionError5(BaseModel):
+    info: Info4
+    name: Literal["CONTRACT_EXECUTION_ERROR"]
+
+
+class RpcCallFunctionError(
+    RootModel[
+        RpcCallFunctionError1
+        | RpcCallFunctionError2
+        | RpcCallFunctionError3
+        | RpcCallFunctionError4
+        | RpcCallFunctionError5
+        | RpcCallFunctionError6
+    ]
+):
+    root: (
+        RpcCallFunctionError1
+        | RpcCallFunctionError2
+        | RpcCallFunctionError3
+        | RpcCallFunctionError4
+        | RpcCallFunctionError5
+        | RpcCallFunctionError6
+    )
 
 
 class RpcQueryError2(BaseModel):
@@ -3413,6 +3761,14 @@ class RpcViewCodeError(
     )
 
 
+class RpcViewStateResponse(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    last_key: StoreKey | None = None
+    proof: list[str] | None = None
+    values: list[StateItem]
+
+
 class RuntimeFeesConfigView(BaseModel):
     action_creation_config: ActionCreationConfigView | None = None
     action_receipt_creation_config: Fee | None = None
@@ -3454,6 +3810,28 @@ class DetailedDebugStatus(BaseModel):
     current_header_head_status: BlockStatusView
     network_info: NetworkInfoView
     sync_status: str
+
+
+class ErrorWrapperForRpcCallFunctionError2(BaseModel):
+    cause: RpcCallFunctionError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcCallFunctionError(
+    RootModel[
+        ErrorWrapperForRpcCallFunctionError1
+        | ErrorWrapperForRpcCallFunctionError2
+        | ErrorWrapperForRpcCallFunctionError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcCallFunctionError1
+        | ErrorWrapperForRpcCallFunctionError2
+        | ErrorWrapperForRpcCallFunctionError3
+    )
 
 
 class ErrorWrapperForRpcViewAccessKeyError2(BaseModel):
@@ -3557,6 +3935,8 @@ class JsonRpcRequest(
         | JsonRpcRequestForEXPERIMENTALViewAccessKey
         | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
         | JsonRpcRequestForEXPERIMENTALViewCode
+        | JsonRpcRequestForEXPERIMENTALCallFunction
+        | JsonRpcRequestForEXPERIMENTALViewState
         | JsonRpcRequestForRpcDiscover
     ]
 ):
@@ -3572,6 +3952,8 @@ class JsonRpcRequest(
         | JsonRpcRequestForEXPERIMENTALViewAccessKey
         | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
         | JsonRpcRequestForEXPERIMENTALViewCode
+        | JsonRpcRequestForEXPERIMENTALCallFunction
+        | JsonRpcRequestForEXPERIMENTALViewState
         | JsonRpcRequestForRpcDiscover
     )
     """
@@ -3595,6 +3977,27 @@ class JsonRpcResponseForRpcBlockResponseAndRpcBlockError(
         JsonRpcResponseForRpcBlockResponseAndRpcBlockError1
         | JsonRpcResponseForRpcBlockResponseAndRpcBlockError2,
         Field(title="JsonRpcResponse_for_RpcBlockResponse_and_RpcBlockError"),
+    ]
+
+
+class JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcCallFunctionError
+
+
+class JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError(
+    RootModel[
+        JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError1
+        | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError1
+        | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError2,
+        Field(
+            title="JsonRpcResponse_for_RpcCallFunctionResponse_and_RpcCallFunctionError"
+        ),
     ]
 
 
@@ -3670,6 +4073,25 @@ class JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError(
         JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError1
         | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError2,
         Field(title="JsonRpcResponse_for_RpcViewCodeResponse_and_RpcViewCodeError"),
+    ]
+
+
+class JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcViewStateResponse
+
+
+class JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError(
+    RootModel[
+        JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError1
+        | JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError1
+        | JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError2,
+        Field(title="JsonRpcResponse_for_RpcViewStateResponse_and_RpcViewStateError"),
     ]
 
 
@@ -4077,6 +4499,8 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError
         | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError
         | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError
+        | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError
+        | JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError
         | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError
     ]
 ):
@@ -4092,6 +4516,8 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcViewAccessKeyResponseAndRpcViewAccessKeyError
         | JsonRpcResponseForRpcViewAccessKeyListResponseAndRpcViewAccessKeyListError
         | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError
+        | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError
+        | JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError
         | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError
     )
     """

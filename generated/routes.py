@@ -22,6 +22,8 @@ JSONRPC_PATHS: Final[dict[str, str | None]] = {
     "/EXPERIMENTAL_view_access_key": "EXPERIMENTAL_view_access_key",
     "/EXPERIMENTAL_view_access_key_list": "EXPERIMENTAL_view_access_key_list",
     "/EXPERIMENTAL_view_code": "EXPERIMENTAL_view_code",
+    "/EXPERIMENTAL_call_function": "EXPERIMENTAL_call_function",
+    "/EXPERIMENTAL_view_state": "EXPERIMENTAL_view_state",
     "/rpc.discover": "rpc.discover",
 }
 

@@ -85,6 +85,8 @@ EXTENSION_METHODS = (
     "EXPERIMENTAL_view_access_key",
     "EXPERIMENTAL_view_access_key_list",
     "EXPERIMENTAL_view_code",
+    "EXPERIMENTAL_call_function",
+    "EXPERIMENTAL_view_state",
 )
 # Every method the spec has a path for; the bump report and the changelog cover them all.
 METHODS = INTERFACE_METHODS + EXTENSION_METHODS

@@ -32,6 +32,8 @@ _no_nearrpc_environment  # autouse pytest fixture
 EXPERIMENTAL_protocol_config  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_account  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_code  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_call_function  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_view_state  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key_list  # handlers are called by method name from the generated dispatch table
 rpc_discover  # handlers are called by method name from the generated dispatch table (rpc.discover)
@@ -69,3 +71,4 @@ wasm_component_model  # wasmtime.Config property, set for nearrpc.contracts' eng
 parallel_compilation  # wasmtime.Config property, set for nearrpc.contracts' engine
 consume_fuel  # wasmtime.Config property, set for nearrpc.contracts' engine
 max_wasm_stack  # wasmtime.Config property, set for nearrpc.contracts' engine
+too_large_contract_state  # catalogue constructor the view_state step raises (issue 34: the store's contract data)

@@ -1,11 +1,15 @@
 """The request forms and bad requests of the methods beyond interface 1.2.14: status,
-gas_price, query and the EXPERIMENTAL views of access keys and code.
+gas_price, query and the EXPERIMENTAL views of access keys, code, contract calls and state.
 
 Each answer is judged as the five's are: the spec's schema, nearcore's error rules and
 statuses, and the block it names (query and the views name theirs). `query` is asked for
 `view_account` on every reference form, for the account's access keys and code, and in the
 legacy `[path, data]` form; an account may have no contract (NO_CONTRACT_CODE is within the
-rules).
+rules). A view call (`get_num`, no arguments) and a state listing are asked in every form, object
+and legacy, of the account: the call may fail in the contract (query: a result with an `error`
+text; EXPERIMENTAL_call_function: CONTRACT_EXECUTION_ERROR), a node may not track the shard
+(UNAVAILABLE_SHARD, which the EXPERIMENTAL methods give as INTERNAL_ERROR) or refuse a state too
+large to list; an account that cannot exist is UNKNOWN_ACCOUNT on each.
 """
 
 from __future__ import annotations
@@ -17,6 +21,51 @@ from nearrpc.conform.probes import Probe, RequestIds
 from nearrpc.methods.errors import Cause
 
 _NO_ACCOUNT = "no account known (name one with --account)"
+# A valid account id no chain has: a top-level name under 32 characters only the registrar creates.
+ABSENT_ACCOUNT = "no-such-account.nearrpc-conform"
+_CALL = {"method_name": "get_num", "args_base64": ""}
+_STATE = {"prefix_base64": ""}
+
+
+def _view_call_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
+    """query call_function / view_state in each form, and their EXPERIMENTAL methods."""
+    account, final = {"account_id": facts.account}, {"finality": "final"}
+    height, block_hash = facts.final_height, facts.final_hash
+    call_may_fail = Expect(height, block_hash, may_fail=(Cause.UNAVAILABLE_SHARD,))
+    experimental_call = Expect(height, block_hash, may_fail=(Cause.CONTRACT_EXECUTION_ERROR, Cause.INTERNAL_ERROR))
+    state_may_fail = Expect(height, block_hash, may_fail=(Cause.UNAVAILABLE_SHARD, Cause.TOO_LARGE_CONTRACT_STATE))
+    experimental_state = Expect(height, block_hash, may_fail=(Cause.TOO_LARGE_CONTRACT_STATE, Cause.INTERNAL_ERROR))
+    legacy_call = Expect(min_height=facts.final_height, may_fail=(Cause.UNAVAILABLE_SHARD,))
+    legacy_state = Expect(min_height=facts.final_height, may_fail=state_may_fail.may_fail)
+    return [
+        form_probe("query", "call_function finality final", {"request_type": "call_function", **account, **_CALL,
+                   **final}, call_may_fail, facts, ids),
+        form_probe("query", '["call/<id>/get_num", ""]', [f"call/{facts.account}/get_num", ""], legacy_call, facts,
+                   ids),
+        form_probe("EXPERIMENTAL_call_function", "finality final", {**account, **_CALL, **final}, experimental_call,
+                   facts, ids),
+        form_probe("query", "view_state finality final", {"request_type": "view_state", **account, **_STATE,
+                   **final}, state_may_fail, facts, ids),
+        form_probe("query", '["contract/<id>", ""]', [f"contract/{facts.account}", ""], legacy_state, facts, ids),
+        form_probe("EXPERIMENTAL_view_state", "finality final", {**account, **_STATE, **final}, experimental_state,
+                   facts, ids),
+    ]  # fmt: skip
+
+
+def _unknown_account_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
+    absent, final = {"account_id": ABSENT_ACCOUNT}, {"finality": "final"}
+    return [
+        refused("query", "unknown account: call_function", {"request_type": "call_function", **absent, **_CALL,
+                **final}, Cause.UNKNOWN_ACCOUNT, facts, ids),
+        refused("query", "unknown account: legacy call path", [f"call/{ABSENT_ACCOUNT}/get_num", ""],
+                Cause.UNKNOWN_ACCOUNT, facts, ids),
+        refused("EXPERIMENTAL_call_function", "unknown account", {**absent, **_CALL, **final}, Cause.UNKNOWN_ACCOUNT,
+                facts, ids),
+        refused("query", "unknown account: view_state", {"request_type": "view_state", **absent, **_STATE, **final},
+                Cause.UNKNOWN_ACCOUNT, facts, ids),
+        refused("EXPERIMENTAL_view_state", "unknown account", {**absent, **_STATE, **final}, Cause.UNKNOWN_ACCOUNT,
+                facts, ids),
+    ]  # fmt: skip
 
 
 def _form_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, str]]:
@@ -52,6 +101,7 @@ def _form_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, str
         (form_probe("EXPERIMENTAL_view_code", "finality final", {**account, **final}, code_may_fail, facts, ids),
          why_not),
     ]  # fmt: skip
+    probes += [(probe, why_not) for probe in _view_call_probes(facts, ids)]
     return probes
 
 
@@ -69,6 +119,7 @@ def _bad_requests(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, st
                  Cause.UNKNOWN_BLOCK, facts, ids), why_not),
         (refused("EXPERIMENTAL_view_access_key", "unknown access key", no_key, Cause.UNKNOWN_ACCESS_KEY, facts,
                  ids), why_not),
+        *((probe, "") for probe in _unknown_account_probes(facts, ids)),
     ]  # fmt: skip
 
 

@@ -51,6 +51,8 @@ _BLOCK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "query": (("block_height",), ("block_hash",)),
     "EXPERIMENTAL_view_access_key_list": (("block_height",), ("block_hash",)),
     "EXPERIMENTAL_view_code": (("block_height",), ("block_hash",)),
+    "EXPERIMENTAL_call_function": (("block_height",), ("block_hash",)),
+    "EXPERIMENTAL_view_state": (("block_height",), ("block_hash",)),
 }
 
 

@@ -18,7 +18,14 @@ from pydantic_core import ErrorDetails
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import MethodSpec
-from nearrpc.http.query_params import checked_public_key, is_legacy_form, legacy_query, query_members
+from nearrpc.http.query_params import (
+    REQUEST_TYPE_OF_METHOD,
+    checked_public_key,
+    is_legacy_form,
+    legacy_query,
+    query_members,
+    request_members,
+)
 from nearrpc.methods.blocks import height_of
 from nearrpc.methods.errors import RpcError, parse_error
 from nearrpc.nearcore.account_id import account_id_problem
@@ -141,6 +148,8 @@ def normalise(method: MethodSpec, params: object) -> dict[str, Any] | tuple[obje
     normalised: dict[str, Any] = {}
     if method.name == "query":
         normalised.update(query_members(fields, _failed))
+    elif method.name in REQUEST_TYPE_OF_METHOD:
+        normalised.update(request_members(REQUEST_TYPE_OF_METHOD[method.name], fields, _failed))
     if "account_id" in normalised or ("account_id" in method.params_members and method.name != "query"):
         normalised["account_id"] = _account_id(fields)
     if "public_key" in normalised or ("public_key" in method.params_members and method.name != "query"):

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 from nearrpc.methods.errors import parse_error
 from nearrpc.nearcore.account_id import account_id_problem
-from nearrpc.nearcore.base58 import Base58Error, decode_bounded
+from nearrpc.nearcore.base58 import Base58Error, BufferTooSmall, decode_capped
 from nearrpc.nearcore.echo import shown
 from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 
@@ -35,9 +35,10 @@ REQUEST_MEMBERS: Final[dict[str, tuple[str, ...]]] = {
     "view_global_contract_code_by_account_id": ("account_id",),
 }
 _OPTIONAL: Final = frozenset({"include_proof", "after_key_base64", "limit"})
-# The legacy path's base58 `data` (a state prefix, call arguments) has no size in nearcore;
-# decoding costs the square of its length, so longer data is refused (spec/DEVIATIONS.md).
-LEGACY_DATA_CHARS: Final = 8192
+# nearcore's QUERY_DATA_MAX_SIZE (chain/jsonrpc/src/api/query.rs): the legacy path's base58 `data`
+# (a state prefix, call arguments) decodes onto at most this many bytes less the path's length;
+# decode_capped reads no more of it than could fit, so a long text costs what a fitting one does.
+QUERY_DATA_MAX_SIZE: Final = 10 * 1024
 
 
 def is_legacy_form(params: object) -> bool:
@@ -52,10 +53,14 @@ def _legacy_account(text: str) -> str:
     return text
 
 
-def _legacy_data(data: str) -> str:
-    """The base58 `data` of a contract/call path, as the base64 the object form carries."""
+def _legacy_data(path: str, data: str) -> str:
+    """The base58 `data` of a contract/call path, as the base64 the object form carries
+    (`parse_bs58_data`: a buffer of the smaller of the budget and the text's length)."""
+    budget = max(0, QUERY_DATA_MAX_SIZE - len(path.encode("utf-8")))
     try:
-        return base64.b64encode(decode_bounded(data, LEGACY_DATA_CHARS)).decode("ascii")
+        return base64.b64encode(decode_capped(data, min(budget, len(data)))).decode("ascii")
+    except BufferTooSmall:
+        raise parse_error("Query data size is too large") from None
     except Base58Error as problem:
         raise parse_error(str(problem)) from None
 
@@ -79,14 +84,21 @@ def legacy_query(path: str, data: str) -> dict[str, Any]:
     elif command == "code":
         request["request_type"] = "view_code"
     elif command == "contract":
-        request.update(request_type="view_state", prefix_base64=_legacy_data(data), include_proof=False)
+        request.update(request_type="view_state", prefix_base64=_legacy_data(path, data), include_proof=False)
     elif command == "call":
         if extra is None:
             raise parse_error("Method name is missing")
-        request.update(request_type="call_function", method_name=extra, args_base64=_legacy_data(data))
+        request.update(request_type="call_function", method_name=extra, args_base64=_legacy_data(path, data))
     else:
         raise parse_error(f"Unknown path {shown(command)}")
     return request
+
+
+# The EXPERIMENTAL methods that take one request type's members, with no `request_type`.
+REQUEST_TYPE_OF_METHOD: Final[dict[str, str]] = {
+    "EXPERIMENTAL_call_function": "call_function",
+    "EXPERIMENTAL_view_state": "view_state",
+}
 
 
 def query_members(fields: dict[str, Any], failed: Callable[[str], Exception]) -> dict[str, Any]:
@@ -99,10 +111,17 @@ def query_members(fields: dict[str, Any], failed: Callable[[str], Exception]) ->
             raise failed("invalid type: expected a string for `request_type`")
         expected = ", ".join(f"`{name}`" for name in REQUEST_MEMBERS)
         raise failed(f"unknown variant `{shown(request_type)}`, expected one of {expected}")
-    members: dict[str, Any] = {"request_type": request_type}
+    return {"request_type": request_type, **request_members(request_type, fields, failed)}
+
+
+def request_members(request_type: str, fields: dict[str, Any], failed: Callable[[str], Exception]) -> dict[str, Any]:
+    """The members `request_type` reads from an object form (query's, or its EXPERIMENTAL method's)."""
+    members: dict[str, Any] = {}
     for name in REQUEST_MEMBERS[request_type]:
         if name in fields:
             members[name] = fields[name]
+            if name == "limit" and isinstance(fields[name], float) and fields[name].is_integer():
+                members[name] = int(fields[name])  # an integral float is that integer, as JSON Schema reads it
         elif name not in _OPTIONAL:
             raise failed(f"missing field `{name}`")
     # serde's default fills an absent include_proof; a null one is no boolean (the generated

@@ -27,6 +27,8 @@ class Cause(enum.StrEnum):
     UNKNOWN_ACCOUNT = "UNKNOWN_ACCOUNT"
     UNKNOWN_ACCESS_KEY = "UNKNOWN_ACCESS_KEY"
     NO_CONTRACT_CODE = "NO_CONTRACT_CODE"
+    CONTRACT_EXECUTION_ERROR = "CONTRACT_EXECUTION_ERROR"
+    TOO_LARGE_CONTRACT_STATE = "TOO_LARGE_CONTRACT_STATE"
     UNAVAILABLE_SHARD = "UNAVAILABLE_SHARD"
     NO_SYNCED_BLOCKS = "NO_SYNCED_BLOCKS"
     INTERNAL_ERROR = "INTERNAL_ERROR"
@@ -55,6 +57,8 @@ CATALOGUE: Final[dict[Cause, ErrorKind]] = {
         ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_ACCOUNT, -32000, "Server error", True, 200),
         ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_ACCESS_KEY, -32000, "Server error", True, 200),
         ErrorKind("HANDLER_ERROR", Cause.NO_CONTRACT_CODE, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.CONTRACT_EXECUTION_ERROR, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.TOO_LARGE_CONTRACT_STATE, -32000, "Server error", True, 200),
         ErrorKind("HANDLER_ERROR", Cause.UNAVAILABLE_SHARD, -32000, "Server error", True, 200),
         ErrorKind("HANDLER_ERROR", Cause.NO_SYNCED_BLOCKS, -32000, "Server error", False, 200),
         ErrorKind("INTERNAL_ERROR", Cause.INTERNAL_ERROR, -32000, "Server error", True, 500),
@@ -76,6 +80,9 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "gas_price": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
     # query's UNKNOWN_ACCESS_KEY is a result, not an error (nearcore's process_query_response);
     # UNAVAILABLE_SHARD answers the request types no stored data can answer.
+    # A failed call_function is a result with an `error` text too. TOO_LARGE_CONTRACT_STATE
+    # (view_state over the node's state size limit) joins query's and EXPERIMENTAL_view_state's
+    # causes with the step that reads contract state: no input reaches it before.
     "query": (
         Cause.UNKNOWN_BLOCK, Cause.NO_SYNCED_BLOCKS, Cause.UNKNOWN_ACCOUNT, Cause.NO_CONTRACT_CODE,
         Cause.UNAVAILABLE_SHARD, Cause.INTERNAL_ERROR,
@@ -85,13 +92,20 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "EXPERIMENTAL_view_code": (
         Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.NO_CONTRACT_CODE, Cause.INTERNAL_ERROR,
     ),
+    # jsonrpc-primitives types/call_function.rs and view_state.rs: a failed call (no code
+    # included: the VM's CodeDoesNotExist) is CONTRACT_EXECUTION_ERROR; UNAVAILABLE_SHARD
+    # folds into INTERNAL_ERROR as for the views.
+    "EXPERIMENTAL_call_function": (
+        Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.CONTRACT_EXECUTION_ERROR, Cause.INTERNAL_ERROR,
+    ),
+    "EXPERIMENTAL_view_state": (Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.INTERNAL_ERROR),
     # the packaged OpenRPC document: nothing a store holds, so nothing to fail on
     "rpc.discover": (),
 }  # fmt: skip
 # The EXPERIMENTAL views: their UNKNOWN_BLOCK names the reference, their data is its Display text.
 _VIEW_METHODS: Final = frozenset({
     "EXPERIMENTAL_view_account", "EXPERIMENTAL_view_access_key", "EXPERIMENTAL_view_access_key_list",
-    "EXPERIMENTAL_view_code",
+    "EXPERIMENTAL_view_code", "EXPERIMENTAL_call_function", "EXPERIMENTAL_view_state",
 })  # fmt: skip
 _UNOBSERVED_BLOCK: Final = "Block either has never been observed on the node or has been garbage collected: "
 
@@ -199,6 +213,36 @@ def no_contract_code(account_id: str, block_height: int, block_hash: str) -> Rpc
         {"contract_account_id": account_id, "block_height": block_height, "block_hash": block_hash},
         f"Contract code for contract ID #{account_id} has never been observed on the node",
     )
+
+
+def contract_execution_error(vm_error: object, vm_error_debug: str, block_height: int, block_hash: str) -> RpcError:
+    """EXPERIMENTAL_call_function's failed call (jsonrpc-primitives types/call_function.rs):
+    `vm_error` is the RpcFunctionCallError as JSON (e.g. {"MethodResolveError": "MethodNotFound"}),
+    `vm_error_debug` its Rust Debug text, which `data` repeats. query answers a result instead
+    (`queries.contract_execution_result`)."""
+    return RpcError(
+        Cause.CONTRACT_EXECUTION_ERROR,
+        {"vm_error": vm_error, "block_height": block_height, "block_hash": block_hash},
+        f"Function call returned an error: {vm_error_debug}",
+    )
+
+
+def too_large_contract_state(account_id: str, block_height: int, block_hash: str) -> RpcError:
+    """view_state of an account whose storage (less its code) exceeds the node's
+    trie_viewer_state_size_limit, asked without pagination (state_viewer view_state)."""
+    return RpcError(
+        Cause.TOO_LARGE_CONTRACT_STATE,
+        {"contract_account_id": account_id, "block_height": block_height, "block_hash": block_hash},
+        f"State of contract {account_id} is too large to be viewed",
+    )
+
+
+def untracked_shard(method: str, shard_id: int) -> RpcError:
+    """State no store holds, as `method` reports a shard the node does not track: query's
+    UNAVAILABLE_SHARD; the EXPERIMENTAL methods fold it into INTERNAL_ERROR with its text."""
+    if method == "query":
+        return unavailable_shard(shard_id)
+    return internal_error(f"The node does not track the shard ID {shard_id}")
 
 
 def unavailable_shard(shard_id: int) -> RpcError:

@@ -8,6 +8,7 @@ are resolved once, until `refresh()` sees a write that changes what they were ma
 
 from __future__ import annotations
 
+import base64
 import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
@@ -20,8 +21,10 @@ from nearrpc.methods.blocks import BlockReference, NoEarliestBlock, UnknownBlock
 from nearrpc.methods.protocol_config import compose_protocol_config
 from nearrpc.methods.queries import (
     access_key_list,
+    code_does_not_exist,
     code_view,
     contract_code_hash,
+    contract_execution_result,
     unknown_access_key_result,
     with_block,
 )
@@ -210,7 +213,13 @@ class ChainHandlers:
             return unknown_access_key_result(public_key, block.height, block.hash) if view is None else view
         if request_type == "view_access_key_list" and account_id is not None:
             return await self._access_keys(account_id, block, "query")
-        # contract state, calls, global contracts and gas keys: state no store holds
+        if request_type == "call_function" and account_id is not None:
+            args = base64.b64decode(request.args_base64.root)
+            return await self._call_function(account_id, request.method_name, args, block, "query")
+        if request_type == "view_state" and account_id is not None:
+            prefix = base64.b64decode(request.prefix_base64.root)
+            return await self._view_state(account_id, prefix, request.include_proof, block, "query")
+        # global contracts and gas keys: state no store holds
         raise errors.unavailable_shard(await self._shard_id(account_id, block))
 
     @store_failures_are_internal
@@ -231,6 +240,49 @@ class ChainHandlers:
     async def EXPERIMENTAL_view_access_key_list(self, params: models.RpcViewAccessKeyListRequest) -> bytes:
         block = await self._view_block("EXPERIMENTAL_view_access_key_list", params)
         return await self._access_keys(params.root.account_id.root, block, "EXPERIMENTAL_view_access_key_list")
+
+    @store_failures_are_internal
+    async def EXPERIMENTAL_call_function(self, params: models.RpcCallFunctionRequest) -> bytes:
+        block = await self._view_block("EXPERIMENTAL_call_function", params)
+        request = params.root
+        args = base64.b64decode(request.args_base64.root)
+        return await self._call_function(
+            request.account_id.root, request.method_name, args, block, "EXPERIMENTAL_call_function"
+        )
+
+    @store_failures_are_internal
+    async def EXPERIMENTAL_view_state(self, params: models.RpcViewStateRequest) -> bytes:
+        block = await self._view_block("EXPERIMENTAL_view_state", params)
+        request = params.root
+        prefix = base64.b64decode(request.prefix_base64.root)
+        return await self._view_state(
+            request.account_id.root, prefix, request.include_proof, block, "EXPERIMENTAL_view_state"
+        )
+
+    # -- contract calls and state (runtime state_viewer call_function / view_state)
+
+    async def _call_function(
+        self, account_id: str, method_name: str, args: bytes, block: StoredBlock, method: str
+    ) -> bytes:
+        """A view call at `block`: the account first (UNKNOWN_ACCOUNT), then its code; an account
+        without code fails in the VM (CodeDoesNotExist), which query answers as a result.
+        Executing the code is the next step's (nearrpc.contracts); until then the state a call
+        reads is state no store holds."""
+        account_view = await self._account_view(account_id, block, method)
+        if contract_code_hash(account_view) is None:
+            vm_error, vm_error_debug = code_does_not_exist(account_id)
+            if method == "query":
+                return contract_execution_result(vm_error_debug, block.height, block.hash)
+            raise errors.contract_execution_error(vm_error, vm_error_debug, block.height, block.hash)
+        raise errors.untracked_shard(method, await self._shard_id(account_id, block))
+
+    async def _view_state(
+        self, account_id: str, prefix: bytes, include_proof: bool, block: StoredBlock, method: str
+    ) -> bytes:
+        """An account's contract storage under `prefix` at `block`: the account first
+        (UNKNOWN_ACCOUNT); the storage itself is the next step's (the store's contract data)."""
+        await self._account_view(account_id, block, method)
+        raise errors.untracked_shard(method, await self._shard_id(account_id, block))
 
     # -- what the views read
 

@@ -56,3 +56,26 @@ def unknown_access_key_result(public_key: str, height: int, block_hash: str) -> 
         "block_height": height,
         "block_hash": block_hash,
     })  # fmt: skip
+
+
+def contract_execution_result(vm_error_debug: str, height: int, block_hash: str) -> bytes:
+    """query's answer for a call that failed: a result whose `error` is the state viewer's
+    message (runtime state_viewer call_function: "wasm execution failed with error: " and the
+    VM's FunctionCallError in Rust Debug form), its logs never carried (lib.rs
+    process_query_response)."""
+    return orjson.dumps({
+        "error": f"wasm execution failed with error: {vm_error_debug}",
+        "logs": [],
+        "block_height": height,
+        "block_hash": block_hash,
+    })  # fmt: skip
+
+
+def code_does_not_exist(account_id: str) -> tuple[object, str]:
+    """The VM's error for a call on an account without code, as JSON (RpcFunctionCallError)
+    and in Rust Debug form (near-vm-runner CompilationError::CodeDoesNotExist; AccountId's
+    Debug wraps the id)."""
+    return (
+        {"CompilationError": {"CodeDoesNotExist": {"account_id": account_id}}},
+        f"CompilationError(CodeDoesNotExist {{ account_id: AccountId({orjson.dumps(account_id).decode()}) }})",
+    )

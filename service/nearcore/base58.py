@@ -6,8 +6,9 @@ keys as the bs58 crate does onto a buffer of their size (`decode(..).onto(&mut [
 which stops at the first character that is not base58 or at the first one that would overflow
 the buffer. `decode_onto` does the same, so it reads at most about 1.4 characters per byte of
 the buffer past the leading `1`s (zero bytes), whatever the text's length, and fails with the
-error bs58 gives for that input. `decode_bounded` is for data of no fixed size (the legacy
-`query` path's `data`): a text longer than its limit is refused before any decoding.
+error bs58 gives for that input. `decode_capped` gives the same answers for data of no fixed
+size (the legacy `query` path's `data`, onto up to 10 KiB) at the cost of a fold ten digits at a
+time over no more characters than could fit.
 """
 
 from __future__ import annotations
@@ -37,21 +38,11 @@ class BufferTooSmall(Base58Error):
         super().__init__("buffer provided to decode base58 encoded string into was too small")
 
 
-class TooLong(Base58Error):
-    """Text refused for its length before decoding (`decode_bounded`)."""
-
-
 def _character_error(text: str, index: int, ascii_before: int = 0) -> Base58Error:
     """bs58's error for the character at `index` of `text`, which names its byte offset in
     UTF-8; the first `ascii_before` characters are known to be ASCII (one byte each)."""
     offset = ascii_before + len(text[ascii_before:index].encode("utf-8", "replace"))
     return Base58Error(f"provided string contained invalid character {text[index]!r} at byte {offset}")
-
-
-def first_invalid(text: str) -> Base58Error | None:
-    """The error for the first character of `text` that is not base58 (None: there is none)."""
-    found = _NOT_BASE58.search(text)
-    return None if found is None else _character_error(text, found.start())
 
 
 def decode_onto(text: str, size: int) -> bytes:
@@ -89,13 +80,29 @@ def _decode_onto_exactly(text: str, size: int) -> bytes:
     return bytes(zeros) + value.to_bytes(significant, "big")
 
 
-def decode_bounded(text: str, max_chars: int) -> bytes:
-    """`text` decoded, refused with TooLong before decoding when longer than `max_chars`."""
-    if len(text) > max_chars:
-        raise TooLong(f"base58 data of {len(text)} characters is longer than the {max_chars} this service decodes")
-    problem = first_invalid(text)
-    if problem is not None:
-        raise problem
+def decode_capped(text: str, size: int) -> bytes:
+    """`text` decoded onto a `size`-byte buffer with bs58's answer (`decode_onto`'s), at the cost of
+    `decode_bounded`. Past the leading 1s (zero bytes bs58 adds at the end) each base58 character
+    adds log256(58) > 0.73 bytes, so `reach` valid ones never fit `size` bytes: a fault lies within
+    them and nothing past them is read. Overflow only grows along the text, so the valid prefix
+    before the first non-base58 character tells which fault bs58 meets first."""
+    rest = text.lstrip("1")
+    zeros = len(text) - len(rest)
+    reach = size * 1366 // 1000 + 3
+    head = rest[:reach]
+    found = _NOT_BASE58.search(head)
+    digits = len(_fold(head if found is None else head[: found.start()]))
+    if digits > size or (found is None and len(rest) > reach):
+        raise BufferTooSmall()
+    if found is not None:
+        raise _character_error(text, zeros + found.start(), zeros)
+    if zeros + digits > size:
+        raise BufferTooSmall()
+    return bytes(zeros) + _fold(head)
+
+
+def _fold(text: str) -> bytes:
+    """Base58 `text` (every character valid) as bytes, ten digits folded at a time."""
     rest = text.lstrip("1")
     value = 0
     for start in range(0, len(rest), _CHUNK):

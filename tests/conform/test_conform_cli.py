@@ -38,6 +38,12 @@ FORMS = {
     *(("query", f"view_account {form}") for form in REFERENCE_FORMS),
     ("query", "view_access_key_list finality final"), ("query", "view_code finality final"),
     ("query", '["account/<id>", ""]'),
+    *(VIEW_CALL_FORMS := {
+        ("query", "call_function finality final"), ("query", '["call/<id>/get_num", ""]'),
+        ("EXPERIMENTAL_call_function", "finality final"),
+        ("query", "view_state finality final"), ("query", '["contract/<id>", ""]'),
+        ("EXPERIMENTAL_view_state", "finality final"),
+    }),
     ("EXPERIMENTAL_view_access_key_list", "finality final"), ("EXPERIMENTAL_view_code", "finality final"),
 }  # fmt: skip
 BAD_REQUESTS = {
@@ -60,6 +66,9 @@ BAD_REQUESTS = {
     ("query", "bad params: unknown request_type"),
     ("query", "unknown block: height above the head"),
     ("EXPERIMENTAL_view_access_key", "unknown access key"),
+    ("query", "unknown account: call_function"), ("query", "unknown account: legacy call path"),
+    ("EXPERIMENTAL_call_function", "unknown account"),
+    ("query", "unknown account: view_state"), ("EXPERIMENTAL_view_state", "unknown account"),
 }
 
 
@@ -82,7 +91,11 @@ def test_this_service_conforms_in_every_form_and_error(server: LiveServer) -> No
     assert viewed and all('"account_id":"counter.localnet"' in request for request in viewed)
     assert report["violations"] == 0 and report["passed"] and report["stopped"] == ""
     assert set(rows(report)) == FORMS | BAD_REQUESTS
-    assert {row["outcome"] for row in report["checks"]} == {"pass"}
+    # the view calls of a contract whose state is not stored yet note UNAVAILABLE_SHARD (query) and
+    # INTERNAL_ERROR (the EXPERIMENTAL methods), nearcore's answers for a shard a node does not track
+    assert {row["outcome"] for (method, check), row in rows(report).items() if (method, check) not in VIEW_CALL_FORMS} \
+        == {"pass"}
+    assert all(rows(report)[form]["outcome"] in ("pass", "note") for form in VIEW_CALL_FORMS)
     assert report["interface_version"] == "1.2.14"
     assert report["requests"] <= 200  # the default budget held
 
@@ -92,9 +105,10 @@ def test_the_report_is_a_table_on_the_terminal_side(server: LiveServer) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"nearrpc conform {server.url}" in done.stdout
     # the final block's author, the account checked without --account, has no contract: the two
-    # view_code forms note NO_CONTRACT_CODE
+    # view_code forms note NO_CONTRACT_CODE, EXPERIMENTAL_call_function the VM's CONTRACT_EXECUTION_ERROR
+    # (query's call forms answer it as a result), and the three view_state forms the state not stored
     checks = len(FORMS | BAD_REQUESTS)
-    assert f"{checks} checks: {checks - 2} passed, 0 failed, 2 with notes" in done.stdout
+    assert f"{checks} checks: {checks - 6} passed, 0 failed, 6 with notes" in done.stdout
     assert "0 violations" in done.stdout
 
 

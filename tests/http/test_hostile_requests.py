@@ -68,9 +68,9 @@ def _hostile() -> list[tuple[str, object, str]]:
         # the legacy path form: a key in the path, base58 data after it
         ("query", [f"access_key/{account}/ed25519:{digits}", ""], "Invalid public key"),
         ("query", [f"call/{account}/get", digits],
-         f"base58 data of {LONG} characters is longer than the 8192 this service decodes"),
+         "Query data size is too large"),
         ("query", [f"contract/{account}", digits],
-         f"base58 data of {LONG} characters is longer than the 8192 this service decodes"),
+         "Query data size is too large"),
     ]
 
 

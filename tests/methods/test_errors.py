@@ -29,6 +29,10 @@ EXAMPLES: dict[Cause, RpcError] = {
     Cause.UNKNOWN_ACCESS_KEY: errors.unknown_access_key("ed25519:" + HASH, 5, HASH),
     Cause.NO_CONTRACT_CODE: errors.no_contract_code("x.near", 5, HASH),
     Cause.UNAVAILABLE_SHARD: errors.unavailable_shard(3),
+    Cause.CONTRACT_EXECUTION_ERROR: errors.contract_execution_error(
+        {"MethodResolveError": "MethodNotFound"}, "MethodResolveError(MethodNotFound)", 5, HASH
+    ),
+    Cause.TOO_LARGE_CONTRACT_STATE: errors.too_large_contract_state("x.near", 5, HASH),
     Cause.NO_SYNCED_BLOCKS: errors.no_synced_blocks(),
     Cause.INTERNAL_ERROR: errors.internal_error("disk on fire"),
 }
@@ -42,6 +46,8 @@ EXPECTED = {  # (top-level name, code, message, HTTP status for params without a
     Cause.UNKNOWN_ACCESS_KEY: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.NO_CONTRACT_CODE: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.UNAVAILABLE_SHARD: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.CONTRACT_EXECUTION_ERROR: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.TOO_LARGE_CONTRACT_STATE: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.NO_SYNCED_BLOCKS: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.INTERNAL_ERROR: ("INTERNAL_ERROR", -32000, "Server error", 500),
 }

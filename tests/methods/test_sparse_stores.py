@@ -169,6 +169,8 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
     nobody = {"account_id": "no.localnet"}
     view_account = {**account, "request_type": "view_account"}
     key = {"public_key": "ed25519:" + "1" * 32}
+    function = {"method_name": "get_num", "args_base64": ""}
+    prefix = {"prefix_base64": ""}
     requests = {
         ("genesis_config", Cause.INTERNAL_ERROR): (empty, None),
         ("client_config", Cause.INTERNAL_ERROR): (empty, None),
@@ -201,6 +203,16 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
         ("EXPERIMENTAL_view_access_key", Cause.INTERNAL_ERROR): (damaged, {**account, **key, "finality": "final"}),
         ("EXPERIMENTAL_view_access_key_list", Cause.UNKNOWN_BLOCK): (http, {**account, "block_id": 10**9}),
         ("EXPERIMENTAL_view_access_key_list", Cause.INTERNAL_ERROR): (damaged, {**account, "finality": "final"}),
+        ("EXPERIMENTAL_call_function", Cause.UNKNOWN_BLOCK): (http, {**account, **function, "block_id": 10**9}),
+        ("EXPERIMENTAL_call_function", Cause.UNKNOWN_ACCOUNT): (http, {**nobody, **function, "finality": "final"}),
+        # alice has no code: the VM's CodeDoesNotExist
+        ("EXPERIMENTAL_call_function", Cause.CONTRACT_EXECUTION_ERROR): (
+            http, {**account, **function, "finality": "final"},
+        ),
+        ("EXPERIMENTAL_call_function", Cause.INTERNAL_ERROR): (damaged, {**account, **function, "finality": "final"}),
+        ("EXPERIMENTAL_view_state", Cause.UNKNOWN_BLOCK): (http, {**account, **prefix, "block_id": 10**9}),
+        ("EXPERIMENTAL_view_state", Cause.UNKNOWN_ACCOUNT): (http, {**nobody, **prefix, "finality": "final"}),
+        ("EXPERIMENTAL_view_state", Cause.INTERNAL_ERROR): (damaged, {**account, **prefix, "finality": "final"}),
     }  # fmt: skip
     assert set(requests) == {(method, cause) for method, causes in METHOD_CAUSES.items() for cause in causes}
     for (method, cause), (client, params) in requests.items():

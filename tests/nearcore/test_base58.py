@@ -4,11 +4,13 @@ errors nearcore's bs58 gives for a text too long for its buffer, wherever its fa
 from __future__ import annotations
 
 import random
+import time
+from collections.abc import Callable
 
 import base58
 import pytest
 
-from nearrpc.nearcore.base58 import HASH_CHARS, Base58Error, BufferTooSmall, TooLong, decode_bounded, decode_onto
+from nearrpc.nearcore.base58 import HASH_CHARS, Base58Error, BufferTooSmall, decode_capped, decode_onto
 from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -30,7 +32,7 @@ def test_decoding_onto_a_buffer_agrees_with_the_oracle(size: int) -> None:
                 decode_onto(text, size)
         else:
             assert decode_onto(text, size) == expected, text
-        assert decode_bounded(text, 1000) == expected
+        assert decode_capped(text, 1000) == expected
 
 
 def test_no_text_longer_than_44_characters_is_a_32_byte_hash() -> None:
@@ -62,12 +64,35 @@ def test_a_long_text_fails_as_bs58_fails_onto_a_key_buffer(length: int) -> None:
         canonical_public_key("secp256k1:" + "z" * length)
 
 
-def test_unbounded_data_is_refused_by_length_before_decoding() -> None:
-    assert decode_bounded("z" * 100, 100) == base58.b58decode("z" * 100)
-    with pytest.raises(TooLong, match="base58 data of 101 characters is longer than the 100 this service decodes"):
-        decode_bounded("!" * 101, 100)  # the length is judged first
+def _answer(decode: Callable[[str, int], bytes], text: str, size: int) -> object:
+    try:
+        return decode(text, size)
+    except Base58Error as fault:
+        return (type(fault), str(fault))
+
+
+def test_capped_decoding_meets_the_fault_bs58_meets_first() -> None:
+    """decode_capped answers what decode_onto (bs58's order) answers: an overflow or the first
+    character that is no base58, leading 1s counted as bytes only at the end."""
+    rng = random.Random(34)
+    for _ in range(4000):
+        size = rng.randint(0, 40)
+        noisy = rng.random() < 0.3
+        text = "".join(rng.choice(ALPHABET + "0OIl!é" if noisy else ALPHABET) for _ in range(rng.randint(0, 80)))
+        if rng.random() < 0.3:
+            text = "1" * rng.randint(0, 30) + text
+        assert _answer(decode_capped, text, size) == _answer(decode_onto, text, size), (text, size)
+
+
+def test_capped_decoding_reads_no_more_than_could_fit() -> None:
+    """10 MB of digits onto 10 KiB: refused within a few milliseconds, as a short overflow is."""
+    for text in ("z" * 10_000_000, "z" * 20_000 + "!", "1" * 20_000 + "z" * 10_000_000):
+        started = time.perf_counter()
+        with pytest.raises(BufferTooSmall):
+            decode_capped(text, 10_240)
+        assert time.perf_counter() - started < 0.5
     with pytest.raises(Base58Error, match="invalid character '0' at byte 2"):
-        decode_bounded("zz0", 100)
+        decode_capped("zz0" + "z" * 10_000_000, 10_240)
 
 
 def test_the_digit_that_first_needs_one_byte_more_is_the_overflow() -> None:

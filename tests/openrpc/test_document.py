@@ -71,7 +71,8 @@ def test_extension_methods_are_marked() -> None:
         assert ({"$ref": "#/components/tags/extension"} in method["tags"]) is extension, name
     extensions = {m["name"] for m in DOCUMENT["methods"] if m.get("x-extension")}
     assert extensions == {"status", "gas_price", "query", "EXPERIMENTAL_view_access_key",
-                          "EXPERIMENTAL_view_access_key_list", "EXPERIMENTAL_view_code", "rpc.discover"}  # fmt: skip
+                          "EXPERIMENTAL_view_access_key_list", "EXPERIMENTAL_view_code", "EXPERIMENTAL_call_function",
+                          "EXPERIMENTAL_view_state", "rpc.discover"}  # fmt: skip
 
 
 def _params(name: str) -> dict[str, bool]:

@@ -40,6 +40,9 @@ PARAMS: dict[str, Any] = {
     },
     "rpc.discover": None,
 }
+# Methods no store answers with a result yet: a view call and a state listing need the contract
+# state that issue 34's next step stores and executes (then they join PARAMS and REQUIRED).
+NO_RESULT_YET = frozenset({"EXPERIMENTAL_call_function", "EXPERIMENTAL_view_state"})
 # a required field of each result whose schema has required fields, and a field to break the type of
 REQUIRED: dict[str, str | None] = {
     "genesis_config": "chain_id",
@@ -83,7 +86,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         return orjson.loads(await handler(typed_params(METHODS[name], PARAMS[name])))
 
     yield {name: asyncio.run(answer(name)) for name in PARAMS}
-    assert set(PARAMS) == set(METHODS)
+    assert set(PARAMS) == set(METHODS) - NO_RESULT_YET
     asyncio.run(reader.close())
 
 

@@ -16,7 +16,7 @@ SPEC_PATH = REPO / "spec" / "openapi.json"
 METHODS = {
     "genesis_config", "EXPERIMENTAL_protocol_config", "EXPERIMENTAL_view_account", "client_config", "block",
     "status", "gas_price", "query", "EXPERIMENTAL_view_access_key", "EXPERIMENTAL_view_access_key_list",
-    "EXPERIMENTAL_view_code",
+    "EXPERIMENTAL_view_code", "EXPERIMENTAL_call_function", "EXPERIMENTAL_view_state",
 }  # fmt: skip
 
 
@@ -55,6 +55,7 @@ def test_every_status_the_server_returns_is_documented() -> None:
         if path in {
             "/", "/block", "/EXPERIMENTAL_protocol_config", "/EXPERIMENTAL_view_account", "/gas_price", "/query",
             "/EXPERIMENTAL_view_access_key", "/EXPERIMENTAL_view_access_key_list", "/EXPERIMENTAL_view_code",
+            "/EXPERIMENTAL_call_function", "/EXPERIMENTAL_view_state",
         }:  # fmt: skip
             expected.add("422")
         assert statuses == expected, path
