@@ -29,6 +29,7 @@ from nearrpc.methods.queries import (
     with_block,
 )
 from nearrpc.methods.status import StatusReport, missing_members
+from nearrpc.methods.view_calls import CallUpstream
 from nearrpc.nearcore.public_key import canonical_public_key
 from nearrpc.nearcore.shard_layout import account_shard_id, first_shard_id
 from nearrpc.runtime_params import RuntimeParamStore
@@ -71,14 +72,20 @@ class ChainHandlers:
         *,
         heads_move: bool = False,
         reads_through: bool = False,
+        call_upstream: CallUpstream | None = None,
+        verify_calls: bool = False,
     ) -> None:
         """`heads_move`: the reader's head is another node's, which moves between requests with
         no write here (a fork that follows its upstream): finality references are resolved anew
         each time instead of once per stored head. `reads_through`: the reader asks an upstream
-        for what the store lacks (a fork), so its "no state" is the upstream's word."""
+        for what the store lacks (a fork), so its "no state" is the upstream's word.
+        `call_upstream`: where a view call cannot run here, its answer (a fork's upstream);
+        `verify_calls`: ask it for every local call answer too and count the differences."""
         self._reader = reader
         self._heads_move = heads_move
         self._reads_through = reads_through
+        self._call_upstream = call_upstream
+        self._verify_calls = verify_calls
         # whether the store holds chosen accounts only (`store.held`); asked when it matters
         self._accounts_chosen: bool | None = None
         self._status = StatusReport(reader, rpc_addr)
