@@ -54,7 +54,8 @@ def _amount_at(key: bytes, height: int) -> int:
 
 
 def _holders() -> list[str]:
-    return sorted({row.key[1:].decode() for row in FACTS.contract_data if row.account_id == TOKEN and row.key[:1] == b"b"})
+    rows = [row for row in FACTS.contract_data if row.account_id == TOKEN and row.key[:1] == b"b"]
+    return sorted({row.key[1:].decode() for row in rows})
 
 
 def _args(value: object) -> str:
@@ -175,7 +176,8 @@ def _state(http: httpx.Client, reference: Path, method: str, params: dict[str, A
 
 
 def _rows_at(account_id: str, prefix: bytes, height: int) -> list[dict[str, str]]:
-    keys = sorted({row.key for row in FACTS.contract_data if row.account_id == account_id and row.key.startswith(prefix)})
+    rows = [row for row in FACTS.contract_data if row.account_id == account_id and row.key.startswith(prefix)]
+    keys = sorted({row.key for row in rows})
     live = [(key, _value_at(account_id, key, height)) for key in keys]
     return [{"key": base64.b64encode(key).decode(), "value": base64.b64encode(value).decode()}
             for key, value in live if value is not None]  # fmt: skip

@@ -36,4 +36,5 @@ def _validator(reference: Path, method: str) -> jsonschema.Draft202012Validator:
 def check_upstream(reference: Path, method: str, body: Any) -> None:
     """Fail with the best-matching error when `body` is no answer of `method` upstream allows."""
     error = jsonschema.exceptions.best_match(_validator(reference, method).iter_errors(body))
-    assert error is None, f"{method}: upstream 1.2.13 refuses the answer at {list(error.absolute_path)}: {error.message}"
+    where = None if error is None else list(error.absolute_path)
+    assert error is None, f"{method}: upstream 1.2.13 refuses the answer at {where}: {error.message}"
