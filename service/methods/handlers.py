@@ -17,6 +17,7 @@ from typing import Any, ParamSpec, TypeVar
 import orjson
 
 from nearrpc.contracts import HostFunctionUnavailable, ViewCallError
+from nearrpc.contracts.errors import VM_ERROR_PREFIX
 from nearrpc.contracts.gas import GasCosts
 from nearrpc.generated import models
 from nearrpc.methods import errors
@@ -337,18 +338,25 @@ class ChainHandlers:
             vm_error, vm_error_debug = rpc_function_call_error(failed.debug)
             raise errors.contract_execution_error(vm_error, vm_error_debug, block.height, block.hash) from None
         except HostFunctionUnavailable as missing:
-            return await self._upstream_call(account_id, method_name, args, block, missing)
+            return await self._upstream_call(account_id, method_name, args, block, missing, method)
         answer = call_result(outcome, block.height, block.hash)
         await self._verify(account_id, method_name, args, block, answer)
         self._count("local", "executed")
         return answer
 
     async def _upstream_call(
-        self, account_id: str, method_name: str, args: bytes, block: StoredBlock, missing: HostFunctionUnavailable
+        self,
+        account_id: str,
+        method_name: str,
+        args: bytes,
+        block: StoredBlock,
+        missing: HostFunctionUnavailable,
+        method: str,
     ) -> bytes:
-        """A call the executor cannot run: the upstream's answer verbatim (a fork), else
-        nearcore's answer for a call its runtime could not complete (CallFunctionError's
-        InternalError), naming what is missing."""
+        """A call the executor cannot run: the upstream's answer verbatim (a fork; a failed call,
+        query's legacy error result, becomes EXPERIMENTAL_call_function's error), else nearcore's
+        answer for a call its runtime could not complete (CallFunctionError's InternalError),
+        naming what is missing."""
         if self._call_upstream is None:
             raise errors.internal_error(
                 f"the contract of {account_id} imports the host function {missing.name}, which nearrpc's "
@@ -356,6 +364,10 @@ class ChainHandlers:
             )
         answer = await self._call_upstream.call_function(account_id, method_name, args, block)
         self._count("upstream", "host_function")
+        failed = orjson.loads(answer).get("error") if method != "query" else None
+        if isinstance(failed, str) and failed.startswith(VM_ERROR_PREFIX):
+            vm_error, vm_error_debug = rpc_function_call_error(failed.removeprefix(VM_ERROR_PREFIX))
+            raise errors.contract_execution_error(vm_error, vm_error_debug, block.height, block.hash)
         return answer
 
     async def _verify(self, account_id: str, method_name: str, args: bytes, block: StoredBlock, local: bytes) -> None:

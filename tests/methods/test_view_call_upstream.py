@@ -103,6 +103,16 @@ def test_a_missing_host_function_is_the_upstreams_answer_verbatim(store: Path) -
     assert answer == verbatim
     assert upstream.asked == [(STAKE, "total", b"", FACTS.head_height)]
     assert counted == ["upstream/host_function"]
+    # a failed call upstream: query's legacy result, EXPERIMENTAL_call_function's error
+    text = 'wasm execution failed with error: HostError(GuestPanic { panic_msg: "no stake" })'
+    failed = StubUpstream(orjson.dumps({"error": text, "logs": [], "block_height": FACTS.head_height,
+                                        "block_hash": FACTS.head_hash}))  # fmt: skip
+    answer, _ = _ask(store, "query", _call(STAKE, "total"), call_upstream=failed)
+    assert answer == failed.answer
+    params = {"account_id": STAKE, "method_name": "total", "args_base64": "", "block_id": FACTS.head_height}
+    answer, _ = _ask(store, "EXPERIMENTAL_call_function", params, call_upstream=failed)
+    assert isinstance(answer, RpcError) and answer.info is not None
+    assert answer.info["vm_error"] == {"ExecutionError": "Smart contract panicked: no stake"}
 
 
 def test_verify_mode_counts_and_logs_only_differences(store: Path, caplog: pytest.LogCaptureFixture) -> None:
