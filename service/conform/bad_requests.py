@@ -112,16 +112,17 @@ def bad_request_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Prob
     probes.append((refused("EXPERIMENTAL_protocol_config", "unknown block: height below the head (422)",
                             {"block_id": absent}, Cause.UNKNOWN_BLOCK, facts, ids), no_absent))
     missing = {"account_id": MISSING_ACCOUNT, "finality": "final"}
-    probes.append((_or_not_held(refused("EXPERIMENTAL_view_account", "unknown account", missing,
+    probes.append((or_not_held(refused("EXPERIMENTAL_view_account", "unknown account", missing,
                                         Cause.UNKNOWN_ACCOUNT, facts, ids,
                                         extra=_info_member("requested_account_id", MISSING_ACCOUNT))), ""))
     return probes
 
 
-def _or_not_held(probe: Probe) -> Probe:
+def or_not_held(probe: Probe) -> Probe:
     """An endpoint that holds some accounts only (a node tracking some shards, a recording of
     chosen accounts) may answer that it does not hold the account instead: a note, not a fault."""
-    component = method_schemas()[probe.method].error
+    schemas = method_schemas()
+    component = schemas.get(probe.method, schemas[_ANY_METHOD_ERRORS]).error
 
     def judge(exchange: Exchange) -> Judgement:
         judgement = probe.judge(exchange)

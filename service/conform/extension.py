@@ -14,7 +14,7 @@ large to list; an account that cannot exist is UNKNOWN_ACCOUNT on each.
 
 from __future__ import annotations
 
-from nearrpc.conform.bad_requests import refused
+from nearrpc.conform.bad_requests import or_not_held, refused
 from nearrpc.conform.facts import EndpointFacts
 from nearrpc.conform.forms import Expect, form_probe, reference_forms
 from nearrpc.conform.probes import Probe, RequestIds
@@ -54,7 +54,8 @@ def _view_call_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
 
 def _unknown_account_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
     absent, final = {"account_id": ABSENT_ACCOUNT}, {"finality": "final"}
-    return [
+    # a recording of chosen accounts may answer that it does not hold the account: a note
+    return [or_not_held(probe) for probe in (
         refused("query", "unknown account: call_function", {"request_type": "call_function", **absent, **_CALL,
                 **final}, Cause.UNKNOWN_ACCOUNT, facts, ids),
         refused("query", "unknown account: legacy call path", [f"call/{ABSENT_ACCOUNT}/get_num", ""],
@@ -65,7 +66,7 @@ def _unknown_account_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe
                 Cause.UNKNOWN_ACCOUNT, facts, ids),
         refused("EXPERIMENTAL_view_state", "unknown account", {**absent, **_STATE, **final}, Cause.UNKNOWN_ACCOUNT,
                 facts, ids),
-    ]  # fmt: skip
+    )]  # fmt: skip
 
 
 def _form_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, str]]:

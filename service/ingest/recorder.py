@@ -63,7 +63,6 @@ _VIEW_METHODS = {
     "view_account": "EXPERIMENTAL_view_account",
     "view_access_key_list": "EXPERIMENTAL_view_access_key_list",
     "view_code": "EXPERIMENTAL_view_code",
-    "view_state": "EXPERIMENTAL_view_state",
 }
 # What a node answers when it will not give a contract's state: more than its view_state
 # limit (nearcore's TooLargeContractState), or a shard it does not track.
@@ -235,7 +234,11 @@ class _Recorder:
     ) -> recorded_state.ContractState | None:
         """The account's whole contract state at the block; None when the node will not give it."""
         where = f"height {height}: view_state {account_id}"
-        reply = await self._ask_view("view_state", account_id, block_hash, prefix_base64="")
+        # Through `query`, never EXPERIMENTAL_view_state: nearcore's EXPERIMENTAL methods fold "does not
+        # track the shard" into INTERNAL_ERROR (HTTP 500), which reads like an overloaded node and
+        # is retried; `query` answers it as UNAVAILABLE_SHARD (HTTP 200), the state not given.
+        params = {"request_type": "view_state", "block_id": block_hash, "account_id": account_id, "prefix_base64": ""}
+        reply = await self._rpc.call("query", params)
         if reply.cause in _STATE_NOT_GIVEN:
             return None
         answer = reply.result
