@@ -44,6 +44,14 @@ def _run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"nearrpc conform: --account {args.account!r} is not a NEAR account id: {problem}", file=sys.stderr)
         return 2
+    contract = None
+    if args.contract is not None:
+        account, _, method = args.contract.partition(":")
+        problem = account_id_problem(account) or ("" if method else "no method after the colon")
+        if problem:
+            print(f"nearrpc conform: --contract {args.contract!r}: expected ACCOUNT:METHOD: {problem}", file=sys.stderr)
+            return 2
+        contract = (account, method)
     spec = None
     if args.spec is not None:
         from nearrpc.conform.spec_source import SpecFileError, read_interface
@@ -55,7 +63,7 @@ def _run(args: argparse.Namespace) -> int:
             return 2
     limits = Limits(settings.max_requests, settings.rate, settings.timeout, settings.retries)
     try:
-        report = run_conformance(Options(args.url, limits, args.account, spec))
+        report = run_conformance(Options(args.url, limits, args.account, spec, contract))
     except Unreachable as exc:
         print(f"nearrpc conform: {exc}", file=sys.stderr)
         return 2
@@ -93,6 +101,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="an existing account the endpoint holds, to view (default: the final block's author, else a genesis "
         "validator the endpoint holds; the report names the one viewed)",
     )
+    run.add_argument(
+        "--contract", metavar="ACCOUNT:METHOD",
+        help="a contract the endpoint holds and a view method of it taking no arguments, called in every form and "
+        "held to answering a result (on the sample chain: counter.localnet:get_num, token.localnet:ft_total_supply, "
+        "token.localnet:ft_metadata)",
+    )  # fmt: skip
     run.add_argument("--json", action="store_true", help="print the report as JSON (for CI)")
     run.add_argument(
         "--spec", type=Path, metavar="FILE",

@@ -103,7 +103,27 @@ def _form_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, str
          why_not),
     ]  # fmt: skip
     probes += [(probe, why_not) for probe in _view_call_probes(facts, ids)]
+    probes += [(probe, "") for probe in _contract_probes(facts, ids)]
     return probes
+
+
+def _contract_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
+    """With --contract: the view method answers a CallResult in each form (a failure in the
+    contract is then a violation), and the contract's state lists (or is refused as too large)."""
+    if facts.contract is None:
+        return []
+    account_id, method_name = facts.contract
+    height, block_hash = facts.final_height, facts.final_hash
+    call = {"account_id": account_id, "method_name": method_name, "args_base64": "", "finality": "final"}
+    state = {"account_id": account_id, **_STATE, "finality": "final"}
+    at_final = Expect(height, block_hash)
+    return [
+        form_probe("query", f"call_function {method_name} of --contract", {"request_type": "call_function", **call},
+                   at_final, facts, ids),
+        form_probe("EXPERIMENTAL_call_function", f"{method_name} of --contract", call, at_final, facts, ids),
+        form_probe("EXPERIMENTAL_view_state", "state of --contract", state,
+                   Expect(height, block_hash, may_fail=(Cause.TOO_LARGE_CONTRACT_STATE,)), facts, ids),
+    ]  # fmt: skip
 
 
 def _bad_requests(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, str]]:

@@ -21,6 +21,8 @@ class EndpointFacts:
     final_header: dict[str, Any] | None = None
     final_author: str | None = None
     account: str | None = None  # an existing account: --account, else the final block's author
+    # a contract and one of its view methods (no arguments), --contract: its call must answer a result
+    contract: tuple[str, str] | None = None
     absent_height: int | None = None  # a height below the head without a block (skipped, pruned, pre-genesis)
     first_results: dict[str, Any] = field(default_factory=dict)  # parameterless methods: the first result
 

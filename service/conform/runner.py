@@ -36,6 +36,7 @@ class Options:
     limits: Limits
     account: str | None = None  # an account to view; default: the final block's author
     spec: Interface | None = None  # the interface to hold answers to; default: the packaged spec
+    contract: tuple[str, str] | None = None  # (account, view method without arguments) to call
 
 
 class _Run:
@@ -148,7 +149,7 @@ def run_conformance(options: Options) -> Report:
     report = Report(public_url(options.url), interface_version())  # the report is shown and shared: no credentials
     if options.spec is not None:
         report.spec, report.spec_notes = options.spec.name, list(options.spec.notes)
-    facts, ids = EndpointFacts(), RequestIds()
+    facts, ids = EndpointFacts(contract=options.contract), RequestIds()
     started = time.monotonic()
     with Endpoint(options.url, options.limits) as endpoint:
         run = _Run(endpoint, report)

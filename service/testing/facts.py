@@ -39,6 +39,10 @@ class ChainFacts:
     # (account, public key) of every access key of `accounts` at the final block, in listing order
     access_keys: tuple[tuple[str, str], ...] = ()
     contract_code_hashes: tuple[str, ...] = ()  # hashes of the contract code the store holds, sorted
+    # (account, methods its wasm exports) of every account with code at the final block, sorted:
+    # what `query call_function` can name (on the sample: the counter's get_num, the token's
+    # ft_balance_of, ft_total_supply and ft_metadata, beside their change methods)
+    contracts: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # a height below the head without a block (UNKNOWN_BLOCK, HTTP 422): the lowest skipped
     # height known, else the height below a genesis above 0; None when the chain shows neither
     absent_height: int | None = None
@@ -84,6 +88,58 @@ def _missing_account(reader: ChainReader, height: int) -> str:
     return name
 
 
+def _leb128(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at, shift = at + 1, shift + 7
+        if byte < 0x80:
+            return value, at
+
+
+def exported_functions(code: bytes) -> tuple[str, ...]:
+    """The names of the functions a wasm module exports, sorted, read off its export section
+    (no compilation: a recording's contracts may be megabytes); () for what is not wasm."""
+    if code[:4] != b"\0asm":
+        return ()
+    names: list[str] = []
+    at = 8
+    try:
+        while at < len(code):
+            section, (size, at) = code[at], _leb128(code, at + 1)
+            if section == 7:  # exports: (name, kind, index) each; kind 0 is a function
+                count, cursor = _leb128(code, at)
+                for _ in range(count):
+                    length, cursor = _leb128(code, cursor)
+                    name, kind = code[cursor : cursor + length], code[cursor + length]
+                    _, cursor = _leb128(code, cursor + length + 1)
+                    if kind == 0:
+                        names.append(name.decode("utf-8", "replace"))
+                break
+            at += size
+    except IndexError:
+        return ()
+    return tuple(sorted(names))
+
+
+def _contracts(reader: ChainReader, height: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Every account whose state at `height` has code the store holds, with its exports."""
+    codes = dict(reader.iter_contract_codes())
+    if not codes:
+        return ()
+    latest: dict[str, tuple[int, bytes | None]] = {}
+    for account_id, at, view in reader.iter_account_states():
+        if at <= height and (account_id not in latest or latest[account_id][0] <= at):
+            latest[account_id] = (at, view)
+    found = []
+    for account_id, (_, view) in sorted(latest.items()):
+        code = None if view is None else codes.get(str(json.loads(view).get("code_hash")))
+        if code is not None:
+            found.append((account_id, exported_functions(code)))
+    return tuple(found)
+
+
 def read_chain_facts(store: StoreLocation) -> ChainFacts:
     """The facts of the store at `store`; ValueError when it holds no chain to serve."""
     reader = open_store(store, "read")
@@ -122,6 +178,7 @@ def read_chain_facts(store: StoreLocation) -> ChainFacts:
                 (account, key) for account in accounts for key, _ in reader.access_keys_json(account, final.height)
             ),
             contract_code_hashes=tuple(sorted(code_hash for code_hash, _ in reader.iter_contract_codes())),
+            contracts=_contracts(reader, final.height),
             absent_height=_absent_height(skipped, int(genesis["genesis_height"])),
         )
     finally:

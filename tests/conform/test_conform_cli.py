@@ -84,15 +84,19 @@ def rows(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def test_this_service_conforms_in_every_form_and_error(server: LiveServer) -> None:
-    code, report = conform_json(server.url, *FAST, "--account", "counter.localnet")
+    code, report = conform_json(server.url, *FAST, "--account", "counter.localnet", "--contract",
+                                "token.localnet:ft_total_supply")
     assert code == 0, json.dumps(report, indent=1)
     viewed = [row["request"] for (method, check), row in rows(report).items()
               if method == "EXPERIMENTAL_view_account" and (method, check) in FORMS]  # fmt: skip
     assert viewed and all('"account_id":"counter.localnet"' in request for request in viewed)
     assert report["violations"] == 0 and report["passed"] and report["stopped"] == ""
-    assert set(rows(report)) == FORMS | BAD_REQUESTS
-    # the view calls of a contract whose state is not stored yet note UNAVAILABLE_SHARD (query) and
-    # INTERNAL_ERROR (the EXPERIMENTAL methods), nearcore's answers for a shard a node does not track
+    contract_forms = {("query", "call_function ft_total_supply of --contract"),
+                      ("EXPERIMENTAL_call_function", "ft_total_supply of --contract"),
+                      ("EXPERIMENTAL_view_state", "state of --contract")}  # fmt: skip
+    assert set(rows(report)) == FORMS | BAD_REQUESTS | contract_forms
+    assert all(rows(report)[form]["outcome"] == "pass" for form in contract_forms)
+    # get_num of the account viewed (counter.localnet: a result) may fail in another contract
     assert {row["outcome"] for (method, check), row in rows(report).items() if (method, check) not in VIEW_CALL_FORMS} \
         == {"pass"}
     assert all(rows(report)[form]["outcome"] in ("pass", "note") for form in VIEW_CALL_FORMS)
@@ -106,9 +110,9 @@ def test_the_report_is_a_table_on_the_terminal_side(server: LiveServer) -> None:
     assert f"nearrpc conform {server.url}" in done.stdout
     # the final block's author, the account checked without --account, has no contract: the two
     # view_code forms note NO_CONTRACT_CODE, EXPERIMENTAL_call_function the VM's CONTRACT_EXECUTION_ERROR
-    # (query's call forms answer it as a result), and the three view_state forms the state not stored
+    # (query's call forms answer it as a result); its state lists empty
     checks = len(FORMS | BAD_REQUESTS)
-    assert f"{checks} checks: {checks - 6} passed, 0 failed, 6 with notes" in done.stdout
+    assert f"{checks} checks: {checks - 3} passed, 0 failed, 3 with notes" in done.stdout
     assert "0 violations" in done.stdout
 
 
@@ -158,6 +162,14 @@ def _closed_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def test_a_contract_without_a_method_is_refused_before_any_request() -> None:
+    done = nearrpc("conform", f"http://127.0.0.1:{_closed_port()}", "--contract", "token.localnet", timeout=60)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "nearrpc conform: --contract 'token.localnet': expected ACCOUNT:METHOD: no method after the colon\n"
+    )
 
 
 def test_an_account_that_is_no_account_id_is_refused_before_any_request() -> None:

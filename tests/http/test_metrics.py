@@ -138,6 +138,7 @@ def test_store_gauges_and_build_info(loaded: tuple[str, Counter[Key]]) -> None:
         "nearrpc_store_account_states": sum(len(heights) for _, heights in facts.state_heights),
         "nearrpc_store_access_keys": len(sample_chain().access_keys),
         "nearrpc_store_contract_codes": len(sample_chain().contract_codes),
+        "nearrpc_store_contract_data": len(facts.contract_data),
         "nearrpc_store_head_height": facts.head_height,
         "nearrpc_store_final_height": facts.final_height,
     }

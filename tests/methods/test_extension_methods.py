@@ -215,9 +215,6 @@ def test_view_code_of_an_account_without_code(http: httpx.Client) -> None:
 @pytest.mark.parametrize(
     "request_members",
     [
-        {"request_type": "view_state", "account_id": FACTS.contract_account, "prefix_base64": ""},
-        {"request_type": "call_function", "account_id": FACTS.contract_account, "method_name": "get",
-         "args_base64": "e30="},
         {"request_type": "view_gas_key_nonces", "account_id": "alice.localnet", "public_key": NO_KEY},
         {"request_type": "view_global_contract_code_by_account_id", "account_id": "alice.localnet"},
         {"request_type": "view_global_contract_code", "code_hash": FACTS.contract_code_hash},

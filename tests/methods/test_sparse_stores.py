@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 
 from nearrpc.methods.errors import CATALOGUE, METHOD_CAUSES, Cause
@@ -160,8 +161,27 @@ def damaged(tmp_path_factory: pytest.TempPathFactory, sample_store: Path) -> Ite
         yield http
 
 
+@pytest.fixture(scope="module")
+def large_state(tmp_path_factory: pytest.TempPathFactory, sample_store: Path) -> Iterator[httpx.Client]:
+    """A server whose store holds an account with more contract state than the client config's
+    trie_viewer_state_size_limit (its storage usage says so)."""
+    folder = tmp_path_factory.mktemp("large_state")
+    store = folder / "store.sqlite"
+    shutil.copyfile(sample_store, store)
+    chain = sample_chain()
+    limit = orjson.loads(chain.client_config_json)["trie_viewer_state_size_limit"]
+    counter = [row for row in chain.account_states if row.account_id == "counter.localnet"][-1]
+    view = orjson.loads(counter.view_json or b"{}")
+    with open_store(store, "write") as writer, writer.batch() as batch:
+        view["storage_usage"] += limit + 1
+        batch.put_account_state("large.localnet", counter.height, orjson.dumps(view))
+    with running_server(store, folder / "server.log") as live, httpx.Client(base_url=live.url) as http:
+        yield http
+
+
 def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
-    http: httpx.Client, genesis_only: httpx.Client, empty: httpx.Client, damaged: httpx.Client
+    http: httpx.Client, genesis_only: httpx.Client, empty: httpx.Client, damaged: httpx.Client,
+    large_state: httpx.Client,
 ) -> None:
     """The README's cause table is the catalogue (tests/methods/test_errors.py); here each
     (method, cause) pair of it comes back from a real server for some request."""
@@ -191,7 +211,10 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
         ("query", Cause.UNKNOWN_ACCOUNT): (http, {**view_account, **nobody, "finality": "final"}),
         ("query", Cause.NO_CONTRACT_CODE): (http, {**account, "request_type": "view_code", "finality": "final"}),
         ("query", Cause.UNAVAILABLE_SHARD): (
-            http, {**account, "request_type": "view_state", "prefix_base64": "", "finality": "final"},
+            http, {"request_type": "view_global_contract_code", "code_hash": "1" * 32, "finality": "final"},
+        ),
+        ("query", Cause.TOO_LARGE_CONTRACT_STATE): (
+            large_state, {"request_type": "view_state", "account_id": "large.localnet", **prefix, "finality": "final"},
         ),
         ("query", Cause.INTERNAL_ERROR): (damaged, {**view_account, "finality": "final"}),
         ("EXPERIMENTAL_view_code", Cause.UNKNOWN_BLOCK): (http, {**account, "block_id": 10**9}),
@@ -212,6 +235,9 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
         ("EXPERIMENTAL_call_function", Cause.INTERNAL_ERROR): (damaged, {**account, **function, "finality": "final"}),
         ("EXPERIMENTAL_view_state", Cause.UNKNOWN_BLOCK): (http, {**account, **prefix, "block_id": 10**9}),
         ("EXPERIMENTAL_view_state", Cause.UNKNOWN_ACCOUNT): (http, {**nobody, **prefix, "finality": "final"}),
+        ("EXPERIMENTAL_view_state", Cause.TOO_LARGE_CONTRACT_STATE): (
+            large_state, {"account_id": "large.localnet", **prefix, "finality": "final"},
+        ),
         ("EXPERIMENTAL_view_state", Cause.INTERNAL_ERROR): (damaged, {**account, **prefix, "finality": "final"}),
     }  # fmt: skip
     assert set(requests) == {(method, cause) for method, causes in METHOD_CAUSES.items() for cause in causes}

@@ -101,6 +101,10 @@ def test_a_session_serves_the_sample_chain_and_its_facts(tmp_path: Path) -> None
         (row.account_id, row.public_key) for row in keys if row.account_id in facts["accounts"]
     }
     assert facts["contract_code_hashes"] == sorted([expected.contract_code_hash, expected.token_code_hash])
+    assert facts["contracts"] == [
+        [expected.contract_account, ["decrement", "get_num", "increment", "reset"]],
+        [expected.token_account, ["ft_balance_of", "ft_metadata", "ft_total_supply", "ft_transfer"]],
+    ]
 
     # stopped with the session, its log kept
     assert not Path(f"/proc/{served['pid']}").exists()
@@ -270,6 +274,7 @@ def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it
         (row.account_id, row.public_key) for row in keys if row.account_id in facts["accounts"]
     }
     assert facts["contract_code_hashes"] == []  # no validator has a contract
+    assert facts["contracts"] == []  # a fork's facts name none (docs/CLIENT_TESTING.md)
 
     # a cassette replayed under another pinned height is refused in one line
     moved = run_pytest(tmp_path, "-o", f"nearrpc_fork_height={pinned + 1}", "-k", "facts",
