@@ -23,6 +23,8 @@ from tests.support.serve_process import Served, serving
 pytestmark = pytest.mark.live
 
 HEIGHTS: Final = (30, 100)  # alice's balance and the count differ between them
+# what the calls below read (service/sample/contracts/*.wat): the count, and alice's balance
+READ_KEYS: Final = {("counter.localnet", b"STATE"), ("token.localnet", b"balice.localnet")}
 
 
 def _rpc(method: str, params: dict[str, Any]) -> tuple[str, str]:
@@ -94,7 +96,7 @@ def test_view_calls_through_a_fork_answer_the_upstreams_bytes_lazily_then_replay
         assert differences(direct, ask(fork.url, asked_calls)) == []
         # lazily: exactly the keys the calls read (the count, alice's balance), nothing else of
         # the token's state (every holder's balance, the total supply)
-        assert _kept_keys(store) == {("counter.localnet", b"STATE"), ("token.localnet", b"balice.localnet")}
+        assert _kept_keys(store) == READ_KEYS
         asked_state = proxy.total()
         assert differences(direct, ask(fork.url, asked_calls)) == []
         assert proxy.total() == asked_state  # asked again: nothing more from the upstream
@@ -248,3 +250,27 @@ def _state_params(proxy: UpstreamProxy) -> list[dict[str, Any]]:
     block_hash = httpx.post(proxy.target, json=block, timeout=10.0).json()["result"]["header"]["hash"]
     prefix = base64.b64encode(b"STATE").decode()
     return [{"block_id": block_hash, "account_id": "counter.localnet", "prefix_base64": prefix}]
+
+
+def test_a_node_without_experimental_view_state_is_asked_through_query(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    """Nodes before interface 1.2.3 answer view_state only through `query` (as the recorder asks)."""
+    asked_calls = calls(HEIGHTS[0])
+    direct = ask(upstream.url, asked_calls)
+
+    def old_node(asked: dict[str, Any]) -> tuple[int, bytes, dict[str, str]] | None:
+        if asked.get("method") != "EXPERIMENTAL_view_state":
+            return None
+        error = {"name": "REQUEST_VALIDATION_ERROR", "cause": {"name": "METHOD_NOT_FOUND", "info": {
+            "method_name": "EXPERIMENTAL_view_state"}}, "code": -32601, "message": "Method not found",
+            "data": "EXPERIMENTAL_view_state"}  # fmt: skip
+        return 200, json.dumps({"jsonrpc": "2.0", "id": asked.get("id"), "error": error}).encode(), {}
+
+    proxy.intercept = old_node
+    with serving("--store", tmp_path / "fork.sqlite", "--upstream", proxy.url, log=tmp_path / "fork.log") as fork:
+        assert differences(direct, ask(fork.url, asked_calls)) == []
+    assert _kept_keys(tmp_path / "fork.sqlite") == READ_KEYS
+    tried = sum(count for key, count in proxy.requests().items() if key.startswith("EXPERIMENTAL_view_state "))
+    through_query = sum(count for key, count in proxy.requests().items() if '"request_type": "view_state"' in key)
+    assert (tried, through_query) == (1, 2)  # asked once the new way, then through query only
