@@ -15,8 +15,9 @@ import httpx
 import pytest
 
 from nearrpc.store import open_store
-from tests.fork.test_fork_replay import Answers, ask, differences
+from tests.fork.test_fork_replay import Answers, ask, differences, empty_store
 from tests.fork.upstream_proxy import UpstreamProxy
+from tests.support.backends import BACKENDS
 from tests.support.cli import nearrpc
 from tests.support.serve_process import Served, serving
 
@@ -57,7 +58,7 @@ def listings(height: int) -> list[tuple[str, str]]:
     ]
 
 
-def _kept_keys(store: Path) -> set[tuple[str, bytes]]:
+def _kept_keys(store: Path | str) -> set[tuple[str, bytes]]:
     reader = open_store(store, "read")
     try:
         return {(account, key) for account, key, _, _ in reader.iter_contract_data()}
@@ -83,10 +84,11 @@ def _results(answers: Answers) -> list[Any]:
     return [json.loads(body) for _, body in answers.values()]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_view_calls_through_a_fork_answer_the_upstreams_bytes_lazily_then_replay_offline(
-    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    store = tmp_path / "fork.sqlite"
+    store = empty_store(backend, tmp_path, request)
     asked_calls = [request for height in HEIGHTS for request in calls(height)]
     direct = ask(upstream.url, asked_calls)
     results = _results(direct)
