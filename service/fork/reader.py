@@ -668,9 +668,8 @@ class ForkReader:
         what = f"view_state {account_id} (one storage key) at {height}"
         mark = marks.contract_value(account_id, key, height)
         state = await self._fetch_state(account_id, key, height, whole=False, what=what)
-        if state is _TooLarge.REFUSED:
+        if isinstance(state, _TooLarge):
             return state, self._too_large(account_id, height)
-        assert not isinstance(state, _TooLarge)
         value = state.get(key)
 
         def plan(store: ChainReader) -> Writes:
