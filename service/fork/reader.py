@@ -163,7 +163,6 @@ class ForkReader:
         self._earliest: StoredBlock | None = None  # pinned forks: asked once
         self._heads_down_until = 0.0  # until then, heads are the store's (the upstream failed)
         self._heads_from_store = False
-        self._view_state_through_query = False  # a node before interface 1.2.3: view_state through query
 
     @property
     def heads_move(self) -> bool:
@@ -629,15 +628,13 @@ class ForkReader:
     # -- contract state, as anvil reads storage: each key a view call reads, fetched once
 
     async def _ask_view_state(self, account_id: str, prefix: bytes, block: StoredBlock) -> RpcReply:
-        """The upstream's view_state under `prefix` at the block's hash; through `query` on a node
-        before interface 1.2.3, which lacks the EXPERIMENTAL_ method (as the recorder asks)."""
-        params = {"block_id": block.hash, "account_id": account_id, "prefix_base64": base64.b64encode(prefix).decode()}
-        if not self._view_state_through_query:
-            reply = await self._call("EXPERIMENTAL_view_state", params)
-            if reply.cause != "METHOD_NOT_FOUND":
-                return reply
-            self._view_state_through_query = True
-        return await self._call("query", {"request_type": "view_state", **params})
+        """The upstream's view_state under `prefix` at the block's hash, through `query` as the
+        recorder asks (every node has it; nearcore's EXPERIMENTAL_view_state folds a shard it does
+        not track into an HTTP 500, retried as an overloaded node's; `query` answers UNAVAILABLE_SHARD)."""
+        prefix_base64 = base64.b64encode(prefix).decode()
+        params = {"request_type": "view_state", "block_id": block.hash, "account_id": account_id,
+                  "prefix_base64": prefix_base64}  # fmt: skip
+        return await self._call("query", params)
 
     async def _block_at(self, height: int, what: str) -> StoredBlock:
         block = await self.block_by_height(height)

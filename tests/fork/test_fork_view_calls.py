@@ -232,12 +232,12 @@ def test_a_state_the_upstream_refuses_as_too_large_is_marked_and_not_asked_again
     with serving("--store", store, "--upstream", proxy.url, log=tmp_path / "fork.log") as fork:
         (_, body), = ask(fork.url, [request]).values()
         assert b"too large for its view_state" in body, body
-        state_asks = sum(proxy.asked("EXPERIMENTAL_view_state", params) for params in _state_params(proxy))
+        state_asks = sum(proxy.asked("query", params) for params in _state_params(proxy))
         assert state_asks == 1
         time.sleep(2.1)  # past the settle window: the mark in the store answers
         (_, again), = ask(fork.url, [request]).values()
         assert again == body
-        assert sum(proxy.asked("EXPERIMENTAL_view_state", params) for params in _state_params(proxy)) == 1
+        assert sum(proxy.asked("query", params) for params in _state_params(proxy)) == 1
     assert _kept_keys(store) == set()
     reader = open_store(store, "read")
     try:
@@ -251,28 +251,35 @@ def _state_params(proxy: UpstreamProxy) -> list[dict[str, Any]]:
     block = {"jsonrpc": "2.0", "id": 1, "method": "block", "params": {"block_id": HEIGHTS[1]}}
     block_hash = httpx.post(proxy.target, json=block, timeout=10.0).json()["result"]["header"]["hash"]
     prefix = base64.b64encode(b"STATE").decode()
-    return [{"block_id": block_hash, "account_id": "counter.localnet", "prefix_base64": prefix}]
+    return [{"request_type": "view_state", "block_id": block_hash, "account_id": "counter.localnet",
+             "prefix_base64": prefix}]  # fmt: skip
 
 
-def test_a_node_without_experimental_view_state_is_asked_through_query(
+def test_view_state_is_asked_through_query_and_an_untracked_shard_keeps_nothing(
     upstream: Served, proxy: UpstreamProxy, tmp_path: Path
 ) -> None:
-    """Nodes before interface 1.2.3 answer view_state only through `query` (as the recorder asks)."""
+    """As the recorder: `query view_state` only (nearcore's EXPERIMENTAL_view_state answers a shard
+    it does not track with an HTTP 500); UNAVAILABLE_SHARD keeps nothing, and is asked again."""
     asked_calls = calls(HEIGHTS[0])
     direct = ask(upstream.url, asked_calls)
 
-    def old_node(asked: dict[str, Any]) -> tuple[int, bytes, dict[str, str]] | None:
-        if asked.get("method") != "EXPERIMENTAL_view_state":
+    def untracked(asked: dict[str, Any]) -> tuple[int, bytes, dict[str, str]] | None:
+        if not _asks_state(asked):
             return None
-        error = {"name": "REQUEST_VALIDATION_ERROR", "cause": {"name": "METHOD_NOT_FOUND", "info": {
-            "method_name": "EXPERIMENTAL_view_state"}}, "code": -32601, "message": "Method not found",
-            "data": "EXPERIMENTAL_view_state"}  # fmt: skip
+        error = {"name": "HANDLER_ERROR", "cause": {"name": "UNAVAILABLE_SHARD", "info": {"shard_id": 1}},
+                 "code": -32000, "message": "Server error", "data": "Shard 1 is not tracked"}  # fmt: skip
         return 200, json.dumps({"jsonrpc": "2.0", "id": asked.get("id"), "error": error}).encode(), {}
 
-    proxy.intercept = old_node
-    with serving("--store", tmp_path / "fork.sqlite", "--upstream", proxy.url, log=tmp_path / "fork.log") as fork:
+    proxy.intercept = untracked
+    store = tmp_path / "fork.sqlite"
+    with serving("--store", store, "--upstream", proxy.url, log=tmp_path / "fork.log") as fork:
+        (status, body), = ask(fork.url, asked_calls[:1]).values()
+        assert status == 500 and b"UNAVAILABLE_SHARD" in body, body
+        assert _kept_keys(store) == set()
+        proxy.intercept = None
         assert differences(direct, ask(fork.url, asked_calls)) == []
-    assert _kept_keys(tmp_path / "fork.sqlite") == READ_KEYS
-    tried = sum(count for key, count in proxy.requests().items() if key.startswith("EXPERIMENTAL_view_state "))
+    assert _kept_keys(store) == READ_KEYS
+    methods = {key.split(" ", 1)[0] for key in proxy.requests()}
+    assert "EXPERIMENTAL_view_state" not in methods
     through_query = sum(count for key, count in proxy.requests().items() if '"request_type": "view_state"' in key)
-    assert (tried, through_query) == (1, 2)  # asked once the new way, then through query only
+    assert through_query == 3  # the shard refused once, then each key once
