@@ -279,8 +279,7 @@ def test_a_fork_reads_contract_state_it_marked_from_its_store_without_asking_the
                 return value, state, str(missed)
             return value, state, "answered without the upstream"
         finally:
-            await fork.local.close()
-            writer.close()
+            await fork.close()  # the upstream's client too (it was asked), the store, the writer
 
     value, state, unmarked = asyncio.run(read())
     assert (value, state) == (b"\x01", [(b"b1", b"x"), (b"b\xff", b"y")])
