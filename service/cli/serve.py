@@ -39,7 +39,7 @@ log = logging.getLogger(STARTUP_LOGGER)
 _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
     "answer_cache_mb", "store_pool_size", "store_timeout", "store_close_timeout", "store_check", "upstream",
-    "record_mode", "fork_height",
+    "record_mode", "fork_height", "verify_calls",
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
     "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections",
 )
@@ -93,10 +93,16 @@ def app_from_env() -> FastAPI:
     configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, cap))
     reader = open_store(settings.store, "serve", settings.store_options())
     fork = _fork_reader(settings, reader) if settings.forks() else None
+    call_upstream = None
+    if fork is not None:
+        from nearrpc.cli.fork_calls import ForkCallUpstream
+
+        call_upstream = ForkCallUpstream(fork)
     return build_app(
         reader if fork is None else fork, settings.cors_origins, metrics=settings.metrics,
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
-        fork=fork, close_timeout=settings.store_close_timeout,
+        fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
+        verify_calls=settings.verify_calls and fork is not None,
     )
 
 
@@ -131,6 +137,9 @@ def _prepare_fork(settings: ServeSettings) -> str | None:
     add to the start-up line); None when the server does not fork."""
     if settings.fork_height is not None and not settings.forks():
         raise Refused("--fork-height pins a fork's head: it needs --upstream (and --record-mode new)")
+    if settings.verify_calls and not settings.forks():
+        raise Refused("--verify-calls compares view calls with a fork's upstream: it needs --upstream (and "
+                      "--record-mode new)")  # fmt: skip
     if not settings.forks():
         return None
     from nearrpc.fork.start import ForkRefused, ForkStart, prepare_store
@@ -357,6 +366,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(fork, ServeSettings, "upstream")
     add_setting(fork, ServeSettings, "record_mode", choices=["new", "none"])
     add_setting(fork, ServeSettings, "fork_height")
+    add_setting(fork, ServeSettings, "verify_calls", action="store_const", const=True)
     add_setting(fork, ServeSettings, "upstream_concurrency")
     add_setting(fork, ServeSettings, "upstream_rate")
     add_setting(fork, ServeSettings, "upstream_timeout")

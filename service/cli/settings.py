@@ -117,6 +117,10 @@ class ServeSettings(StoreSettings, LogSettings):
         None, ge=0, le=(1 << 63) - 1, description="with --upstream: pin the fork's head at this (final) height, so "
         "final and optimistic stay put; by default they follow the upstream's at each request",
     )
+    verify_calls: bool = Field(
+        False, description="with --upstream: run every view call here and ask the upstream too, answering the local "
+        "result; each difference is counted (nearrpc_view_call_differences_total) and logged",
+    )
     upstream_concurrency: int = Field(4, ge=1, le=256, description="requests in flight to the upstream at most")
     upstream_rate: float = Field(20.0, ge=0, le=100_000, description="requests per second to the upstream at most "
                                  "(0: no bound)")
@@ -184,6 +188,7 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}STORE_CLOSE_TIMEOUT": repr(self.store_close_timeout),
             f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
             f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
+            f"{ENV_PREFIX}VERIFY_CALLS": "1" if self.verify_calls else "0",
             f"{ENV_PREFIX}UPSTREAM_CONCURRENCY": str(self.upstream_concurrency),
             f"{ENV_PREFIX}UPSTREAM_RATE": repr(self.upstream_rate),
             f"{ENV_PREFIX}UPSTREAM_TIMEOUT": repr(self.upstream_timeout),

@@ -4,12 +4,30 @@ cannot tell "fetched, and this is the answer" from "never asked":
 - a height the upstream has no block at, below its final head: a skipped height, for good;
 - a block hash a fork pinned at a height does not serve (unknown, or above the pinned head);
 - an account's state, an access key, an account's key list at exactly one height: a store
-  answers the latest state at or below a height, which for a fork may be an older one.
+  answers the latest state at or below a height, which for a fork may be an older one;
+- a contract's storage key, or its state under a prefix, at exactly one height (the same rule);
+  a contract whose state the upstream refuses as too large at a height (no rows: its view calls
+  are the upstream's);
+- a view call the upstream answered, kept verbatim (`WriteBatch.put_kept_answer`) under the
+  same name.
 
-Account ids and public keys never contain "/", so the names cannot collide.
+Account ids and public keys never contain "/", so the names cannot collide. Storage keys,
+prefixes and call arguments are bytes of up to megabytes: they are named by their SHA-256, so a
+name stays short enough for any store's index.
 """
 
 from __future__ import annotations
+
+import hashlib
+
+
+def _digest(*parts: bytes) -> str:
+    """One SHA-256 over `parts`, each prefixed by its length (so no two lists of parts meet)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return digest.hexdigest()
 
 
 def skipped_height(height: int) -> str:
@@ -30,3 +48,19 @@ def access_key(account_id: str, public_key: str, height: int) -> str:
 
 def access_key_list(account_id: str, height: int) -> str:
     return f"access-keys/{account_id}/{height}"
+
+
+def contract_value(account_id: str, key: bytes, height: int) -> str:
+    return f"contract-value/{account_id}/{height}/{_digest(key)}"
+
+
+def contract_state(account_id: str, prefix: bytes, height: int) -> str:
+    return f"contract-state/{account_id}/{height}/{_digest(prefix)}"
+
+
+def state_too_large(account_id: str, height: int) -> str:
+    return f"contract-state-too-large/{account_id}/{height}"
+
+
+def call(account_id: str, method_name: str, args: bytes, block_hash: str) -> str:
+    return f"call/{account_id}/{block_hash}/{_digest(method_name.encode(), args)}"

@@ -33,6 +33,7 @@ import asyncio
 import base64
 import binascii
 import dataclasses
+import enum
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -41,8 +42,10 @@ from typing import Any, Final, Generic, TypeVar
 import orjson
 
 from nearrpc.fork import marks
+from nearrpc.fork.calls import KEPT_CAUSES, CallAnswer, checked_error, checked_result
+from nearrpc.fork.contract_state import ContractState, Row, state_of, state_rows, value_rows
 from nearrpc.fork.upstream import Upstream, UpstreamError
-from nearrpc.fork.writer import ForkWriter, Writes
+from nearrpc.fork.writer import AfterReading, ForkWriter, Keep, Writes
 from nearrpc.ingest import jsonio
 from nearrpc.ingest.blocks_import import stored_block
 from nearrpc.ingest.epochs import recorded_epoch
@@ -50,7 +53,16 @@ from nearrpc.ingest.rpc_client import RpcReply
 from nearrpc.nearcore.public_key import canonical_public_key
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS
 from nearrpc.spec import SchemaViolation
-from nearrpc.store import ServingReader, StoredBlock, StoredEpoch, StoreInfo, StoreVersion, WriteBatch
+from nearrpc.store import (
+    ChainReader,
+    ContractStateTooLarge,
+    ServingReader,
+    StoredBlock,
+    StoredEpoch,
+    StoreInfo,
+    StoreVersion,
+    WriteBatch,
+)
 from nearrpc.store.base import access_key_order
 
 T = TypeVar("T")
@@ -68,6 +80,18 @@ _DOWN_SECONDS: Final = 5.0
 _REFUSED_ANSWERS: Final = (SchemaViolation, KeyError, TypeError, ValueError, binascii.Error)
 # How long a chain check holds: a node behind the same address may be replaced by another's.
 _CHAIN_SECONDS: Final = 30.0
+
+
+class _TooLarge(enum.Enum):
+    """The upstream refuses an account's contract state as too large (kept as a mark)."""
+
+    REFUSED = "refused"
+
+
+def _put_rows(batch: WriteBatch, account_id: str, rows: list[Row], mark: str) -> None:
+    for key, height, value in rows:
+        batch.put_contract_data(account_id, key, height, value)
+    batch.put_fetched(mark)
 
 # observe(outcome): "hit" or "miss", one per lookup that could have needed the upstream
 LookupObserver = Callable[[str], None]
@@ -160,7 +184,7 @@ class ForkReader:
     async def _call(self, method: str, params: Any) -> RpcReply:
         return await (await self._upstream()).call(method, params)
 
-    async def _miss(self, key: str, fetch: Callable[[], Awaitable[tuple[T, Writes | None]]], *, keep: bool = True) -> T:
+    async def _miss(self, key: str, fetch: Callable[[], Awaitable[tuple[T, Keep | None]]], *, keep: bool = True) -> T:
         """`fetch`'s value for `key`, fetched once however many ask at the same time."""
         settled = self._settled.get(key)
         if settled is not None and settled[0] > time.monotonic():
@@ -175,7 +199,7 @@ class ForkReader:
         # shielded: a request that goes away does not cancel what the others wait for
         return await asyncio.shield(task)
 
-    async def _fetch_and_keep(self, key: str, fetch: Callable[[], Awaitable[tuple[T, Writes | None]]]) -> T:
+    async def _fetch_and_keep(self, key: str, fetch: Callable[[], Awaitable[tuple[T, Keep | None]]]) -> T:
         try:
             async with asyncio.timeout(self._miss_timeout):
                 await self._check_chain()
@@ -601,18 +625,131 @@ class ForkReader:
     async def client_config_json(self) -> bytes | None:
         return await self.local.client_config_json()
 
-    # Contract state: read from the store as it is for now (nothing fetched yet); a later step
-    # fetches each key a view call reads from the upstream, once, as anvil does.
+    # -- contract state, as anvil reads storage: each key a view call reads, fetched once
+
+    async def _ask_view_state(self, account_id: str, prefix: bytes, block: StoredBlock) -> RpcReply:
+        """The upstream's view_state under `prefix` at the block's hash, through `query` as the
+        recorder asks (every node has it; nearcore's EXPERIMENTAL_view_state folds a shard it does
+        not track into an HTTP 500, retried as an overloaded node's; `query` answers UNAVAILABLE_SHARD)."""
+        prefix_base64 = base64.b64encode(prefix).decode()
+        params = {"request_type": "view_state", "block_id": block.hash, "account_id": account_id,
+                  "prefix_base64": prefix_base64}  # fmt: skip
+        return await self._call("query", params)
+
+    async def _block_at(self, height: int, what: str) -> StoredBlock:
+        block = await self.block_by_height(height)
+        if block is None:
+            raise UpstreamError(f"{self.upstream.address}: {what}: no block at height {height} to ask at")
+        return block
+
+    async def _fetch_state(
+        self, account_id: str, prefix: bytes, height: int, *, whole: bool, what: str
+    ) -> ContractState | _TooLarge:
+        """The account's state under `prefix` at `height` as the upstream gives it (an unknown
+        account has none), or that the upstream refuses it as too large."""
+        block = await self._block_at(height, what)
+        reply = await self._ask_view_state(account_id, prefix, block)
+        if _says(reply, "TOO_LARGE_CONTRACT_STATE"):
+            return _TooLarge.REFUSED
+        if _says(reply, "UNKNOWN_ACCOUNT"):
+            return {}
+        answer = self._answer(reply, what)
+        return self._parsed(lambda: state_of(answer, block, prefix, whole=whole), what)
+
+    def _too_large(self, account_id: str, height: int) -> Keep:
+        log.info("%s refuses the contract state of %s at height %s as too large: its view calls there are the "
+                 "upstream's", self.upstream.address, account_id, height)  # fmt: skip
+        return lambda batch: batch.put_fetched(marks.state_too_large(account_id, height))
+
+    async def _fetch_value(self, account_id: str, key: bytes, height: int) -> tuple[bytes | _TooLarge | None, Keep]:
+        what = f"view_state {account_id} (one storage key) at {height}"
+        mark = marks.contract_value(account_id, key, height)
+        state = await self._fetch_state(account_id, key, height, whole=False, what=what)
+        if isinstance(state, _TooLarge):
+            return state, self._too_large(account_id, height)
+        value = state.get(key)
+
+        def plan(store: ChainReader) -> Writes:
+            rows = value_rows(store, account_id, key, height, value)
+            return lambda batch: _put_rows(batch, account_id, rows, mark)
+
+        return value, AfterReading(plan)
+
+    async def _state_unavailable(self, account_id: str, height: int) -> bool:
+        return await self.local.fetched(marks.state_too_large(account_id, height))
+
     async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
-        return await self.local.contract_value(account_id, key, height)
+        mark = marks.contract_value(account_id, key, height)
+        if await self.local.fetched(mark):
+            self._count("hit")
+            return await self.local.contract_value(account_id, key, height)
+        if not await self._state_unavailable(account_id, height):
+            value = await self._miss(mark, lambda: self._fetch_value(account_id, key, height))
+            if not isinstance(value, _TooLarge):
+                return value
+        raise ContractStateTooLarge(account_id, height)
+
+    async def _fetch_listing(self, account_id: str, prefix: bytes, height: int) -> tuple[bool, Keep]:
+        what = f"view_state {account_id} at {height}"
+        mark = marks.contract_state(account_id, prefix, height)
+        state = await self._fetch_state(account_id, prefix, height, whole=True, what=what)
+        if isinstance(state, _TooLarge):
+            return False, self._too_large(account_id, height)
+
+        def plan(store: ChainReader) -> Writes:
+            rows = state_rows(store, account_id, prefix, height, state)
+            return lambda batch: _put_rows(batch, account_id, rows, mark)
+
+        return True, AfterReading(plan)
 
     async def contract_state(
         self, account_id: str, prefix: bytes, height: int, limit: int
     ) -> list[tuple[bytes, bytes]]:
+        """The state under `prefix`, fetched whole once at that height and kept as rows (then
+        listed by the store as any store lists it, so a replay answers the same bytes)."""
+        mark = marks.contract_state(account_id, prefix, height)
+        if await self.local.fetched(mark):
+            self._count("hit")
+        elif await self._state_unavailable(account_id, height) or not await self._miss(
+            mark, lambda: self._fetch_listing(account_id, prefix, height)
+        ):
+            raise ContractStateTooLarge(account_id, height)
         return await self.local.contract_state(account_id, prefix, height, limit)
+
+    # -- view calls the upstream answers (where they cannot run here, or to verify them)
+
+    async def _fetch_call(
+        self, account_id: str, method_name: str, args: bytes, block: StoredBlock
+    ) -> tuple[CallAnswer, Keep | None]:
+        what = f"call_function {account_id} {method_name} at {block.hash}"
+        params = {"request_type": "call_function", "block_id": block.hash, "account_id": account_id,
+                  "method_name": method_name, "args_base64": base64.b64encode(args).decode()}  # fmt: skip
+        reply = await self._call("query", params)
+        error = reply.error
+        if error is not None:
+            answer = CallAnswer(None, self._parsed(lambda: checked_error(error), what))
+            if reply.cause not in KEPT_CAUSES:
+                return answer, None  # answered, and not kept: the node may answer otherwise later
+        else:
+            answer = CallAnswer(self._parsed(lambda: checked_result(reply.result, block), what), None)
+        mark = marks.call(account_id, method_name, args, block.hash)
+        return answer, lambda batch: batch.put_kept_answer(mark, answer.kept())
+
+    async def call_function(self, account_id: str, method_name: str, args: bytes, block: StoredBlock) -> CallAnswer:
+        """The upstream's answer to a view call at `block`: kept verbatim the first time, then
+        answered from the store (with the upstream stopped too)."""
+        mark = marks.call(account_id, method_name, args, block.hash)
+        kept = await self.local.kept_answer(mark)
+        if kept is not None:
+            self._count("hit")
+            return CallAnswer.from_kept(kept)
+        return await self._miss(mark, lambda: self._fetch_call(account_id, method_name, args, block))
 
     async def fetched(self, key: str) -> bool:
         return await self.local.fetched(key)
+
+    async def kept_answer(self, key: str) -> bytes | None:
+        return await self.local.kept_answer(key)
 
     async def genesis_hash(self) -> str | None:
         return await self.local.genesis_hash()

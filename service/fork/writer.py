@@ -14,9 +14,20 @@ import dataclasses
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from nearrpc.store import ChainWriter, StoreLocation, StoreOptions, WriteBatch, open_store
+from nearrpc.store import ChainReader, ChainWriter, StoreLocation, StoreOptions, WriteBatch, open_store
 
 Writes = Callable[[WriteBatch], None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AfterReading:
+    """Writes planned from the store as committed, read on the writer's thread just before the
+    batch: no other write of this fork falls between what was read and what is written."""
+
+    plan: Callable[[ChainReader], Writes]
+
+
+Keep = Writes | AfterReading  # what a fetched answer writes
 
 
 class ForkWriter:
@@ -33,12 +44,14 @@ class ForkWriter:
         relaxed = dataclasses.replace(options or StoreOptions(), durable_commits=False)
         self._writer = open_store(location, "write", relaxed)
 
-    def _write(self, writes: Writes) -> None:
+    def _write(self, writes: Keep) -> None:
         assert self._writer is not None  # opened in __init__, on this thread
+        if isinstance(writes, AfterReading):
+            writes = writes.plan(self._writer.reader())
         with self._writer.batch() as batch:
             writes(batch)
 
-    async def write(self, writes: Writes) -> None:
+    async def write(self, writes: Keep) -> None:
         """Run `writes` in one batch: committed whole when this returns, or not at all."""
         await asyncio.get_running_loop().run_in_executor(self._executor, self._write, writes)
 

@@ -61,6 +61,21 @@ class StoreIntegrityError(StoreError):
     as `nearrpc.spec.SchemaViolation` instead)."""
 
 
+class ContractStateTooLarge(StoreError):
+    """A reader that reads through (a fork) cannot give this contract's storage at this height:
+    its upstream refuses the account's state as too large for its view_state (nearcore's
+    TooLargeContractState, whatever prefix is asked). A view call there is the upstream's to
+    answer (`call_function`); unhandled, it is a StoreError (INTERNAL_ERROR)."""
+
+    def __init__(self, account_id: str, height: int) -> None:
+        super().__init__(
+            f"the upstream refuses the contract state of {account_id} at height {height} as too large for its "
+            "view_state: it cannot be read key by key"
+        )
+        self.account_id = account_id
+        self.height = height
+
+
 @dataclass(frozen=True, slots=True)
 class StoredBlock:
     """One block: the index fields plus the complete `block` result."""
@@ -295,6 +310,10 @@ class ChainReader(Protocol):
         """Whether a fork marked `key` as fetched from its upstream (`WriteBatch.put_fetched`)."""
         ...
 
+    def kept_answer(self, key: str) -> bytes | None:
+        """The upstream answer a fork kept verbatim under `key` (`WriteBatch.put_kept_answer`)."""
+        ...
+
     def version(self) -> StoreVersion:
         """The change counters as of now; cheap enough to ask before every request."""
         ...
@@ -328,6 +347,10 @@ class ChainReader(Protocol):
 
     def iter_fetched(self) -> Iterator[str]:
         """Every key a fork marked as fetched."""
+        ...
+
+    def iter_kept_answers(self) -> Iterator[tuple[str, bytes]]:
+        """Every answer a fork kept verbatim, (key, answer)."""
         ...
 
     def close(self) -> None:
@@ -370,6 +393,8 @@ class ServingReader(Protocol):
     ) -> list[tuple[bytes, bytes]]: ...
 
     async def fetched(self, key: str) -> bool: ...
+
+    async def kept_answer(self, key: str) -> bytes | None: ...
 
     async def genesis_hash(self) -> str | None: ...
 
@@ -457,6 +482,12 @@ class WriteBatch(Protocol):
         height, an account's state at exactly one height (a lookup answers the latest at or
         below it). The marks live in an optional table, `fetched`, that a store gets with its
         first mark; readers that never ask (every build before it) serve the store as before."""
+        ...
+
+    def put_kept_answer(self, key: str, answer: bytes) -> None:
+        """Keep an upstream's answer (UTF-8 JSON) verbatim under `key`: what a fork cannot keep as
+        rows (a view call's result from its upstream), so a replay answers it offline. Kept in
+        `meta` under a reserved prefix (`layout.KEPT_ANSWER_PREFIX`): no new table or schema step."""
         ...
 
 

@@ -120,6 +120,8 @@ def copy_store(
                     batch.put_genesis_hash(genesis_hash)
                 for key in reader.iter_fetched():  # a fork's marks (not counted: no counter keeps them)
                     batch.put_fetched(key)
+                for key, answer in reader.iter_kept_answers():  # a fork's kept upstream answers
+                    batch.put_kept_answer(key, answer)
                 _check_read_all(counts, source_info)
             destination_info = writer.reader().info()
         if advance is not None and pending:

@@ -33,6 +33,10 @@ CLIENT_CONFIG: Final = "client_config"
 # counter per kind of data (`StoreVersion`).
 IMPORT_PROGRESS: Final = "import_progress"
 GENESIS_HASH: Final = "genesis_hash"  # kept by a store without its genesis block (a recording)
+# a fork's upstream answers kept verbatim (`WriteBatch.put_kept_answer`): "kept-answer/<key>";
+# no other meta key starts so, and the range below holds exactly them ("0" follows "/")
+KEPT_ANSWER_PREFIX: Final = "kept-answer/"
+KEPT_ANSWER_END: Final = "kept-answer0"
 COUNTERS: Final = {
     "blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count",
     "access_keys": "access_key_count", "contract_codes": "contract_code_count",

@@ -36,6 +36,7 @@ from nearrpc.store.layout import (
     GENESIS_CONFIG,
     GENESIS_HASH,
     INFO_KEYS,
+    KEPT_ANSWER_PREFIX,
     MAX_HEIGHT,
     VERSION_KEYS,
     block_from_row,
@@ -256,6 +257,10 @@ class PostgresServingReader:
             found = await self._fetch_sql(f"SELECT to_regclass('{FETCHED_TABLE}') IS NOT NULL", "table lookup")
             self._has_fetched_table = bool(found[0])
         return self._has_fetched_table and await self._fetch("fetched", key) is not None
+
+    async def kept_answer(self, key: str) -> bytes | None:
+        row = await self._fetch("meta", KEPT_ANSWER_PREFIX + key)
+        return None if row is None else str(row[0]).encode()
 
     async def genesis_hash(self) -> str | None:
         row = await self._fetch("meta", GENESIS_HASH)

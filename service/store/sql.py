@@ -32,6 +32,8 @@ from nearrpc.store.layout import (
     GENESIS_HASH,
     IMPORT_PROGRESS,
     INFO_KEYS,
+    KEPT_ANSWER_END,
+    KEPT_ANSWER_PREFIX,
     MAX_HEIGHT,
     TABLES,
     VERSION_KEYS,
@@ -251,6 +253,15 @@ class SqlChainReader(ABC):
             for (key,) in self._scan(f"SELECT key FROM {FETCHED_TABLE}"):
                 yield str(key)
 
+    def kept_answer(self, key: str) -> bytes | None:
+        answer = self._meta(KEPT_ANSWER_PREFIX + key)
+        return None if answer is None else answer.encode()
+
+    def iter_kept_answers(self) -> Iterator[tuple[str, bytes]]:
+        sql = f"SELECT key, value FROM meta WHERE key >= '{KEPT_ANSWER_PREFIX}' AND key < '{KEPT_ANSWER_END}'"
+        for key, answer in self._scan(sql):
+            yield str(key)[len(KEPT_ANSWER_PREFIX):], str(answer).encode()
+
     def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
         for row in self._scan(f"SELECT {BLOCK_COLUMNS}, canonical FROM blocks"):
             block = block_from_row(row[:7])
@@ -374,6 +385,10 @@ class SqlWriteBatch(ABC):
             self._execute(self.CREATE_FETCHED, ())
             self._fetched_table_ready = True
         self._execute(self.INSERT_FETCHED, (key,))
+
+    def put_kept_answer(self, key: str, answer: bytes) -> None:
+        self._ensure_open()
+        self._execute(self.UPSERT_META, (KEPT_ANSWER_PREFIX + key, answer.decode()))
 
     def drop_block(self, block_hash: str) -> None:
         """Remove the block with this hash, if stored: a fork's repair of a block an upstream

@@ -793,6 +793,9 @@ class SqliteServingReader:
     async def fetched(self, key: str) -> bool:
         return self._in_read().fetched(key)
 
+    async def kept_answer(self, key: str) -> bytes | None:
+        return self._in_read().kept_answer(key)
+
     async def genesis_hash(self) -> str | None:
         return self._in_read().genesis_hash()
 

@@ -54,6 +54,11 @@ class UpstreamProxy:
         with self._lock:
             return self._requests[_key(method, params)]
 
+    def requests(self) -> dict[str, int]:
+        """Every request that arrived, "<method> <params as sorted JSON>" -> how many times."""
+        with self._lock:
+            return dict(self._requests)
+
     def total(self) -> int:
         with self._lock:
             return sum(self._requests.values())

@@ -250,30 +250,40 @@ def test_a_prefix_walk_stops_at_the_limit(tmp_path: Path) -> None:
     assert steps() == before
 
 
-def test_a_fork_reads_contract_state_from_its_store_without_asking_the_upstream(tmp_path: Path) -> None:
-    """For now a fork passes both lookups to its store as they are (a later step fetches the keys
-    a view call reads): an upstream where nothing listens is never asked."""
+def test_a_fork_reads_contract_state_it_marked_from_its_store_without_asking_the_upstream(tmp_path: Path) -> None:
+    """What a fork fetched (its marks: fork/marks.py) is read from its store alone, so an upstream
+    where nothing listens is never asked; a key never fetched there is a miss (the upstream's)."""
+    from nearrpc.fork import marks
     from nearrpc.fork.reader import ForkReader
-    from nearrpc.fork.upstream import Upstream, UpstreamSettings
+    from nearrpc.fork.upstream import Upstream, UpstreamError, UpstreamSettings
     from nearrpc.fork.writer import ForkWriter
     from nearrpc.ingest.rpc_client import RetryPolicy
     from tests.support.live_server import free_port
 
     path = tmp_path / "fork.db"
     _write(path)
+    with open_store(path, "write") as writer, writer.batch() as batch:
+        batch.put_fetched(marks.contract_value(ALICE, b"STATE", 6))
+        batch.put_fetched(marks.contract_state(ALICE, b"b", 7))
     settings = UpstreamSettings(f"http://127.0.0.1:{free_port()}", 1, 0, RetryPolicy(retries=0, backoff=0.01,
                                                                                         timeout=1.0))  # fmt: skip
 
-    async def read() -> tuple[bytes | None, list[tuple[bytes, bytes]]]:
+    async def read() -> tuple[bytes | None, list[tuple[bytes, bytes]], str]:
         writer = ForkWriter(path, None)
         fork = ForkReader(open_store(path, "serve"), Upstream(settings), writer, fork_height=None, miss_timeout=1.0)
         try:
-            return await fork.contract_value(ALICE, b"STATE", 6), await fork.contract_state(ALICE, b"b", 7, 10)
+            value, state = await fork.contract_value(ALICE, b"STATE", 6), await fork.contract_state(ALICE, b"b", 7, 10)
+            try:
+                await fork.contract_value(ALICE, b"STATE", 7)  # not fetched at 7
+            except UpstreamError as missed:
+                return value, state, str(missed)
+            return value, state, "answered without the upstream"
         finally:
-            await fork.local.close()
-            writer.close()
+            await fork.close()  # the upstream's client too (it was asked), the store, the writer
 
-    assert asyncio.run(read()) == (b"\x01", [(b"b1", b"x"), (b"b\xff", b"y")])
+    value, state, unmarked = asyncio.run(read())
+    assert (value, state) == (b"\x01", [(b"b1", b"x"), (b"b\xff", b"y")])
+    assert "127.0.0.1" in unmarked  # asked of the upstream, which does not answer
 
 
 def test_postgresql_writes_large_values_in_chunks_bounded_by_bytes(
