@@ -1,14 +1,13 @@
-"""Contract view calls before they execute: query `call_function` / `view_state` (object and
-legacy forms) and EXPERIMENTAL_call_function / EXPERIMENTAL_view_state reach the same two
-handler steps, and answer what nearcore answers before any code runs or any state is read:
+"""Contract view calls up to the point their code runs: query `call_function` / `view_state`
+(object and legacy forms) and EXPERIMENTAL_call_function / EXPERIMENTAL_view_state reach the same
+two handler steps, and answer what nearcore answers before any code runs or any state is read
+(the executed calls: test_view_call_results.py):
 - the account first (runtime state_viewer `call_function` / `view_state`: AccountDoesNotExist),
   UNKNOWN_ACCOUNT with the same info and text on every form;
 - a call on an account without code fails in the VM (CompilationError(CodeDoesNotExist)): query
   answers a result with the state viewer's `error` text (chain/jsonrpc lib.rs
   process_query_response), EXPERIMENTAL_call_function CONTRACT_EXECUTION_ERROR
-  (jsonrpc-primitives types/call_function.rs);
-- the state itself is not stored yet: query's UNAVAILABLE_SHARD, which the EXPERIMENTAL methods
-  fold into INTERNAL_ERROR with its text (their From<RpcQueryError>).
+  (jsonrpc-primitives types/call_function.rs).
 """
 
 from __future__ import annotations
@@ -162,24 +161,6 @@ def test_a_call_on_an_account_without_code_fails_as_the_vm_fails_it(http: httpx.
         }},
         "code": -32000, "message": "Server error", "data": f"Function call returned an error: {debug}",
     }  # fmt: skip
-
-
-@pytest.mark.live
-@pytest.mark.parametrize(("method", "params"), [_forms(FACTS.contract_account)[i] for i in (0, 1, 2, 3, 5, 6, 7)])
-def test_contract_state_is_not_held_yet(http: httpx.Client, method: str, params: Any) -> None:
-    """The state a call reads and view_state lists: UNAVAILABLE_SHARD for query, INTERNAL_ERROR
-    (HTTP 500) with the same text for the EXPERIMENTAL methods."""
-    answer = _answers(http, method, params)
-    if method == "query":
-        assert answer.status == 200 and answer.error["cause"]["name"] == "UNAVAILABLE_SHARD"
-        shard_id = answer.error["cause"]["info"]["requested_shard_id"]
-        assert shard_id in FACTS.shard_ids
-        assert answer.error["data"] == f"The node does not track the shard ID {shard_id}"
-        return
-    assert answer.status == 500 and answer.error["name"] == "INTERNAL_ERROR"
-    text = answer.error["cause"]["info"]["error_message"]
-    assert text.startswith("The node does not track the shard ID ")
-    assert answer.error["data"] == f"The node reached its limits. Try again later. More details: {text}"
 
 
 @pytest.mark.live
