@@ -21,7 +21,7 @@ from near_jsonrpc_client import NearClientSync, RpcClientError, RpcError
 from py_near.account import Account, ViewFunctionError
 from py_near.exceptions.provider import UnknownAccount
 
-from tests.client.chain import error_cause, hash_at
+from tests.client.chain import hash_at
 from tests.client.contract_views import (
     BAD_ARGS_PANIC,
     FT_METADATA,
@@ -51,6 +51,12 @@ def _query(near: NearClientSync, account: str, method: str, args: dict[str, Any]
     return near.query(params=m.RpcQueryRequest(request)).root
 
 
+def _cause(error: RpcError) -> Any:
+    """The error's `cause` variant: for query and EXPERIMENTAL_call_function the client's
+    RpcError holds the whole response model, the error one level down."""
+    return error.error.error.root.cause.root
+
+
 def _read(result: Any, height: int) -> Any:
     """The call's JSON value, after checking the block it was read at."""
     assert (result.block_height, result.block_hash.root, result.logs) == (height, hash_at(height), [])
@@ -71,7 +77,7 @@ def test_near_jsonrpc_client_query_missing_account(near: NearClientSync) -> None
     final = V.final_height
     with pytest.raises(RpcError) as gone:
         _query(near, V.missing_account, "get_num", {}, final)
-    cause = gone.value.error.error.root.cause.root  # for query, RpcError holds the whole response
+    cause = _cause(gone.value)
     assert (cause.name, cause.info.requested_account_id.root) == ("UNKNOWN_ACCOUNT", V.missing_account)
     assert (cause.info.block_height, cause.info.block_hash.root) == (final, hash_at(final))
 
@@ -103,13 +109,14 @@ def test_near_jsonrpc_client_experimental_call_function(near: NearClientSync) ->
     final = V.final_height
     with pytest.raises(RpcError) as missing:
         _experimental(near, V.counter, MISSING_METHOD, {}, final)
-    cause = error_cause(missing.value)
+    cause = _cause(missing.value)
     assert cause.name == "CONTRACT_EXECUTION_ERROR"
     assert cause.info.vm_error.model_dump(mode="json") == {"MethodResolveError": "MethodNotFound"}
     with pytest.raises(RpcError) as panic:
         _experimental(near, V.token, "ft_balance_of", {}, final)
-    vm_error = error_cause(panic.value).info.vm_error.model_dump(mode="json")
-    assert vm_error == {"HostError": {"GuestPanic": {"panic_msg": BAD_ARGS_PANIC}}}
+    vm_error = _cause(panic.value).info.vm_error.model_dump(mode="json")
+    # the structured error is near-primitives' FunctionCallError: a host error is its Display text
+    assert vm_error == {"ExecutionError": f"Smart contract panicked: {BAD_ARGS_PANIC}"}
 
 
 # -- py-near: Account.view_function (asyncio, aiohttp)
