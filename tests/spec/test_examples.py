@@ -60,7 +60,8 @@ def test_every_method_shows_a_result_first_and_every_cause_it_answers() -> None:
         if "error" in case["response"]
     }
     assert causes == {
-        "UNKNOWN_BLOCK", "NOT_SYNCED_YET", "UNKNOWN_ACCOUNT", "INTERNAL_ERROR", "PARSE_ERROR", "METHOD_NOT_FOUND"
+        "UNKNOWN_BLOCK", "NOT_SYNCED_YET", "UNKNOWN_ACCOUNT", "INTERNAL_ERROR", "PARSE_ERROR", "METHOD_NOT_FOUND",
+        "CONTRACT_EXECUTION_ERROR",
     }  # fmt: skip
 
 
