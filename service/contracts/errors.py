@@ -36,6 +36,10 @@ def _rust_str(text: str) -> str:
     return "".join(out)
 
 
+# the methods write serde_json's Debug of a panic text with it (EXPERIMENTAL_call_function's data)
+rust_debug_str = _rust_str
+
+
 class ViewCallError(Exception):
     """A view call that nearcore would abort: `debug` is the FunctionCallError's Debug text,
     `vm_error` the whole text nearcore's RPC answers, `logs` what the contract logged before."""

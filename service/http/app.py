@@ -29,9 +29,10 @@ from starlette.types import Receive, Scope, Send
 from nearrpc.generated.routes import build_router, jsonrpc_front
 from nearrpc.http.docs import add_docs_page
 from nearrpc.http.endpoint import JsonRpcEndpoint
-from nearrpc.http.metrics import observe_rpc
+from nearrpc.http.metrics import observe_rpc, observe_view_call, observe_view_call_difference
 from nearrpc.http.ops import ops_router
 from nearrpc.methods.handlers import ChainHandlers
+from nearrpc.methods.view_calls import ViewCallMetrics
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.store import ServingReader, StoreError
 from nearrpc.version import SERVICE_VERSION
@@ -129,8 +130,10 @@ def build_app(
     reader reads through to an upstream node (then `reader` is `fork`); `close_timeout`: seconds the
     worker waits at shutdown for the store to close."""
     heads_move = fork is not None and fork.heads_move
+    view_call_metrics = ViewCallMetrics(observe_view_call, observe_view_call_difference) if metrics else None
     handlers = ChainHandlers(
-        reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move, reads_through=fork is not None
+        reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move, reads_through=fork is not None,
+        view_call_metrics=view_call_metrics,
     )
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(

@@ -83,6 +83,19 @@ _UPSTREAM_LATENCY = Histogram(
     registry=None,
 )
 
+_VIEW_CALLS = Counter(
+    "nearrpc_view_calls",
+    "Contract view calls answered, by path (local: executed here; upstream: a fork's upstream answered) "
+    "and reason (executed; failed: the contract failed as nearcore reports; host_function: not implemented here)",
+    ("path", "reason"),
+    registry=None,
+)
+_VIEW_CALL_DIFFERENCES = Counter(
+    "nearrpc_view_call_differences",
+    "View calls whose local answer differed from the upstream's (verify mode; each is logged)",
+    registry=None,
+)
+
 _children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
 
@@ -106,6 +119,14 @@ def observe_upstream(method: str, outcome: str, seconds: float) -> None:
     """Count one request a fork made to its upstream (methods: the few a fork asks)."""
     _UPSTREAM_REQUESTS.labels(method, outcome).inc()
     _UPSTREAM_LATENCY.labels(method).observe(seconds)
+
+
+def observe_view_call(path: str, reason: str) -> None:
+    _VIEW_CALLS.labels(path, reason).inc()
+
+
+def observe_view_call_difference() -> None:
+    _VIEW_CALL_DIFFERENCES.inc()
 
 
 def _gauge(name: str, documentation: str, value: float) -> GaugeMetricFamily:
@@ -150,6 +171,9 @@ class StoreCollector(Collector):
                    info.access_key_count),
             _gauge("nearrpc_store_contract_codes", "Stored contract codes (one per code hash)",
                    info.contract_code_count),
+            _gauge("nearrpc_store_contract_data",
+                   "Stored contract state rows (one per account, key and change, removals included)",
+                   info.contract_data_count),
         ]
         head = await self._reader.head()
         if head is not None:
@@ -184,7 +208,8 @@ def scrape_registry(store_gauges: StoreCollector) -> CollectorRegistry:
     if os.environ.get(MULTIPROCESS_ENV):
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # unannotated upstream
     else:
-        for counted in (_REQUESTS, _LATENCY, _FORK_LOOKUPS, _UPSTREAM_REQUESTS, _UPSTREAM_LATENCY):
+        for counted in (_REQUESTS, _LATENCY, _FORK_LOOKUPS, _UPSTREAM_REQUESTS, _UPSTREAM_LATENCY, _VIEW_CALLS,
+                        _VIEW_CALL_DIFFERENCES):
             registry.register(counted)
     registry.register(store_gauges)
     registry.register(BuildInfoCollector())

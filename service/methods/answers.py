@@ -2,7 +2,7 @@
 
 An answer is the result bytes or the RpcError a method gave for one exact params value. It
 stays valid until a write changes a kind of data it was computed from (StoreVersion's kinds:
-configs, blocks, epochs, accounts, access keys, code), so a change drops exactly the answers it
+configs, blocks, epochs, accounts, access keys, code, contract data), so a change drops exactly the answers it
 invalidates; a store file replaced while served drops them all. The cache is an LRU bounded by the
 bytes it holds, with an admission rule for when it is full: an answer that would evict others gets
 in only at its second request (a "doorkeeper", TinyLFU's first stage). Under real traffic most keys
@@ -31,10 +31,13 @@ _AT_BLOCK: Final = {
     "EXPERIMENTAL_view_account": frozenset({"blocks", "accounts"}),
     "gas_price": frozenset({"blocks"}),
     # the shard of an account comes from the epoch's (or the genesis) shard layout
-    "query": frozenset({"blocks", "accounts", "epochs", "configs", "access_keys", "codes"}),
+    "query": frozenset({"blocks", "accounts", "epochs", "configs", "access_keys", "codes", "contract_data"}),
     "EXPERIMENTAL_view_code": frozenset({"blocks", "accounts", "codes"}),
     "EXPERIMENTAL_view_access_key": frozenset({"blocks", "access_keys"}),
     "EXPERIMENTAL_view_access_key_list": frozenset({"blocks", "access_keys"}),
+    # a call runs the code on the contract's state with its epoch's gas costs (protocol config)
+    "EXPERIMENTAL_call_function": frozenset({"blocks", "accounts", "codes", "contract_data", "epochs", "configs"}),
+    "EXPERIMENTAL_view_state": frozenset({"blocks", "accounts", "codes", "contract_data", "configs", "epochs"}),
 }
 # Asked by hash, a found block is the same block forever; what was read at it may still change.
 _AT_HASH: Final = {
@@ -42,10 +45,12 @@ _AT_HASH: Final = {
     "EXPERIMENTAL_protocol_config": frozenset({"epochs", "configs"}),
     "EXPERIMENTAL_view_account": frozenset({"accounts"}),
     "gas_price": frozenset[str](),
-    "query": frozenset({"accounts", "epochs", "configs", "access_keys", "codes"}),
+    "query": frozenset({"accounts", "epochs", "configs", "access_keys", "codes", "contract_data"}),
     "EXPERIMENTAL_view_code": frozenset({"accounts", "codes"}),
     "EXPERIMENTAL_view_access_key": frozenset({"access_keys"}),
     "EXPERIMENTAL_view_access_key_list": frozenset({"access_keys"}),
+    "EXPERIMENTAL_call_function": frozenset({"accounts", "codes", "contract_data", "epochs", "configs"}),
+    "EXPERIMENTAL_view_state": frozenset({"accounts", "codes", "contract_data", "configs", "epochs"}),
 }
 # Answers that change with every request: `status` carries the service's uptime.
 _NEVER_KEPT: Final = frozenset({"status"})

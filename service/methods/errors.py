@@ -80,12 +80,11 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "gas_price": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
     # query's UNKNOWN_ACCESS_KEY is a result, not an error (nearcore's process_query_response);
     # UNAVAILABLE_SHARD answers the request types no stored data can answer.
-    # A failed call_function is a result with an `error` text too. TOO_LARGE_CONTRACT_STATE
-    # (view_state over the node's state size limit) joins query's and EXPERIMENTAL_view_state's
-    # causes with the step that reads contract state: no input reaches it before.
+    # A failed call_function is a result with an `error` text too. TOO_LARGE_CONTRACT_STATE:
+    # view_state without pagination of a state over the node's trie_viewer_state_size_limit.
     "query": (
         Cause.UNKNOWN_BLOCK, Cause.NO_SYNCED_BLOCKS, Cause.UNKNOWN_ACCOUNT, Cause.NO_CONTRACT_CODE,
-        Cause.UNAVAILABLE_SHARD, Cause.INTERNAL_ERROR,
+        Cause.TOO_LARGE_CONTRACT_STATE, Cause.UNAVAILABLE_SHARD, Cause.INTERNAL_ERROR,
     ),
     "EXPERIMENTAL_view_access_key": (Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCESS_KEY, Cause.INTERNAL_ERROR),
     "EXPERIMENTAL_view_access_key_list": (Cause.UNKNOWN_BLOCK, Cause.INTERNAL_ERROR),
@@ -98,7 +97,9 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "EXPERIMENTAL_call_function": (
         Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.CONTRACT_EXECUTION_ERROR, Cause.INTERNAL_ERROR,
     ),
-    "EXPERIMENTAL_view_state": (Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.INTERNAL_ERROR),
+    "EXPERIMENTAL_view_state": (
+        Cause.UNKNOWN_BLOCK, Cause.UNKNOWN_ACCOUNT, Cause.TOO_LARGE_CONTRACT_STATE, Cause.INTERNAL_ERROR,
+    ),
     # the packaged OpenRPC document: nothing a store holds, so nothing to fail on
     "rpc.discover": (),
 }  # fmt: skip
@@ -237,14 +238,6 @@ def too_large_contract_state(account_id: str, block_height: int, block_hash: str
     )
 
 
-def untracked_shard(method: str, shard_id: int) -> RpcError:
-    """State no store holds, as `method` reports a shard the node does not track: query's
-    UNAVAILABLE_SHARD; the EXPERIMENTAL methods fold it into INTERNAL_ERROR with its text."""
-    if method == "query":
-        return unavailable_shard(shard_id)
-    return internal_error(f"The node does not track the shard ID {shard_id}")
-
-
 def unavailable_shard(shard_id: int) -> RpcError:
     """What a node answers for state of a shard it does not track: here, state the store does not
     hold (contract storage, function calls, global contracts)."""
@@ -260,6 +253,18 @@ def account_not_held(method: str, account_id: str, shard_id: int) -> RpcError:
     text = (
         f"The node does not track the shard ID {shard_id} (this store is a recording of chosen accounts "
         f"and holds no state of {account_id}; record it with `nearrpc import rpc --accounts`)"
+    )
+    if method == "query":
+        return RpcError(Cause.UNAVAILABLE_SHARD, {"requested_shard_id": shard_id}, text)
+    return internal_error(text)
+
+
+def contract_state_not_held(method: str, account_id: str, shard_id: int) -> RpcError:
+    """Contract state a recording could not get at this block (the node refused it as too large,
+    or did not track the shard; `store.held`): answered as `account_not_held` is."""
+    text = (
+        f"The node does not track the shard ID {shard_id} (this store is a recording that could not get the "
+        f"contract state of {account_id} at this block)"
     )
     if method == "query":
         return RpcError(Cause.UNAVAILABLE_SHARD, {"requested_shard_id": shard_id}, text)

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import base64
 import functools
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
 import orjson
 
+from nearrpc.contracts import HostFunctionUnavailable, ViewCallError
+from nearrpc.contracts.gas import GasCosts
 from nearrpc.generated import models
 from nearrpc.methods import errors
 from nearrpc.methods.blocks import BlockReference, NoEarliestBlock, UnknownBlock, reference_of, resolve
@@ -29,6 +32,16 @@ from nearrpc.methods.queries import (
     with_block,
 )
 from nearrpc.methods.status import StatusReport, missing_members
+from nearrpc.methods.view_calls import (
+    CallUpstream,
+    ViewCallMetrics,
+    ViewRunner,
+    call_result,
+    state_page,
+    state_result,
+    view_context,
+)
+from nearrpc.methods.vm_errors import rpc_function_call_error
 from nearrpc.nearcore.public_key import canonical_public_key
 from nearrpc.nearcore.shard_layout import account_shard_id, first_shard_id
 from nearrpc.runtime_params import RuntimeParamStore
@@ -40,9 +53,13 @@ from nearrpc.store import (
     StoredBlock,
     StoreError,
     StoreVersion,
+    contract_state_not_held,
     held_account,
 )
 
+_LOG = logging.getLogger("nearrpc.view_calls")
+# a listing without pagination reads every row under the prefix (the size limit bounds it)
+_ALL_ROWS = 2**31 - 1
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -71,14 +88,26 @@ class ChainHandlers:
         *,
         heads_move: bool = False,
         reads_through: bool = False,
+        call_upstream: CallUpstream | None = None,
+        verify_calls: bool = False,
+        view_call_metrics: ViewCallMetrics | None = None,
     ) -> None:
         """`heads_move`: the reader's head is another node's, which moves between requests with
         no write here (a fork that follows its upstream): finality references are resolved anew
         each time instead of once per stored head. `reads_through`: the reader asks an upstream
-        for what the store lacks (a fork), so its "no state" is the upstream's word."""
+        for what the store lacks (a fork), so its "no state" is the upstream's word.
+        `call_upstream`: where a view call cannot run here, its answer (a fork's upstream);
+        `verify_calls`: ask it for every local call answer too and count the differences;
+        `view_call_metrics`: where view calls are counted by path and verify differences."""
         self._reader = reader
         self._heads_move = heads_move
         self._reads_through = reads_through
+        self._call_upstream = call_upstream
+        self._verify_calls = verify_calls
+        self._metrics = view_call_metrics
+        self._views = ViewRunner()
+        self._gas_by_epoch: dict[str, GasCosts] = {}
+        self._limits: tuple[int | None, int | None] | None = None  # the client config's view limits
         # whether the store holds chosen accounts only (`store.held`); asked when it matters
         self._accounts_chosen: bool | None = None
         self._status = StatusReport(reader, rpc_addr)
@@ -102,6 +131,8 @@ class ChainHandlers:
         self._version = version
         if changed & {"epochs", "configs"}:
             self._protocol_config_by_epoch.clear()
+            self._gas_by_epoch.clear()
+            self._limits = None
         if "blocks" in changed:
             self._resolved.clear()
         if "access_keys" in changed:
@@ -217,8 +248,15 @@ class ChainHandlers:
             args = base64.b64decode(request.args_base64.root)
             return await self._call_function(account_id, request.method_name, args, block, "query")
         if request_type == "view_state" and account_id is not None:
-            prefix = base64.b64decode(request.prefix_base64.root)
-            return await self._view_state(account_id, prefix, request.include_proof, block, "query")
+            return await self._view_state(
+                account_id,
+                base64.b64decode(request.prefix_base64.root),
+                bool(request.include_proof),
+                block,
+                "query",
+                _after_key(request),
+                request.limit,
+            )
         # global contracts and gas keys: state no store holds
         raise errors.unavailable_shard(await self._shard_id(account_id, block))
 
@@ -256,7 +294,13 @@ class ChainHandlers:
         request = params.root
         prefix = base64.b64decode(request.prefix_base64.root)
         return await self._view_state(
-            request.account_id.root, prefix, request.include_proof, block, "EXPERIMENTAL_view_state"
+            request.account_id.root,
+            prefix,
+            request.include_proof,
+            block,
+            "EXPERIMENTAL_view_state",
+            _after_key(request),
+            request.limit,
         )
 
     # -- contract calls and state (runtime state_viewer call_function / view_state)
@@ -264,25 +308,171 @@ class ChainHandlers:
     async def _call_function(
         self, account_id: str, method_name: str, args: bytes, block: StoredBlock, method: str
     ) -> bytes:
-        """A view call at `block`: the account first (UNKNOWN_ACCOUNT), then its code; an account
-        without code fails in the VM (CodeDoesNotExist), which query answers as a result.
-        Executing the code is the next step's (nearrpc.contracts); until then the state a call
-        reads is state no store holds."""
+        """A view call at `block` (runtime state_viewer `call_function`): the account first
+        (UNKNOWN_ACCOUNT), then its code (none: the VM's CodeDoesNotExist), then the code run on
+        the state as of the block. A failed run is a result with an `error` text for query, and
+        CONTRACT_EXECUTION_ERROR for EXPERIMENTAL_call_function."""
         account_view = await self._account_view(account_id, block, method)
-        if contract_code_hash(account_view) is None:
+        code_hash = contract_code_hash(account_view)
+        if code_hash is None:
             vm_error, vm_error_debug = code_does_not_exist(account_id)
             if method == "query":
                 return contract_execution_result(vm_error_debug, block.height, block.hash)
             raise errors.contract_execution_error(vm_error, vm_error_debug, block.height, block.hash)
-        raise errors.untracked_shard(method, await self._shard_id(account_id, block))
+        await self._check_state_held(account_id, block, method)
+        code = await self._reader.contract_code(code_hash)
+        if code is None:
+            raise errors.internal_error(f"the store holds no contract code with hash {code_hash} (of {account_id})")
+        shard_id = await self._shard_id(account_id, block)
+        context = view_context(account_id, account_view, block, shard_id, await self._epoch_height(block))
+        costs = await self._gas_costs(block)
+        try:
+            outcome = await self._views.run(self._reader, code, code_hash, method_name, args, context, costs)
+        except ViewCallError as failed:
+            answer = contract_execution_result(failed.debug, block.height, block.hash)
+            await self._verify(account_id, method_name, args, block, answer)
+            self._count("local", "failed")
+            if method == "query":
+                return answer
+            vm_error, vm_error_debug = rpc_function_call_error(failed.debug)
+            raise errors.contract_execution_error(vm_error, vm_error_debug, block.height, block.hash) from None
+        except HostFunctionUnavailable as missing:
+            return await self._upstream_call(account_id, method_name, args, block, missing)
+        answer = call_result(outcome, block.height, block.hash)
+        await self._verify(account_id, method_name, args, block, answer)
+        self._count("local", "executed")
+        return answer
+
+    async def _upstream_call(
+        self, account_id: str, method_name: str, args: bytes, block: StoredBlock, missing: HostFunctionUnavailable
+    ) -> bytes:
+        """A call the executor cannot run: the upstream's answer verbatim (a fork), else
+        nearcore's answer for a call its runtime could not complete (CallFunctionError's
+        InternalError), naming what is missing."""
+        if self._call_upstream is None:
+            raise errors.internal_error(
+                f"the contract of {account_id} imports the host function {missing.name}, which nearrpc's "
+                "executor does not implement (a fork asks its upstream for such calls)"
+            )
+        answer = await self._call_upstream.call_function(account_id, method_name, args, block)
+        self._count("upstream", "host_function")
+        return answer
+
+    async def _verify(self, account_id: str, method_name: str, args: bytes, block: StoredBlock, local: bytes) -> None:
+        """With `verify_calls`: the upstream's answer to the same call, compared with the local
+        one (query's form); a difference is counted and logged, the local answer stands."""
+        if not self._verify_calls or self._call_upstream is None:
+            return
+        try:
+            answer = await self._call_upstream.call_function(account_id, method_name, args, block)
+            upstream: object = orjson.loads(answer)
+        except errors.RpcError as refused:
+            upstream = {"error cause": refused.kind.cause.value, "data": refused.data}
+        except Exception as failure:  # an upstream that cannot answer is no verdict on the executor
+            _LOG.warning(
+                "verify-calls: no upstream answer for %s.%s at %s: %s", account_id, method_name, block.hash, failure
+            )
+            return
+        if upstream != orjson.loads(local):
+            if self._metrics is not None:
+                self._metrics.difference()
+            _LOG.warning(
+                "verify-calls: %s.%s at block %s (%d) differs: local %s, upstream %s",
+                account_id,
+                method_name,
+                block.hash,
+                block.height,
+                local.decode(errors="replace"),
+                orjson.dumps(upstream).decode(),
+            )
+
+    def _count(self, path: str, reason: str) -> None:
+        if self._metrics is not None:
+            self._metrics.call(path, reason)
 
     async def _view_state(
-        self, account_id: str, prefix: bytes, include_proof: bool, block: StoredBlock, method: str
+        self,
+        account_id: str,
+        prefix: bytes,
+        include_proof: bool,
+        block: StoredBlock,
+        method: str,
+        after_key: bytes | None = None,
+        limit: int | None = None,
     ) -> bytes:
-        """An account's contract storage under `prefix` at `block`: the account first
-        (UNKNOWN_ACCOUNT); the storage itself is the next step's (the store's contract data)."""
-        await self._account_view(account_id, block, method)
-        raise errors.untracked_shard(method, await self._shard_id(account_id, block))
+        """An account's contract storage under `prefix` at `block` (runtime state_viewer
+        `view_state`): the account (UNKNOWN_ACCOUNT); without `limit` and `after_key`, its whole
+        listing, refused (TOO_LARGE_CONTRACT_STATE) when its storage less its code exceeds the
+        node's `trie_viewer_state_size_limit`; with them, one page and the `last_key` to resume
+        after. No `proof` (DEVIATIONS: the store holds no trie)."""
+        paginated = limit is not None or after_key is not None
+        if paginated and include_proof:
+            raise errors.internal_error("include_proof is not supported with limit or after_key (view_state pages)")
+        if after_key is not None and not after_key.startswith(prefix):
+            raise errors.internal_error("after_key_base64 must start with prefix_base64 (view_state pages)")
+        account_view = await self._account_view(account_id, block, method)
+        await self._check_state_held(account_id, block, method)
+        if not paginated:
+            size_limit = (await self._client_limits())[0]
+            state_size = self._state_size(account_view) - await self._code_len(account_view)
+            if size_limit is not None and state_size > size_limit:
+                raise errors.too_large_contract_state(account_id, block.height, block.hash)
+            rows = await self._reader.contract_state(account_id, prefix, block.height, _ALL_ROWS)
+            return state_result(rows, None, block.height, block.hash)
+        # resuming runs to the account's last key (nearcore's seek is bounded by the account only)
+        scan_prefix = prefix if after_key is None else b""
+        rows = await self._reader.contract_state(account_id, scan_prefix, block.height, _ALL_ROWS)
+        items, last_key = state_page(account_id, rows, after_key, limit)
+        return state_result(items, last_key, block.height, block.hash)
+
+    @staticmethod
+    def _state_size(account_view: bytes) -> int:
+        return int(orjson.loads(account_view)["storage_usage"])
+
+    async def _code_len(self, account_view: bytes) -> int:
+        code_hash = contract_code_hash(account_view)
+        code = None if code_hash is None else await self._reader.contract_code(code_hash)
+        return 0 if code is None else len(code)
+
+    async def _check_state_held(self, account_id: str, block: StoredBlock, method: str) -> None:
+        """A recording that could not get the account's contract state at this block (too
+        large, or a shard the node did not track) says so with a mark: answered as state the
+        store does not hold, not as an empty state."""
+        if self._reads_through:
+            return
+        if self._accounts_chosen is None:
+            self._accounts_chosen = await self._reader.fetched(ACCOUNTS_CHOSEN)
+        if self._accounts_chosen and await self._reader.fetched(contract_state_not_held(account_id, block.height)):
+            raise errors.contract_state_not_held(method, account_id, await self._shard_id(account_id, block))
+
+    async def _client_limits(self) -> tuple[int | None, int | None]:
+        """The node's `trie_viewer_state_size_limit` and `max_gas_burnt_view` (client_config;
+        None: no limit / the protocol's max_gas_burnt)."""
+        if self._limits is None:
+            client = await self._reader.client_config_json()
+            config: dict[str, Any] = {} if client is None else orjson.loads(client)
+            size, gas = config.get("trie_viewer_state_size_limit"), config.get("max_gas_burnt_view")
+            self._limits = (None if size is None else int(size), None if gas is None else int(gas))
+        return self._limits
+
+    async def _gas_costs(self, block: StoredBlock) -> GasCosts:
+        """The costs of the block's protocol (its epoch's protocol config), kept per epoch."""
+        costs = self._gas_by_epoch.get(block.epoch_id)
+        if costs is None:
+            config = self._protocol_config_by_epoch.get(block.epoch_id)
+            if config is None:
+                config = self._protocol_config_by_epoch[block.epoch_id] = await self._protocol_config_json(block)
+            max_gas_burnt_view = (await self._client_limits())[1]
+            costs = GasCosts.from_protocol_config(orjson.loads(config), max_gas_burnt_view)
+            self._gas_by_epoch[block.epoch_id] = costs
+        return costs
+
+    async def _epoch_height(self, block: StoredBlock) -> int:
+        """The block's epoch's height, counted from the genesis config's epoch length (the store
+        keeps no epoch heights; DEVIATIONS)."""
+        genesis = orjson.loads(await self._genesis_bytes())
+        length = max(int(genesis.get("epoch_length") or 1), 1)
+        return 1 + max(block.height - int(genesis.get("genesis_height") or 0), 0) // length
 
     # -- what the views read
 
@@ -376,3 +566,8 @@ class ChainHandlers:
             self._runtime_params,
         )
         return orjson.dumps(config)
+
+
+def _after_key(request: Any) -> bytes | None:
+    after = getattr(request, "after_key_base64", None)
+    return None if after is None else base64.b64decode(after.root)
