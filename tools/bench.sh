@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Throughput and latency of nearrpc against a raw-ASGI ceiling serving the same bytes, side by
-# side in one run: six requests at 32 connections, then one at 256 connections. Prints one
+# side in one run: seven requests at 32 connections, then one at 256 connections. Prints one
 # table. The ratio is what to compare; absolute figures depend on the machine.
 #
 # Usage: tools/bench.sh [DURATION=5s] [ROUNDS=3] [WIDE_DURATION=20s]
@@ -13,6 +13,9 @@
 #                        to use a store of bench.generate_store instead of writing one)
 #        FORK=1          then a fork's hits against a plain store and its misses against the upstream direct
 #                        (python -m bench.fork_bench; FORK_STORE=PATH as TRAFFIC_STORE)
+#        CALLS=0         skip the view calls' table that follows by default: distinct-argument ft_balance_of
+#                        calls (fresh executions) and a repeated one beside a view_account hit, with the
+#                        issue 34 goals (python -m bench.calls_bench)
 # Needs wrk (Debian: apt-get install wrk) and the wrk harness with the ceiling app in
 # ../shared/bench (or BENCH_DIR). Loopback only: every server runs on 127.0.0.1, stopped at the end.
 set -euo pipefail
@@ -38,7 +41,7 @@ trap 'rm -rf "$work"' EXIT
 .venv/bin/nearrpc sample "$work/store.sqlite" >/dev/null
 port=${PORT:-3099}
 names=(genesis_config client_config block_final block_height view_account_final protocol_config_final
-       block_final_at_/block)
+       call_function_final block_final_at_/block)
 # every request goes to POST /, but the last: the same body at the method's own path
 declare -A bodies=(
   [genesis_config]='{"jsonrpc":"2.0","id":"dontcare","method":"genesis_config"}'
@@ -47,6 +50,8 @@ declare -A bodies=(
   [block_height]='{"jsonrpc":"2.0","id":"dontcare","method":"block","params":{"block_id":50}}'
   [view_account_final]='{"jsonrpc":"2.0","id":"dontcare","method":"EXPERIMENTAL_view_account","params":{"account_id":"alice.localnet","finality":"final"}}'
   [protocol_config_final]='{"jsonrpc":"2.0","id":"dontcare","method":"EXPERIMENTAL_protocol_config","params":{"finality":"final"}}'
+  # ft_balance_of({"account_id":"alice.localnet"}) on the sample's token, repeated: executed once, then a hit
+  [call_function_final]='{"jsonrpc":"2.0","id":"dontcare","method":"query","params":{"request_type":"call_function","account_id":"token.localnet","method_name":"ft_balance_of","args_base64":"eyJhY2NvdW50X2lkIjoiYWxpY2UubG9jYWxuZXQifQ==","finality":"final"}}'
   [block_final_at_/block]='{"jsonrpc":"2.0","id":"dontcare","method":"block","params":{"finality":"final"}}'
 )
 serve="exec $PWD/.venv/bin/nearrpc serve --store $work/store.sqlite --port $port --log-level warning"
@@ -94,6 +99,12 @@ for r in rows:
     )
 print("ratio: median of per-round nearrpc/ceiling throughput; latencies nearrpc/ceiling; errors include wrk's 2 s timeouts")
 EOF
+
+if [ "${CALLS:-1}" = 1 ]; then
+  echo
+  .venv/bin/python -m bench.calls_bench --duration "$DURATION" --rounds "$ROUNDS" \
+    --server-cpu "${SERVER_CPU:-0}" --load-cpu "${LOAD_CPU:-1}"
+fi
 
 if [ "${TRAFFIC:-0}" = 1 ]; then
   echo
