@@ -50,6 +50,7 @@ from nearrpc.spec import openrpc_compact
 from nearrpc.store import (
     ACCOUNTS_CHOSEN,
     STORE_KINDS,
+    ContractStateTooLarge,
     ServingReader,
     StoredBlock,
     StoreError,
@@ -338,7 +339,18 @@ class ChainHandlers:
             vm_error, vm_error_debug = rpc_function_call_error(failed.debug)
             raise errors.contract_execution_error(vm_error, vm_error_debug, block.height, block.hash) from None
         except HostFunctionUnavailable as missing:
-            return await self._upstream_call(account_id, method_name, args, block, missing, method)
+            why = (
+                f"the contract of {account_id} imports the host function {missing.name}, which nearrpc's "
+                "executor does not implement"
+            )
+            return await self._upstream_call(account_id, method_name, args, block, method, "host_function", why)
+        except ContractStateTooLarge as too_large:
+            # a fork whose upstream will not list this contract's storage: the upstream runs it
+            if self._call_upstream is None:
+                raise
+            return await self._upstream_call(
+                account_id, method_name, args, block, method, "state_too_large", str(too_large)
+            )
         answer = call_result(outcome, block.height, block.hash)
         await self._verify(account_id, method_name, args, block, answer)
         self._count("local", "executed")
@@ -350,20 +362,18 @@ class ChainHandlers:
         method_name: str,
         args: bytes,
         block: StoredBlock,
-        missing: HostFunctionUnavailable,
         method: str,
+        reason: str,
+        why: str,
     ) -> bytes:
-        """A call the executor cannot run: the upstream's answer verbatim (a fork; a failed call,
-        query's legacy error result, becomes EXPERIMENTAL_call_function's error), else nearcore's
-        answer for a call its runtime could not complete (CallFunctionError's InternalError),
-        naming what is missing."""
+        """A call the executor cannot run (`why`; counted by `reason`): the upstream's answer
+        verbatim (a fork; a failed call, query's legacy error result, becomes
+        EXPERIMENTAL_call_function's error), else nearcore's answer for a call its runtime could
+        not complete (CallFunctionError's InternalError), saying why."""
         if self._call_upstream is None:
-            raise errors.internal_error(
-                f"the contract of {account_id} imports the host function {missing.name}, which nearrpc's "
-                "executor does not implement (a fork asks its upstream for such calls)"
-            )
+            raise errors.internal_error(f"{why} (a fork asks its upstream for such calls)")
         answer = await self._call_upstream.call_function(account_id, method_name, args, block)
-        self._count("upstream", "host_function")
+        self._count("upstream", reason)
         failed = orjson.loads(answer).get("error") if method != "query" else None
         if isinstance(failed, str) and failed.startswith(VM_ERROR_PREFIX):
             vm_error, vm_error_debug = rpc_function_call_error(failed.removeprefix(VM_ERROR_PREFIX))

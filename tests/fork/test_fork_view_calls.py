@@ -215,10 +215,10 @@ def test_a_state_the_upstream_refuses_as_too_large_is_marked_and_not_asked_again
 ) -> None:
     """nearcore refuses view_state for an account whose storage is over its limit, whatever the
     prefix: the fork keeps that as a mark (no rows) and raises ContractStateTooLarge, which
-    the handlers answer with the upstream's call_function where they handle it, and otherwise
-    as INTERNAL_ERROR naming the refusal (as now)."""
+    the handlers answer with the upstream's own call_function (kept, so asked once)."""
     store = tmp_path / "fork.sqlite"
     request = _call("counter.localnet", "get_num", b"", HEIGHTS[1])
+    (_, direct), = ask(upstream.url, [request]).values()
 
     def too_large(asked: dict[str, Any]) -> tuple[int, bytes, dict[str, str]] | None:
         if not _asks_state(asked):
@@ -231,13 +231,16 @@ def test_a_state_the_upstream_refuses_as_too_large_is_marked_and_not_asked_again
     proxy.intercept = too_large
     with serving("--store", store, "--upstream", proxy.url, log=tmp_path / "fork.log") as fork:
         (_, body), = ask(fork.url, [request]).values()
-        assert b"too large for its view_state" in body, body
+        assert body == direct, body
+        assert b'"result":[' in body
         state_asks = sum(proxy.asked("query", params) for params in _state_params(proxy))
         assert state_asks == 1
         time.sleep(2.1)  # past the settle window: the mark in the store answers
         (_, again), = ask(fork.url, [request]).values()
         assert again == body
         assert sum(proxy.asked("query", params) for params in _state_params(proxy)) == 1
+        metrics = httpx.get(f"{fork.url}/metrics", timeout=10.0).text
+        assert 'nearrpc_view_calls_total{path="upstream",reason="state_too_large"}' in metrics
     assert _kept_keys(store) == set()
     reader = open_store(store, "read")
     try:
