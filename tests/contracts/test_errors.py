@@ -37,6 +37,12 @@ CASES = {
         ' (func (export "m") (call_indirect (type $t) (i32.const 1) (i32.const 0)))',
         "WasmTrap(IncorrectCallIndirectSignature)",
     ),
+    # a table index past the table: nearcore answers TableOutOfBounds as MemoryOutOfBounds
+    # (wasmtime_runner/mod.rs `into_vm_error`)
+    "table_out_of_bounds": (
+        '(table 1 funcref) (func (export "m") (call_indirect (i32.const 5)))',
+        "WasmTrap(MemoryOutOfBounds)",
+    ),
     "stack_overflow": ('(func $r (export "m") (call $r))', "HostError(MemoryAccessViolation)"),
     "panic": ('(func (export "m") (call $panic))', 'HostError(GuestPanic { panic_msg: "explicit guest panic" })'),
     "panic_utf8": (
@@ -134,6 +140,14 @@ def test_an_import_nearcore_lacks_fails_to_link() -> None:
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
     assert failure.value.debug == 'LinkError { msg: "unknown import: `env::no_such_function` has not been defined" }'
+
+
+def test_a_newer_host_functions_name_in_another_module_fails_to_link() -> None:
+    # only `env` holds host functions: `other::sha3_256` is an unknown import like any other
+    code = module('(func (export "m"))', '(import "other" "sha3_256" (func (param i64 i64 i64)))')
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == 'LinkError { msg: "unknown import: `other::sha3_256` has not been defined" }'
 
 
 def test_a_link_error_comes_before_the_method_lookup() -> None:
