@@ -140,3 +140,10 @@ def test_check_names_a_missing_wasm(tmp_path: Path) -> None:
     shutil.copy(build_contracts.CONTRACTS / "ft.wat", tmp_path / "ft.wat")
     done = _tool("--check", "--dir", str(tmp_path))
     assert done.returncode == 1 and "ft.wasm" in done.stderr
+
+
+def test_a_folder_without_sources_is_refused(tmp_path: Path) -> None:
+    for args in (("--dir", str(tmp_path)), ("--check", "--dir", str(tmp_path))):
+        done = _tool(*args)
+        assert done.returncode == 1
+        assert done.stderr == f"build_contracts: no .wat source in {tmp_path}\n"
