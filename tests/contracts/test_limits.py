@@ -6,6 +6,7 @@ logic/vmstate.rs `Memory::view` / `set`)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from nearrpc.contracts import ViewCallError
 from tests.contracts.support import COSTS, IMPORTS, module, run
@@ -19,7 +20,7 @@ DATA = '(data (i32.const 0) "hello") (data (i32.const 8) "h\\00\\e9\\00\\00\\00"
 MEMORY_BYTES = COSTS.initial_memory_pages * 65536
 
 
-def outcome(body: str, **limits: int) -> bytes | str | list[str]:
+def outcome(body: str, **limits: Any) -> bytes | str | list[str]:
     """The result (or the logs when there is no result), or the error's Debug text."""
     try:
         done = run(module(f'{DATA} (func (export "m") {body})', IMPORTS + MORE), "m", costs=replace(COSTS, **limits))

@@ -52,7 +52,7 @@ def test_the_thorough_check_finds_a_value_longer_than_nearcore_allows(location: 
         with sqlite3.connect(location) as conn:
             conn.execute("UPDATE contract_data SET value = zeroblob(?) WHERE key = X'63'", (too_long,))
     else:
-        with psycopg.connect(location, autocommit=True) as conn:
+        with psycopg.connect(str(location), autocommit=True) as conn:
             conn.execute("UPDATE contract_data SET value = %s WHERE key = %s", (bytes(too_long), b"c"))
     reader = open_store(location, "read")
     try:
