@@ -196,7 +196,7 @@ class ViewEngine:
             try:
                 pre = self.linker.instantiate_pre(module)
             except wasmtime.WasmtimeError as failure:
-                link_error = errors.link_error(_first_line(str(failure)))
+                link_error = errors.link_error(_link_message(str(failure)))
         return _Compiled(pre, link_error, exports, missing)
 
     def compiled(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:
@@ -275,7 +275,7 @@ class ViewEngine:
             try:
                 instance = pre.instantiate(store)
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
-                raise ViewCallError(errors.link_error(_first_line(str(failure)))) from None
+                raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
             except wasmtime.Trap as trap:  # a start function that trapped
                 raise ViewCallError(_trap_text(trap, gas, granted, store)) from None
             exports = instance.exports(store)
@@ -307,6 +307,21 @@ def _pay_loading(gas: GasCounter, code_len: int) -> None:
 
 def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else message
+
+
+def _link_message(message: str) -> str:
+    """What nearcore's LinkError says (wasmtime_runner/mod.rs `into_vm_error`): an unknown import
+    is "unknown or invalid import"; any other failure is its root cause, the last entry of the
+    engine's "Caused by:" list."""
+    if message.startswith("unknown import:"):
+        return "unknown or invalid import"
+    _, _, causes = message.partition("Caused by:")
+    entries = [line.strip() for line in causes.splitlines() if line.strip()]
+    if not entries:
+        return _first_line(message)
+    last = entries[-1]
+    index, colon, rest = last.partition(": ")
+    return rest if colon and index.isdigit() else last  # a list of causes numbers its entries
 
 
 def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, store: wasmtime.Store) -> str:

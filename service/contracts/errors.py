@@ -79,7 +79,7 @@ def prepare_error(kind: str) -> str:
     return f"CompilationError(PrepareError({kind}))"
 
 
-# --- LinkError (wasmtime_runner.rs: an instantiation failure keeps the engine's message)
+# --- LinkError (wasmtime_runner/mod.rs `into_vm_error`: the root cause of a linking failure)
 def link_error(message: str) -> str:
     return f"LinkError {{ msg: {_rust_str(message)} }}"
 

@@ -139,7 +139,8 @@ def test_an_import_nearcore_lacks_fails_to_link() -> None:
     code = module('(func (export "m"))', '(import "env" "no_such_function" (func))')
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
-    assert failure.value.debug == 'LinkError { msg: "unknown import: `env::no_such_function` has not been defined" }'
+    # wasmtime_runner/mod.rs `into_vm_error`: an UnknownImportError is named this way, not by the engine
+    assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'
 
 
 def test_a_newer_host_functions_name_in_another_module_fails_to_link() -> None:
@@ -147,7 +148,7 @@ def test_a_newer_host_functions_name_in_another_module_fails_to_link() -> None:
     code = module('(func (export "m"))', '(import "other" "sha3_256" (func (param i64 i64 i64)))')
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
-    assert failure.value.debug == 'LinkError { msg: "unknown import: `other::sha3_256` has not been defined" }'
+    assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'
 
 
 def test_a_link_error_comes_before_the_method_lookup() -> None:
@@ -168,7 +169,10 @@ def test_an_import_with_the_wrong_signature_fails_to_link() -> None:
     code = module('(func (export "m"))', '(import "env" "block_index" (func (param i32)))')
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
-    assert failure.value.debug.startswith('LinkError { msg: "incompatible import type for `env::block_index`')
+    # the root cause of the engine's error (`into_vm_error`: `root_cause().to_string()`)
+    assert failure.value.debug == (
+        'LinkError { msg: "types incompatible: expected type `(func (param i32))`, found type `(func (result i64))`" }'
+    )
 
 
 def signature_of(name: str) -> tuple[str, str]:
