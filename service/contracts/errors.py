@@ -28,7 +28,9 @@ def _rust_str(text: str) -> str:
             out.append("\\t")
         elif char == "\0":
             out.append("\\0")
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
+        elif not char.isprintable():
+            # Rust escapes what it does not print (controls, format characters, separators
+            # other than the space, unassigned): the classes Python's isprintable() refuses
             out.append(f"\\u{{{ord(char):x}}}")
         else:
             out.append(char)

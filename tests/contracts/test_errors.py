@@ -54,6 +54,13 @@ CASES = {
         '(data (i32.const 0) "say \\"hi\\"\\n") (func (export "m") (call $panic_utf8 (i64.const 9) (i64.const 0)))',
         'HostError(GuestPanic { panic_msg: "say \\"hi\\"\\n" })',
     ),
+    # Rust's Debug of a string: named escapes, then \\u{..} (lowercase hex) for DEL, other
+    # controls and what Unicode does not print (NBSP, a zero-width space); UTF-8 text as it is
+    "panic_utf8_escapes": (
+        '(data (i32.const 0) "a\\09b\\0dc\\00d\\7fe\\1ff\\c2\\a0g\\e2\\80\\8bh\\c3\\a9")'
+        ' (func (export "m") (call $panic_utf8 (i64.const 20) (i64.const 0)))',
+        'HostError(GuestPanic { panic_msg: "a\\tb\\rc\\0d\\u{7f}e\\u{1f}f\\u{a0}g\\u{200b}hé" })',
+    ),
     "bad_utf8": (
         '(data (i32.const 0) "\\ff") (func (export "m") (call $log_utf8 (i64.const 1) (i64.const 0)))',
         "HostError(BadUTF8)",
