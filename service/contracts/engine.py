@@ -15,6 +15,7 @@ view's gas limit (GasLimitExceeded), never by a clock.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -39,6 +40,11 @@ from nearrpc.contracts.prepare import MEMORY_EXPORT, PrepareFailure, prepare
 
 MODULE_CACHE_SIZE = 64  # compiled modules kept (a contract's compiled code is about its wasm's size)
 WASM_STACK_BYTES = 1 << 20
+# fuel handed out beyond what the gas left pays for: the engine checks fuel only where loops
+# and functions begin, so a run can overshoot between checks; with this headroom the overshoot
+# stays visible in the fuel left, and any instruction past the limit is GasLimitExceeded, as
+# nearcore charges each block's gas before running it
+FUEL_HEADROOM = 1_000_000
 
 # wasmtime_runner.rs `trap_to_error`: the engine's trap codes as nearcore names them
 _TRAPS = {
@@ -130,7 +136,10 @@ def _host_callback(fn: HostFunction) -> Any:
         logic = _CALL.logic
         store = _CALL.store
         assert logic is not None and store is not None
-        logic.gas.settle_fuel(_CALL.granted, store.get_fuel())
+        try:
+            logic.gas.settle_fuel(_CALL.granted, store.get_fuel())
+        except GasExhausted:
+            raise Abort(errors.gas_limit_exceeded()) from None
         if fn.unavailable:
             raise HostFunctionUnavailable(fn.name)
         args = [value & U64_MAX for value in raw]
@@ -141,7 +150,7 @@ def _host_callback(fn: HostFunction) -> Any:
                 raise Abort(fn.failure or "")
             result = fn.method(logic, *args)
         finally:
-            _CALL.granted = logic.gas.fuel_left()
+            _CALL.granted = logic.gas.fuel_left() + FUEL_HEADROOM
             store.set_fuel(_CALL.granted)
         if result is None:
             return None
@@ -267,7 +276,7 @@ class ViewEngine:
             tables=limits.max_tables_per_contract,
             memories=1,
         )
-        granted = gas.fuel_left()
+        granted = gas.fuel_left() + FUEL_HEADROOM
         store.set_fuel(granted)
         logic: ViewLogic | None = None
         previous = (_CALL.logic, _CALL.store, _CALL.granted)
@@ -283,7 +292,7 @@ class ViewEngine:
             func = exports[method_name]
             assert isinstance(memory, wasmtime.Memory) and isinstance(func, wasmtime.Func)
             logic = ViewLogic(context, args, state, gas, _Memory(store, memory))
-            _CALL.logic, _CALL.store, _CALL.granted = logic, store, gas.fuel_left()
+            _CALL.logic, _CALL.store, _CALL.granted = logic, store, gas.fuel_left() + FUEL_HEADROOM
             store.set_fuel(_CALL.granted)
             try:
                 func(store)
@@ -291,7 +300,10 @@ class ViewEngine:
                 raise ViewCallError(abort.debug, logic.logs) from None
             except wasmtime.Trap as trap:
                 raise ViewCallError(_trap_text(trap, gas, _CALL.granted, store), logic.logs) from None
-            gas.settle_fuel(_CALL.granted, store.get_fuel())
+            try:
+                gas.settle_fuel(_CALL.granted, store.get_fuel())
+            except GasExhausted:
+                raise ViewCallError(errors.gas_limit_exceeded(), logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
         finally:
             _CALL.logic, _CALL.store, _CALL.granted = previous
@@ -327,7 +339,8 @@ def _link_message(message: str) -> str:
 def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, store: wasmtime.Store) -> str:
     code = trap.trap_code
     if code == wasmtime.TrapCode.OUT_OF_FUEL:
-        gas.settle_fuel(granted, store.get_fuel())
+        with contextlib.suppress(GasExhausted):
+            gas.settle_fuel(granted, store.get_fuel())
         return errors.gas_limit_exceeded()
     if code == wasmtime.TrapCode.STACK_OVERFLOW:
         return _STACK_EXHAUSTED

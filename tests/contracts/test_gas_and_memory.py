@@ -75,6 +75,24 @@ def test_a_limit_just_above_the_work_lets_it_finish() -> None:
         run(code, "m", costs=with_limit(burnt - 10 * COSTS.regular_op_cost))
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "(local i32) (loop $l (local.set 0 (i32.add (local.get 0) (i32.const 1)))"
+        " (br_if $l (i32.lt_u (local.get 0) (i32.const 1000))))",
+        # no loop: the engine checks its fuel only where loops and functions begin
+        "(drop (i32.add (i32.const 1) (i32.const 2))) (drop (i32.add (i32.const 1) (i32.const 2)))",
+    ],
+)
+def test_one_gas_short_of_the_work_is_the_gas_limit(body: str) -> None:
+    # nearcore charges each block's gas before running it: work past the limit never returns
+    code = module(f'(func (export "m") {body})')
+    burnt = run(code, "m").burnt_gas
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m", costs=with_limit(burnt - 1))
+    assert failure.value.vm_error == GAS_LIMIT_EXCEEDED
+
+
 MEMORY_PROBE = (
     '(func (export "m") (i64.store (i32.const 0) (i64.extend_i32_s (memory.size)))'
     " (i64.store (i32.const 8) (i64.extend_i32_s (memory.grow (i32.const 1024))))"
