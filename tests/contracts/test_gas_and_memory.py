@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -151,3 +153,22 @@ def test_a_deprecated_function_charges_nothing() -> None:
     with pytest.raises(ViewCallError) as failure:
         run(code, "m", costs=with_limit(loading + 4 * COSTS.regular_op_cost))
     assert failure.value.debug == 'HostError(Deprecated { method_name: "storage_iter_prefix" })'
+
+
+def test_the_later_protocol_fields_are_read_and_default_as_nearcores_runner() -> None:
+    # wasmtime_runner/mod.rs: max_tables_per_contract defaults to 1, max_elements_per_contract_table
+    # to 10,000; fix_contract_loading_cost is absent (false) before its protocol
+    config = copy.deepcopy(protocol_config())
+    wasm: dict[str, Any] = config["runtime_config"]["wasm_config"]  # type: ignore[index]
+    wasm["fix_contract_loading_cost"] = True
+    wasm["limit_config"]["max_tables_per_contract"] = 3
+    wasm["limit_config"]["max_elements_per_contract_table"] = 77
+    costs = GasCosts.from_protocol_config(config)
+    assert (costs.fix_contract_loading_cost, costs.max_tables_per_contract) == (True, 3)
+    assert costs.max_elements_per_contract_table == 77
+    del wasm["fix_contract_loading_cost"]
+    wasm["limit_config"]["max_tables_per_contract"] = None
+    del wasm["limit_config"]["max_elements_per_contract_table"]
+    costs = GasCosts.from_protocol_config(config)
+    assert (costs.fix_contract_loading_cost, costs.max_tables_per_contract) == (False, 1)
+    assert costs.max_elements_per_contract_table == 10_000

@@ -192,3 +192,13 @@ def test_logs_and_a_result() -> None:
 
 def test_a_method_that_returns_nothing_answers_empty_bytes() -> None:
     assert run(module('(func (export "m"))'), "m").result == b""
+
+
+def test_attached_deposit_writes_sixteen_zero_bytes() -> None:
+    # a view attaches nothing: the whole u128 is written, over whatever the memory held
+    imports = IMPORTS + '(import "env" "attached_deposit" (func $f (param i64)))'
+    body = (
+        '(data (i32.const 0) "\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff")'
+        ' (func (export "m") (call $f (i64.const 0)) (call $value_return (i64.const 17) (i64.const 0)))'
+    )
+    assert run(module(body, imports), "m").result == bytes(16) + b"\xff"
