@@ -172,3 +172,16 @@ def test_the_later_protocol_fields_are_read_and_default_as_nearcores_runner() ->
     costs = GasCosts.from_protocol_config(config)
     assert (costs.fix_contract_loading_cost, costs.max_tables_per_contract) == (False, 1)
     assert costs.max_elements_per_contract_table == 10_000
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "initial_memory_pages", "max_memory_pages", "max_number_registers", "max_register_size",
+        "registers_memory_limit", "max_number_logs", "max_total_log_length", "max_length_storage_key",
+        "max_length_returned_data",
+    ],
+)  # fmt: skip
+def test_each_limit_is_the_protocol_configs(name: str) -> None:
+    limits: dict[str, Any] = protocol_config()["runtime_config"]["wasm_config"]["limit_config"]  # type: ignore[index]
+    assert getattr(COSTS, name) == int(limits[name])
