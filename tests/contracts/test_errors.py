@@ -142,6 +142,14 @@ def test_invalid_wasm_is_a_deserialization_error() -> None:
         )
 
 
+def test_simd_is_refused_as_nearcore_refuses_it() -> None:
+    # nearcore's engine leaves the SIMD proposal off: such a module does not deserialize
+    code = module('(func (export "m") (drop (i32x4.splat (i32.const 0))))')
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == "CompilationError(PrepareError(Deserialization))"
+
+
 def test_an_import_nearcore_lacks_fails_to_link() -> None:
     code = module('(func (export "m"))', '(import "env" "no_such_function" (func))')
     with pytest.raises(ViewCallError) as failure:

@@ -32,7 +32,7 @@ EXTRA_IMPORTS = """
 DATA = (
     '(data (i32.const 0) "khello") (data (i32.const 8) "h\\00\\e9\\00\\00\\00")'
     ' (data (i32.const 16) "hi\\00") (data (i32.const 20) "\\04\\00\\00\\00o\\00k\\00")'
-    ' (data (i32.const 36) "\\02\\00\\00\\00f\\00")'
+    ' (data (i32.const 36) "\\02\\00\\00\\00f\\00") (data (i32.const 363) "\\20")'
 )
 BIG = b"v" * 5000
 
@@ -149,6 +149,13 @@ CASES: dict[str, tuple[str, int, Counter[str]]] = {
         f"(drop (call $ed25519_verify {c(64, 100, 5, 1, 32, 200)}))",
         7,
         Counter(ed25519_verify_base=1, ed25519_verify_byte=5) + memory_read(64) + memory_read(5) + memory_read(32),
+    ),
+    # a signature whose last byte has any of its top three bits set is refused at once, before
+    # the message is read or charged (logic.rs keeps ed25519-dalek 1's check); its byte 63 at 363
+    "ed25519_verify_early_refusal": (
+        f"(drop (call $ed25519_verify {c(64, 300, 5, 1, 32, 200)}))",
+        7,
+        Counter(ed25519_verify_base=1) + memory_read(64),
     ),
 }
 

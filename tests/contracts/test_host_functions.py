@@ -169,14 +169,16 @@ def test_ed25519_verify_accepts_a_good_signature_and_refuses_a_bad_one() -> None
     assert run(code, "m", signature + public + message + b"!").result == bytes(8)
 
 
-def test_ed25519_verify_refuses_a_signature_of_the_wrong_length() -> None:
+@pytest.mark.parametrize(("signature", "public_key"), [(63, 32), (65, 32), (64, 31), (64, 33)])
+def test_ed25519_verify_refuses_an_input_of_the_wrong_length(signature: int, public_key: int) -> None:
     body = (
-        '(func (export "m") (drop (call $verify (i64.const 63) (i64.const 0)'
-        " (i64.const 0) (i64.const 0) (i64.const 32) (i64.const 0))))"
+        f'(func (export "m") (drop (call $verify (i64.const {signature}) (i64.const 0)'
+        f" (i64.const 0) (i64.const 0) (i64.const {public_key}) (i64.const 0))))"
     )
     with pytest.raises(ViewCallError) as failure:
         run(module(body, ED25519), "m")
-    assert failure.value.debug == 'HostError(Ed25519VerifyInvalidInput { msg: "invalid signature length" })'
+    which = "signature" if signature != 64 else "public key"
+    assert failure.value.debug == f'HostError(Ed25519VerifyInvalidInput {{ msg: "invalid {which} length" }})'
 
 
 def test_logs_and_a_result() -> None:
