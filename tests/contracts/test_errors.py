@@ -166,6 +166,14 @@ def test_a_newer_host_functions_name_in_another_module_fails_to_link() -> None:
     assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'
 
 
+def test_an_imported_table_fails_to_link() -> None:
+    # nearcore's `env` holds functions (and the memory it puts there): a table is no import of it
+    code = module('(func (export "m"))', '(import "env" "table" (table 1 funcref))' + IMPORTS)
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'
+
+
 def test_a_link_error_comes_before_the_method_lookup() -> None:
     # nearcore links with the compilation (instantiate_pre), before it looks the method up
     code = module('(func (export "m"))', '(import "env" "no_such_function" (func))')

@@ -104,7 +104,14 @@ MEMORY_PROBE = (
 
 
 @pytest.mark.parametrize(
-    "memory", ["(memory 1)", "(memory 3 5)", '(memory (export "memory") 17)', '(import "env" "memory" (memory 1))']
+    "memory",
+    [
+        "(memory 1)",
+        "(memory 3 5)",
+        '(memory (export "memory") 17)',
+        '(import "env" "memory" (memory 1))',
+        '(import "env" "memory" (memory 1 2))',
+    ],
 )
 def test_every_contract_gets_nearcores_memory(memory: str) -> None:
     # initial_memory_pages 1024, growing to max_memory_pages 2048 and no further, whatever the
