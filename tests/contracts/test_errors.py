@@ -279,3 +279,27 @@ def test_too_many_logs() -> None:
         run(module(body), "m")
     assert failure.value.debug == "HostError(NumberOfLogsExceeded { limit: 100 })"
     assert failure.value.logs == ["x"] * 100
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "result"),
+    [
+        # nearcore's signatures (near-vm-runner imports.rs), written out rather than read from the table
+        ("storage_write", 5, "i64"),
+        ("promise_yield_create", 7, "i64"),
+        ("promise_batch_action_deploy_global_contract", 3, None),
+        ("promise_batch_action_deploy_global_contract_by_account_id", 3, None),
+        ("promise_batch_action_use_global_contract", 3, None),
+        ("promise_batch_action_use_global_contract_by_account_id", 3, None),
+    ],
+)
+def test_the_newer_prohibited_functions_link_with_nearcores_signatures(
+    name: str, params: int, result: str | None
+) -> None:
+    decl = f"(func $f (param {' '.join(['i64'] * params)})" + (f" (result {result}))" if result else ")")
+    zeros = " ".join(["(i64.const 0)"] * params)
+    call = f"(drop (call $f {zeros}))" if result else f"(call $f {zeros})"
+    code = module(f'(func (export "m") {call})', IMPORTS + f'(import "env" "{name}" {decl})')
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == f'HostError(ProhibitedInView {{ method_name: "{name}" }})'
