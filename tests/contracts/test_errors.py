@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import wasmtime
 
 from nearrpc.contracts import PROHIBITED_IN_VIEW, HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.host import HOST_FUNCTIONS
@@ -303,3 +304,12 @@ def test_the_newer_prohibited_functions_link_with_nearcores_signatures(
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
     assert failure.value.debug == f'HostError(ProhibitedInView {{ method_name: "{name}" }})'
+
+
+def test_two_memories_do_not_deserialize() -> None:
+    # nearcore validates the module first with the multi-memory proposal off (prepare_v2.rs
+    # `validate_contract`): a second memory is Deserialization before any memory rule
+    code = bytes(wasmtime.wat2wasm('(module (memory 1) (memory 1) (func (export "m")))'))
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == "CompilationError(PrepareError(Deserialization))"
