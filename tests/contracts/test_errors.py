@@ -313,3 +313,10 @@ def test_two_memories_do_not_deserialize() -> None:
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
     assert failure.value.debug == "CompilationError(PrepareError(Deserialization))"
+
+
+def test_an_imported_global_fails_to_link() -> None:
+    code = module('(func (export "m"))', '(import "env" "g" (global i32))' + IMPORTS)
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'

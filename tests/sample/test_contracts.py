@@ -151,3 +151,12 @@ def test_a_folder_without_sources_is_refused(tmp_path: Path) -> None:
         done = _tool(*args)
         assert done.returncode == 1
         assert done.stderr == f"build_contracts: no .wat source in {tmp_path}\n"
+
+
+def test_check_names_every_stale_wasm(tmp_path: Path) -> None:
+    for source in build_contracts.sources(build_contracts.CONTRACTS):
+        shutil.copy(source, tmp_path / source.name)
+        (tmp_path / source.with_suffix(".wasm").name).write_bytes(b"stale")
+    done = _tool("--check", "--dir", str(tmp_path))
+    assert done.returncode == 1
+    assert "counter.wasm" in done.stderr and "ft.wasm" in done.stderr
