@@ -62,6 +62,16 @@ CASES = {
         ' (func (export "m") (call $panic_utf8 (i64.const 20) (i64.const 0)))',
         'HostError(GuestPanic { panic_msg: "a\\tb\\rc\\0d\\u{7f}e\\u{1f}f\\u{a0}g\\u{200b}hé" })',
     ),
+    "panic_utf8_backslash": (
+        '(data (i32.const 0) "a\\\\b") (func (export "m") (call $panic_utf8 (i64.const 3) (i64.const 0)))',
+        'HostError(GuestPanic { panic_msg: "a\\\\b" })',
+    ),
+    # logic.rs `abort`: a string pointer below 4 has no room for its length: BadUTF16
+    "abort_low_filename": (
+        '(func (export "m") (call $abort (i32.const 8) (i32.const 3) (i32.const 0) (i32.const 0)))',
+        "HostError(BadUTF16)",
+    ),
+    "start_function_trap": ('(func $s unreachable) (start $s) (func (export "m"))', "WasmTrap(Unreachable)"),
     "bad_utf8": (
         '(data (i32.const 0) "\\ff") (func (export "m") (call $log_utf8 (i64.const 1) (i64.const 0)))',
         "HostError(BadUTF8)",
