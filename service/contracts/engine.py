@@ -15,6 +15,7 @@ view's gas limit (GasLimitExceeded), never by a clock.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -39,6 +40,11 @@ from nearrpc.contracts.prepare import MEMORY_EXPORT, PrepareFailure, prepare
 
 MODULE_CACHE_SIZE = 64  # compiled modules kept (a contract's compiled code is about its wasm's size)
 WASM_STACK_BYTES = 1 << 20
+# fuel handed out beyond what the gas left pays for: the engine checks fuel only where loops
+# and functions begin, so a run can overshoot between checks; with this headroom the overshoot
+# stays visible in the fuel left, and any instruction past the limit is GasLimitExceeded, as
+# nearcore charges each block's gas before running it
+FUEL_HEADROOM = 1_000_000
 
 # wasmtime_runner.rs `trap_to_error`: the engine's trap codes as nearcore names them
 _TRAPS = {
@@ -130,7 +136,10 @@ def _host_callback(fn: HostFunction) -> Any:
         logic = _CALL.logic
         store = _CALL.store
         assert logic is not None and store is not None
-        logic.gas.settle_fuel(_CALL.granted, store.get_fuel())
+        try:
+            logic.gas.settle_fuel(_CALL.granted, store.get_fuel())
+        except GasExhausted:
+            raise Abort(errors.gas_limit_exceeded()) from None
         if fn.unavailable:
             raise HostFunctionUnavailable(fn.name)
         args = [value & U64_MAX for value in raw]
@@ -141,7 +150,7 @@ def _host_callback(fn: HostFunction) -> Any:
                 raise Abort(fn.failure or "")
             result = fn.method(logic, *args)
         finally:
-            _CALL.granted = logic.gas.fuel_left()
+            _CALL.granted = logic.gas.fuel_left() + FUEL_HEADROOM
             store.set_fuel(_CALL.granted)
         if result is None:
             return None
@@ -196,7 +205,7 @@ class ViewEngine:
             try:
                 pre = self.linker.instantiate_pre(module)
             except wasmtime.WasmtimeError as failure:
-                link_error = errors.link_error(_first_line(str(failure)))
+                link_error = errors.link_error(_link_message(str(failure)))
         return _Compiled(pre, link_error, exports, missing)
 
     def compiled(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:
@@ -267,7 +276,7 @@ class ViewEngine:
             tables=limits.max_tables_per_contract,
             memories=1,
         )
-        granted = gas.fuel_left()
+        granted = gas.fuel_left() + FUEL_HEADROOM
         store.set_fuel(granted)
         logic: ViewLogic | None = None
         previous = (_CALL.logic, _CALL.store, _CALL.granted)
@@ -275,7 +284,7 @@ class ViewEngine:
             try:
                 instance = pre.instantiate(store)
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
-                raise ViewCallError(errors.link_error(_first_line(str(failure)))) from None
+                raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
             except wasmtime.Trap as trap:  # a start function that trapped
                 raise ViewCallError(_trap_text(trap, gas, granted, store)) from None
             exports = instance.exports(store)
@@ -283,7 +292,7 @@ class ViewEngine:
             func = exports[method_name]
             assert isinstance(memory, wasmtime.Memory) and isinstance(func, wasmtime.Func)
             logic = ViewLogic(context, args, state, gas, _Memory(store, memory))
-            _CALL.logic, _CALL.store, _CALL.granted = logic, store, gas.fuel_left()
+            _CALL.logic, _CALL.store, _CALL.granted = logic, store, gas.fuel_left() + FUEL_HEADROOM
             store.set_fuel(_CALL.granted)
             try:
                 func(store)
@@ -291,7 +300,10 @@ class ViewEngine:
                 raise ViewCallError(abort.debug, logic.logs) from None
             except wasmtime.Trap as trap:
                 raise ViewCallError(_trap_text(trap, gas, _CALL.granted, store), logic.logs) from None
-            gas.settle_fuel(_CALL.granted, store.get_fuel())
+            try:
+                gas.settle_fuel(_CALL.granted, store.get_fuel())
+            except GasExhausted:
+                raise ViewCallError(errors.gas_limit_exceeded(), logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
         finally:
             _CALL.logic, _CALL.store, _CALL.granted = previous
@@ -309,10 +321,26 @@ def _first_line(message: str) -> str:
     return message.strip().splitlines()[0] if message.strip() else message
 
 
+def _link_message(message: str) -> str:
+    """What nearcore's LinkError says (wasmtime_runner/mod.rs `into_vm_error`): an unknown import
+    is "unknown or invalid import"; any other failure is its root cause, the last entry of the
+    engine's "Caused by:" list."""
+    if message.startswith("unknown import:"):
+        return "unknown or invalid import"
+    _, _, causes = message.partition("Caused by:")
+    entries = [line.strip() for line in causes.splitlines() if line.strip()]
+    if not entries:
+        return _first_line(message)
+    last = entries[-1]
+    index, colon, rest = last.partition(": ")
+    return rest if colon and index.isdigit() else last  # a list of causes numbers its entries
+
+
 def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, store: wasmtime.Store) -> str:
     code = trap.trap_code
     if code == wasmtime.TrapCode.OUT_OF_FUEL:
-        gas.settle_fuel(granted, store.get_fuel())
+        with contextlib.suppress(GasExhausted):
+            gas.settle_fuel(granted, store.get_fuel())
         return errors.gas_limit_exceeded()
     if code == wasmtime.TrapCode.STACK_OVERFLOW:
         return _STACK_EXHAUSTED

@@ -28,7 +28,9 @@ def _rust_str(text: str) -> str:
             out.append("\\t")
         elif char == "\0":
             out.append("\\0")
-        elif ord(char) < 0x20 or ord(char) == 0x7F:
+        elif not char.isprintable():
+            # Rust escapes what it does not print (controls, format characters, separators
+            # other than the space, unassigned): the classes Python's isprintable() refuses
             out.append(f"\\u{{{ord(char):x}}}")
         else:
             out.append(char)
@@ -83,7 +85,7 @@ def prepare_error(kind: str) -> str:
     return f"CompilationError(PrepareError({kind}))"
 
 
-# --- LinkError (wasmtime_runner.rs: an instantiation failure keeps the engine's message)
+# --- LinkError (wasmtime_runner/mod.rs `into_vm_error`: the root cause of a linking failure)
 def link_error(message: str) -> str:
     return f"LinkError {{ msg: {_rust_str(message)} }}"
 

@@ -72,7 +72,7 @@ class GasExhausted(Exception):
 
 class GasCounter:
     """Gas burnt by host functions, plus the instructions wasm ran (the engine's fuel, one unit
-    per instruction, priced at regular_op_cost): the fuel left is always what the limit leaves."""
+    per instruction, priced at regular_op_cost), charged at each host call and at the end."""
 
     def __init__(self, costs: GasCosts) -> None:
         self.costs = costs
@@ -92,5 +92,6 @@ class GasCounter:
         return (self.limit - self.burnt) // max(self.costs.regular_op_cost, 1)
 
     def settle_fuel(self, granted: int, remaining: int) -> None:
-        """Charge the instructions run since `granted` fuel was handed out."""
-        self.burnt = min(self.limit, self.burnt + (granted - remaining) * self.costs.regular_op_cost)
+        """Charge the instructions run since `granted` fuel was handed out; past the limit is
+        GasExhausted (the engine was handed more fuel than the gas pays for, see FUEL_HEADROOM)."""
+        self.pay((granted - remaining) * self.costs.regular_op_cost)

@@ -2,8 +2,8 @@
 
 Behaviour and costs from nearcore's runtime/near-vm-runner/src/logic/logic.rs (`VMLogic`, one
 method per host function) and its helpers: `get_memory_or_register` (a length of u64::MAX reads
-the register the pointer names), `Registers::set` in logic/vmstate.rs (size, count and memory
-limits, all `MemoryAccessViolation`), `get_utf8_string` / `get_utf16_string` (the log length
+the register the pointer names), `Registers::check_set_register` in logic/vmstate.rs (size, count and
+memory limits, all `MemoryAccessViolation`), `get_utf8_string` / `get_utf16_string` (the log length
 limit, `BadUTF8` / `BadUTF16`), `ResultState::checked_push_log` (NumberOfLogsExceeded,
 TotalLogLengthExceeded). Every host function pays `base` first; a function prohibited in a view
 then fails with `ProhibitedInView` naming the function whose check ran (logic.rs:
@@ -120,9 +120,11 @@ class ViewLogic:
         limits = self.costs
         if len(data) > limits.max_register_size:
             raise Abort(errors.memory_access_violation())
-        if register_id not in self.registers and len(self.registers) >= limits.max_number_registers:
+        # at the count limit even a replacement fails: nearcore keeps that old bug as protocol
+        if len(self.registers) >= limits.max_number_registers:
             raise Abort(errors.memory_access_violation())
-        usage = sum(len(value) for key, value in self.registers.items() if key != register_id) + len(data)
+        # each register counts its length plus eight bytes (a u64), as nearcore approximates it
+        usage = sum(len(value) + 8 for key, value in self.registers.items() if key != register_id) + len(data) + 8
         if usage > limits.registers_memory_limit:
             raise Abort(errors.memory_access_violation())
         self.registers[register_id] = data

@@ -70,3 +70,17 @@ def test_calls_on_many_threads_each_see_their_own_state_and_context() -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(call, range(64)))
     assert results == [(str(i).encode(), [f"a{i}.near"]) for i in range(64)]
+
+
+def test_a_compiled_module_is_kept_per_memory_config_too() -> None:
+    # the prepared module declares the protocol's memory, so a config with other memory limits
+    # compiles its own (nearcore's compiled-contract cache key holds the VM config)
+    engine = ViewEngine()
+    probe = module(
+        '(func (export "get") (i64.store (i32.const 0) (i64.extend_i32_s (memory.size)))'
+        " (call $value_return (i64.const 8) (i64.const 0)))"
+    )
+    small = replace(COSTS, initial_memory_pages=2, max_memory_pages=3)
+    assert run(probe, "get", engine=engine).result == (1024).to_bytes(8, "little")
+    assert run(probe, "get", engine=engine, costs=small).result == (2).to_bytes(8, "little")
+    assert engine.compilations == 2

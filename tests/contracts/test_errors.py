@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import wasmtime
 
 from nearrpc.contracts import PROHIBITED_IN_VIEW, HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.host import HOST_FUNCTIONS
@@ -37,6 +38,12 @@ CASES = {
         ' (func (export "m") (call_indirect (type $t) (i32.const 1) (i32.const 0)))',
         "WasmTrap(IncorrectCallIndirectSignature)",
     ),
+    # a table index past the table: nearcore answers TableOutOfBounds as MemoryOutOfBounds
+    # (wasmtime_runner/mod.rs `into_vm_error`)
+    "table_out_of_bounds": (
+        '(table 1 funcref) (func (export "m") (call_indirect (i32.const 5)))',
+        "WasmTrap(MemoryOutOfBounds)",
+    ),
     "stack_overflow": ('(func $r (export "m") (call $r))', "HostError(MemoryAccessViolation)"),
     "panic": ('(func (export "m") (call $panic))', 'HostError(GuestPanic { panic_msg: "explicit guest panic" })'),
     "panic_utf8": (
@@ -48,6 +55,23 @@ CASES = {
         '(data (i32.const 0) "say \\"hi\\"\\n") (func (export "m") (call $panic_utf8 (i64.const 9) (i64.const 0)))',
         'HostError(GuestPanic { panic_msg: "say \\"hi\\"\\n" })',
     ),
+    # Rust's Debug of a string: named escapes, then \\u{..} (lowercase hex) for DEL, other
+    # controls and what Unicode does not print (NBSP, a zero-width space); UTF-8 text as it is
+    "panic_utf8_escapes": (
+        '(data (i32.const 0) "a\\09b\\0dc\\00d\\7fe\\1ff\\c2\\a0g\\e2\\80\\8bh\\c3\\a9")'
+        ' (func (export "m") (call $panic_utf8 (i64.const 20) (i64.const 0)))',
+        'HostError(GuestPanic { panic_msg: "a\\tb\\rc\\0d\\u{7f}e\\u{1f}f\\u{a0}g\\u{200b}hé" })',
+    ),
+    "panic_utf8_backslash": (
+        '(data (i32.const 0) "a\\\\b") (func (export "m") (call $panic_utf8 (i64.const 3) (i64.const 0)))',
+        'HostError(GuestPanic { panic_msg: "a\\\\b" })',
+    ),
+    # logic.rs `abort`: a string pointer below 4 has no room for its length: BadUTF16
+    "abort_low_filename": (
+        '(func (export "m") (call $abort (i32.const 8) (i32.const 3) (i32.const 0) (i32.const 0)))',
+        "HostError(BadUTF16)",
+    ),
+    "start_function_trap": ('(func $s unreachable) (start $s) (func (export "m"))', "WasmTrap(Unreachable)"),
     "bad_utf8": (
         '(data (i32.const 0) "\\ff") (func (export "m") (call $log_utf8 (i64.const 1) (i64.const 0)))',
         "HostError(BadUTF8)",
@@ -129,11 +153,36 @@ def test_invalid_wasm_is_a_deserialization_error() -> None:
         )
 
 
+def test_simd_is_refused_as_nearcore_refuses_it() -> None:
+    # nearcore's engine leaves the SIMD proposal off: such a module does not deserialize
+    code = module('(func (export "m") (drop (i32x4.splat (i32.const 0))))')
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == "CompilationError(PrepareError(Deserialization))"
+
+
 def test_an_import_nearcore_lacks_fails_to_link() -> None:
     code = module('(func (export "m"))', '(import "env" "no_such_function" (func))')
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
-    assert failure.value.debug == 'LinkError { msg: "unknown import: `env::no_such_function` has not been defined" }'
+    # wasmtime_runner/mod.rs `into_vm_error`: an UnknownImportError is named this way, not by the engine
+    assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'
+
+
+def test_a_newer_host_functions_name_in_another_module_fails_to_link() -> None:
+    # only `env` holds host functions: `other::sha3_256` is an unknown import like any other
+    code = module('(func (export "m"))', '(import "other" "sha3_256" (func (param i64 i64 i64)))')
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'
+
+
+def test_an_imported_table_fails_to_link() -> None:
+    # nearcore's `env` holds functions (and the memory it puts there): a table is no import of it
+    code = module('(func (export "m"))', '(import "env" "table" (table 1 funcref))' + IMPORTS)
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'
 
 
 def test_a_link_error_comes_before_the_method_lookup() -> None:
@@ -154,7 +203,10 @@ def test_an_import_with_the_wrong_signature_fails_to_link() -> None:
     code = module('(func (export "m"))', '(import "env" "block_index" (func (param i32)))')
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
-    assert failure.value.debug.startswith('LinkError { msg: "incompatible import type for `env::block_index`')
+    # the root cause of the engine's error (`into_vm_error`: `root_cause().to_string()`)
+    assert failure.value.debug == (
+        'LinkError { msg: "types incompatible: expected type `(func (param i32))`, found type `(func (result i64))`" }'
+    )
 
 
 def signature_of(name: str) -> tuple[str, str]:
@@ -238,3 +290,43 @@ def test_too_many_logs() -> None:
         run(module(body), "m")
     assert failure.value.debug == "HostError(NumberOfLogsExceeded { limit: 100 })"
     assert failure.value.logs == ["x"] * 100
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "result"),
+    [
+        # nearcore's signatures (near-vm-runner imports.rs), written out rather than read from the table
+        ("storage_write", 5, "i64"),
+        ("promise_yield_create", 7, "i64"),
+        ("promise_batch_action_deploy_global_contract", 3, None),
+        ("promise_batch_action_deploy_global_contract_by_account_id", 3, None),
+        ("promise_batch_action_use_global_contract", 3, None),
+        ("promise_batch_action_use_global_contract_by_account_id", 3, None),
+    ],
+)
+def test_the_newer_prohibited_functions_link_with_nearcores_signatures(
+    name: str, params: int, result: str | None
+) -> None:
+    decl = f"(func $f (param {' '.join(['i64'] * params)})" + (f" (result {result}))" if result else ")")
+    zeros = " ".join(["(i64.const 0)"] * params)
+    call = f"(drop (call $f {zeros}))" if result else f"(call $f {zeros})"
+    code = module(f'(func (export "m") {call})', IMPORTS + f'(import "env" "{name}" {decl})')
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == f'HostError(ProhibitedInView {{ method_name: "{name}" }})'
+
+
+def test_two_memories_do_not_deserialize() -> None:
+    # nearcore validates the module first with the multi-memory proposal off (prepare_v2.rs
+    # `validate_contract`): a second memory is Deserialization before any memory rule
+    code = bytes(wasmtime.wat2wasm('(module (memory 1) (memory 1) (func (export "m")))'))
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == "CompilationError(PrepareError(Deserialization))"
+
+
+def test_an_imported_global_fails_to_link() -> None:
+    code = module('(func (export "m"))', '(import "env" "g" (global i32))' + IMPORTS)
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -75,6 +77,24 @@ def test_a_limit_just_above_the_work_lets_it_finish() -> None:
         run(code, "m", costs=with_limit(burnt - 10 * COSTS.regular_op_cost))
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "(local i32) (loop $l (local.set 0 (i32.add (local.get 0) (i32.const 1)))"
+        " (br_if $l (i32.lt_u (local.get 0) (i32.const 1000))))",
+        # no loop: the engine checks its fuel only where loops and functions begin
+        "(drop (i32.add (i32.const 1) (i32.const 2))) (drop (i32.add (i32.const 1) (i32.const 2)))",
+    ],
+)
+def test_one_gas_short_of_the_work_is_the_gas_limit(body: str) -> None:
+    # nearcore charges each block's gas before running it: work past the limit never returns
+    code = module(f'(func (export "m") {body})')
+    burnt = run(code, "m").burnt_gas
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m", costs=with_limit(burnt - 1))
+    assert failure.value.vm_error == GAS_LIMIT_EXCEEDED
+
+
 MEMORY_PROBE = (
     '(func (export "m") (i64.store (i32.const 0) (i64.extend_i32_s (memory.size)))'
     " (i64.store (i32.const 8) (i64.extend_i32_s (memory.grow (i32.const 1024))))"
@@ -84,7 +104,14 @@ MEMORY_PROBE = (
 
 
 @pytest.mark.parametrize(
-    "memory", ["(memory 1)", "(memory 3 5)", '(memory (export "memory") 17)', '(import "env" "memory" (memory 1))']
+    "memory",
+    [
+        "(memory 1)",
+        "(memory 3 5)",
+        '(memory (export "memory") 17)',
+        '(import "env" "memory" (memory 1))',
+        '(import "env" "memory" (memory 1 2))',
+    ],
 )
 def test_every_contract_gets_nearcores_memory(memory: str) -> None:
     # initial_memory_pages 1024, growing to max_memory_pages 2048 and no further, whatever the
@@ -133,3 +160,35 @@ def test_a_deprecated_function_charges_nothing() -> None:
     with pytest.raises(ViewCallError) as failure:
         run(code, "m", costs=with_limit(loading + 4 * COSTS.regular_op_cost))
     assert failure.value.debug == 'HostError(Deprecated { method_name: "storage_iter_prefix" })'
+
+
+def test_the_later_protocol_fields_are_read_and_default_as_nearcores_runner() -> None:
+    # wasmtime_runner/mod.rs: max_tables_per_contract defaults to 1, max_elements_per_contract_table
+    # to 10,000; fix_contract_loading_cost is absent (false) before its protocol
+    config = copy.deepcopy(protocol_config())
+    wasm: dict[str, Any] = config["runtime_config"]["wasm_config"]  # type: ignore[index]
+    wasm["fix_contract_loading_cost"] = True
+    wasm["limit_config"]["max_tables_per_contract"] = 3
+    wasm["limit_config"]["max_elements_per_contract_table"] = 77
+    costs = GasCosts.from_protocol_config(config)
+    assert (costs.fix_contract_loading_cost, costs.max_tables_per_contract) == (True, 3)
+    assert costs.max_elements_per_contract_table == 77
+    del wasm["fix_contract_loading_cost"]
+    wasm["limit_config"]["max_tables_per_contract"] = None
+    del wasm["limit_config"]["max_elements_per_contract_table"]
+    costs = GasCosts.from_protocol_config(config)
+    assert (costs.fix_contract_loading_cost, costs.max_tables_per_contract) == (False, 1)
+    assert costs.max_elements_per_contract_table == 10_000
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "initial_memory_pages", "max_memory_pages", "max_number_registers", "max_register_size",
+        "registers_memory_limit", "max_number_logs", "max_total_log_length", "max_length_storage_key",
+        "max_length_returned_data",
+    ],
+)  # fmt: skip
+def test_each_limit_is_the_protocol_configs(name: str) -> None:
+    limits: dict[str, Any] = protocol_config()["runtime_config"]["wasm_config"]["limit_config"]  # type: ignore[index]
+    assert getattr(COSTS, name) == int(limits[name])

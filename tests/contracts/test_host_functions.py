@@ -169,14 +169,16 @@ def test_ed25519_verify_accepts_a_good_signature_and_refuses_a_bad_one() -> None
     assert run(code, "m", signature + public + message + b"!").result == bytes(8)
 
 
-def test_ed25519_verify_refuses_a_signature_of_the_wrong_length() -> None:
+@pytest.mark.parametrize(("signature", "public_key"), [(63, 32), (65, 32), (64, 31), (64, 33)])
+def test_ed25519_verify_refuses_an_input_of_the_wrong_length(signature: int, public_key: int) -> None:
     body = (
-        '(func (export "m") (drop (call $verify (i64.const 63) (i64.const 0)'
-        " (i64.const 0) (i64.const 0) (i64.const 32) (i64.const 0))))"
+        f'(func (export "m") (drop (call $verify (i64.const {signature}) (i64.const 0)'
+        f" (i64.const 0) (i64.const 0) (i64.const {public_key}) (i64.const 0))))"
     )
     with pytest.raises(ViewCallError) as failure:
         run(module(body, ED25519), "m")
-    assert failure.value.debug == 'HostError(Ed25519VerifyInvalidInput { msg: "invalid signature length" })'
+    which = "signature" if signature != 64 else "public key"
+    assert failure.value.debug == f'HostError(Ed25519VerifyInvalidInput {{ msg: "invalid {which} length" }})'
 
 
 def test_logs_and_a_result() -> None:
@@ -192,3 +194,13 @@ def test_logs_and_a_result() -> None:
 
 def test_a_method_that_returns_nothing_answers_empty_bytes() -> None:
     assert run(module('(func (export "m"))'), "m").result == b""
+
+
+def test_attached_deposit_writes_sixteen_zero_bytes() -> None:
+    # a view attaches nothing: the whole u128 is written, over whatever the memory held
+    imports = IMPORTS + '(import "env" "attached_deposit" (func $f (param i64)))'
+    body = (
+        '(data (i32.const 0) "\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff")'
+        ' (func (export "m") (call $f (i64.const 0)) (call $value_return (i64.const 17) (i64.const 0)))'
+    )
+    assert run(module(body, imports), "m").result == bytes(16) + b"\xff"

@@ -139,4 +139,24 @@ def test_check_names_a_wasm_whose_source_changed(tmp_path: Path) -> None:
 def test_check_names_a_missing_wasm(tmp_path: Path) -> None:
     shutil.copy(build_contracts.CONTRACTS / "ft.wat", tmp_path / "ft.wat")
     done = _tool("--check", "--dir", str(tmp_path))
-    assert done.returncode == 1 and "ft.wasm" in done.stderr
+    assert done.returncode == 1  # one line in the tool's voice, no traceback
+    assert done.stderr == (
+        f"build_contracts: {tmp_path / 'ft.wasm'} differs from the build of ft.wat;"
+        " run python -m tools.build_contracts\n"
+    )
+
+
+def test_a_folder_without_sources_is_refused(tmp_path: Path) -> None:
+    for args in (("--dir", str(tmp_path)), ("--check", "--dir", str(tmp_path))):
+        done = _tool(*args)
+        assert done.returncode == 1
+        assert done.stderr == f"build_contracts: no .wat source in {tmp_path}\n"
+
+
+def test_check_names_every_stale_wasm(tmp_path: Path) -> None:
+    for source in build_contracts.sources(build_contracts.CONTRACTS):
+        shutil.copy(source, tmp_path / source.name)
+        (tmp_path / source.with_suffix(".wasm").name).write_bytes(b"stale")
+    done = _tool("--check", "--dir", str(tmp_path))
+    assert done.returncode == 1
+    assert "counter.wasm" in done.stderr and "ft.wasm" in done.stderr
