@@ -111,20 +111,33 @@ def _config() -> wasmtime.Config:
 
 
 class _Memory:
-    """The call's linear memory seen from host functions (through the store in use)."""
+    """The call's linear memory seen from host functions (through the store in use). It is bound
+    at the first host call (from the calling instance's export), so a start function, which runs
+    before instantiation returns the instance, reaches it too."""
 
-    def __init__(self, store: wasmtime.Store, memory: wasmtime.Memory) -> None:
+    def __init__(self, store: wasmtime.Store) -> None:
         self._store = store
+        self._memory: wasmtime.Memory | None = None
+
+    @property
+    def bound(self) -> bool:
+        return self._memory is not None
+
+    def bind(self, memory: wasmtime.Memory) -> None:
         self._memory = memory
 
+    def _bound(self) -> wasmtime.Memory:
+        assert self._memory is not None, "bound at the first host call"
+        return self._memory
+
     def read(self, start: int, stop: int) -> bytes:
-        return bytes(self._memory.read(self._store, start, stop))
+        return bytes(self._bound().read(self._store, start, stop))
 
     def write(self, data: bytes, start: int) -> None:
-        self._memory.write(self._store, data, start)
+        self._bound().write(self._store, data, start)
 
     def size(self) -> int:
-        return int(self._memory.data_len(self._store))
+        return int(self._bound().data_len(self._store))
 
 
 def _val(kind: str) -> wasmtime.ValType:
@@ -132,10 +145,15 @@ def _val(kind: str) -> wasmtime.ValType:
 
 
 def _host_callback(fn: HostFunction) -> Any:
-    def call(*raw: int) -> int | None:
+    def call(caller: wasmtime.Caller, *raw: int) -> int | None:
         logic = _CALL.logic
         store = _CALL.store
-        assert logic is not None and store is not None
+        assert logic is not None and store is not None, "set before the instance is made"
+        memory = logic.memory
+        if isinstance(memory, _Memory) and not memory.bound:
+            export = caller.get(MEMORY_EXPORT)
+            assert isinstance(export, wasmtime.Memory), "prepare checks the memory export"
+            memory.bind(export)
         try:
             logic.gas.settle_fuel(_CALL.granted, store.get_fuel())
         except GasExhausted:
@@ -167,7 +185,7 @@ class ViewEngine:
         self.linker = wasmtime.Linker(self.engine)
         for fn in HOST_FUNCTIONS:
             ty = wasmtime.FuncType([_val(kind) for kind in fn.params], [_val(kind) for kind in fn.results])
-            self.linker.define_func("env", fn.name, ty, _host_callback(fn))
+            self.linker.define_func("env", fn.name, ty, _host_callback(fn), access_caller=True)
         self._names = {fn.name: fn for fn in HOST_FUNCTIONS}
         self._cache: OrderedDict[tuple[str, int, int], _Compiled | str] = OrderedDict()
         self._cache_size = cache_size
@@ -276,24 +294,28 @@ class ViewEngine:
             tables=limits.max_tables_per_contract,
             memories=1,
         )
-        granted = gas.fuel_left() + FUEL_HEADROOM
-        store.set_fuel(granted)
-        logic: ViewLogic | None = None
+        # the call's logic exists before the instance: a start function runs inside instantiate,
+        # and its instructions and host calls count as the method's do
+        linear_memory = _Memory(store)
+        logic = ViewLogic(context, args, state, gas, linear_memory)
         previous = (_CALL.logic, _CALL.store, _CALL.granted)
+        _CALL.logic, _CALL.store, _CALL.granted = logic, store, gas.fuel_left() + FUEL_HEADROOM
+        store.set_fuel(_CALL.granted)
         try:
             try:
                 instance = pre.instantiate(store)
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
                 raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
+            except Abort as abort:  # a start function's host call that failed
+                raise ViewCallError(abort.debug, logic.logs) from None
             except wasmtime.Trap as trap:  # a start function that trapped
-                raise ViewCallError(_trap_text(trap, gas, granted, store)) from None
+                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, store), logic.logs) from None
             exports = instance.exports(store)
             memory = exports[MEMORY_EXPORT]
             func = exports[method_name]
             assert isinstance(memory, wasmtime.Memory) and isinstance(func, wasmtime.Func)
-            logic = ViewLogic(context, args, state, gas, _Memory(store, memory))
-            _CALL.logic, _CALL.store, _CALL.granted = logic, store, gas.fuel_left() + FUEL_HEADROOM
-            store.set_fuel(_CALL.granted)
+            if not linear_memory.bound:
+                linear_memory.bind(memory)
             try:
                 func(store)
             except Abort as abort:

@@ -330,3 +330,18 @@ def test_an_imported_global_fails_to_link() -> None:
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
     assert failure.value.debug == 'LinkError { msg: "unknown or invalid import" }'
+
+
+def test_a_start_function_runs_with_the_calls_host_functions() -> None:
+    """nearcore instantiates the module for each call, so its start function runs first, with the
+    call's logic: its logs are the call's, and its panic is the call's failure (not an internal
+    error for a host call made before the instance exists)."""
+    logging = """(data (i32.const 0) "started") (func $start (call $log_utf8 (i64.const 7) (i64.const 0)))
+      (start $start) (func (export "m") (call $value_return (i64.const 7) (i64.const 0)))"""
+    outcome = run(module(logging), "m")
+    assert outcome.logs == ["started"] and outcome.result == b"started"
+    panicking = """(data (i32.const 0) "early") (func $start (call $panic_utf8 (i64.const 5) (i64.const 0)))
+      (start $start) (func (export "m"))"""
+    with pytest.raises(ViewCallError) as failure:
+        run(module(panicking), "m")
+    assert failure.value.debug == 'HostError(GuestPanic { panic_msg: "early" })'
