@@ -424,40 +424,26 @@ class RpcBlockRequest2(BaseModel):
     finality: Finality
 
 
-class Info1(BaseModel):
+class RpcCallFunctionErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcCallFunctionErrorINVALIDACCOUNTInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     requested_account_id: AccountId
 
 
-class RpcCallFunctionError2(BaseModel):
-    info: Info1
-    name: Literal["INVALID_ACCOUNT"]
-
-
-class RpcCallFunctionError3(BaseModel):
-    info: Info1
-    name: Literal["UNKNOWN_ACCOUNT"]
-
-
-class Info3(BaseModel):
+class RpcCallFunctionErrorNOCONTRACTCODEInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     contract_account_id: AccountId
 
 
-class RpcCallFunctionError4(BaseModel):
-    info: Info3
-    name: Literal["NO_CONTRACT_CODE"]
-
-
-class Info5(BaseModel):
-    error_message: str
-
-
-class RpcCallFunctionError6(BaseModel):
-    info: Info5
-    name: Literal["INTERNAL_ERROR"]
+class RpcCallFunctionErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
 
 
 class RpcCallFunctionRequest2(BaseModel):
@@ -960,40 +946,26 @@ class RpcViewCodeResponse(BaseModel):
     hash: CryptoHash
 
 
-class Info7(BaseModel):
+class RpcViewStateErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcViewStateErrorINVALIDACCOUNTInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     requested_account_id: AccountId
 
 
-class RpcViewStateError2(BaseModel):
-    info: Info7
-    name: Literal["INVALID_ACCOUNT"]
-
-
-class RpcViewStateError3(BaseModel):
-    info: Info7
-    name: Literal["UNKNOWN_ACCOUNT"]
-
-
-class Info9(BaseModel):
+class RpcViewStateErrorTOOLARGECONTRACTSTATEInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     contract_account_id: AccountId
 
 
-class RpcViewStateError4(BaseModel):
-    info: Info9
-    name: Literal["TOO_LARGE_CONTRACT_STATE"]
-
-
-class Info10(BaseModel):
-    error_message: str
-
-
-class RpcViewStateError5(BaseModel):
-    info: Info10
-    name: Literal["INTERNAL_ERROR"]
+class RpcViewStateErrorUNKNOWNACCOUNTInfo(BaseModel):
+    block_hash: CryptoHash
+    block_height: Annotated[int, Field(ge=0)]
+    requested_account_id: AccountId
 
 
 class ShardId(RootModel[int]):
@@ -1955,13 +1927,28 @@ class RpcBlockRequest(
     ]
 
 
-class Info(BaseModel):
+class RpcCallFunctionError2(BaseModel):
+    info: RpcCallFunctionErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
+
+
+class RpcCallFunctionError3(BaseModel):
+    info: RpcCallFunctionErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcCallFunctionError4(BaseModel):
+    info: RpcCallFunctionErrorNOCONTRACTCODEInfo
+    name: Literal["NO_CONTRACT_CODE"]
+
+
+class RpcCallFunctionError6(BaseModel):
+    info: RpcCallFunctionErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcCallFunctionErrorUNKNOWNBLOCKInfo(BaseModel):
     block_reference: BlockReference
-
-
-class RpcCallFunctionError1(BaseModel):
-    info: Info
-    name: Literal["UNKNOWN_BLOCK"]
 
 
 class RpcCallFunctionRequest1(BaseModel):
@@ -2543,27 +2530,28 @@ class RpcViewCodeRequest(
     ]
 
 
-class RpcViewStateError1(BaseModel):
-    info: Info
-    name: Literal["UNKNOWN_BLOCK"]
+class RpcViewStateError2(BaseModel):
+    info: RpcViewStateErrorINVALIDACCOUNTInfo
+    name: Literal["INVALID_ACCOUNT"]
 
 
-class RpcViewStateError(
-    RootModel[
-        RpcViewStateError1
-        | RpcViewStateError2
-        | RpcViewStateError3
-        | RpcViewStateError4
-        | RpcViewStateError5
-    ]
-):
-    root: (
-        RpcViewStateError1
-        | RpcViewStateError2
-        | RpcViewStateError3
-        | RpcViewStateError4
-        | RpcViewStateError5
-    )
+class RpcViewStateError3(BaseModel):
+    info: RpcViewStateErrorUNKNOWNACCOUNTInfo
+    name: Literal["UNKNOWN_ACCOUNT"]
+
+
+class RpcViewStateError4(BaseModel):
+    info: RpcViewStateErrorTOOLARGECONTRACTSTATEInfo
+    name: Literal["TOO_LARGE_CONTRACT_STATE"]
+
+
+class RpcViewStateError5(BaseModel):
+    info: RpcViewStateErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcViewStateErrorUNKNOWNBLOCKInfo(BaseModel):
+    block_reference: BlockReference
 
 
 class RpcViewStateRequest1(BaseModel):
@@ -3167,34 +3155,12 @@ class ErrorWrapperForRpcViewStateError1(BaseModel):
     data: Any | None = None
 
 
-class ErrorWrapperForRpcViewStateError2(BaseModel):
-    cause: RpcViewStateError
-    name: Literal["HANDLER_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
 class ErrorWrapperForRpcViewStateError3(BaseModel):
     cause: InternalError
     name: Literal["INTERNAL_ERROR"]
     code: RpcErrorCode
     message: str
     data: Any | None = None
-
-
-class ErrorWrapperForRpcViewStateError(
-    RootModel[
-        ErrorWrapperForRpcViewStateError1
-        | ErrorWrapperForRpcViewStateError2
-        | ErrorWrapperForRpcViewStateError3
-    ]
-):
-    root: (
-        ErrorWrapperForRpcViewStateError1
-        | ErrorWrapperForRpcViewStateError2
-        | ErrorWrapperForRpcViewStateError3
-    )
 
 
 class ExternalStorageConfig(BaseModel):
@@ -3586,12 +3552,6 @@ class JsonRpcResponseForRpcStatusResponseAndRpcStatusError2(BaseModel):
     error: ErrorWrapperForRpcStatusError
 
 
-class JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError2(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcViewStateError
-
-
 class NetworkInfoView(BaseModel):
     connected_peers: list[PeerInfoView]
     known_producers: list[KnownProducerView]
@@ -3608,35 +3568,15 @@ class RpcBlockResponse(BaseModel):
     header: BlockHeaderView
 
 
-class Info4(BaseModel):
+class RpcCallFunctionError1(BaseModel):
+    info: RpcCallFunctionErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcCallFunctionErrorCONTRACTEXECUTIONERRORInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     vm_error: FunctionCallError
-
-
-class RpcCallFunctionError5(BaseModel):
-    info: Info4
-    name: Literal["CONTRACT_EXECUTION_ERROR"]
-
-
-class RpcCallFunctionError(
-    RootModel[
-        RpcCallFunctionError1
-        | RpcCallFunctionError2
-        | RpcCallFunctionError3
-        | RpcCallFunctionError4
-        | RpcCallFunctionError5
-        | RpcCallFunctionError6
-    ]
-):
-    root: (
-        RpcCallFunctionError1
-        | RpcCallFunctionError2
-        | RpcCallFunctionError3
-        | RpcCallFunctionError4
-        | RpcCallFunctionError5
-        | RpcCallFunctionError6
-    )
 
 
 class RpcQueryError2(BaseModel):
@@ -3761,6 +3701,29 @@ class RpcViewCodeError(
     )
 
 
+class RpcViewStateError1(BaseModel):
+    info: RpcViewStateErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcViewStateError(
+    RootModel[
+        RpcViewStateError1
+        | RpcViewStateError2
+        | RpcViewStateError3
+        | RpcViewStateError4
+        | RpcViewStateError5
+    ]
+):
+    root: (
+        RpcViewStateError1
+        | RpcViewStateError2
+        | RpcViewStateError3
+        | RpcViewStateError4
+        | RpcViewStateError5
+    )
+
+
 class RpcViewStateResponse(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
@@ -3810,28 +3773,6 @@ class DetailedDebugStatus(BaseModel):
     current_header_head_status: BlockStatusView
     network_info: NetworkInfoView
     sync_status: str
-
-
-class ErrorWrapperForRpcCallFunctionError2(BaseModel):
-    cause: RpcCallFunctionError
-    name: Literal["HANDLER_ERROR"]
-    code: RpcErrorCode
-    message: str
-    data: Any | None = None
-
-
-class ErrorWrapperForRpcCallFunctionError(
-    RootModel[
-        ErrorWrapperForRpcCallFunctionError1
-        | ErrorWrapperForRpcCallFunctionError2
-        | ErrorWrapperForRpcCallFunctionError3
-    ]
-):
-    root: (
-        ErrorWrapperForRpcCallFunctionError1
-        | ErrorWrapperForRpcCallFunctionError2
-        | ErrorWrapperForRpcCallFunctionError3
-    )
 
 
 class ErrorWrapperForRpcViewAccessKeyError2(BaseModel):
@@ -3922,6 +3863,28 @@ class ErrorWrapperForRpcViewCodeError(
     )
 
 
+class ErrorWrapperForRpcViewStateError2(BaseModel):
+    cause: RpcViewStateError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcViewStateError(
+    RootModel[
+        ErrorWrapperForRpcViewStateError1
+        | ErrorWrapperForRpcViewStateError2
+        | ErrorWrapperForRpcViewStateError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcViewStateError1
+        | ErrorWrapperForRpcViewStateError2
+        | ErrorWrapperForRpcViewStateError3
+    )
+
+
 class JsonRpcRequest(
     RootModel[
         JsonRpcRequestForGenesisConfig
@@ -3977,27 +3940,6 @@ class JsonRpcResponseForRpcBlockResponseAndRpcBlockError(
         JsonRpcResponseForRpcBlockResponseAndRpcBlockError1
         | JsonRpcResponseForRpcBlockResponseAndRpcBlockError2,
         Field(title="JsonRpcResponse_for_RpcBlockResponse_and_RpcBlockError"),
-    ]
-
-
-class JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError2(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    error: ErrorWrapperForRpcCallFunctionError
-
-
-class JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError(
-    RootModel[
-        JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError1
-        | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError2
-    ]
-):
-    root: Annotated[
-        JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError1
-        | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError2,
-        Field(
-            title="JsonRpcResponse_for_RpcCallFunctionResponse_and_RpcCallFunctionError"
-        ),
     ]
 
 
@@ -4082,6 +4024,12 @@ class JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError1(BaseModel):
     result: RpcViewStateResponse
 
 
+class JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcViewStateError
+
+
 class JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError(
     RootModel[
         JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError1
@@ -4093,6 +4041,31 @@ class JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError(
         | JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError2,
         Field(title="JsonRpcResponse_for_RpcViewStateResponse_and_RpcViewStateError"),
     ]
+
+
+class RpcCallFunctionError5(BaseModel):
+    info: RpcCallFunctionErrorCONTRACTEXECUTIONERRORInfo
+    name: Literal["CONTRACT_EXECUTION_ERROR"]
+
+
+class RpcCallFunctionError(
+    RootModel[
+        RpcCallFunctionError1
+        | RpcCallFunctionError2
+        | RpcCallFunctionError3
+        | RpcCallFunctionError4
+        | RpcCallFunctionError5
+        | RpcCallFunctionError6
+    ]
+):
+    root: (
+        RpcCallFunctionError1
+        | RpcCallFunctionError2
+        | RpcCallFunctionError3
+        | RpcCallFunctionError4
+        | RpcCallFunctionError5
+        | RpcCallFunctionError6
+    )
 
 
 class RpcQueryError11(BaseModel):
@@ -4204,6 +4177,28 @@ class StateSyncConfig(BaseModel):
     sync: SyncConfig | None = None
 
 
+class ErrorWrapperForRpcCallFunctionError2(BaseModel):
+    cause: RpcCallFunctionError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcCallFunctionError(
+    RootModel[
+        ErrorWrapperForRpcCallFunctionError1
+        | ErrorWrapperForRpcCallFunctionError2
+        | ErrorWrapperForRpcCallFunctionError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcCallFunctionError1
+        | ErrorWrapperForRpcCallFunctionError2
+        | ErrorWrapperForRpcCallFunctionError3
+    )
+
+
 class ErrorWrapperForRpcQueryError2(BaseModel):
     cause: RpcQueryError
     name: Literal["HANDLER_ERROR"]
@@ -4224,6 +4219,27 @@ class ErrorWrapperForRpcQueryError(
         | ErrorWrapperForRpcQueryError2
         | ErrorWrapperForRpcQueryError3
     )
+
+
+class JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcCallFunctionError
+
+
+class JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError(
+    RootModel[
+        JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError1
+        | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError1
+        | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError2,
+        Field(
+            title="JsonRpcResponse_for_RpcCallFunctionResponse_and_RpcCallFunctionError"
+        ),
+    ]
 
 
 class JsonRpcResponseForRpcQueryResponseAndRpcQueryError1(BaseModel):

@@ -229,6 +229,8 @@ class ChainHandlers:
     @store_failures_are_internal
     async def query(self, params: models.RpcQueryRequest) -> bytes:
         request: Any = params.root  # one of the request types' models
+        if request.request_type == "view_state":
+            _check_view_state_pages(request)
         try:
             block = await self._resolve("query", reference_of(params))
         except NoEarliestBlock:
@@ -292,8 +294,9 @@ class ChainHandlers:
 
     @store_failures_are_internal
     async def EXPERIMENTAL_view_state(self, params: models.RpcViewStateRequest) -> bytes:
-        block = await self._view_block("EXPERIMENTAL_view_state", params)
         request = params.root
+        _check_view_state_pages(request)
+        block = await self._view_block("EXPERIMENTAL_view_state", params)
         prefix = base64.b64decode(request.prefix_base64.root)
         return await self._view_state(
             request.account_id.root,
@@ -428,10 +431,6 @@ class ChainHandlers:
         node's `trie_viewer_state_size_limit`; with them, one page and the `last_key` to resume
         after. No `proof` (DEVIATIONS: the store holds no trie)."""
         paginated = limit is not None or after_key is not None
-        if paginated and include_proof:
-            raise errors.internal_error("include_proof is not supported with limit or after_key (view_state pages)")
-        if after_key is not None and not after_key.startswith(prefix):
-            raise errors.internal_error("after_key_base64 must start with prefix_base64 (view_state pages)")
         account_view = await self._account_view(account_id, block, method)
         await self._check_state_held(account_id, block, method)
         if not paginated:
@@ -588,6 +587,16 @@ class ChainHandlers:
             self._runtime_params,
         )
         return orjson.dumps(config)
+
+
+def _check_view_state_pages(request: Any) -> None:
+    """The page arguments nearcore refuses while parsing a view_state request (jsonrpc
+    `validate_view_state_pagination`), before any block is read: PARSE_ERROR."""
+    after_key = _after_key(request)
+    if request.include_proof and (after_key is not None or request.limit is not None):
+        raise errors.parse_error("include_proof is not supported with paginated view_state (after_key_base64 / limit)")
+    if after_key is not None and not after_key.startswith(base64.b64decode(request.prefix_base64.root)):
+        raise errors.parse_error("after_key_base64 must start with prefix_base64")
 
 
 def _after_key(request: Any) -> bytes | None:

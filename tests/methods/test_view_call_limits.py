@@ -158,3 +158,28 @@ def test_state_a_recording_could_not_get_is_not_answered_as_empty(http: httpx.Cl
             assert answer.error["cause"]["name"] == "UNAVAILABLE_SHARD" and text in answer.error["data"]
         else:
             assert answer.status == 500 and text in answer.error["cause"]["info"]["error_message"]
+
+
+@pytest.mark.parametrize("method", ["query", "EXPERIMENTAL_view_state"])
+def test_page_arguments_nearcore_cannot_serve_are_parse_errors(http: httpx.Client, method: str) -> None:
+    """nearcore's jsonrpc refuses a proof with paging, and an after_key outside the prefix, while it
+    parses the request (`validate_view_state_pagination`): PARSE_ERROR, before any block is read
+    (a block no store holds does not change the answer)."""
+    base: dict[str, Any] = {"account_id": LARGE, "prefix_base64": base64.b64encode(b"a").decode(),
+                            "block_id": 10**12}  # fmt: skip
+    if method == "query":
+        base["request_type"] = "view_state"
+    cases = {
+        "include_proof is not supported with paginated view_state (after_key_base64 / limit)": [
+            {**base, "include_proof": True, "limit": 1},
+            {**base, "include_proof": True, "after_key_base64": base64.b64encode(b"a1").decode()},
+        ],
+        "after_key_base64 must start with prefix_base64": [
+            {**base, "after_key_base64": base64.b64encode(b"b").decode()},
+        ],
+    }
+    for text, requests in cases.items():
+        for params in requests:
+            refused = checked(call(http, method, params), method)
+            assert refused.error is not None and refused.error["cause"]["name"] == "PARSE_ERROR", refused
+            assert refused.error["cause"]["info"] == {"error_message": text}
