@@ -20,6 +20,7 @@ import httpx
 import orjson
 import pytest
 
+from nearrpc.nearcore.shard_layout import account_shard_id
 from nearrpc.store import ACCOUNTS_CHOSEN, held_account, open_store
 from tests.ingest.conftest import call, result
 from tests.support.cli import nearrpc
@@ -57,12 +58,10 @@ def _error(url: str, method: str, params: Any) -> tuple[int, dict[str, Any]]:
 
 
 def _shard_on_a(server_a: LiveServer, account: str) -> int:
-    """The shard A names for the account: A holds no contract state, so `view_state` is its
-    UNAVAILABLE_SHARD, which carries the account's shard."""
-    params = {"request_type": "view_state", "account_id": account, "prefix_base64": "", "finality": "final"}
-    status, error = _error(server_a.url, "query", params)
-    assert (status, error["cause"]["name"]) == (200, "UNAVAILABLE_SHARD")
-    return int(error["cause"]["info"]["requested_shard_id"])
+    """The shard of the account in A's shard layout (A's genesis config: the sample chain keeps
+    one layout throughout)."""
+    layout = result(server_a.url, "genesis_config", None)["shard_layout"]
+    return account_shard_id(layout, account)
 
 
 def test_the_account_exists_on_the_node_the_recording_was_made_from(server_a: LiveServer) -> None:
@@ -81,6 +80,8 @@ def test_an_unrecorded_account_is_answered_as_not_held_by_every_view(
         ("EXPERIMENTAL_view_code", at),
         ("EXPERIMENTAL_view_access_key_list", at),
         ("EXPERIMENTAL_view_access_key", {**at, "public_key": A_KEY}),
+        ("EXPERIMENTAL_view_state", {**at, "prefix_base64": ""}),
+        ("EXPERIMENTAL_call_function", {**at, "method_name": "get_num", "args_base64": ""}),
     ]:
         status, error = _error(server_b.url, method, params)
         assert (status, error["cause"]["name"]) == (500, "INTERNAL_ERROR"), (method, error)
@@ -88,7 +89,8 @@ def test_an_unrecorded_account_is_answered_as_not_held_by_every_view(
         assert f"holds no state of {UNRECORDED}" in error["data"]
     # query answers nearcore's UNAVAILABLE_SHARD, with the account's shard
     for request_type, extra in [("view_account", {}), ("view_code", {}), ("view_access_key_list", {}),
-                                ("view_access_key", {"public_key": A_KEY})]:  # fmt: skip
+                                ("view_access_key", {"public_key": A_KEY}), ("view_state", {"prefix_base64": ""}),
+                                ("call_function", {"method_name": "get_num", "args_base64": ""})]:  # fmt: skip
         status, error = _error(server_b.url, "query", {"request_type": request_type, **at, **extra})
         assert (status, error["cause"]["name"]) == (200, "UNAVAILABLE_SHARD"), (request_type, error)
         assert error["cause"]["info"] == {"requested_shard_id": shard}
