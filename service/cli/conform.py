@@ -29,7 +29,7 @@ def _shown(url: str) -> str:
 def _run(args: argparse.Namespace) -> int:
     import httpx
 
-    from nearrpc.conform import Limits, Options, Unreachable, render, run_conformance
+    from nearrpc.conform import AccountRefused, Limits, Options, Unreachable, render, run_conformance
 
     settings = load_settings(ConformSettings, given(args, *_FLAGS))
     try:
@@ -64,7 +64,7 @@ def _run(args: argparse.Namespace) -> int:
     limits = Limits(settings.max_requests, settings.rate, settings.timeout, settings.retries)
     try:
         report = run_conformance(Options(args.url, limits, args.account, spec, contract))
-    except Unreachable as exc:
+    except (Unreachable, AccountRefused) as exc:
         print(f"nearrpc conform: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -9,6 +9,6 @@ talks to the endpoint over HTTP only; it knows nothing of this service's HTTP ro
 
 from nearrpc.conform.endpoint import Limits, Unreachable
 from nearrpc.conform.report import Report, render
-from nearrpc.conform.runner import Options, run_conformance
+from nearrpc.conform.runner import AccountRefused, Options, run_conformance
 
-__all__ = ["Limits", "Options", "Report", "Unreachable", "render", "run_conformance"]
+__all__ = ["AccountRefused", "Limits", "Options", "Report", "Unreachable", "render", "run_conformance"]

@@ -39,6 +39,11 @@ class Options:
     contract: tuple[str, str] | None = None  # (account, view method without arguments) to call
 
 
+class AccountRefused(Exception):
+    """The account named with --account cannot be viewed at the endpoint (one line): the
+    run stops before probing, as its account checks would only repeat that."""
+
+
 class _Run:
     """Runs probes into the report, until the request budget is spent."""
 
@@ -85,6 +90,26 @@ class _Run:
 
     def holds(self, account: str, ids: RequestIds) -> bool:
         """Whether the endpoint answers about `account` at `final` other than "not held"."""
+        error = self._view_account_error(account, ids)
+        return not not_held(Answer(None, error)) if isinstance(error, dict) else error is None
+
+    def named_account_problem(self, account: str, ids: RequestIds) -> str | None:
+        """Why the account named with --account cannot be viewed (it does not exist at `final`,
+        or the endpoint does not hold it), or None: every account check would fail for a reason
+        that is the command line's, not the endpoint's."""
+        error = self._view_account_error(account, ids)
+        if not isinstance(error, dict):
+            return None
+        if not_held(Answer(None, error)):
+            return f"the endpoint does not hold account {account} (--account); name one it holds"
+        cause = error.get("cause")
+        if isinstance(cause, dict) and cause.get("name") == "UNKNOWN_ACCOUNT":
+            return f"account {account} (--account) does not exist at the final block; name an existing account"
+        return None
+
+    def _view_account_error(self, account: str, ids: RequestIds) -> dict[str, Any] | bool | None:
+        """The JSON-RPC error of `EXPERIMENTAL_view_account` of `account` at `final`: None when
+        answered with a result, False when no answer could be had (budget, no HTTP answer)."""
         body = request_body("EXPERIMENTAL_view_account", {"account_id": account, "finality": "final"}, ids.take())
         try:
             is_json, answer = self.endpoint.post(body).json()
@@ -94,7 +119,7 @@ class _Run:
         except Unreachable:
             return False
         error = answer.get("error") if is_json and isinstance(answer, dict) else None
-        return not not_held(Answer(None, error)) if isinstance(error, dict) else True
+        return error if isinstance(error, dict) else None
 
     def absent_height(self, facts: EndpointFacts, ids: RequestIds) -> int | None:
         """A height below the final block that has no block: below genesis if genesis is above
@@ -129,6 +154,9 @@ def _account(run: _Run, options: Options, facts: EndpointFacts, ids: RequestIds)
     Otherwise the final block's author, or else a genesis validator, the first the endpoint
     holds: an endpoint holding chosen accounts only (a recording) may hold none of them."""
     if options.account:
+        problem = run.named_account_problem(options.account, ids)
+        if problem is not None:
+            raise AccountRefused(problem)
         return options.account, f"viewing account {options.account} (--account)"
     candidates = [a for a in dict.fromkeys((facts.final_author, *facts.genesis_accounts)) if a]
     for account in candidates[:_ACCOUNT_TRIES]:

@@ -182,6 +182,16 @@ def test_an_account_that_is_no_account_id_is_refused_before_any_request() -> Non
     )
 
 
+def test_an_account_that_does_not_exist_is_refused_in_one_line(server: LiveServer) -> None:
+    # every account check would fail for the flag's sake: the flag must change, not the endpoint
+    done = nearrpc("conform", server.url, *FAST, "--account", "nobody.localnet", timeout=120)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "nearrpc conform: account nobody.localnet (--account) does not exist at the final block; "
+        "name an existing account\n"
+    )
+
+
 def test_an_endpoint_that_is_not_there_is_one_line() -> None:
     port = _closed_port()
     done = nearrpc("conform", f"http://127.0.0.1:{port}", "--retries", "0", timeout=60)

@@ -168,6 +168,15 @@ def test_conform_without_an_account_says_which_it_tried(server_b: LiveServer) ->
     assert "name one it holds with --account" in done.stdout
 
 
+def test_conform_refuses_an_account_the_recording_does_not_hold(server_a: LiveServer, server_b: LiveServer) -> None:
+    assert result(server_a.url, "EXPERIMENTAL_view_account", {"account_id": "carol.localnet", "finality": "final"})
+    done = nearrpc("conform", server_b.url, "--account", "carol.localnet", "--rate", "1000")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "nearrpc conform: the endpoint does not hold account carol.localnet (--account); name one it holds\n"
+    )
+
+
 def test_conform_without_an_account_views_the_final_blocks_author_on_a_full_store(server_a: LiveServer) -> None:
     done = nearrpc("conform", server_a.url, "--rate", "1000", "--json")
     report = json.loads(done.stdout)
