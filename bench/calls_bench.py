@@ -6,7 +6,7 @@ Three rows over the sample store, all `query` at `final` through POST /:
 - `view_account` of token.localnet, repeated: an answer-cache hit, the row the others are
   measured against;
 - `ft_balance_of` of token.localnet for one holder, repeated: executed once, then a hit;
-- `ft_balance_of` with distinct arguments at every request (bench/call_bodies.lua): three in four
+- `ft_balance_of` with distinct arguments at every request (bench/random_bodies.lua): three in four
   ask for an account id never asked before (no balance: the contract reads a missing key), one
   in four a holder's balance with a member the contract skips, so no two requests share params
   and the answer cache answers none of them: each one is a fresh execution on Wasmtime.
@@ -43,9 +43,9 @@ from bench.store_bench import add_load_flags, bodies_file, nearrpc, rpc, serving
 from nearrpc.store import open_store
 
 HERE = Path(__file__).resolve().parent
-LUA = HERE / "call_bodies.lua"
+LUA = HERE / "random_bodies.lua"
 TOKEN = "token.localnet"
-ARGS_MARK = "@ARGS@"  # call_bodies.lua puts fresh arguments there at each request
+ARGS_MARK = "@ARGS@"  # random_bodies.lua puts fresh arguments there at each request
 HIT = "view_account hit (repeated)"
 REPEATED = "ft_balance_of repeated"
 FRESH = "ft_balance_of distinct args"

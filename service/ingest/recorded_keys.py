@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from nearrpc.ingest import jsonio
+from nearrpc.ingest import jsonio, row_changes
 from nearrpc.store import ChainReader
 
 KeyList = tuple[tuple[str, dict[str, Any]], ...]  # (canonical public key, AccessKeyView)
@@ -54,28 +54,23 @@ def _stored(reader: ChainReader, account_id: str, height: int) -> dict[str, dict
 
 def changed_rows(reader: ChainReader, account_id: str, listings: Iterable[tuple[int, KeyList]]) -> list[KeyRow]:
     """The rows that make the store answer each listing at its height; `listings` ascend by height."""
-    rows: list[KeyRow] = []
-    known: dict[str, dict[str, Any]] | None = None  # the store's keys at the previous height
-    for height, listing in listings:
-        if known is None:
-            known = _stored(reader, account_id, height)
-        listed = dict(listing)
-        rows.extend(KeyRow(account_id, key, height, view) for key, view in listed.items() if known.get(key) != view)
-        rows.extend(KeyRow(account_id, key, height, None) for key in known if key not in listed)
-        known = listed
-    return rows
+    return row_changes.changed_rows(
+        lambda height: _stored(reader, account_id, height),
+        ((height, dict(listing)) for height, listing in listings),
+        lambda key, height, view: KeyRow(account_id, key, height, view),
+    )
 
 
 def restoring(reader: ChainReader, rows: list[KeyRow], above: int) -> list[KeyRow]:
     """Rows at `above` giving each key the batch changed the state the store gave it there
     before the batch, where the batch's last row for the key says otherwise."""
-    last: dict[tuple[str, str], KeyRow] = {}
-    for row in rows:
-        last[(row.account_id, row.public_key)] = row  # rows ascend by height per account
-    restored: list[KeyRow] = []
-    for (account_id, key), row in last.items():
-        before = reader.access_key_json(account_id, key, above)
-        view = None if before is None else orjson.loads(before)
-        if view != row.view:
-            restored.append(KeyRow(account_id, key, above, view))
-    return restored
+
+    def before(account_id: str, key: str) -> dict[str, Any] | None:
+        stored = reader.access_key_json(account_id, key, above)
+        return None if stored is None else orjson.loads(stored)
+
+    return row_changes.restoring(
+        ((row.account_id, row.public_key, row.view) for row in rows),
+        before,
+        lambda account_id, key, view: KeyRow(account_id, key, above, view),
+    )

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from nearrpc.ingest import row_changes
 from nearrpc.store import ChainReader
 
 ContractState = dict[bytes, bytes]  # storage key -> value, the whole state at one height
@@ -42,29 +43,20 @@ def _stored(reader: ChainReader, account_id: str, height: int) -> ContractState:
 def changed_rows(
     reader: ChainReader, account_id: str, states: Iterable[tuple[int, ContractState | None]]
 ) -> list[StateRow]:
-    """The rows that make the store answer each state at its height; `states` ascend by height."""
-    rows: list[StateRow] = []
-    known: ContractState | None = None  # the store's answer at the previous height
-    for height, state in states:
-        if known is None:
-            known = _stored(reader, account_id, height)
-        if state is None:  # not held there: nothing written, the answer stays `known`
-            continue
-        rows.extend(StateRow(account_id, key, height, value) for key, value in state.items() if known.get(key) != value)
-        rows.extend(StateRow(account_id, key, height, None) for key in known if key not in state)
-        known = state
-    return rows
+    """The rows that make the store answer each state at its height; `states` ascend by height.
+    A state of None (not held there) writes nothing: the answer stays what the rows below say."""
+    return row_changes.changed_rows(
+        lambda height: _stored(reader, account_id, height),
+        states,
+        lambda key, height, value: StateRow(account_id, key, height, value),
+    )
 
 
 def restoring(reader: ChainReader, rows: list[StateRow], above: int) -> list[StateRow]:
     """Rows at `above` giving each key the batch changed the value the store gave it there
     before the batch, where the batch's last row for the key says otherwise."""
-    last: dict[tuple[str, bytes], StateRow] = {}
-    for row in rows:
-        last[(row.account_id, row.key)] = row  # rows ascend by height per account
-    restored: list[StateRow] = []
-    for (account_id, key), row in last.items():
-        before = reader.contract_value(account_id, key, above)
-        if before != row.value:
-            restored.append(StateRow(account_id, key, above, before))
-    return restored
+    return row_changes.restoring(
+        ((row.account_id, row.key, row.value) for row in rows),
+        lambda account_id, key: reader.contract_value(account_id, key, above),
+        lambda account_id, key, value: StateRow(account_id, key, above, value),
+    )

@@ -7,20 +7,10 @@
 // and reads the one JSON object it prints: what each call returned, as the library returned it
 // (a BigInt written as "<digits>n"), or for an error its class, message and fields (an object
 // field, such as the PublicKey the library makes of a key, as its string).
-import { JsonRpcProvider } from 'near-api-js';
+import { failure, oneAttemptProvider } from './provider.mjs';
 
 const [url, accountId, missingAccountId, absentPublicKey] = process.argv.slice(2);
-// one attempt: an answer the library retries (a 500) is a failure to see at once, not a minute later
-const provider = new JsonRpcProvider({ url }, { retries: 1 });
-
-async function failure(call) {
-  try {
-    return { returned: await call() };
-  } catch (error) {
-    const fields = Object.entries(error).map(([name, value]) => [name, value instanceof Object ? String(value) : value]);
-    return { class: error.constructor.name, message: error.message, ...Object.fromEntries(fields) };
-  }
-}
+const provider = oneAttemptProvider(url);
 
 const answers = {};
 answers.status = await provider.viewNodeStatus();

@@ -5,34 +5,18 @@ the sample chain's, as the store holds it (methods beyond interface 1.2.14)."""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from nearrpc.testing.server import NearrpcServer
 from tests.client.chain import hash_at, stored_access_keys, stored_account, stored_block
+from tests.client.node_scripts import run_script
 from tests.support.sample_facts import sample_facts
 
 pytestmark = pytest.mark.live
 ACCOUNT = "alice.localnet"
 SCRIPT = Path(__file__).resolve().parent / "first_calls.mjs"
-
-
-def _first_calls(modules: Path, folder: Path, *args: str) -> dict[str, Any]:
-    """What first_calls.mjs printed, run from `folder` as from an application's own folder: its
-    `node_modules` is the pinned install, so `import ... from 'near-api-js'` finds it."""
-    shutil.copyfile(SCRIPT, folder / SCRIPT.name)
-    (folder / "node_modules").symlink_to(modules, target_is_directory=True)
-    done = subprocess.run(
-        ["node", SCRIPT.name, *args], cwd=folder, capture_output=True, text=True, timeout=120, check=False
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    answers: dict[str, Any] = json.loads(done.stdout)
-    return answers
 
 
 def _big(number: int | str) -> str:
@@ -49,7 +33,7 @@ def test_an_applications_first_calls_through_near_api_js(
     absent_key = next(key for account, key in nearrpc_server.facts.access_keys if account != ACCOUNT)
     assert absent_key not in [k["public_key"] for k in stored_keys]
     missing = nearrpc_server.facts.missing_account
-    answers = _first_calls(near_api_js, tmp_path, nearrpc_server.url, ACCOUNT, missing, absent_key)
+    answers = run_script(SCRIPT, near_api_js, tmp_path, nearrpc_server.url, ACCOUNT, missing, absent_key)
 
     status = answers["status"]
     assert status["chain_id"] == facts.chain_id

@@ -7,8 +7,6 @@ each height, and the library's own errors for a missing account, a missing metho
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import pytest
 from nearrpc.testing.server import NearrpcServer
 from tests.client.chain import hash_at
 from tests.client.contract_views import BAD_ARGS_PANIC, FT_METADATA, MISSING_METHOD, PANIC_MESSAGE, contract_views
+from tests.client.node_scripts import run_script
 
 pytestmark = pytest.mark.live
 SCRIPT = Path(__file__).resolve().parent / "view_calls.mjs"
@@ -26,19 +25,6 @@ def _call(
     name: str, contract: str, method: str, args: dict[str, Any], height: int, raw: bool = False
 ) -> dict[str, Any]:
     return {"name": name, "contractId": contract, "method": method, "args": args, "blockId": height, "raw": raw}
-
-
-def _view_calls(modules: Path, folder: Path, url: str, plan: list[dict[str, Any]]) -> dict[str, Any]:
-    """What view_calls.mjs printed, run from `folder` whose `node_modules` is the pinned install."""
-    shutil.copyfile(SCRIPT, folder / SCRIPT.name)
-    (folder / "node_modules").symlink_to(modules, target_is_directory=True)
-    done = subprocess.run(
-        ["node", SCRIPT.name, url, json.dumps(plan)], cwd=folder, capture_output=True, text=True, timeout=120,
-        check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    answers: dict[str, Any] = json.loads(done.stdout)
-    return answers
 
 
 V = contract_views()
@@ -60,7 +46,7 @@ def answers(
         _call("missing_method", V.counter, MISSING_METHOD, {}, final),
         _call("panic", V.token, "ft_balance_of", {}, final),
     ]
-    return _view_calls(near_api_js, tmp_path_factory.mktemp("near-api-js"), nearrpc_server.url, plan)
+    return run_script(SCRIPT, near_api_js, tmp_path_factory.mktemp("near-api-js"), nearrpc_server.url, json.dumps(plan))
 
 
 def test_call_function_reads_the_stored_state(answers: dict[str, Any]) -> None:

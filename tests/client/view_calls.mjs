@@ -6,20 +6,10 @@
 //
 // where the plan is a list of {name, contractId, method, args, blockId, raw}; it prints one JSON
 // object: per name, what the call returned, or for an error its class, message and fields.
-import { JsonRpcProvider } from 'near-api-js';
+import { failure, oneAttemptProvider } from './provider.mjs';
 
 const [url, plan] = process.argv.slice(2);
-// one attempt: an answer the library retries (a 500) is a failure to see at once, not a minute later
-const provider = new JsonRpcProvider({ url }, { retries: 1 });
-
-async function failure(call) {
-  try {
-    return { returned: await call() };
-  } catch (error) {
-    const fields = Object.entries(error).map(([name, value]) => [name, value instanceof Object ? String(value) : value]);
-    return { class: error.constructor.name, message: error.message, ...Object.fromEntries(fields) };
-  }
-}
+const provider = oneAttemptProvider(url);
 
 const answers = {};
 for (const { name, contractId, method, args, blockId, raw } of JSON.parse(plan)) {
