@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nearrpc.contracts import leb128
+
 MEMORY_EXPORT = "\x00nearrpc.memory"
 
 # section ids in the order a module must hold them (the tag section, 13, sits before globals)
@@ -43,18 +45,6 @@ def _leb(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
         if shift > 63:
             raise PrepareFailure("Deserialization")
-
-
-def _enc(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def _name(data: bytes, pos: int) -> int:
@@ -107,7 +97,7 @@ def _drop_memory_imports(body: bytes) -> tuple[bytes, int]:
         else:
             raise PrepareFailure("Deserialization")
         kept.append(body[start:pos])
-    return _enc(len(kept)) + b"".join(kept), dropped
+    return leb128.unsigned(len(kept)) + b"".join(kept), dropped
 
 
 def prepare(wasm: bytes, initial_pages: int, max_pages: int) -> bytes:
@@ -126,8 +116,8 @@ def prepare(wasm: bytes, initial_pages: int, max_pages: int) -> bytes:
             rebuilt.append(section)
     if memories > 1:
         raise PrepareFailure("Memory")
-    memory = Section(_MEMORY, b"\x01\x01" + _enc(initial_pages) + _enc(max_pages))
-    export_entry = _enc(len(MEMORY_EXPORT.encode())) + MEMORY_EXPORT.encode() + b"\x02\x00"
+    memory = Section(_MEMORY, b"\x01\x01" + leb128.unsigned(initial_pages) + leb128.unsigned(max_pages))
+    export_entry = leb128.unsigned(len(MEMORY_EXPORT.encode())) + MEMORY_EXPORT.encode() + b"\x02\x00"
     has_export = any(section.id == _EXPORT for section in rebuilt)
     out: list[Section] = []
     placed_memory = placed_export = False
@@ -141,7 +131,7 @@ def prepare(wasm: bytes, initial_pages: int, max_pages: int) -> bytes:
             placed_export = True
         if section.id == _EXPORT:
             count, pos = _leb(section.body, 0)
-            section = Section(_EXPORT, _enc(count + 1) + section.body[pos:] + export_entry)
+            section = Section(_EXPORT, leb128.unsigned(count + 1) + section.body[pos:] + export_entry)
             placed_export = True
         out.append(section)
     if not placed_memory:
@@ -151,6 +141,6 @@ def prepare(wasm: bytes, initial_pages: int, max_pages: int) -> bytes:
     blob = bytearray(wasm[:8])
     for section in out:
         blob.append(section.id)
-        blob += _enc(len(section.body))
+        blob += leb128.unsigned(len(section.body))
         blob += section.body
     return bytes(blob)

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import resources
 
+from nearrpc.contracts import leb128
+
 _MAGIC_AND_VERSION = b"\x00asm\x01\x00\x00\x00"
 _I64 = 0x7E
 _FUNC_TYPE = 0x60
@@ -24,40 +26,17 @@ _I32_CONST = 0x41
 _I64_CONST = 0x42
 
 
-def _uleb(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
-def _sleb(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        done = (value == 0 and not byte & 0x40) or (value == -1 and byte & 0x40)
-        out.append(byte if done else byte | 0x80)
-        if done:
-            return bytes(out)
-
-
 def _name(text: str) -> bytes:
     raw = text.encode()
-    return _uleb(len(raw)) + raw
+    return leb128.unsigned(len(raw)) + raw
 
 
 def _vec(items: list[bytes]) -> bytes:
-    return _uleb(len(items)) + b"".join(items)
+    return leb128.unsigned(len(items)) + b"".join(items)
 
 
 def _section(section_id: int, payload: bytes) -> bytes:
-    return bytes([section_id]) + _uleb(len(payload)) + payload
+    return bytes([section_id]) + leb128.unsigned(len(payload)) + payload
 
 
 def _func_type(params: int, results: int) -> bytes:
@@ -79,11 +58,11 @@ _VALUE_PTR = 2048
 
 
 def _consts(*values: int) -> bytes:
-    return b"".join(bytes([_I64_CONST]) + _sleb(v) for v in values)
+    return b"".join(bytes([_I64_CONST]) + leb128.signed(v) for v in values)
 
 
 def _call(index: int) -> bytes:
-    return bytes([_CALL]) + _uleb(index)
+    return bytes([_CALL]) + leb128.unsigned(index)
 
 
 def _read_method(key_len: int) -> bytes:
@@ -104,20 +83,20 @@ def _write_method(key_len: int, value_len: int) -> bytes:
 
 
 def _module(state_key: bytes, methods: list[tuple[str, bytes]], producer: str) -> bytes:
-    import_entries = [_name("env") + _name(name) + b"\x00" + _uleb(t) for name, t in _IMPORTS]
+    import_entries = [_name("env") + _name(name) + b"\x00" + leb128.unsigned(t) for name, t in _IMPORTS]
     first_local = len(_IMPORTS)
-    exports = [_name("memory") + b"\x02" + _uleb(0)]
-    exports += [_name(name) + b"\x00" + _uleb(first_local + i) for i, (name, _) in enumerate(methods)]
+    exports = [_name("memory") + b"\x02" + leb128.unsigned(0)]
+    exports += [_name(name) + b"\x00" + leb128.unsigned(first_local + i) for i, (name, _) in enumerate(methods)]
     bodies = []
     for _, code in methods:
-        body = _uleb(0) + code + bytes([_END])  # no locals
-        bodies.append(_uleb(len(body)) + body)
+        body = leb128.unsigned(0) + code + bytes([_END])  # no locals
+        bodies.append(leb128.unsigned(len(body)) + body)
     data_segment = (
-        _uleb(0)  # active segment for memory 0
+        leb128.unsigned(0)  # active segment for memory 0
         + bytes([_I32_CONST])
-        + _sleb(_KEY_PTR)
+        + leb128.signed(_KEY_PTR)
         + bytes([_END])
-        + _uleb(len(state_key))
+        + leb128.unsigned(len(state_key))
         + state_key
     )
     producers = _vec(
@@ -130,8 +109,8 @@ def _module(state_key: bytes, methods: list[tuple[str, bytes]], producer: str) -
         _MAGIC_AND_VERSION
         + _section(1, _vec(list(_TYPES)))
         + _section(2, _vec(import_entries))
-        + _section(3, _vec([_uleb(0)] * len(methods)))  # every method is () -> ()
-        + _section(5, _vec([b"\x00" + _uleb(17)]))  # one memory, at least 17 pages
+        + _section(3, _vec([leb128.unsigned(0)] * len(methods)))  # every method is () -> ()
+        + _section(5, _vec([b"\x00" + leb128.unsigned(17)]))  # one memory, at least 17 pages
         + _section(7, _vec(exports))
         + _section(10, _vec(bodies))
         + _section(11, _vec([data_segment]))
