@@ -124,6 +124,7 @@ def _host_callback(fn: HostFunction) -> Any:
             assert export is not None, "prepare checks the memory export"
             memory.bind(export)
         gas = logic.gas
+        gas.host_call()
         try:
             gas.settle_fuel(_CALL.granted, fuel.get())
         except GasExhausted:
@@ -225,10 +226,11 @@ class ViewEngine:
         state: StateReader,
         costs: GasCosts,
         slice_gas: int | None = None,
+        slice_host_calls: int | None = None,
     ) -> ViewOutcome:
-        """The call's outcome. With `slice_gas`, a bounded attempt: SliceExhausted when the run
-        would burn more than that (see GasCounter), to be run again without it."""
-        gas = GasCounter(costs, slice_gas)
+        """The call's outcome. With `slice_gas` (and `slice_host_calls`), a bounded attempt:
+        SliceExhausted when the run needs more (see GasCounter), to be run again without them."""
+        gas = GasCounter(costs, slice_gas, slice_host_calls)
         if not method_name:
             raise ViewCallError(errors.method_empty_name())
         # the loading fee: before compiling with `fix_contract_loading_cost`, after it (and only
@@ -371,8 +373,11 @@ def run_view(
     state: StateReader,
     costs: GasCosts,
     slice_gas: int | None = None,
+    slice_host_calls: int | None = None,
 ) -> ViewOutcome:
     """Run a view method as nearcore does; raises ViewCallError with nearcore's text, or
     HostFunctionUnavailable when the contract needs a host function not implemented here (and
-    SliceExhausted when a run given `slice_gas` needs more)."""
-    return default_engine().run_view(code, code_hash, method_name, args, context, state, costs, slice_gas)
+    SliceExhausted when a run given a slice needs more)."""
+    return default_engine().run_view(
+        code, code_hash, method_name, args, context, state, costs, slice_gas, slice_host_calls
+    )
