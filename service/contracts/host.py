@@ -79,6 +79,7 @@ class ViewLogic:
         self.state = state
         self.gas = gas
         self.costs = gas.costs
+        self._ext = gas.costs.ext
         self.memory = memory
         self.registers: dict[int, bytes] = {}
         self.logs: list[str] = []
@@ -88,7 +89,7 @@ class ViewLogic:
     # --- gas and memory ---------------------------------------------------------------------
     def pay(self, name: str, times: int = 1) -> None:
         try:
-            self.gas.pay_ext(name, times)
+            self.gas.pay(self._ext.get(name, 0) * times)  # GasCounter.pay_ext, a call less per charge
         except GasExhausted:
             raise Abort(errors.gas_limit_exceeded()) from None
 

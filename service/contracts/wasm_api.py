@@ -63,6 +63,11 @@ def host_callback(handler: RawHost, params: tuple[str, ...], results: tuple[str,
 
 
 _NO_FINALIZER = ctypes.cast(0, ctypes.CFUNCTYPE(None, ctypes.c_void_p))
+# wasmtime_memory_data returning the address as an int (the package's binding returns a typed
+# pointer, which costs a cast per access); the same C function, another ctypes prototype
+_memory_data_address = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
+    int(ctypes.cast(ffi.dll.wasmtime_memory_data, ctypes.c_void_p).value or 0)
+)
 
 
 def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncType, callback: Any) -> None:
@@ -161,6 +166,7 @@ class LinearMemory:
 
     def __init__(self, store: wasmtime.Store) -> None:
         self._context = store._context()
+        self._context_address = ctypes.cast(self._context, ctypes.c_void_p)
         self._memory: Any = None
         self._ref: Any = None
 
@@ -174,7 +180,7 @@ class LinearMemory:
 
     def _base(self) -> int:
         assert self._ref is not None, "bound at the first host call"
-        return int(ctypes.cast(ffi.wasmtime_memory_data(self._context, self._ref), ctypes.c_void_p).value or 0)
+        return int(_memory_data_address(self._context_address, self._ref) or 0)
 
     def read(self, start: int, stop: int) -> bytes:
         """Bytes [start, stop), which the caller has checked lie inside the memory."""
