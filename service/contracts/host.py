@@ -82,6 +82,7 @@ class ViewLogic:
         self._ext = gas.costs.ext
         self.memory = memory
         self.registers: dict[int, bytes] = {}
+        self._registers_usage = 0  # the sum over registers of their length plus eight
         self.logs: list[str] = []
         self.total_log_length = 0
         self.returned: bytes | None = None
@@ -125,10 +126,12 @@ class ViewLogic:
         if len(self.registers) >= limits.max_number_registers:
             raise Abort(errors.memory_access_violation())
         # each register counts its length plus eight bytes (a u64), as nearcore approximates it
-        usage = sum(len(value) + 8 for key, value in self.registers.items() if key != register_id) + len(data) + 8
+        replaced = self.registers.get(register_id)
+        usage = self._registers_usage - (0 if replaced is None else len(replaced) + 8) + len(data) + 8
         if usage > limits.registers_memory_limit:
             raise Abort(errors.memory_access_violation())
         self.registers[register_id] = data
+        self._registers_usage = usage
 
     def memory_or_register(self, ptr: int, length: int) -> bytes:
         if length == U64_MAX:

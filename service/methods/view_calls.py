@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 import orjson
@@ -54,6 +55,9 @@ VIEW_WORKERS: Final = 2
 # One that needs more is run again, whole, on a worker thread: a view has no side effects.
 INLINE_SLICE_GAS: Final = 5 * 10**12
 INLINE_HOST_CALLS: Final = 256
+# methods (code hash, name) whose last call ran out of its slice: their next calls go to a
+# worker at once instead of spending a slice first (a bounded set, the oldest forgotten)
+KEPT_LONG_METHODS: Final = 256
 
 
 class _LoopState(StateReader):
@@ -91,7 +95,9 @@ class ViewRunner:
         self._workers = workers
         self._pool: ThreadPoolExecutor | None = None  # made at the first call that needs it
         self._closed = False
+        self._long: OrderedDict[tuple[str, str], None] = OrderedDict()
         self.inline_runs = 0  # answered on the loop
+        self.slices_run_out = 0  # started on the loop, then run again on a worker
         self.threaded_runs = 0  # run on a worker thread (after a slice that ran out, or at once)
 
     async def run(
@@ -107,14 +113,18 @@ class ViewRunner:
         engine = default_engine()
         inline = reader.inline_contract_values()
         # a module not compiled yet is compiled on a thread: compiling a large contract takes long
-        if inline is not None and engine.has_compiled(code_hash, costs):
+        method = (code_hash, method_name)
+        if inline is not None and method not in self._long and engine.has_compiled(code_hash, costs):
             state: StateReader = _InlineState(inline, context.account_id, context.block_height)
             try:
                 outcome = engine.run_view(
                     code, code_hash, method_name, args, context, state, costs, INLINE_SLICE_GAS, INLINE_HOST_CALLS
                 )
             except SliceExhausted:
-                pass
+                self.slices_run_out += 1
+                self._long[method] = None
+                while len(self._long) > KEPT_LONG_METHODS:
+                    self._long.popitem(last=False)
             else:
                 self.inline_runs += 1
                 return outcome
@@ -145,11 +155,15 @@ class BlockFacts:
 
     timestamp: int
     chunks: tuple[Mapping[str, Any], ...]
+    _roots: dict[int, bytes] = field(default_factory=dict)  # decoded, per shard asked
 
     def state_root(self, shard_id: int) -> bytes:
         """The 32 bytes of the `prev_state_root` of the shard's chunk (zeros without one)."""
-        root = next((chunk["prev_state_root"] for chunk in self.chunks if chunk.get("shard_id") == shard_id), None)
-        return bytes(32) if root is None else decode_onto(root, 32)
+        decoded = self._roots.get(shard_id)
+        if decoded is None:
+            root = next((chunk["prev_state_root"] for chunk in self.chunks if chunk.get("shard_id") == shard_id), None)
+            decoded = self._roots[shard_id] = bytes(32) if root is None else decode_onto(root, 32)
+        return decoded
 
 
 def block_facts(block: StoredBlock) -> BlockFacts:
