@@ -94,16 +94,23 @@ class ViewLogic:
         except GasExhausted:
             raise Abort(errors.gas_limit_exceeded()) from None
 
+    def pay_both(self, base: str, per_byte: str, length: int) -> None:
+        """pay(base) then pay(per_byte, length), as one charge: running out at either is the
+        same answer (GasCounter.pay ends at the limit), and a slice runs out at the same point."""
+        ext = self._ext
+        try:
+            self.gas.pay(ext.get(base, 0) + ext.get(per_byte, 0) * length)
+        except GasExhausted:
+            raise Abort(errors.gas_limit_exceeded()) from None
+
     def read_memory(self, ptr: int, length: int) -> bytes:
-        self.pay("read_memory_base")
-        self.pay("read_memory_byte", length)
+        self.pay_both("read_memory_base", "read_memory_byte", length)
         if ptr + length > self.memory.size():
             raise Abort(errors.memory_access_violation())
         return self.memory.read(ptr, ptr + length)
 
     def write_memory(self, ptr: int, data: bytes) -> None:
-        self.pay("write_memory_base")
-        self.pay("write_memory_byte", len(data))
+        self.pay_both("write_memory_base", "write_memory_byte", len(data))
         if ptr + len(data) > self.memory.size():
             raise Abort(errors.memory_access_violation())
         self.memory.write(data, ptr)
@@ -112,13 +119,11 @@ class ViewLogic:
         data = self.registers.get(register_id)
         if data is None:
             raise Abort(errors.invalid_register_id(register_id))
-        self.pay("read_register_base")
-        self.pay("read_register_byte", len(data))
+        self.pay_both("read_register_base", "read_register_byte", len(data))
         return data
 
     def set_register(self, register_id: int, data: bytes) -> None:
-        self.pay("write_register_base")
-        self.pay("write_register_byte", len(data))
+        self.pay_both("write_register_base", "write_register_byte", len(data))
         limits = self.costs
         if len(data) > limits.max_register_size:
             raise Abort(errors.memory_access_violation())
