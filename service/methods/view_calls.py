@@ -22,6 +22,7 @@ import orjson
 
 from nearrpc.contracts import SliceExhausted, StateReader, ViewContext, ViewOutcome, default_engine
 from nearrpc.contracts.gas import GasCosts
+from nearrpc.methods import errors
 from nearrpc.nearcore.base58 import decode_onto
 from nearrpc.store import ServingReader, StoredBlock
 
@@ -129,7 +130,7 @@ class ViewRunner:
                 self.inline_runs += 1
                 return outcome
         if self._closed:
-            raise RuntimeError("the view runner is closed (the server is shutting down)")
+            raise errors.internal_error("the server is shutting down: it runs no more view calls")
         loop = asyncio.get_running_loop()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="nearrpc-view")

@@ -16,6 +16,7 @@ import pytest
 
 from nearrpc.contracts import ViewCallError, engine
 from nearrpc.http.app import build_app
+from nearrpc.methods.errors import RpcError
 from nearrpc.methods.view_calls import ViewRunner
 from nearrpc.store import ServingReader, open_store
 from tests.contracts.support import CONTEXT, module, with_limit
@@ -128,3 +129,18 @@ def test_the_worker_threads_end_with_the_server(sample_store: Path, monkeypatch:
     for thread in _view_threads():
         thread.join(timeout=10)
     assert _view_threads() == []
+
+
+def test_a_closed_runner_refuses_what_would_need_a_worker(sample_store: Path) -> None:
+    async def after_close() -> None:
+        reader = open_store(sample_store, "serve")
+        runner = ViewRunner()
+        runner.close()
+        try:
+            with pytest.raises(RpcError) as refused:  # a module to compile needs a worker
+                await runner.run(reader, module('(func (export "m"))'), "closed", "m", b"", CONTEXT, COSTS)
+        finally:
+            await reader.close()
+        assert refused.value.info == {"error_message": "the server is shutting down: it runs no more view calls"}
+
+    asyncio.run(after_close())
