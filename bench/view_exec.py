@@ -8,6 +8,9 @@ Prints p50 / p99 / mean per call for
   `ft_balance_of` costs once the contract has been seen: store, instance, host calls, gas).
 The contract reads its input, reads one storage key built from it (as a token's balance) and
 returns the value, with the sample chain's protocol costs.
+- ft.wasm ft_balance_of: the sample chain's token contract (service/sample/contracts/ft.wat),
+  its module cached, each call a distinct holder's JSON arguments, with a balance to return
+  (parsing the JSON input, the u128 and writing the JSON string are the contract's own work).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 import wasmtime
 
 from nearrpc.contracts import GasCosts, ViewContext, ViewEngine
+from nearrpc.sample import wasm
 
 CONFIG = Path(__file__).resolve().parent.parent / "tests/fixtures/EXPERIMENTAL_protocol_config/finality_final.json"
 WAT = """(module
@@ -90,6 +94,25 @@ def main() -> None:
         assert outcome.result == str(i).encode()
     print(_summary("cold module", cold))
     print(_summary("cached module", cached))
+    print(_summary("ft.wasm balance", _ft_balance_of(engine, costs, options.calls)))
+
+
+def _ft_balance_of(engine: ViewEngine, costs: GasCosts, calls: int) -> list[int]:
+    """Calls of the sample token's `ft_balance_of`, each for another holder with a balance."""
+    code = wasm.FT.code
+    code_hash = hashlib.sha256(code).hexdigest()
+    context = ViewContext("token.localnet", 100, 1, 1, 10**24, 0, 1000, bytes(32))
+    holders = [f"user{i}.localnet" for i in range(calls)]
+    state = _State({b"b" + holder.encode(): (i + 1).to_bytes(16, "little") for i, holder in enumerate(holders)})
+    engine.run_view(code, code_hash, "ft_balance_of", b'{"account_id":"user0.localnet"}', context, state, costs)
+    samples: list[int] = []
+    for i, holder in enumerate(holders):
+        args = json.dumps({"account_id": holder}).encode()
+        started = time.perf_counter_ns()
+        outcome = engine.run_view(code, code_hash, "ft_balance_of", args, context, state, costs)
+        samples.append(time.perf_counter_ns() - started)
+        assert outcome.result == b'"%d"' % (i + 1), outcome.result
+    return samples
 
 
 if __name__ == "__main__":

@@ -2,19 +2,21 @@
 functions for views and nearcore's gas, limits and error texts. It knows nothing of HTTP,
 JSON-RPC or the store: code and state come in through `run_view`'s arguments (`StateReader`)."""
 
-from nearrpc.contracts.engine import ViewEngine, ViewOutcome, run_view
+from nearrpc.contracts.engine import ViewEngine, ViewOutcome, default_engine, run_view
 from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
-from nearrpc.contracts.gas import GasCosts
+from nearrpc.contracts.gas import GasCosts, SliceExhausted
 from nearrpc.contracts.host import PROHIBITED_IN_VIEW, StateReader, ViewContext
 
 __all__ = [
     "PROHIBITED_IN_VIEW",
     "GasCosts",
     "HostFunctionUnavailable",
+    "SliceExhausted",
     "StateReader",
     "ViewCallError",
     "ViewContext",
     "ViewEngine",
     "ViewOutcome",
+    "default_engine",
     "run_view",
 ]

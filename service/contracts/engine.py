@@ -23,13 +23,12 @@ from typing import Any
 
 import wasmtime
 
-from nearrpc.contracts import errors
+from nearrpc.contracts import errors, wasm_api
 from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.gas import GasCosts, GasCounter, GasExhausted
 from nearrpc.contracts.host import (
     HOST_FUNCTIONS,
     NOT_IMPLEMENTED,
-    U64_MAX,
     Abort,
     HostFunction,
     StateReader,
@@ -37,6 +36,7 @@ from nearrpc.contracts.host import (
     ViewLogic,
 )
 from nearrpc.contracts.prepare import MEMORY_EXPORT, PrepareFailure, prepare
+from nearrpc.contracts.wasm_api import Fuel, LinearMemory
 
 MODULE_CACHE_SIZE = 64  # compiled modules kept (a contract's compiled code is about its wasm's size)
 WASM_STACK_BYTES = 1 << 20
@@ -84,7 +84,8 @@ class _Compiled:
 
 class _CallState(threading.local):
     logic: ViewLogic | None = None
-    store: wasmtime.Store | None = None
+    memory: LinearMemory | None = None
+    fuel: Fuel | None = None
     granted: int = 0
 
 
@@ -110,71 +111,37 @@ def _config() -> wasmtime.Config:
     return config
 
 
-class _Memory:
-    """The call's linear memory seen from host functions (through the store in use). It is bound
-    at the first host call (from the calling instance's export), so a start function, which runs
-    before instantiation returns the instance, reaches it too."""
-
-    def __init__(self, store: wasmtime.Store) -> None:
-        self._store = store
-        self._memory: wasmtime.Memory | None = None
-
-    @property
-    def bound(self) -> bool:
-        return self._memory is not None
-
-    def bind(self, memory: wasmtime.Memory) -> None:
-        self._memory = memory
-
-    def _bound(self) -> wasmtime.Memory:
-        assert self._memory is not None, "bound at the first host call"
-        return self._memory
-
-    def read(self, start: int, stop: int) -> bytes:
-        return bytes(self._bound().read(self._store, start, stop))
-
-    def write(self, data: bytes, start: int) -> None:
-        self._bound().write(self._store, data, start)
-
-    def size(self) -> int:
-        return int(self._bound().data_len(self._store))
-
-
 def _val(kind: str) -> wasmtime.ValType:
     return wasmtime.ValType.i64() if kind == "i64" else wasmtime.ValType.i32()
 
 
 def _host_callback(fn: HostFunction) -> Any:
-    def call(caller: wasmtime.Caller, *raw: int) -> int | None:
-        logic = _CALL.logic
-        store = _CALL.store
-        assert logic is not None and store is not None, "set before the instance is made"
-        memory = logic.memory
-        if isinstance(memory, _Memory) and not memory.bound:
-            export = caller.get(MEMORY_EXPORT)
-            assert isinstance(export, wasmtime.Memory), "prepare checks the memory export"
+    def call(caller: Any, args: list[int]) -> int | None:
+        logic, memory, fuel = _CALL.logic, _CALL.memory, _CALL.fuel
+        assert logic is not None and memory is not None and fuel is not None, "set before the instance is made"
+        if not memory.bound:
+            export = wasm_api.caller_memory(caller, MEMORY_EXPORT)
+            assert export is not None, "prepare checks the memory export"
             memory.bind(export)
+        gas = logic.gas
+        gas.host_call()
         try:
-            logic.gas.settle_fuel(_CALL.granted, store.get_fuel())
+            gas.settle_fuel(_CALL.granted, fuel.get())
         except GasExhausted:
             raise Abort(errors.gas_limit_exceeded()) from None
         if fn.unavailable:
             raise HostFunctionUnavailable(fn.name)
-        args = [value & U64_MAX for value in raw]
         try:
             if fn.method is None:
                 for cost in fn.paid:
                     logic.pay(cost)
                 raise Abort(fn.failure or "")
-            result = fn.method(logic, *args)
+            return fn.method(logic, *args)
         finally:
-            _CALL.granted = logic.gas.fuel_left() + FUEL_HEADROOM
-            store.set_fuel(_CALL.granted)
-        if result is None:
-            return None
-        return int(result) - (1 << 64) if result >= 1 << 63 else int(result)
+            _CALL.granted = gas.fuel_left() + FUEL_HEADROOM
+            fuel.set(_CALL.granted)
 
-    return call
+    return wasm_api.host_callback(call, fn.params, fn.results)
 
 
 class ViewEngine:
@@ -183,9 +150,12 @@ class ViewEngine:
     def __init__(self, cache_size: int = MODULE_CACHE_SIZE) -> None:
         self.engine = wasmtime.Engine(_config())
         self.linker = wasmtime.Linker(self.engine)
+        self._callbacks: list[Any] = []  # the linker's callbacks, kept alive as long as it is
         for fn in HOST_FUNCTIONS:
             ty = wasmtime.FuncType([_val(kind) for kind in fn.params], [_val(kind) for kind in fn.results])
-            self.linker.define_func("env", fn.name, ty, _host_callback(fn), access_caller=True)
+            callback = _host_callback(fn)
+            self._callbacks.append(callback)
+            wasm_api.define(self.linker, "env", fn.name, ty, callback)
         self._names = {fn.name: fn for fn in HOST_FUNCTIONS}
         self._cache: OrderedDict[tuple[str, int, int], _Compiled | str] = OrderedDict()
         self._cache_size = cache_size
@@ -226,6 +196,11 @@ class ViewEngine:
                 link_error = errors.link_error(_link_message(str(failure)))
         return _Compiled(pre, link_error, exports, missing)
 
+    def has_compiled(self, code_hash: str, costs: GasCosts) -> bool:
+        """Whether the module for `code_hash` is cached (a run would not compile it)."""
+        with self._lock:
+            return (code_hash, costs.initial_memory_pages, costs.max_memory_pages) in self._cache
+
     def compiled(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:
         key = (code_hash, costs.initial_memory_pages, costs.max_memory_pages)
         with self._lock:
@@ -250,8 +225,12 @@ class ViewEngine:
         context: ViewContext,
         state: StateReader,
         costs: GasCosts,
+        slice_gas: int | None = None,
+        slice_host_calls: int | None = None,
     ) -> ViewOutcome:
-        gas = GasCounter(costs)
+        """The call's outcome. With `slice_gas` (and `slice_host_calls`), a bounded attempt:
+        SliceExhausted when the run needs more (see GasCounter), to be run again without them."""
+        gas = GasCounter(costs, slice_gas, slice_host_calls)
         if not method_name:
             raise ViewCallError(errors.method_empty_name())
         # the loading fee: before compiling with `fix_contract_loading_cost`, after it (and only
@@ -296,39 +275,40 @@ class ViewEngine:
         )
         # the call's logic exists before the instance: a start function runs inside instantiate,
         # and its instructions and host calls count as the method's do
-        linear_memory = _Memory(store)
+        linear_memory = LinearMemory(store)
+        fuel = Fuel(store)
         logic = ViewLogic(context, args, state, gas, linear_memory)
-        previous = (_CALL.logic, _CALL.store, _CALL.granted)
-        _CALL.logic, _CALL.store, _CALL.granted = logic, store, gas.fuel_left() + FUEL_HEADROOM
-        store.set_fuel(_CALL.granted)
+        previous = (_CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted)
+        _CALL.logic, _CALL.memory, _CALL.fuel = logic, linear_memory, fuel
+        _CALL.granted = gas.fuel_left() + FUEL_HEADROOM
+        fuel.set(_CALL.granted)
         try:
             try:
-                instance = pre.instantiate(store)
-            except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
-                raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
+                instance = wasm_api.instantiate(pre, store)
             except Abort as abort:  # a start function's host call that failed
                 raise ViewCallError(abort.debug, logic.logs) from None
             except wasmtime.Trap as trap:  # a start function that trapped
-                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, store), logic.logs) from None
-            exports = instance.exports(store)
-            memory = exports[MEMORY_EXPORT]
-            func = exports[method_name]
-            assert isinstance(memory, wasmtime.Memory) and isinstance(func, wasmtime.Func)
+                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, fuel), logic.logs) from None
+            except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
+                raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
+            memory = wasm_api.export(store, instance, MEMORY_EXPORT)
+            func = wasm_api.export(store, instance, method_name)
+            assert memory is not None and func is not None, "checked when the module was compiled"
             if not linear_memory.bound:
-                linear_memory.bind(memory)
+                linear_memory.bind(memory.of.memory)
             try:
-                func(store)
+                wasm_api.call(store, func.of.func)
             except Abort as abort:
                 raise ViewCallError(abort.debug, logic.logs) from None
             except wasmtime.Trap as trap:
-                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, store), logic.logs) from None
+                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, fuel), logic.logs) from None
             try:
-                gas.settle_fuel(_CALL.granted, store.get_fuel())
+                gas.settle_fuel(_CALL.granted, fuel.get())
             except GasExhausted:
                 raise ViewCallError(errors.gas_limit_exceeded(), logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
         finally:
-            _CALL.logic, _CALL.store, _CALL.granted = previous
+            _CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted = previous
 
 
 def _pay_loading(gas: GasCounter, code_len: int) -> None:
@@ -358,11 +338,11 @@ def _link_message(message: str) -> str:
     return rest if colon and index.isdigit() else last  # a list of causes numbers its entries
 
 
-def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, store: wasmtime.Store) -> str:
+def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, fuel: Fuel) -> str:
     code = trap.trap_code
     if code == wasmtime.TrapCode.OUT_OF_FUEL:
-        with contextlib.suppress(GasExhausted):
-            gas.settle_fuel(granted, store.get_fuel())
+        with contextlib.suppress(GasExhausted):  # a sliced run's SliceExhausted goes on up
+            gas.settle_fuel(granted, fuel.get())
         return errors.gas_limit_exceeded()
     if code == wasmtime.TrapCode.STACK_OVERFLOW:
         return _STACK_EXHAUSTED
@@ -392,7 +372,12 @@ def run_view(
     context: ViewContext,
     state: StateReader,
     costs: GasCosts,
+    slice_gas: int | None = None,
+    slice_host_calls: int | None = None,
 ) -> ViewOutcome:
     """Run a view method as nearcore does; raises ViewCallError with nearcore's text, or
-    HostFunctionUnavailable when the contract needs a host function not implemented here."""
-    return default_engine().run_view(code, code_hash, method_name, args, context, state, costs)
+    HostFunctionUnavailable when the contract needs a host function not implemented here (and
+    SliceExhausted when a run given a slice needs more)."""
+    return default_engine().run_view(
+        code, code_hash, method_name, args, context, state, costs, slice_gas, slice_host_calls
+    )

@@ -70,26 +70,49 @@ class GasExhausted(Exception):
     """Burning past the view's limit; the runner answers GasLimitExceeded."""
 
 
+class SliceExhausted(Exception):
+    """A sliced run (see GasCounter) reached its slice: its answer is not known yet. A view has
+    no side effects, so the same call run again with the whole limit gives the answer."""
+
+
 class GasCounter:
     """Gas burnt by host functions, plus the instructions wasm ran (the engine's fuel, one unit
-    per instruction, priced at regular_op_cost), charged at each host call and at the end."""
+    per instruction, priced at regular_op_cost), charged at each host call and at the end.
 
-    def __init__(self, costs: GasCosts) -> None:
+    With `slice_gas` the run is a bounded first attempt (on a thread that must not be held
+    long): any charge past min(slice_gas, limit), or a host call past `slice_host_calls` (cheap
+    in gas, dear in time), raises SliceExhausted instead of deciding anything, even a charge
+    past the limit too, so a sliced run answers only what the whole run would answer."""
+
+    def __init__(self, costs: GasCosts, slice_gas: int | None = None, slice_host_calls: int | None = None) -> None:
         self.costs = costs
         self.limit = costs.view_gas_limit
+        self.sliced = slice_gas is not None
+        self._host_calls_left = -1 if slice_host_calls is None else slice_host_calls
+        self._stop = self.limit if slice_gas is None else min(slice_gas, self.limit)
+        self._op_cost = max(costs.regular_op_cost, 1)
+        self._ext = costs.ext
         self.burnt = 0
 
     def pay(self, gas: int) -> None:
-        if self.burnt + gas > self.limit:
+        if self.burnt + gas > self._stop:
+            if self.sliced:
+                raise SliceExhausted
             self.burnt = self.limit
             raise GasExhausted
         self.burnt += gas
 
+    def host_call(self) -> None:
+        """Count a host call against the slice's."""
+        if self._host_calls_left == 0:
+            raise SliceExhausted
+        self._host_calls_left -= 1
+
     def pay_ext(self, name: str, times: int = 1) -> None:
-        self.pay(self.costs.ext.get(name, 0) * times)
+        self.pay(self._ext.get(name, 0) * times)
 
     def fuel_left(self) -> int:
-        return (self.limit - self.burnt) // max(self.costs.regular_op_cost, 1)
+        return (self._stop - self.burnt) // self._op_cost
 
     def settle_fuel(self, granted: int, remaining: int) -> None:
         """Charge the instructions run since `granted` fuel was handed out; past the limit is

@@ -79,8 +79,10 @@ class ViewLogic:
         self.state = state
         self.gas = gas
         self.costs = gas.costs
+        self._ext = gas.costs.ext
         self.memory = memory
         self.registers: dict[int, bytes] = {}
+        self._registers_usage = 0  # the sum over registers of their length plus eight
         self.logs: list[str] = []
         self.total_log_length = 0
         self.returned: bytes | None = None
@@ -88,20 +90,27 @@ class ViewLogic:
     # --- gas and memory ---------------------------------------------------------------------
     def pay(self, name: str, times: int = 1) -> None:
         try:
-            self.gas.pay_ext(name, times)
+            self.gas.pay(self._ext.get(name, 0) * times)  # GasCounter.pay_ext, a call less per charge
+        except GasExhausted:
+            raise Abort(errors.gas_limit_exceeded()) from None
+
+    def pay_both(self, base: str, per_byte: str, length: int) -> None:
+        """pay(base) then pay(per_byte, length), as one charge: running out at either is the
+        same answer (GasCounter.pay ends at the limit), and a slice runs out at the same point."""
+        ext = self._ext
+        try:
+            self.gas.pay(ext.get(base, 0) + ext.get(per_byte, 0) * length)
         except GasExhausted:
             raise Abort(errors.gas_limit_exceeded()) from None
 
     def read_memory(self, ptr: int, length: int) -> bytes:
-        self.pay("read_memory_base")
-        self.pay("read_memory_byte", length)
+        self.pay_both("read_memory_base", "read_memory_byte", length)
         if ptr + length > self.memory.size():
             raise Abort(errors.memory_access_violation())
         return self.memory.read(ptr, ptr + length)
 
     def write_memory(self, ptr: int, data: bytes) -> None:
-        self.pay("write_memory_base")
-        self.pay("write_memory_byte", len(data))
+        self.pay_both("write_memory_base", "write_memory_byte", len(data))
         if ptr + len(data) > self.memory.size():
             raise Abort(errors.memory_access_violation())
         self.memory.write(data, ptr)
@@ -110,13 +119,11 @@ class ViewLogic:
         data = self.registers.get(register_id)
         if data is None:
             raise Abort(errors.invalid_register_id(register_id))
-        self.pay("read_register_base")
-        self.pay("read_register_byte", len(data))
+        self.pay_both("read_register_base", "read_register_byte", len(data))
         return data
 
     def set_register(self, register_id: int, data: bytes) -> None:
-        self.pay("write_register_base")
-        self.pay("write_register_byte", len(data))
+        self.pay_both("write_register_base", "write_register_byte", len(data))
         limits = self.costs
         if len(data) > limits.max_register_size:
             raise Abort(errors.memory_access_violation())
@@ -124,10 +131,12 @@ class ViewLogic:
         if len(self.registers) >= limits.max_number_registers:
             raise Abort(errors.memory_access_violation())
         # each register counts its length plus eight bytes (a u64), as nearcore approximates it
-        usage = sum(len(value) + 8 for key, value in self.registers.items() if key != register_id) + len(data) + 8
+        replaced = self.registers.get(register_id)
+        usage = self._registers_usage - (0 if replaced is None else len(replaced) + 8) + len(data) + 8
         if usage > limits.registers_memory_limit:
             raise Abort(errors.memory_access_violation())
         self.registers[register_id] = data
+        self._registers_usage = usage
 
     def memory_or_register(self, ptr: int, length: int) -> bytes:
         if length == U64_MAX:

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Protocol
 
@@ -82,7 +82,9 @@ class Fork(Protocol):
 class NearRpcApp(FastAPI):
     """A FastAPI application with the JSON-RPC fast path in front of its middleware."""
 
-    def __init__(self, endpoint: JsonRpcEndpoint, reader: ServingReader, close_timeout: float) -> None:
+    def __init__(
+        self, endpoint: JsonRpcEndpoint, reader: ServingReader, close_timeout: float, close_handlers: Callable[[], None]
+    ) -> None:
         @asynccontextmanager
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             # What is loaded by now (the app, models, the spec, parameter tables: about 78,000
@@ -98,6 +100,7 @@ class NearRpcApp(FastAPI):
             with contextlib.suppress(StoreError):
                 await reader.info()  # a database down at start: /health says so, as later
             yield
+            close_handlers()  # the view calls' worker threads
             # a database store's pool and watcher end with the worker, within a bound: closing
             # connections to a database that stopped answering once held a SIGTERM for 70 s
             try:
@@ -142,7 +145,7 @@ def build_app(
     endpoint = JsonRpcEndpoint(
         handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe, heads_move=heads_move
     )
-    app = NearRpcApp(endpoint, reader, close_timeout)
+    app = NearRpcApp(endpoint, reader, close_timeout, handlers.close)
 
     @app.exception_handler(HTTPException)
     async def bare_http_error(request: Request, error: HTTPException) -> Response:

@@ -26,6 +26,7 @@ from nearrpc.methods.protocol_config import compose_protocol_config
 from nearrpc.methods.queries import (
     access_key_list,
     code_does_not_exist,
+    code_hash_of,
     code_view,
     contract_code_hash,
     contract_execution_result,
@@ -34,9 +35,11 @@ from nearrpc.methods.queries import (
 )
 from nearrpc.methods.status import StatusReport, missing_members
 from nearrpc.methods.view_calls import (
+    BlockFacts,
     CallUpstream,
     ViewCallMetrics,
     ViewRunner,
+    block_facts,
     call_result,
     state_page,
     state_result,
@@ -62,6 +65,8 @@ from nearrpc.store import (
 _LOG = logging.getLogger("nearrpc.view_calls")
 # a listing without pagination reads every row under the prefix (the size limit bounds it)
 _ALL_ROWS = 2**31 - 1
+_KEPT_BLOCK_FACTS = 64  # blocks whose timestamp and chunks a view call has parsed
+_KEPT_CODES = 16  # contract codes by hash (the one a hot contract's calls all read)
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -109,6 +114,12 @@ class ChainHandlers:
         self._metrics = view_call_metrics
         self._views = ViewRunner()
         self._gas_by_epoch: dict[str, GasCosts] = {}
+        # what view calls read of immutable things, parsed once: a block's timestamp and
+        # chunks (by hash), a code (by hash), an epoch's shard layout, genesis's epoch length
+        self._block_facts: dict[str, BlockFacts] = {}
+        self._codes: dict[str, bytes] = {}
+        self._layouts: dict[str, dict[str, Any]] = {}
+        self._epoch_length: tuple[int, int] | None = None
         self._limits: tuple[int | None, int | None] | None = None  # the client config's view limits
         # whether the store holds chosen accounts only (`store.held`); asked when it matters
         self._accounts_chosen: bool | None = None
@@ -135,8 +146,13 @@ class ChainHandlers:
             self._protocol_config_by_epoch.clear()
             self._gas_by_epoch.clear()
             self._limits = None
+            self._layouts.clear()
+            self._epoch_length = None
         if "blocks" in changed:
             self._resolved.clear()
+            self._block_facts.clear()
+        if "codes" in changed:
+            self._codes.clear()
         if "access_keys" in changed:
             self._holds_keys = False
         if "accounts" in changed:
@@ -317,19 +333,24 @@ class ChainHandlers:
         (UNKNOWN_ACCOUNT), then its code (none: the VM's CodeDoesNotExist), then the code run on
         the state as of the block. A failed run is a result with an `error` text for query, and
         CONTRACT_EXECUTION_ERROR for EXPERIMENTAL_call_function."""
-        account_view = await self._account_view(account_id, block, method)
-        code_hash = contract_code_hash(account_view)
+        account: dict[str, Any] = orjson.loads(await self._account_view(account_id, block, method))
+        code_hash = code_hash_of(account)
         if code_hash is None:
             vm_error, vm_error_debug = code_does_not_exist(account_id)
             if method == "query":
                 return contract_execution_result(vm_error_debug, block.height, block.hash)
             raise errors.contract_execution_error(vm_error, vm_error_debug, block.height, block.hash)
         await self._check_state_held(account_id, block, method)
-        code = await self._reader.contract_code(code_hash)
+        code = await self._contract_code(code_hash)
         if code is None:
             raise errors.internal_error(f"the store holds no contract code with hash {code_hash} (of {account_id})")
         shard_id = await self._shard_id(account_id, block)
-        context = view_context(account_id, account_view, block, shard_id, await self._epoch_height(block))
+        facts = self._block_facts.get(block.hash)
+        if facts is None:
+            facts = self._block_facts[block.hash] = block_facts(block)
+            while len(self._block_facts) > _KEPT_BLOCK_FACTS:
+                del self._block_facts[next(iter(self._block_facts))]
+        context = view_context(account_id, account, block, facts, shard_id, await self._epoch_height(block))
         costs = await self._gas_costs(block)
         try:
             outcome = await self._views.run(self._reader, code, code_hash, method_name, args, context, costs)
@@ -491,9 +512,27 @@ class ChainHandlers:
     async def _epoch_height(self, block: StoredBlock) -> int:
         """The block's epoch's height, counted from the genesis config's epoch length (the store
         keeps no epoch heights; DEVIATIONS)."""
-        genesis = orjson.loads(await self._genesis_bytes())
-        length = max(int(genesis.get("epoch_length") or 1), 1)
-        return 1 + max(block.height - int(genesis.get("genesis_height") or 0), 0) // length
+        if self._epoch_length is None:
+            genesis = orjson.loads(await self._genesis_bytes())
+            length = max(int(genesis.get("epoch_length") or 1), 1)
+            self._epoch_length = (length, int(genesis.get("genesis_height") or 0))
+        length, genesis_height = self._epoch_length
+        return 1 + max(block.height - genesis_height, 0) // length
+
+    async def _contract_code(self, code_hash: str) -> bytes | None:
+        """The code with `code_hash`, kept for the next calls (a hash names one code forever)."""
+        code = self._codes.get(code_hash)
+        if code is None:
+            code = await self._reader.contract_code(code_hash)
+            if code is not None:
+                self._codes[code_hash] = code
+                while len(self._codes) > _KEPT_CODES:
+                    del self._codes[next(iter(self._codes))]
+        return code
+
+    def close(self) -> None:
+        """Release what the handlers hold beyond the reader (the view calls' worker threads)."""
+        self._views.close()
 
     # -- what the views read
 
@@ -562,12 +601,19 @@ class ChainHandlers:
 
     async def _shard_id(self, account_id: str | None, block: StoredBlock) -> int:
         """The shard holding `account_id` (None: the first) in `block`'s epoch."""
-        epoch = await self._reader.epoch(block.epoch_id)
-        layout: dict[str, Any] | None = None if epoch is None else orjson.loads(epoch.config_json).get("shard_layout")
+        layout = self._layouts.get(block.epoch_id)
         if layout is None:
-            layout = orjson.loads(await self._genesis_bytes()).get("shard_layout")
-        if not isinstance(layout, dict):
-            raise errors.internal_error(f"the store holds no shard layout, for epoch {block.epoch_id} or in genesis")
+            epoch = await self._reader.epoch(block.epoch_id)
+            found = None if epoch is None else orjson.loads(epoch.config_json).get("shard_layout")
+            if found is None:
+                found = orjson.loads(await self._genesis_bytes()).get("shard_layout")
+            if not isinstance(found, dict):
+                where = f"for epoch {block.epoch_id} or in genesis"
+                raise errors.internal_error(f"the store holds no shard layout, {where}")
+            # a fork holds an epoch once asked, so only a layout found in the epoch's config is kept
+            if epoch is not None:
+                self._layouts[block.epoch_id] = found
+            layout = found
         return first_shard_id(layout) if account_id is None else account_shard_id(layout, account_id)
 
     async def _protocol_config_json(self, block: StoredBlock) -> bytes:

@@ -14,7 +14,8 @@ the view first). `query` turns UNKNOWN_ACCESS_KEY into a result carrying an `err
 from __future__ import annotations
 
 import base64
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 import orjson
 
@@ -33,7 +34,12 @@ def contract_code_hash(account_view_json: bytes) -> str | None:
     """The hash of the account's own contract; None without one. state_viewer's
     view_contract_code reads the code deployed on the account itself, so an account that uses
     a global contract has none (its code_hash is the default hash)."""
-    code_hash = str(orjson.loads(account_view_json)["code_hash"])
+    return code_hash_of(orjson.loads(account_view_json))
+
+
+def code_hash_of(account: Mapping[str, Any]) -> str | None:
+    """contract_code_hash of an account view already parsed."""
+    code_hash = str(account["code_hash"])
     return None if code_hash == NO_CODE_HASH else code_hash
 
 

@@ -1,6 +1,7 @@
 """Contract view calls answered from stored state: `call_function` runs the account's code on
-the execution room (nearrpc.contracts) in a worker thread, reading storage through the store's
-reader; `view_state` lists the stored contract state under a prefix.
+the execution room (nearrpc.contracts), on the event loop within a slice where the store reads
+without waiting, else in a worker thread, reading storage through the store's reader;
+`view_state` lists the stored contract state under a prefix.
 
 `CallUpstream` is the hook a fork provides: where local execution cannot run (a host function
 the executor lacks) the handlers answer its `call_function` result verbatim; with
@@ -11,15 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 import orjson
 
-from nearrpc.contracts import StateReader, ViewContext, ViewOutcome, run_view
+from nearrpc.contracts import SliceExhausted, StateReader, ViewContext, ViewOutcome, default_engine
 from nearrpc.contracts.gas import GasCosts
+from nearrpc.methods import errors
 from nearrpc.nearcore.base58 import decode_onto
 from nearrpc.store import ServingReader, StoredBlock
 
@@ -42,10 +45,20 @@ class ViewCallMetrics:
     difference: Callable[[], None]
 
 
-# Views run on threads of their own: a view waits on the event loop for each storage read, so
-# sharing the default executor with the loop's own blocking work could starve both. Two threads
-# keep an infinite loop (ended by the gas limit) from holding every other call back.
+# Views that need more than a slice run on threads of their own: there a view waits on the
+# event loop for each storage read, so sharing the default executor with the loop's own blocking
+# work could starve both. Two threads keep an infinite loop (ended by the gas limit) from
+# holding every other call back.
 VIEW_WORKERS: Final = 2
+# A view over a store whose reads never wait runs first on the event loop, within a slice: about
+# a millisecond of instructions (5 Tgas at regular_op_cost is ~6 million; Wasmtime runs ~5 per
+# ns with fuel) and at most 256 host calls (each a few microseconds; a storage read some tens).
+# One that needs more is run again, whole, on a worker thread: a view has no side effects.
+INLINE_SLICE_GAS: Final = 5 * 10**12
+INLINE_HOST_CALLS: Final = 256
+# methods (code hash, name) whose last call ran out of its slice: their next calls go to a
+# worker at once instead of spending a slice first (a bounded set, the oldest forgotten)
+KEPT_LONG_METHODS: Final = 256
 
 
 class _LoopState(StateReader):
@@ -62,12 +75,31 @@ class _LoopState(StateReader):
         return asyncio.run_coroutine_threadsafe(read, self._loop).result()
 
 
+class _InlineState(StateReader):
+    """Storage reads answered at once by a reader that never waits (on the event loop)."""
+
+    def __init__(self, read: Callable[[str, bytes, int], bytes | None], account_id: str, height: int) -> None:
+        self._read = read
+        self._account_id = account_id
+        self._height = height
+
+    def storage_read(self, key: bytes) -> bytes | None:
+        return self._read(self._account_id, key, self._height)
+
+
 class ViewRunner:
-    """Runs view calls on a small pool of worker threads."""
+    """Runs view calls: on the event loop within a slice where the store reads without
+    waiting and the module is compiled already, else (or when the slice runs out) on a small
+    pool of worker threads."""
 
     def __init__(self, workers: int = VIEW_WORKERS) -> None:
         self._workers = workers
-        self._pool: ThreadPoolExecutor | None = None  # made at the first call
+        self._pool: ThreadPoolExecutor | None = None  # made at the first call that needs it
+        self._closed = False
+        self._long: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self.inline_runs = 0  # answered on the loop
+        self.slices_run_out = 0  # started on the loop, then run again on a worker
+        self.threaded_runs = 0  # run on a worker thread (after a slice that ran out, or at once)
 
     async def run(
         self,
@@ -79,35 +111,84 @@ class ViewRunner:
         context: ViewContext,
         costs: GasCosts,
     ) -> ViewOutcome:
+        engine = default_engine()
+        inline = reader.inline_contract_values()
+        # a module not compiled yet is compiled on a thread: compiling a large contract takes long
+        method = (code_hash, method_name)
+        if inline is not None and method not in self._long and engine.has_compiled(code_hash, costs):
+            state: StateReader = _InlineState(inline, context.account_id, context.block_height)
+            try:
+                outcome = engine.run_view(
+                    code, code_hash, method_name, args, context, state, costs, INLINE_SLICE_GAS, INLINE_HOST_CALLS
+                )
+            except SliceExhausted:
+                self.slices_run_out += 1
+                self._long[method] = None
+                while len(self._long) > KEPT_LONG_METHODS:
+                    self._long.popitem(last=False)
+            else:
+                self.inline_runs += 1
+                return outcome
+        if self._closed:
+            raise errors.internal_error("the server is shutting down: it runs no more view calls")
         loop = asyncio.get_running_loop()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="nearrpc-view")
         state = _LoopState(reader, context.account_id, context.block_height, loop)
+        self.threaded_runs += 1
         return await loop.run_in_executor(
-            self._pool, run_view, code, code_hash, method_name, args, context, state, costs
+            self._pool, engine.run_view, code, code_hash, method_name, args, context, state, costs
         )
+
+    def close(self) -> None:
+        """End the worker threads (at the server's shutdown): calls queued and not started are
+        dropped; one running ends with its run (at the latest at the view's gas limit)."""
+        self._closed = True
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+@dataclass(frozen=True)
+class BlockFacts:
+    """What a view reads of its block's JSON: the timestamp and its chunks (parsed once per
+    block)."""
+
+    timestamp: int
+    chunks: tuple[Mapping[str, Any], ...]
+    _roots: dict[int, bytes] = field(default_factory=dict)  # decoded, per shard asked
+
+    def state_root(self, shard_id: int) -> bytes:
+        """The 32 bytes of the `prev_state_root` of the shard's chunk (zeros without one)."""
+        decoded = self._roots.get(shard_id)
+        if decoded is None:
+            root = next((chunk["prev_state_root"] for chunk in self.chunks if chunk.get("shard_id") == shard_id), None)
+            decoded = self._roots[shard_id] = bytes(32) if root is None else decode_onto(root, 32)
+        return decoded
+
+
+def block_facts(block: StoredBlock) -> BlockFacts:
+    view: dict[str, Any] = orjson.loads(block.view_json)
+    return BlockFacts(int(view["header"]["timestamp"]), tuple(view.get("chunks", [])))
 
 
 def view_context(
-    account_id: str, account_view: bytes, block: StoredBlock, shard_id: int, epoch_height: int
+    account_id: str, account: Mapping[str, Any], block: StoredBlock, facts: BlockFacts, shard_id: int, epoch_height: int
 ) -> ViewContext:
     """The VMContext nearcore builds for a view (runtime state_viewer `call_function`): the block's
-    height and timestamp, the account's balances and storage usage at the block, and the state
-    root as the random seed: here the `prev_state_root` of the account's shard's chunk in the
-    block (the root the chunk was applied on; the store keeps no trie of its own)."""
-    account = orjson.loads(account_view)
-    header: dict[str, Any] = orjson.loads(block.view_json)["header"]
-    chunks: list[dict[str, Any]] = orjson.loads(block.view_json).get("chunks", [])
-    root = next((chunk["prev_state_root"] for chunk in chunks if chunk.get("shard_id") == shard_id), None)
+    height and timestamp, the account's balances and storage usage at the block (its parsed
+    view), and the state root as the random seed: here the `prev_state_root` of the account's
+    shard's chunk in the block (the root the chunk was applied on; the store keeps no trie of
+    its own)."""
     return ViewContext(
         account_id=account_id,
         block_height=block.height,
-        block_timestamp=int(header["timestamp"]),
+        block_timestamp=facts.timestamp,
         epoch_height=epoch_height,
         account_balance=int(account["amount"]),
         account_locked_balance=int(account["locked"]),
         storage_usage=int(account["storage_usage"]),
-        random_seed=bytes(32) if root is None else decode_onto(root, 32),
+        random_seed=facts.state_root(shard_id),
     )
 
 

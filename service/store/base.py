@@ -9,7 +9,7 @@ three protocols and raises only `StoreError` (and its subclasses) for its own fa
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
@@ -387,6 +387,12 @@ class ServingReader(Protocol):
     async def contract_code(self, code_hash: str) -> bytes | None: ...
 
     async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None: ...
+
+    def inline_contract_values(self) -> Callable[[str, bytes, int], bytes | None] | None:
+        """`contract_value` as a plain call, for a backend whose lookups never wait and run on
+        the event loop anyway (SQLite): a view call then runs there too, without a thread hop.
+        None where a lookup may wait (a database, a fork's upstream)."""
+        ...
 
     async def contract_state(
         self, account_id: str, prefix: bytes, height: int, limit: int

@@ -244,6 +244,9 @@ class PostgresServingReader:
             return None
         return await self._contract_values.load((account_id, bytes(key), min(height, MAX_HEIGHT)))
 
+    def inline_contract_values(self) -> None:
+        return None  # a lookup waits on the database
+
     async def contract_state(
         self, account_id: str, prefix: bytes, height: int, limit: int
     ) -> list[tuple[bytes, bytes]]:

@@ -39,7 +39,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -783,6 +783,12 @@ class SqliteServingReader:
         return self._in_read().contract_code(code_hash)
 
     async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        return self._in_read().contract_value(account_id, key, height)
+
+    def inline_contract_values(self) -> Callable[[str, bytes, int], bytes | None]:
+        return self._contract_value_now
+
+    def _contract_value_now(self, account_id: str, key: bytes, height: int) -> bytes | None:
         return self._in_read().contract_value(account_id, key, height)
 
     async def contract_state(

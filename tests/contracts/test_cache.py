@@ -84,3 +84,35 @@ def test_a_compiled_module_is_kept_per_memory_config_too() -> None:
     assert run(probe, "get", engine=engine).result == (1024).to_bytes(8, "little")
     assert run(probe, "get", engine=engine, costs=small).result == (2).to_bytes(8, "little")
     assert engine.compilations == 2
+
+
+class _Failing:
+    """A store whose read fails, with the caller's own failure (as a store that went away)."""
+
+    def __init__(self, i: int) -> None:
+        self.i = i
+
+    def storage_read(self, key: bytes) -> bytes | None:
+        raise LookupError(f"store {self.i} failed")
+
+
+def test_a_host_functions_failure_reaches_the_caller_as_itself_on_its_own_thread() -> None:
+    # the failure crosses the wasm frames as a trap and is raised again where the call returns
+    # (contracts.wasm_api), kept per thread: each caller gets its own
+    code = module(
+        '(data (i32.const 0) "STATE") (func (export "get")'
+        " (drop (call $storage_read (i64.const 5) (i64.const 0) (i64.const 0))))",
+        STORAGE,
+    )
+
+    def call(i: int) -> str:
+        try:
+            run_view(code, code_hash(code), "get", b"", CONTEXT, _Failing(i), COSTS)
+        except LookupError as failure:
+            return str(failure)
+        return "no failure"
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(call, range(32))) == [f"store {i} failed" for i in range(32)]
+    # and the next call on those threads is not answered with a stale failure
+    assert run(code, "get", state=DictState({b"STATE": b"1"})).result == b""

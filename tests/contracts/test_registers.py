@@ -63,3 +63,21 @@ def test_the_size_limit_is_inclusive() -> None:
 )
 def test_the_memory_limit_counts_eight_bytes_per_register(steps: tuple[tuple[int, str], ...], expected: object) -> None:
     assert outcome(writes(*steps), registers_memory_limit=11) == expected
+
+
+def test_an_empty_register_reads_into_the_end_of_memory() -> None:
+    # logic.rs `read_register` writes through `memory_set_slice`, whose bounds check is
+    # offset + length <= memory size: zero bytes at the memory's end fit (nearcore's memory,
+    # initial_memory_pages of 64 KiB, whatever the module declares)
+    end = COSTS.initial_memory_pages * 65536
+
+    def read_empty_at(ptr: int) -> bytes:
+        return module(
+            f'(data (i32.const 16) "ok") (func (export "m")'
+            " (call $write_register (i64.const 1) (i64.const 0) (i64.const 0))"
+            f" (call $read_register (i64.const 1) (i64.const {ptr}))"
+            " (call $value_return (i64.const 2) (i64.const 16)))"
+        )
+
+    assert outcome(read_empty_at(end)) == b"ok"
+    assert outcome(read_empty_at(end + 1)) == MAV
