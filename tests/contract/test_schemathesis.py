@@ -16,7 +16,8 @@ with no failure). Each pass is one test per operation of the spec (see OPERATION
   --mode all --phases examples,coverage,fuzzing`) and only the repository's schemathesis.toml,
   which schemathesis reads by itself there and which states the one thing JSON Schema cannot
   (nearcore's 422 for a valid height below the head that holds no block); it holds the spec to
-  being exact about what the server accepts;
+  being exact about what the server accepts. Its coverage phase runs in the bare pass only (the
+  same cases, held to every default check there);
 * the bare pass: the same command from an empty folder, with no configuration at all.
 
 The per-operation summaries read from the NDJSON reports are printed at the end of the pytest
@@ -28,7 +29,7 @@ builds the CryptoHash strategy once instead of at every use):
 
     SCHEMATHESIS_HOOKS=tests/contract/hooks.py .venv/bin/schemathesis \
         --config-file tests/contract/schemathesis.toml run spec/openapi.json \
-        --url http://127.0.0.1:3030 --seed 20250602 --generation-database none -n 1000
+        --url http://127.0.0.1:3030 --seed 20250602 --generation-database none -n 500
     .venv/bin/schemathesis run spec/openapi.json --url http://127.0.0.1:3030 \
         --checks all --mode all --phases examples,coverage,fuzzing --seed 2
 """
@@ -63,7 +64,9 @@ ROOT_CONFIG = REPO / "schemathesis.toml"  # what a plain run from the repository
 HOOKS = HERE / "hooks.py"
 
 SEED = 20250602
-MAX_EXAMPLES = 1000  # fuzzing cases per operation; the coverage phase adds its own on top
+# fuzzing cases per operation; the coverage phase adds its own on top (1,675 on POST /). 1000 made
+# the steered pass alone ~460 s of the suite's ~1,650 worker-seconds (CI, 2026-11-26)
+MAX_EXAMPLES = 500
 MIN_FUZZING_CASES = 200
 HEIGHT_MARGIN = 5  # heights folded into [genesis, head + margin]: stored, skipped and future ones
 
@@ -185,7 +188,8 @@ def run_and_check(
     # an operation the configuration caps is held to its cap (rpc.discover: one answer)
     least = min(min_fuzzing_cases, caps.get(operation, min_fuzzing_cases))
     assert drawn.by_phase["fuzzing"] >= least, operation
-    assert drawn.by_phase["coverage"] > 0, operation
+    phases = options[options.index("--phases") + 1] if "--phases" in options else "coverage"
+    assert drawn.by_phase["coverage"] > 0 or "coverage" not in phases, operation
     assert drawn.by_mode["positive"] > 0 and drawn.by_mode["negative"] > 0, operation
     return summary
 
@@ -261,6 +265,7 @@ class UnsteeredPass:
     max_examples: int  # fuzzing cases per operation; the coverage phase sets its own
     min_fuzzing_cases: int
     config: Path | None  # None: no schemathesis.toml at all, and the CLI runs in an empty folder
+    phases: str = "examples,coverage,fuzzing"
 
 
 UNSTEERED_PASSES = {
@@ -268,7 +273,12 @@ UNSTEERED_PASSES = {
     # example count and a seed of the ones issue 13 names. It runs from the checkout, so it reads
     # the root schemathesis.toml, as anyone's run there does (passed explicitly here, so the run
     # writes nothing into the checkout).
-    "plain": UnsteeredPass(seed=2, max_examples=100, min_fuzzing_cases=50, config=ROOT_CONFIG),
+    # Its coverage phase is left to the bare pass: that phase draws the same cases whatever the
+    # seed (the two passes' case counts differed by their fuzzing examples alone, on every
+    # operation) and the bare pass holds them to every default, a superset of what the root
+    # configuration accepts; run here too it was a third of the pass (POST /: 1,675 of 2,197).
+    "plain": UnsteeredPass(seed=2, max_examples=100, min_fuzzing_cases=50, config=ROOT_CONFIG,
+                           phases="examples,fuzzing"),
     # The bare pass: `schemathesis run spec/openapi.json --checks all --mode all --phases
     # examples,coverage,fuzzing` from an empty folder: no schemathesis.toml, no hooks, so a
     # schema-valid request answered 4xx (ST202) fails it: what any fuzzer's defaults hold the
@@ -293,7 +303,7 @@ def test_unsteered_schemathesis_finds_no_failure(
     config = [] if settings.config is None else ["--config-file", str(settings.config)]
     options = [
         *config, "run", str(SPEC), "--url", server.url,
-        "--checks", "all", "--mode", "all", "--phases", "examples,coverage,fuzzing",
+        "--checks", "all", "--mode", "all", "--phases", settings.phases,
     ]  # fmt: skip
     run_and_check(
         request,
