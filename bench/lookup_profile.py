@@ -9,7 +9,9 @@ each round (hit, height, hash, hit, ...) and the CPU time per request (process_t
 median of the rounds; the ratios are what to compare (a hit's cost over a lookup's, as
 bench.traffic_bench prints them from wrk's rates, without the HTTP and the load generator).
 `--profile` runs one row under cProfile and prints its 25 costliest functions (--sort, own time by default) and
-the function calls per request: a count that does not depend on how busy the machine is.
+the function calls per request: a count that does not depend on how busy the machine is. Without it, every
+row's calls per request are printed too, and its wall-clock time: above the CPU time on a quiet machine,
+the process waited (store pages read from disk, which stall the event loop).
 """
 
 from __future__ import annotations
@@ -60,11 +62,13 @@ def asgi_caller(app: Any) -> Call:
     return call
 
 
-async def cpu_per_request(call: Call, bodies: list[bytes]) -> float:
-    started = time.process_time()
+async def cpu_per_request(call: Call, bodies: list[bytes]) -> tuple[float, float]:
+    """CPU seconds and wall-clock seconds a request: on a quiet machine the difference is time the
+    process waited (pages of the store read from disk block the event loop: SQLite reads inline)."""
+    started, wall = time.process_time(), time.perf_counter()
     for body in bodies:
         await call(body)
-    return (time.process_time() - started) / len(bodies)
+    return (time.process_time() - started) / len(bodies), (time.perf_counter() - wall) / len(bodies)
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -95,17 +99,36 @@ async def run(args: argparse.Namespace) -> None:
         await reader.close()
         return
     seconds: dict[str, list[float]] = {name: [] for name in rows}
+    walls: dict[str, list[float]] = {name: [] for name in rows}
     for _ in range(args.rounds):
         for name, bodies in rows.items():  # a fresh answer cache each time: every lookup misses
-            seconds[name].append(await cpu_per_request(asgi_caller(build_app(reader)), bodies))
+            cpu, wall = await cpu_per_request(asgi_caller(build_app(reader)), bodies)
+            seconds[name].append(cpu)
+            walls[name].append(wall)
+    call_counts = {name: await calls_per_request(asgi_caller(build_app(reader)), got) for name, got in rows.items()}
     await reader.close()
     hit = statistics.median(seconds["repeated block by height (hit)"])
-    print(f"{'request (in process, CPU time)':34} {'us/request':>10} {'hit / this':>10}")
+    print(f"{'request (in process, CPU time)':34} {'us/request':>10} {'hit / this':>10} {'calls/request':>13} "
+          f"{'wall us':>8}")  # fmt: skip
     for name, values in seconds.items():
         median = statistics.median(values)
-        print(f"{name:34} {median * 1e6:10.1f} {hit / median:10.2f}")
+        print(f"{name:34} {median * 1e6:10.1f} {hit / median:10.2f} {call_counts[name]:13.1f} "
+              f"{statistics.median(walls[name]) * 1e6:8.1f}")  # fmt: skip
     print(f"medians of {args.rounds} rounds of {args.requests} requests; 'hit / this' is the share of a cache hit's "
-          "rate this row reaches")  # fmt: skip
+          "rate this row reaches; calls/request: Python function calls (cProfile's count, one more pass), "
+          "which no load on the machine changes; wall us: the same requests by the clock (CPU time plus "
+          "waits)")  # fmt: skip
+
+
+async def calls_per_request(call: Call, bodies: list[bytes]) -> float:
+    """Function calls a request makes, counted by cProfile over one pass of `bodies`."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for body in bodies:
+        await call(body)
+    profiler.disable()
+    total: int = pstats.Stats(profiler).total_calls  # type: ignore[attr-defined]  # set by Stats, not declared
+    return total / len(bodies)
 
 
 def main() -> None:

@@ -12,10 +12,9 @@ key that never comes back.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Final
-
-from cachetools import LRUCache
 
 from nearrpc.methods.blocks import BlockReference
 from nearrpc.methods.errors import Cause, RpcError
@@ -80,8 +79,7 @@ def depends_on(method: str, reference: BlockReference | None, answer: Answer) ->
 _ENTRY_OVERHEAD: Final = 640
 
 
-def _size(entry: tuple[frozenset[str], Answer]) -> int:
-    answer = entry[1]
+def _size(answer: Answer) -> int:
     return len(answer) + _ENTRY_OVERHEAD if isinstance(answer, bytes) else _ERROR_SIZE
 
 
@@ -91,29 +89,44 @@ _DOORKEEPER_KEYS: Final = 100_000
 
 
 class AnswerCache:
-    """Answers by (method, params) key, each with the kinds of data it depends on."""
+    """Answers by (method, params) key, each with the kinds of data it depends on.
+
+    The LRU is an OrderedDict kept here, not a cache library's: a miss's put (with the eviction
+    it makes room by) and a hit's get are then a few C calls each, where cachetools' layers of
+    Python methods cost microseconds on every request (bench.lookup_profile)."""
 
     def __init__(self, max_bytes: int) -> None:
-        self._entries: LRUCache[Hashable, tuple[frozenset[str], Answer]] = LRUCache(
-            maxsize=max(max_bytes, 1), getsizeof=_size
-        )
+        # key -> (kinds, answer, size), least recently used first
+        self._entries: OrderedDict[Hashable, tuple[frozenset[str], Answer, int]] = OrderedDict()
+        self._max_bytes = max(max_bytes, 1)
+        self._bytes = 0
         self._enabled = max_bytes > 0
         self._seen_once: set[int] = set()  # hashes of keys refused once while the cache was full
 
     def get(self, key: Hashable) -> Answer | None:
         entry = self._entries.get(key)
-        return None if entry is None else entry[1]
+        if entry is None:
+            return None
+        self._entries.move_to_end(key)
+        return entry[1]
 
     def put(self, key: Hashable, answer: Answer, kinds: frozenset[str]) -> None:
-        size = _size((kinds, answer))
-        if not self._enabled or size > self._entries.maxsize:
+        size = _size(answer)
+        if not self._enabled or size > self._max_bytes:
             return
-        if self._entries.currsize + size > self._entries.maxsize and not self._admit(hash(key)):
+        entries = self._entries
+        replaced = entries.pop(key, None)
+        if replaced is not None:
+            self._bytes -= replaced[2]
+        elif self._bytes + size > self._max_bytes and not self._admit(hash(key)):
             return
         if isinstance(answer, bytes):
             # a copy of exactly its size: bytes from orjson keep their larger output buffer
             answer = bytes(memoryview(answer))
-        self._entries[key] = (kinds, answer)
+        while self._bytes + size > self._max_bytes:  # the least recently used make room
+            self._bytes -= entries.popitem(last=False)[1][2]
+        entries[key] = (kinds, answer, size)
+        self._bytes += size
 
     def _admit(self, token: int) -> bool:
         """Whether a key whose answer would evict others gets in: at its second time."""
@@ -130,7 +143,8 @@ class AnswerCache:
         store is another one: a block found by hash there may not be stored here)."""
         if ANOTHER_STORE in changed:
             self._entries.clear()
+            self._bytes = 0
         elif changed:
-            stale = [key for key, (kinds, _) in self._entries.items() if kinds & changed]
+            stale = [key for key, (kinds, _, _) in self._entries.items() if kinds & changed]
             for key in stale:
-                del self._entries[key]
+                self._bytes -= self._entries.pop(key)[2]

@@ -79,13 +79,16 @@ async def _head(reader: ServingReader) -> StoredBlock:
 
 async def resolve(reader: ServingReader, reference: BlockReference) -> StoredBlock:
     kind, value = reference.kind, reference.value
-    if kind == "block_id":
+    if kind == "block_id":  # most requests: one await straight to the store
         if isinstance(value, int):
             block = await reader.block_by_height(value)
             if block is None:
                 raise UnknownBlock(f"BLOCK HEIGHT: {value}")
             return block
-        return await _by_hash(reader, value)
+        block = await reader.block_by_hash(value)
+        if block is None:
+            raise UnknownBlock(f"BLOCK: {value}")
+        return block
     if kind == "finality":
         head = await _head(reader)
         if value == "optimistic":

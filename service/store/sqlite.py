@@ -700,6 +700,7 @@ class SqliteServingReader:
         self._generation = 0
         self._version_checked = -VERSION_CHECK_SECONDS
         self._version: StoreVersion | None = None
+        self._read_version: StoreVersion | None = None  # the reader's counters it was made from
         self._file_checked = time.monotonic()
         self._not_followed: str | None = None  # why the file at the path is not served (logged once)
 
@@ -821,7 +822,12 @@ class SqliteServingReader:
             self._follow_a_replaced_file()
         if self._version is None or now - self._version_checked >= VERSION_CHECK_SECONDS:
             self._end_read()  # a new snapshot, in which data_version sees what was committed since
-            self._version = dataclasses.replace(self._reader.version(), generation=self._generation)
+            read = self._reader.version()
+            if read is not self._read_version or self._version is None:
+                # the reader hands back the same counters until a commit; dataclasses.replace
+                # costs microseconds, once a millisecond on a busy server
+                self._read_version = read
+                self._version = dataclasses.replace(read, generation=self._generation)
             self._version_checked = now
         return self._version
 

@@ -125,3 +125,19 @@ def test_the_memory_held_is_about_what_the_budget_counts() -> None:
     counted = sum(len(answer(index)) + 640 for index in range(2000))
     assert held <= counted, (held, counted)
     assert cache.get(("EXPERIMENTAL_view_account", b"1999")) == answer(1999)
+
+
+def test_dropped_and_replaced_answers_give_their_bytes_back() -> None:
+    """The cache counts its own bytes: what `forget` drops, or a put replaces, is room again, so
+    new answers get in at their first request instead of meeting the doorkeeper."""
+    cache = AnswerCache(4 * (1000 + 640))
+    for index in range(4):
+        cache.put(index, b"x" * 1000, frozenset({"blocks"}))
+    cache.put(0, b"y" * 1000, frozenset({"blocks"}))  # replaced in place: still four answers
+    assert [cache.get(index) for index in range(4)] == [b"y" * 1000] + [b"x" * 1000] * 3
+    cache.put("full", b"z" * 1000, frozenset())
+    assert cache.get("full") is None  # full: refused at its first request
+    cache.forget(frozenset({"blocks"}))
+    for index in range(4):
+        cache.put(f"new {index}", b"n" * 1000, frozenset())
+    assert all(cache.get(f"new {index}") == b"n" * 1000 for index in range(4))
