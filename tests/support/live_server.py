@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.orphans import end_with_parent
 from tests.support.serve_process import wait_until_serving
 
 
@@ -58,7 +59,8 @@ def running_server(
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEARRPC_")}
     with log.open("wb") as log_file:
         process = subprocess.Popen(
-            command, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True
+            command, stdout=log_file, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True,
+            preexec_fn=end_with_parent,
         )
         try:
             url, _ = wait_until_serving(process, log, startup_seconds)

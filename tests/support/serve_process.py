@@ -20,6 +20,7 @@ from typing import Final
 import httpx
 
 from tests.support.cli import REPO
+from tests.support.orphans import end_with_parent
 
 STARTED: Final = re.compile(r"serving (?P<store>.+) \((?P<summary>[^)]*)\) at (?P<url>http://\S+)/$")
 
@@ -94,7 +95,7 @@ def serving(
     command = [*wrapper, sys.executable, "-m", "nearrpc", "serve", "--port", "0", *map(str, args)]
     with log.open("wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, cwd=cwd, env=_environment(env),
-                                   start_new_session=True)
+                                   start_new_session=True, preexec_fn=end_with_parent)
     try:
         url, line = wait_until_serving(process, log, startup_seconds, until_healthy=until_healthy)
         yield Served(url, log, line, process.pid)
