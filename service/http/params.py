@@ -18,6 +18,7 @@ from pydantic_core import ErrorDetails
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import MethodSpec
+from nearrpc.http.params_branches import branch_of
 from nearrpc.http.query_params import (
     REQUEST_TYPE_OF_METHOD,
     checked_public_key,
@@ -164,6 +165,12 @@ def typed_params(method: MethodSpec, params: object) -> Any:
     """Validate `params` into the generated model of `method` (strictly: no coercion)."""
     model = getattr(models, method.params_schema)
     normalised = normalise(method, params)
+    branch = branch_of(model, normalised)
+    if branch is not None:  # the one branch the request can fit (params_branches): validated alone
+        try:
+            return model.model_construct(branch.model_validate(normalised, strict=True))
+        except pydantic.ValidationError:
+            pass  # refused: worded from the whole union's errors, as before
     try:
         return model.model_validate(normalised, strict=True)
     except pydantic.ValidationError as exc:

@@ -1,0 +1,85 @@
+"""Which branch of a params union a request means, found before validating.
+
+A params model (`RpcQueryRequest`, `RpcBlockRequest`, ...) is a union: one branch per request type
+and block reference member (`query` has 27 object branches, and its legacy tuple forms). Pydantic
+validates a request against every branch to find the one that fits, ~25 us for `query`; the
+branch is already named by the request's `request_type` (where the union has one) and its one
+block reference member, and no other branch can fit: each requires its own reference member and
+its own `request_type` literal. So a request with exactly one reference member is validated
+against that branch alone, and wrapped in the union's model as pydantic would have. A request
+that fails there, or names no single branch, is validated against the whole union as before, so
+every refusal is worded from the same errors.
+"""
+
+from __future__ import annotations
+
+import typing
+from functools import cache
+from typing import Any, Final
+
+import pydantic
+
+_REFERENCE_MEMBERS: Final = ("block_id", "finality", "sync_checkpoint")
+BranchKey = tuple[str | None, str]  # (request_type or None, the reference member)
+_UNION_TYPE: Final = type(int | str)  # how `A | B` annotations are typed (typing.Union's other spelling)
+
+
+def _members(model: type[pydantic.BaseModel]) -> tuple[Any, ...]:
+    """The union's members of a RootModel over a union (nothing for any other model)."""
+    field = model.model_fields.get("root")
+    if field is None:
+        return ()
+    annotation = field.annotation
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, _UNION_TYPE) else ()
+
+
+
+def _key(branch: type[pydantic.BaseModel]) -> BranchKey | None:
+    """A branch's key: its single `request_type` literal (if any) and its one required
+    reference member; None for a branch that is no plain object model with exactly one."""
+    if "root" in branch.model_fields:  # a tuple form or a nested union: never picked here
+        return None
+    fields = branch.model_fields
+    required = [name for name in _REFERENCE_MEMBERS if name in fields and fields[name].is_required()]
+    if len(required) != 1:
+        return None
+    request_type = branch.model_fields.get("request_type")
+    if request_type is None:
+        return (None, required[0])
+    values = typing.get_args(request_type.annotation)
+    if typing.get_origin(request_type.annotation) is not typing.Literal or len(values) != 1:
+        return None
+    return (str(values[0]), required[0])
+
+
+@cache
+def branches(model: type[pydantic.BaseModel]) -> dict[BranchKey, type[pydantic.BaseModel]]:
+    """The union's object branches by key; a key two branches share names neither."""
+    found: dict[BranchKey, type[pydantic.BaseModel]] = {}
+    shared: set[BranchKey] = set()
+    for member in _members(model):
+        if not (isinstance(member, type) and issubclass(member, pydantic.BaseModel)):
+            continue
+        key = _key(member)
+        if key is None:
+            continue
+        if key in found:
+            shared.add(key)
+        found[key] = member
+    return {key: branch for key, branch in found.items() if key not in shared}
+
+
+def branch_of(model: type[pydantic.BaseModel], params: object) -> type[pydantic.BaseModel] | None:
+    """The one branch of `model`'s union that `params` (normalised) can fit, or None."""
+    if not isinstance(params, dict):
+        return None
+    present = [name for name in _REFERENCE_MEMBERS if name in params]
+    if len(present) != 1:
+        return None
+    request_type = params.get("request_type")
+    table = branches(model)
+    if not table:
+        return None
+    return table.get((request_type if isinstance(request_type, str) else None, present[0]))

@@ -1,0 +1,132 @@
+"""The params branch picked before validating (nearrpc.http.params_branches) is the branch the
+whole union picks, and a request it refuses is worded as before: every recorded request of the
+fixtures and a spread of forms and refusals, validated both ways."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pydantic
+import pytest
+
+from nearrpc.generated import models
+from nearrpc.generated.methods import METHODS, MethodSpec
+from nearrpc.http.params import normalise, typed_params
+from nearrpc.http.params_branches import branch_of, branches
+from nearrpc.methods.errors import RpcError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+HASH = "ZgLb3Y85gjYiz7ZNS6nAAeSFNzGWXh1JM4rBZuwx3cN"
+KEY = "ed25519:DcA2MzgpJbrUATQLLceocVckhhAqrkingax4oJ9kZ847"
+REFERENCES: list[dict[str, Any]] = [
+    {"block_id": 5}, {"block_id": HASH}, {"finality": "final"}, {"finality": "optimistic"},
+    {"sync_checkpoint": "genesis"}, {"sync_checkpoint": "earliest_available"},
+]  # fmt: skip
+QUERIES: list[dict[str, Any]] = [
+    {"request_type": "view_account", "account_id": "alice.localnet"},
+    {"request_type": "view_code", "account_id": "counter.localnet"},
+    {"request_type": "view_access_key_list", "account_id": "alice.localnet"},
+    {"request_type": "view_access_key", "account_id": "alice.localnet", "public_key": KEY},
+    {"request_type": "view_state", "account_id": "counter.localnet", "prefix_base64": ""},
+    {"request_type": "view_state", "account_id": "counter.localnet", "prefix_base64": "", "include_proof": True},
+    {"request_type": "call_function", "account_id": "token.localnet", "method_name": "ft_total_supply",
+     "args_base64": ""},
+]  # fmt: skip
+REFUSED: list[dict[str, Any]] = [
+    {"request_type": "view_account"},  # no account
+    {"request_type": "view_account", "account_id": 7},
+    {"request_type": "call_function", "account_id": "token.localnet", "method_name": 5, "args_base64": ""},
+    {"request_type": "view_state", "account_id": "counter.localnet"},  # no prefix
+    {"request_type": "view_access_key", "account_id": "alice.localnet"},  # no key
+    {"request_type": "no_such_type", "account_id": "alice.localnet"},
+]
+
+
+def _both_ways(method: MethodSpec, params: object) -> tuple[Any, Any]:
+    """typed_params's answer (with the branch picked first) and the whole union's, each a dump of
+    the model or the refusal text."""
+
+    def outcome(validate: Any) -> Any:
+        try:
+            return validate().model_dump(mode="json")
+        except RpcError as refused:
+            return ("refused", refused.data)
+
+    model = getattr(models, method.params_schema)
+
+    def union() -> Any:
+        try:
+            return model.model_validate(normalise(method, params), strict=True)
+        except pydantic.ValidationError:
+            return typed_params(method, params)  # the refusal as typed_params words it
+
+    return outcome(lambda: typed_params(method, params)), outcome(union)
+
+
+def _recorded() -> list[tuple[str, object]]:
+    found = []
+    for path in sorted(FIXTURES.glob("*/*.json")):
+        body = json.loads(path.read_text())["request"].get("body")
+        if isinstance(body, str):  # a body recorded as its raw text
+            try:
+                body = json.loads(body)
+            except ValueError:
+                continue
+        if isinstance(body, dict) and body.get("method") in METHODS and "params" in body:
+            found.append((body["method"], body["params"]))
+    return found
+
+
+RECORDED = _recorded()
+
+
+def test_every_recorded_request_is_typed_as_the_whole_union_types_it() -> None:
+    picked = 0
+    for name, params in RECORDED:
+        method = METHODS[name]
+        typed, union = _both_ways(method, params)
+        assert typed == union, (name, params)
+        model = getattr(models, method.params_schema)
+        normalised = _normalised(method, params)
+        branch = branch_of(model, normalised) if method.takes_block_reference else None
+        if branch is None:
+            continue
+        try:  # the branch picked is the one the union picks (not one refused, then the union asked)
+            whole = model.model_validate(normalised, strict=True)
+        except pydantic.ValidationError:
+            continue  # a recorded refusal
+        assert type(whole.root) is branch, (name, params, branch)
+        picked += 1
+    assert len(RECORDED) > 100 and picked > 100, (len(RECORDED), picked)  # the branch path ran
+
+
+def _normalised(method: MethodSpec, params: object) -> object:
+    try:
+        return normalise(method, params)
+    except RpcError:
+        return None
+
+
+@pytest.mark.parametrize("reference", REFERENCES, ids=lambda reference: "-".join(map(str, reference.items())))
+def test_every_query_form_and_refusal_reads_the_same_either_way(reference: dict[str, Any]) -> None:
+    query = METHODS["query"]
+    for request in itertools.chain(QUERIES, REFUSED):
+        params = {**request, **reference}
+        typed, union = _both_ways(query, params)
+        assert typed == union, params
+    for name in ("block", "EXPERIMENTAL_view_account", "EXPERIMENTAL_protocol_config", "EXPERIMENTAL_call_function"):
+        method = METHODS[name]
+        extra = {"account_id": "token.localnet", "method_name": "ft_total_supply", "args_base64": ""}
+        for params in ({**reference}, {**reference, **extra}, {**reference, "account_id": 5}):
+            assert _both_ways(method, params)[0] == _both_ways(method, params)[1], (name, params)
+
+
+def test_each_query_branch_has_its_own_key() -> None:
+    table = branches(models.RpcQueryRequest)
+    request_types = {key[0] for key in table}
+    assert {"view_account", "view_state", "call_function", "view_access_key"} <= request_types
+    assert {key[1] for key in table} == {"block_id", "finality", "sync_checkpoint"}
+    assert len(table) == 3 * len(request_types)
