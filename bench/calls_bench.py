@@ -39,7 +39,7 @@ from pathlib import Path
 import httpx
 import orjson
 
-from bench.store_bench import add_load_flags, bodies_file, nearrpc, rpc, serving
+from bench.store_bench import add_load_flags, bodies_file, final_block, nearrpc, rpc, serving
 from nearrpc.store import open_store
 
 HERE = Path(__file__).resolve().parent
@@ -87,10 +87,7 @@ def holders(store: Path) -> list[str]:
     state: "b" + account id -> u128 little-endian)."""
     reader = open_store(store, "read")
     try:
-        head = reader.head()
-        assert head is not None
-        final = reader.block_by_hash(head.last_final_block)
-        assert final is not None
+        final = final_block(reader)
         rows = reader.contract_state(TOKEN, b"b", final.height, 10_000)
     finally:
         reader.close()

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import orjson
 
-from nearrpc.store import StoredBlock, open_store
+from nearrpc.store import ChainReader, StoredBlock, open_store
 from tests.support.live_server import LiveServer, running_server
 from tests.support.postgres import PostgresServer, start_server, stop_server
 
@@ -105,16 +105,22 @@ def bodies_file(folder: Path, name: str, bodies: list[str]) -> Path:
     return path
 
 
+def final_block(reader: ChainReader) -> StoredBlock:
+    """The store's final block (its head's last final block), which the benches ask about."""
+    head = reader.head()
+    assert head is not None, "the store holds no blocks"
+    final = reader.block_by_hash(head.last_final_block)
+    assert final is not None, "the store lacks its head's final block"
+    return final
+
+
 def sample_bodies(store: Path) -> dict[str, list[str]]:
     """Bodies that each answer a result on the sample store: fixed references, stored heights,
     accounts that exist at the final block."""
     reader = open_store(store, "read")
     try:
         heights = [block.height for block, canonical in reader.iter_blocks() if canonical]
-        head = reader.head()
-        assert head is not None
-        final = reader.block_by_hash(head.last_final_block)
-        assert final is not None
+        final = final_block(reader)
         accounts = sorted({account for account, _, _ in reader.iter_account_states()
                            if reader.account_json(account, final.height) is not None})  # fmt: skip
     finally:

@@ -41,6 +41,7 @@ from bench.store_bench import (
     add_load_flags,
     bodies_file,
     compare,
+    final_block,
     nearrpc,
     pin,
     random_lookups,
@@ -74,10 +75,7 @@ def final_accounts(store: Path, rng: random.Random) -> list[str]:
     """Bodies asking for the state at `final` of accounts that have one there."""
     reader = open_store(store, "read")
     try:
-        head = reader.head()
-        assert head is not None
-        final = reader.block_by_hash(head.last_final_block)
-        assert final is not None
+        final = final_block(reader)
         accounts = sorted({account for account, _, view in reader.iter_account_states() if view is not None})
         rng.shuffle(accounts)
         existing = [a for a in accounts[: RANDOM_BODIES * 2] if reader.account_json(a, final.height) is not None]

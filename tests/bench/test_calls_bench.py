@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.store_bench import final_block
 from nearrpc.store import open_store
 from tests.support.debian import ensure_package
 
@@ -26,10 +27,7 @@ def _balance(store: Path, account: str) -> int:
     """The token balance the sample store holds for `account` at its final block."""
     reader = open_store(store, "read")
     try:
-        head = reader.head()
-        assert head is not None
-        final = reader.block_by_hash(head.last_final_block)
-        assert final is not None
+        final = final_block(reader)
         value = reader.contract_value("token.localnet", b"b" + account.encode(), final.height)
     finally:
         reader.close()
