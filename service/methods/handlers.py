@@ -67,8 +67,19 @@ _LOG = logging.getLogger("nearrpc.view_calls")
 _ALL_ROWS = 2**31 - 1
 _KEPT_BLOCK_FACTS = 64  # blocks whose timestamp and chunks a view call has parsed
 _KEPT_CODES = 16  # contract codes by hash (the one a hot contract's calls all read)
+_KEPT_LAYOUTS = 64  # shard layouts by epoch (a fork sees ever more epochs)
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
+def _keep(kept: dict[_K, _V], key: _K, value: _V, limit: int) -> _V:
+    """`value` kept under `key`, the oldest entries dropped past `limit`; returns `value`."""
+    kept[key] = value
+    while len(kept) > limit:
+        del kept[next(iter(kept))]
+    return value
 
 
 def store_failures_are_internal(
@@ -347,9 +358,7 @@ class ChainHandlers:
         shard_id = await self._shard_id(account_id, block)
         facts = self._block_facts.get(block.hash)
         if facts is None:
-            facts = self._block_facts[block.hash] = block_facts(block)
-            while len(self._block_facts) > _KEPT_BLOCK_FACTS:
-                del self._block_facts[next(iter(self._block_facts))]
+            facts = _keep(self._block_facts, block.hash, block_facts(block), _KEPT_BLOCK_FACTS)
         context = view_context(account_id, account, block, facts, shard_id, await self._epoch_height(block))
         costs = await self._gas_costs(block)
         try:
@@ -525,9 +534,7 @@ class ChainHandlers:
         if code is None:
             code = await self._reader.contract_code(code_hash)
             if code is not None:
-                self._codes[code_hash] = code
-                while len(self._codes) > _KEPT_CODES:
-                    del self._codes[next(iter(self._codes))]
+                _keep(self._codes, code_hash, code, _KEPT_CODES)
         return code
 
     def close(self) -> None:
@@ -612,7 +619,7 @@ class ChainHandlers:
                 raise errors.internal_error(f"the store holds no shard layout, {where}")
             # a fork holds an epoch once asked, so only a layout found in the epoch's config is kept
             if epoch is not None:
-                self._layouts[block.epoch_id] = found
+                _keep(self._layouts, block.epoch_id, found, _KEPT_LAYOUTS)
             layout = found
         return first_shard_id(layout) if account_id is None else account_shard_id(layout, account_id)
 
