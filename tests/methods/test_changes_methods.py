@@ -19,7 +19,7 @@ import pytest
 from nearrpc.nearcore.views import ZERO_HASH
 from nearrpc.sample import sample_chain
 from nearrpc.spec import validate_component
-from nearrpc.store import StoredReceipt, StoredTransaction, WriteBatch, open_store
+from nearrpc.store import ACCOUNTS_CHOSEN, StoredReceipt, StoredTransaction, WriteBatch, held_account, open_store
 from tests.support.live_server import running_server
 from tests.support.rpc import Answer, call, checked
 
@@ -201,6 +201,20 @@ def gap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client
 
 
 @pytest.fixture(scope="module")
+def chosen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, dict[int, str]]]:
+    """The same rows in a recording of chosen accounts that holds alice's only."""
+
+    def write(batch: WriteBatch) -> dict[int, str]:
+        hashes = _write_chain(batch, (0, 1, 2, 3))
+        _write_rows(batch, hashes)
+        batch.put_fetched(ACCOUNTS_CHOSEN)
+        batch.put_fetched(held_account("alice.near"))
+        return hashes
+
+    yield from _serve(tmp_path_factory.mktemp("changes-chosen"), write)
+
+
+@pytest.fixture(scope="module")
 def no_blocks(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
     def write(batch: WriteBatch) -> dict[int, str]:
         return _write_chain(batch, ())
@@ -367,14 +381,46 @@ def test_a_store_without_blocks(no_blocks: httpx.Client, method: str) -> None:
 
 @pytest.mark.parametrize("method", CHANGES_METHODS)
 def test_requests_nearcore_refuses(chain: tuple[httpx.Client, dict[int, str]], method: str) -> None:
+    """serde reads the flattened block reference first, then the request tagged by changes_type."""
     http, _ = chain
-    for params in (
-        {"block_id": 2},  # no changes_type
-        {"block_id": 2, "changes_type": "account_changes"},  # no account_ids
-        {"block_id": 2, "changes_type": "data_changes", "account_ids": ["a.near"]},  # no key_prefix_base64
-        {"block_id": 2, "changes_type": "single_access_key_changes", "account_ids": ["a.near"]},  # keys
-        {"block_id": 2, "changes_type": "everything", "account_ids": ["a.near"]},
-        {"changes_type": "account_changes", "account_ids": ["a.near"]},  # no block reference
+    variants = ", ".join(
+        f"`{name}`" for name in ("account_changes", "single_access_key_changes", "all_access_key_changes",
+                                 "contract_code_changes", "data_changes")
+    )  # fmt: skip
+    for params, detail in (
+        ({"block_id": 2}, "missing field `changes_type`"),
+        ({"block_id": 2, "changes_type": "account_changes"}, "missing field `account_ids`"),
+        (
+            {"block_id": 2, "changes_type": "data_changes", "account_ids": ["a.near"]},
+            "missing field `key_prefix_base64`",
+        ),
+        (
+            {"block_id": 2, "changes_type": "single_access_key_changes", "account_ids": ["a.near"]},
+            "missing field `keys`",
+        ),
+        ({"block_id": 2, "changes_type": "everything"}, f"unknown variant `everything`, expected one of {variants}"),
+        ({"block_id": 2, "changes_type": 7}, "invalid type: integer `7`, expected variant identifier"),
+        ({"changes_type": "everything"}, None),  # no block reference: refused before the variant is read
     ):
         answer = _ask(http, method, params)
         assert answer.status == 400 and answer.error["cause"]["name"] == "PARSE_ERROR", params
+        assert answer.error["data"] == f"Failed parsing args: {detail}"
+
+
+@pytest.mark.parametrize("method", (*KINDS_METHODS, *CHANGES_METHODS))
+def test_a_recording_of_chosen_accounts(chosen: tuple[httpx.Client, dict[int, str]], method: str) -> None:
+    """It answers about the accounts it holds; a block's every change, or an account it does not
+    hold, it cannot tell."""
+    http, hashes = chosen
+    if method in KINDS_METHODS:
+        refused = _ask(http, method, {"block_id": 2})
+        assert refused.status == 500
+        assert "recording of chosen accounts" in refused.error["cause"]["info"]["error_message"]
+        return
+    held = _ask(http, method, {"block_id": 2, "changes_type": "account_changes", "account_ids": ["alice.near"]})
+    assert [change["change"]["account_id"] for change in held.result["changes"]] == ["alice.near"]
+    refused = _ask(http, method, {"block_id": 2, "changes_type": "all_access_key_changes",
+                                  "account_ids": ["alice.near", "bob.near"]})  # fmt: skip
+    assert refused.status == 500 and refused.error["data"] == refused.error["cause"]
+    assert "holds no state of bob.near" in refused.error["cause"]["info"]["error_message"]
+    assert hashes[2] not in refused.raw.decode()
