@@ -266,18 +266,6 @@ class ChainHandlers:
     async def health(self, params: models.RpcHealthRequest) -> bytes:
         raise errors.method_not_found("health")
 
-    async def EXPERIMENTAL_changes_in_block(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
-        raise errors.method_not_found("EXPERIMENTAL_changes_in_block")
-
-    async def block_effects(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
-        raise errors.method_not_found("block_effects")
-
-    async def EXPERIMENTAL_changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
-        raise errors.method_not_found("EXPERIMENTAL_changes")
-
-    async def changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
-        raise errors.method_not_found("changes")
-
     async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
         # OpenRPC's service discovery: the packaged document, whatever the store holds
         return openrpc_compact()
