@@ -240,7 +240,8 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
         ),
         ("EXPERIMENTAL_view_state", Cause.INTERNAL_ERROR): (damaged, {**account, **prefix, "finality": "final"}),
     }  # fmt: skip
-    account_changes = {"changes_type": "account_changes", "account_ids": ["alice.localnet"]}
+    account_changes: dict[str, object] = {"changes_type": "account_changes", "account_ids": ["alice.localnet"]}
+    members: dict[str, object]
     for method, members in (("EXPERIMENTAL_changes_in_block", {}), ("block_effects", {}),
                             ("EXPERIMENTAL_changes", account_changes), ("changes", account_changes)):  # fmt: skip
         requests[(method, Cause.UNKNOWN_BLOCK)] = (http, {**members, "block_id": 10**9})
