@@ -18,6 +18,7 @@ from pydantic_core import ErrorDetails
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import MethodSpec
+from nearrpc.http.changes_params import changes_members
 from nearrpc.http.params_branches import branch_of
 from nearrpc.http.query_params import (
     REQUEST_TYPE_OF_METHOD,
@@ -133,8 +134,19 @@ def _gas_price(params: object) -> tuple[object]:
     return (None if params[0] is None else checked_block_id(params[0]),)
 
 
-def normalise(method: MethodSpec, params: object) -> dict[str, Any] | tuple[object] | None:
+# Issue 30's reads, whose forms nearrpc.http.read_params parses (it builds on this module's
+# helpers, so it is imported where it is used)
+_READ_METHODS: Final = frozenset({
+    "chunk", "tx", "EXPERIMENTAL_tx_status", "EXPERIMENTAL_receipt", "validators", "EXPERIMENTAL_validators_ordered",
+})  # fmt: skip
+
+
+def normalise(method: MethodSpec, params: object) -> Any:
     """The params as the typed model expects them, or None for methods that ignore params."""
+    if method.name in _READ_METHODS:
+        from nearrpc.http.read_params import READ_PARAMS
+
+        return READ_PARAMS[method.name](params)
     if not method.takes_block_reference:
         return None
     if method.name == "gas_price":
@@ -147,6 +159,10 @@ def normalise(method: MethodSpec, params: object) -> dict[str, Any] | tuple[obje
         return (checked_block_id(params[0]),)
     fields = _expect_object(params, method.params_schema)
     normalised: dict[str, Any] = {}
+    if "changes_type" in method.params_members:  # the reference is read first, then the request
+        normalised.update(block_reference(fields))
+        normalised.update(changes_members(fields, _failed, _json_kind))
+        return normalised
     if method.name == "query":
         normalised.update(query_members(fields, _failed))
     elif method.name in REQUEST_TYPE_OF_METHOD:
