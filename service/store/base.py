@@ -21,7 +21,8 @@ import based58
 # 2: the recorder's progress moved into the store; protocol_config_json is always present.
 # 3: access keys per account over heights, and contract code by hash.
 # 4: contract state (storage key -> value) per account over heights.
-SCHEMA_VERSION: Final = 4
+# 5: chunks, transactions and receipts by hash, validators per epoch; per-height change indexes.
+SCHEMA_VERSION: Final = 5
 
 
 # nearcore lists an account's keys in trie order: by the borsh bytes of the key, its type tag
@@ -130,6 +131,53 @@ class StoredEpoch:
     protocol_config_json: bytes | None = None
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class StoredChunk:
+    """One chunk as a node serves it, with the block that included it."""
+
+    chunk_hash: str
+    block_hash: str  # the block that included it (its header's height_included)
+    height: int  # height_included
+    shard_id: int
+    view_json: bytes  # the whole `chunk` result: {"author", "header", "transactions", "receipts"}
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTransaction:
+    """One executed transaction with its outcome."""
+
+    tx_hash: str
+    signer_id: str
+    block_hash: str  # the block whose chunk included it
+    height: int
+    shard_id: int  # the signer's shard at that block
+    # The EXPERIMENTAL_tx_status result of the executed transaction: final_execution_status,
+    # status, transaction, transaction_outcome, receipts_outcome, receipts. `tx` answers it
+    # without "receipts".
+    view_json: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class StoredReceipt:
+    """One executed receipt, with its outcome when known."""
+
+    receipt_id: str
+    block_hash: str  # the block in which it was executed
+    height: int
+    shard_id: int  # the receiver's shard
+    view_json: bytes  # the EXPERIMENTAL_receipt result (ReceiptView)
+    outcome_json: bytes | None  # its execution outcome (ExecutionOutcomeWithIdView), None if unknown
+
+
+@dataclass(frozen=True, slots=True)
+class StoredValidators:
+    """An epoch's validators as of one block."""
+
+    epoch_id: str
+    height: int  # the last block the view counts (the epoch's last block; the head's for the current epoch)
+    view_json: bytes  # the `validators` result (EpochValidatorInfo) for that epoch as of `height`
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +324,46 @@ class ChainReader(Protocol):
         `limit` of them (one range scan that stops there)."""
         ...
 
+    def chunk(self, chunk_hash: str) -> StoredChunk | None:
+        """The chunk with this hash."""
+        ...
+
+    def transaction(self, tx_hash: str, signer_id: str) -> StoredTransaction | None:
+        """The transaction with this hash. A local store finds it by hash alone; the signer is
+        what a fork asks its upstream with (what a wrong signer answers is the handler's call)."""
+        ...
+
+    def receipt(self, receipt_id: str) -> StoredReceipt | None:
+        """The receipt with this id."""
+        ...
+
+    def validators(self, epoch_id: str) -> StoredValidators | None:
+        """The epoch's validators record."""
+        ...
+
+    def receipts_executed_at(self, height: int) -> list[StoredReceipt]:
+        """The receipts executed in the block at `height`."""
+        ...
+
+    def transactions_at(self, height: int) -> list[StoredTransaction]:
+        """The transactions included in the chunks of the block at `height`."""
+        ...
+
+    def account_changes(self, height: int) -> list[tuple[str, bytes | None]]:
+        """The account rows written at exactly `height`, (account id, view or None for a
+        deletion), ascending by account id."""
+        ...
+
+    def access_key_changes(self, height: int) -> list[tuple[str, str, bytes | None]]:
+        """The access key rows written at exactly `height`, (account id, public key, view or
+        None for a deletion), ascending by account id, then key."""
+        ...
+
+    def contract_data_changes(self, height: int) -> list[tuple[str, bytes, bytes | None]]:
+        """The contract data rows written at exactly `height`, (account id, storage key, value
+        or None for a removal), ascending by account id, then key bytes."""
+        ...
+
     def info(self) -> StoreInfo:
         """Counts and bounds of the stored data."""
         ...
@@ -345,6 +433,22 @@ class ChainReader(Protocol):
         """Every (account id, storage key, height, value or None for a removal)."""
         ...
 
+    def iter_chunks(self) -> Iterator[StoredChunk]:
+        """Every stored chunk."""
+        ...
+
+    def iter_transactions(self) -> Iterator[StoredTransaction]:
+        """Every stored transaction."""
+        ...
+
+    def iter_receipts(self) -> Iterator[StoredReceipt]:
+        """Every stored receipt."""
+        ...
+
+    def iter_validators(self) -> Iterator[StoredValidators]:
+        """Every epoch's validators record."""
+        ...
+
     def iter_fetched(self) -> Iterator[str]:
         """Every key a fork marked as fetched."""
         ...
@@ -397,6 +501,24 @@ class ServingReader(Protocol):
     async def contract_state(
         self, account_id: str, prefix: bytes, height: int, limit: int
     ) -> list[tuple[bytes, bytes]]: ...
+
+    async def chunk(self, chunk_hash: str) -> StoredChunk | None: ...
+
+    async def transaction(self, tx_hash: str, signer_id: str) -> StoredTransaction | None: ...
+
+    async def receipt(self, receipt_id: str) -> StoredReceipt | None: ...
+
+    async def validators(self, epoch_id: str) -> StoredValidators | None: ...
+
+    async def receipts_executed_at(self, height: int) -> list[StoredReceipt]: ...
+
+    async def transactions_at(self, height: int) -> list[StoredTransaction]: ...
+
+    async def account_changes(self, height: int) -> list[tuple[str, bytes | None]]: ...
+
+    async def access_key_changes(self, height: int) -> list[tuple[str, str, bytes | None]]: ...
+
+    async def contract_data_changes(self, height: int) -> list[tuple[str, bytes, bytes | None]]: ...
 
     async def fetched(self, key: str) -> bool: ...
 
@@ -466,6 +588,22 @@ class WriteBatch(Protocol):
         """Record the value of one storage key of the account's contract as of the block at
         `height`; None records that the key was removed at that height. The key and value sizes
         are checked against the largest nearcore's runtime config allows."""
+        ...
+
+    def put_chunk(self, chunk: StoredChunk) -> None:
+        """Store a chunk (its index fields are checked against its JSON)."""
+        ...
+
+    def put_transaction(self, transaction: StoredTransaction) -> None:
+        """Store an executed transaction with its outcome (index fields checked against its JSON)."""
+        ...
+
+    def put_receipt(self, receipt: StoredReceipt) -> None:
+        """Store an executed receipt and its outcome (index fields checked against its JSON)."""
+        ...
+
+    def put_validators(self, validators: StoredValidators) -> None:
+        """Store an epoch's validators record, replacing the epoch's earlier one."""
         ...
 
     def drop_block(self, block_hash: str) -> None:
