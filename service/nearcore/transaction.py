@@ -126,7 +126,12 @@ def action_bytes(action: str | Mapping[str, Any]) -> bytes:
         return tag + _u128(body["stake"]) + public_key_bytes(body["public_key"])
     if name == "AddKey":
         access_key = body["access_key"]
-        return tag + public_key_bytes(body["public_key"]) + _u64(access_key["nonce"]) + _permission(access_key["permission"])
+        return (
+            tag
+            + public_key_bytes(body["public_key"])
+            + _u64(access_key["nonce"])
+            + _permission(access_key["permission"])
+        )
     if name == "DeleteKey":
         return tag + public_key_bytes(body["public_key"])
     return tag + _string(body["beneficiary_id"])  # DeleteAccount

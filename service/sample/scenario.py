@@ -70,9 +70,21 @@ NAMED = tuple(
     )
 )  # fmt: skip
 SUB_ACCOUNTS = (f"wallet.alice.{TOP_LEVEL}", f"savings.bob.{TOP_LEVEL}", f"game.carol.{TOP_LEVEL}")
+
+
+def implicit_key_label(index: int) -> str:
+    """The label of the key pair whose public key's hex is the index-th implicit account's id."""
+    return f"implicit:{index}"
+
+
+def validator_key_label(validator: str) -> str:
+    """The label of a validator's key pair (its validator key and its full-access key)."""
+    return f"validator:{validator}"
+
+
 # Named implicit accounts: the hex of an ed25519 public key (64 chars) or an Ethereum-style
 # address (0x + 40 hex chars).
-IMPLICIT = tuple(crypto.digest("implicit", i).hex() for i in range(18))
+IMPLICIT = tuple(crypto.public_key_bytes(implicit_key_label(i)).hex() for i in range(18))
 ETH_IMPLICIT = tuple("0x" + crypto.digest("eth-implicit", i)[:20].hex() for i in range(2))
 
 # Exists at genesis, deleted mid-chain.
@@ -84,7 +96,15 @@ EPHEMERAL = f"ephemeral.alice.{TOP_LEVEL}"
 
 # Gas of the sample's actions (burnt in full, at the gas price of the including block).
 TRANSFER_GAS = 446_365_125_000
-CALL_GAS = 2_427_934_415_604
+# A function call's fees (nearcore's, the same to send and to execute): the action receipt's,
+# the call's base, and per byte of method name and arguments; then the gas its contract uses.
+ACTION_RECEIPT_GAS = 108_059_500_000
+FUNCTION_CALL_BASE_GAS = 2_319_861_500_000
+FUNCTION_CALL_BYTE_GAS = 2_235_934
+CALL_PREPAID_GAS = 30_000_000_000_000  # what a call attaches; the unused part is refunded
+MAX_PREPAID_GAS = 300_000_000_000_000  # nearcore's max_total_prepaid_gas
+COUNTER_CALL_USED_GAS = 1_400_000_000_000  # an increment or decrement, give or take 0.1 Tgas
+TOKEN_CALL_USED_GAS = 3_800_000_000_000  # an ft_transfer or storage_unregister, give or take 1 Tgas
 CREATE_ACCOUNT_GAS = 4_174_947_687_500
 DELETE_ACCOUNT_GAS = 1_349_413_818_750
 STAKE_GAS = 1_057_417_500_000
@@ -141,7 +161,7 @@ BURST_CALLERS = (
     f"sybil.{TOP_LEVEL}",  # shard 3
 )
 BURST_CALLS_PER_CHUNK = 3
-BURST_CALL_GAS = 290_000_000_000_000
+BURST_CALL_GAS = 290_000_000_000_000  # what the contract uses of a burst call, less up to 19 Tgas
 # Every COUNTER_PERIOD heights somebody calls the counter contract.
 COUNTER_PERIOD = 6
 COUNTER_CALLERS = (f"alice.{TOP_LEVEL}", f"bob.{TOP_LEVEL}", f"judy.{TOP_LEVEL}")

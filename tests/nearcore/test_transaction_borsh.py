@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from typing import Any
 
 import based58
 import pytest
@@ -63,7 +64,7 @@ def b64(data: bytes) -> str:
 def test_every_action_variant_matches_the_published_bytes_and_hash() -> None:
     _, public_key = key_pair(MULTI_SECRET)
     permission = {"FunctionCall": {"allowance": None, "receiver_id": "zzz", "method_names": ["www"]}}
-    actions = [
+    actions: list[Any] = [
         "CreateAccount",
         {"DeployContract": {"code": b64(bytes([1, 2, 3]))}},
         {"FunctionCall": {"method_name": "qqq", "args": b64(bytes([1, 2, 3])), "gas": 1000, "deposit": "1000000"}},
