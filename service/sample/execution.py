@@ -72,7 +72,8 @@ class Executed:
 def _outcome(
     outcome_id: str, executor: str, gas: int, price: int, receipt_ids: list[str], status: dict[str, Any], version: int
 ) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"version": version, "gas_profile": None if version == 1 else []}
+    # A conversion's metadata is V1 (no gas profile); a receipt's V3 with its profile (empty here).
+    metadata: dict[str, Any] = {"version": 1} if version == 1 else {"version": version, "gas_profile": []}
     return {
         "proof": [],
         "block_hash": "",

@@ -261,6 +261,7 @@ class _Builder:
         self.keys = KeyLedger()
         self.data: dict[str, dict[bytes, bytes]] = {scenario.CONTRACT: {}, scenario.TOKEN: {}}
         self.data_rows: dict[tuple[int, str, bytes], bytes | None] = {}
+        self.old_keys: dict[str, str] = {}  # account -> its full-access key being rotated out
         self.epoch_stakes: list[dict[str, int]] = []  # each epoch's stakes when it opened
         self.locked_at: dict[int, dict[str, int]] = {}  # validators' locked balance after each block
         self.chunks: list[StoredChunk] = []  # every new chunk, ascending height and shard
@@ -420,6 +421,7 @@ class _Builder:
             self.keys.close_account(deletion.account_id, height)
             self.accounts[deletion.beneficiary].amount += gone.amount + gone.locked
             touched += [deletion.account_id, deletion.beneficiary]
+        touched += self._key_rotations(height, chunk_of)
         for stake in (s for s in scenario.STAKES if s.height == height):
             self._stake(chunk_of(stake.validator, "stake"), stake)
             touched.append(stake.validator)
@@ -445,6 +447,32 @@ class _Builder:
         touched += self._token_calls(height, chunk_of)
         touched += self._transfers(height, work, produced)
         return work, touched
+
+    def _key_rotations(self, height: int, chunk_of: Callable[[str, str], _ShardWork]) -> list[str]:
+        touched = []
+        for rotation in scenario.KEY_ROTATIONS:
+            account_id = rotation.account_id
+            if height == rotation.add_height:
+                label = f"rotated:{account_id}"
+                view = {"nonce": 0, "permission": "FullAccess"}
+                action = {"AddKey": {"public_key": crypto.public_key(label), "access_key": view}}
+                self._submit(
+                    chunk_of(account_id, "key addition"), account_id, account_id, [action], scenario.ADD_KEY_GAS
+                )
+                self.old_keys[account_id] = self.keys.full_access_key(account_id)
+                self.keys.add_full_access_key(account_id, label, height)
+                self.accounts[account_id].storage_usage += scenario.FULL_ACCESS_KEY_STORAGE
+                touched.append(account_id)
+            if height == rotation.delete_height:
+                old = self.old_keys.pop(account_id)
+                action = {"DeleteKey": {"public_key": old}}
+                self._submit(
+                    chunk_of(account_id, "key deletion"), account_id, account_id, [action], scenario.DELETE_KEY_GAS
+                )
+                self.keys.delete_key(account_id, old, height)
+                self.accounts[account_id].storage_usage -= scenario.FULL_ACCESS_KEY_STORAGE
+                touched.append(account_id)
+        return touched
 
     def _stake(self, work: _ShardWork, stake: scenario.Stake) -> None:
         # Raising a stake locks the difference at once and proposes the new total.

@@ -116,6 +116,22 @@ class KeyLedger:
         for key in (full, function_call):
             self._write(account_id, key, height)
 
+    def add_full_access_key(self, account_id: str, label: str, height: int) -> str:
+        """A new full-access key (after the AddKey that adds it); it signs from now on."""
+        key = crypto.public_key(label)
+        self._labels[key] = label
+        self._keys[account_id][key] = {"nonce": (height - 1) * NONCE_RANGE_MULTIPLIER, "permission": "FullAccess"}
+        self._write(account_id, key, height)
+        self._full[account_id] = key
+        return key
+
+    def delete_key(self, account_id: str, key: str, height: int) -> None:
+        del self._keys[account_id][key]
+        self._write(account_id, key, height)
+
+    def full_access_key(self, account_id: str) -> str:
+        return self._full[account_id]
+
     def close_account(self, account_id: str, height: int) -> None:
         for key in self._keys.pop(account_id, {}):
             self._write(account_id, key, height)

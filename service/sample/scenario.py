@@ -108,9 +108,13 @@ TOKEN_CALL_USED_GAS = 3_800_000_000_000  # an ft_transfer or storage_unregister,
 CREATE_ACCOUNT_GAS = 4_174_947_687_500
 DELETE_ACCOUNT_GAS = 1_349_413_818_750
 STAKE_GAS = 1_057_417_500_000
+ADD_KEY_GAS = 2 * (108_059_500_000 + 101_765_125_000)  # receipt + full-access AddKey, send and execution
+DELETE_KEY_GAS = 2 * (108_059_500_000 + 94_946_625_000)
 
 # Bytes: an account record plus one full-access key, what a fresh account uses.
 BASE_STORAGE = 182
+# What a full-access key adds: its borsh key (33) and AccessKey (9) and 40 extra bytes.
+FULL_ACCESS_KEY_STORAGE = 82
 # What each contract data record adds to its account's storage_usage besides its key and value
 # bytes (nearcore's num_extra_bytes_record in the runtime config).
 DATA_RECORD_EXTRA_BYTES = 40
@@ -148,6 +152,19 @@ DELETIONS = (
     DeleteAccount(90, EPHEMERAL, f"alice.{TOP_LEVEL}"),
 )
 STAKES = (Stake(57, "node2", 1_500_000 * NEAR),)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyRotation:
+    """An account adds a new full-access key (an AddKey signed by its old key) and later
+    deletes the old one (a DeleteKey signed by the new key, which signs from then on)."""
+
+    add_height: int
+    delete_height: int
+    account_id: str
+
+
+KEY_ROTATIONS = (KeyRotation(52, 79, f"erin.{TOP_LEVEL}"),)
 
 # Heights of a burst of heavy contract calls that fills the chunks of every shard and
 # pushes the gas price up; it decays back to the minimum afterwards. A second, short burst at
