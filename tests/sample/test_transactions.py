@@ -296,3 +296,33 @@ def test_every_view_validates_against_upstream(
         check_component(reference, "ExecutionOutcomeWithIdView", load(receipt.outcome_json))
     for record in chain.validators:
         check_component(reference, "RpcValidatorResponse", load(record.view_json))
+
+
+def test_blocks_chunks_and_approvals_are_signed_by_their_validators(
+    chain: SampleChain, views: list[dict[str, Any]]
+) -> None:
+    """Block and chunk signatures are over their hashes, approvals over nearcore's approval
+    bytes (Endorsement of the parent right after it, else Skip of its height, then the target
+    height), each with the validator's key from the genesis config."""
+    validators = load(chain.genesis_config_json)["validators"]
+    keys = {v["account_id"]: Ed25519PublicKey.from_public_bytes(raw(v["public_key"])) for v in validators}
+    order = [v["account_id"] for v in validators]
+    producers = {load(c.view_json)["header"]["chunk_hash"]: load(c.view_json)["author"] for c in chain.chunks}
+    approvals = 0
+    for parent, view in zip(views, views[1:], strict=False):
+        header = view["header"]
+        keys[view["author"]].verify(raw(header["signature"]), raw(header["hash"]))
+        for chunk, fresh in zip(view["chunks"], header["chunk_mask"], strict=True):
+            if fresh:
+                keys[producers[chunk["chunk_hash"]]].verify(raw(chunk["signature"]), raw(chunk["chunk_hash"]))
+        prev = parent["header"]
+        if header["height"] == prev["height"] + 1:
+            inner = b"\x00" + raw(prev["hash"])
+        else:
+            inner = b"\x01" + prev["height"].to_bytes(8, "little")
+        message = inner + header["height"].to_bytes(8, "little")
+        for validator, approval in zip(order, header["approvals"], strict=True):
+            if approval is not None:
+                keys[validator].verify(raw(approval), message)
+                approvals += 1
+    assert approvals > 300
