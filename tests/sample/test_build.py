@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from nearrpc.sample import build as build_module
 from nearrpc.sample import SampleChain, build_sample_store, sample_chain
+from nearrpc.sample import build as build_module
 from nearrpc.sample.generator import generate_sample_chain
 from nearrpc.store import open_store
 from tests.store.sqlite_files import dump
@@ -76,8 +76,8 @@ def test_built_store_serves_every_chunk_transaction_receipt_and_validators_recor
             assert reader.transaction(tx.tx_hash, tx.signer_id) == tx
         for receipt in chain.receipts:
             assert reader.receipt(receipt.receipt_id) == receipt
-        for record in chain.validators:
-            assert reader.validators(record.epoch_id) == record
+        for (epoch_id, height), record in zip(facts.validator_epochs, chain.validators, strict=True):
+            assert reader.validators(epoch_id) == record and record.height == height
         for height in facts.block_heights:
             at = {t.tx_hash for t in chain.transactions if t.height == height}
             assert {t.tx_hash for t in reader.transactions_at(height)} == at
