@@ -1475,7 +1475,7 @@ class RpcViewStateErrorUNKNOWNACCOUNTInfo(BaseModel):
 
 
 class ShardId(RootModel[int]):
-    root: Annotated[int, Field(ge=0)]
+    root: Annotated[int, Field(ge=0, le=18446744073709551615)]
 
 
 class ShardLayoutV0(BaseModel):
