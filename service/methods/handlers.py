@@ -37,6 +37,7 @@ from nearrpc.methods.status import StatusReport, missing_members
 from nearrpc.methods.view_calls import (
     BlockFacts,
     CallUpstream,
+    ChangesUpstream,
     ViewCallMetrics,
     ViewRunner,
     block_facts,
@@ -109,6 +110,7 @@ class ChainHandlers:
         call_upstream: CallUpstream | None = None,
         verify_calls: bool = False,
         view_call_metrics: ViewCallMetrics | None = None,
+        changes_upstream: ChangesUpstream | None = None,
     ) -> None:
         """`heads_move`: the reader's head is another node's, which moves between requests with
         no write here (a fork that follows its upstream): finality references are resolved anew
@@ -116,11 +118,14 @@ class ChainHandlers:
         for what the store lacks (a fork), so its "no state" is the upstream's word.
         `call_upstream`: where a view call cannot run here, its answer (a fork's upstream);
         `verify_calls`: ask it for every local call answer too and count the differences;
-        `view_call_metrics`: where view calls are counted by path and verify differences."""
+        `view_call_metrics`: where view calls are counted by path and verify differences;
+        `changes_upstream`: who answers the changes methods instead of the store's rows (a fork's
+        upstream)."""
         self._reader = reader
         self._heads_move = heads_move
         self._reads_through = reads_through
         self._call_upstream = call_upstream
+        self._changes_upstream = changes_upstream
         self._verify_calls = verify_calls
         self._metrics = view_call_metrics
         self._views = ViewRunner()
