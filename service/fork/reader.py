@@ -771,6 +771,8 @@ class ForkReader:
             return None, None
         answer = self._answer(reply, what)
         included = self._parsed(lambda: int(answer["header"]["height_included"]), what)
+        if self._above_the_pin(included):
+            return None, None  # included above the pinned head: not in this fork
         block = await self.block_by_height(included)
         if block is None:
             raise UpstreamError(f"{self.upstream.address}: {what}: no block at its height_included {included}")
