@@ -25,6 +25,12 @@ store's answer after it are the same bytes, made by the same handlers from the s
   lied) is dropped in the same batch, so a lie never blocks the real block for good.
 - An "absent" mark (a skipped height, an unknown hash or account) is kept only from a
   nearcore-shaped error answer (a structured cause).
+- Chunks, transactions and receipts are immutable by hash: kept for good once checked
+  (`ingest.chain_records`: the spec component, the hash asked for, the block that includes it),
+  a transaction once its status is FINAL; an "unknown" answer for one is never kept (it may yet
+  appear). An ended epoch's validators are kept for good; the head's epoch's hold while the
+  head has not moved past the block they count. The changes methods are the upstream's answers,
+  kept verbatim per block.
 """
 
 from __future__ import annotations
