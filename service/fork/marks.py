@@ -12,8 +12,9 @@ cannot tell "fetched, and this is the answer" from "never asked":
   same name; so are a receipt asked for by id (the answer does not say where it was executed,
   which a receipt row holds) and a block's state changes (a fork does not hold every row they
   would be derived from);
-- an epoch's validators kept for good (the epoch had ended): a current epoch's record is the
-  same row, asked again once the head has moved past it.
+- an epoch's validators kept while it was the head's epoch, as of the head then: once the head
+  has moved on (or into a later epoch) the record is asked again; a record without the mark (an
+  ended epoch's, or one a recording or the sample wrote) holds for good.
 
 Account ids and public keys never contain "/", so the names cannot collide. Storage keys,
 prefixes and call arguments are bytes of up to megabytes: they are named by their SHA-256, so a
@@ -74,8 +75,8 @@ def receipt(receipt_id: str) -> str:
     return f"receipt/{receipt_id}"
 
 
-def validators_final(epoch_id: str) -> str:
-    return f"validators-final/{epoch_id}"
+def validators_current(epoch_id: str, height: int) -> str:
+    return f"validators-current/{epoch_id}/{height}"
 
 
 def changes(method: str, params: bytes, block_hash: str) -> str:

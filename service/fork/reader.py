@@ -848,7 +848,7 @@ class ForkReader:
         self._count("hit")
         return found
 
-    # -- validators: an ended epoch's are kept for good; the current epoch's record holds while
+    # -- validators: an ended epoch's are kept for good; the head's epoch's record holds while
     # the fork's head has not moved past the block it counts, and stands in while the upstream
     # does not answer (as the store's head does)
 
@@ -888,13 +888,15 @@ class ForkReader:
 
         def writes(batch: WriteBatch) -> None:
             batch.put_validators(record)
-            if ended:
-                batch.put_fetched(marks.validators_final(epoch_id))
+            if not ended:
+                batch.put_fetched(marks.validators_current(epoch_id, record.height))
 
         return record, writes
 
     async def _validators_hold(self, kept: StoredValidators) -> bool:
-        if await self.local.fetched(marks.validators_final(kept.epoch_id)):
+        """Whether a kept record still answers: one kept as of the head (marked) until the head
+        moves past it; any other (an ended epoch's, a recording's) for good."""
+        if not await self.local.fetched(marks.validators_current(kept.epoch_id, kept.height)):
             return True
         head = await self.head()
         return head is None or (head.epoch_id == kept.epoch_id and head.height <= kept.height)
