@@ -12,7 +12,7 @@ import base64
 import functools
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
 
 import orjson
 
@@ -271,18 +271,6 @@ class ChainHandlers:
     async def health(self, params: models.RpcHealthRequest) -> bytes:
         raise errors.method_not_found("health")
 
-    async def EXPERIMENTAL_changes_in_block(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
-        raise errors.method_not_found("EXPERIMENTAL_changes_in_block")
-
-    async def block_effects(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
-        raise errors.method_not_found("block_effects")
-
-    async def EXPERIMENTAL_changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
-        raise errors.method_not_found("EXPERIMENTAL_changes")
-
-    async def changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
-        raise errors.method_not_found("changes")
-
     async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
         # OpenRPC's service discovery: the packaged document, whatever the store holds
         return openrpc_compact()
@@ -433,18 +421,40 @@ class ChainHandlers:
     # -- a block's state changes (methods.changes): the cause is also the legacy `data`
 
     async def EXPERIMENTAL_changes_in_block(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        if self._changes_upstream is not None:
+            return await self._upstream_changes("EXPERIMENTAL_changes_in_block", params, {})
         return kinds_result(await self._block_rows("EXPERIMENTAL_changes_in_block", params, None))
 
     async def block_effects(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        if self._changes_upstream is not None:
+            return await self._upstream_changes("block_effects", params, {})
         return kinds_result(await self._block_rows("block_effects", params, None))
 
     async def EXPERIMENTAL_changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
         request: dict[str, Any] = params.model_dump(mode="json")
+        if self._changes_upstream is not None:
+            return await self._upstream_changes("EXPERIMENTAL_changes", params, request)
         return changes_result(await self._block_rows("EXPERIMENTAL_changes", params, _asked_accounts(request)), request)
 
     async def changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
         request: dict[str, Any] = params.model_dump(mode="json")
+        if self._changes_upstream is not None:
+            return await self._upstream_changes("changes", params, request)
         return changes_result(await self._block_rows("changes", params, _asked_accounts(request)), request)
+
+    async def _upstream_changes(self, method: str, params: Any, request: dict[str, Any]) -> bytes:
+        """A fork's answer: the upstream's at the block `params` refers to (a fork holds only the
+        rows it was asked for, so changes derived from them would leave the rest out)."""
+        assert self._changes_upstream is not None
+        try:
+            try:
+                block = await self._resolve(method, reference_of(params))
+            except NoEarliestBlock:
+                raise errors.not_synced_yet() from None
+        except errors.RpcError as refused:
+            raise errors.cause_as_data(refused) from None
+        asked = {key: value for key, value in request.items() if key not in _BLOCK_REFERENCES and value is not None}
+        return await self._changes_upstream.changes(method, asked, block)
 
     async def _block_rows(self, method: str, params: Any, accounts: list[str] | None) -> BlockRows:
         """The rows of the block `params` refers to; `accounts`: the accounts asked about (None:
@@ -740,6 +750,9 @@ def _check_view_state_pages(request: Any) -> None:
         raise errors.parse_error("include_proof is not supported with paginated view_state (after_key_base64 / limit)")
     if after_key is not None and not after_key.startswith(base64.b64decode(request.prefix_base64.root)):
         raise errors.parse_error("after_key_base64 must start with prefix_base64")
+
+
+_BLOCK_REFERENCES: Final = ("block_id", "finality", "sync_checkpoint")
 
 
 def _asked_accounts(request: dict[str, Any]) -> list[str]:
