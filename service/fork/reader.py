@@ -892,10 +892,13 @@ class ForkReader:
         if _says(reply, "UNKNOWN_EPOCH"):
             return None, None
         start, view = self._parsed(lambda: chain_records.checked_validators(self._answer(reply, what)), what)
-        first = await self.block_by_height(start)
-        counted = None if first is None else await self._last_counted(epoch_id, first)
+        if self._above_the_pin(start):
+            return None, None  # it begins above the pinned head: not in this fork
+        found = await self.block_by_height(start)
+        first = self._parsed(lambda: chain_records.check_epoch_start(epoch_id, found), what)
+        counted = await self._last_counted(epoch_id, first)
         if counted is None:
-            return None, None  # it begins above the fork's (pinned) head: not in this fork
+            return None, None  # it begins above the fork's head
         last, ended = counted
         record = self._parsed(lambda: chain_records.validators_record(epoch_id, first, last, view), what)
 
