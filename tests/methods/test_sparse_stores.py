@@ -262,6 +262,13 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
         ("EXPERIMENTAL_validators_ordered", Cause.INTERNAL_ERROR): (damaged, [None]),
         ("health", Cause.INTERNAL_ERROR): (damaged, None),
     }  # fmt: skip
+    account_changes: dict[str, object] = {"changes_type": "account_changes", "account_ids": ["alice.localnet"]}
+    members: dict[str, object]
+    for method, members in (("EXPERIMENTAL_changes_in_block", {}), ("block_effects", {}),
+                            ("EXPERIMENTAL_changes", account_changes), ("changes", account_changes)):  # fmt: skip
+        requests[(method, Cause.UNKNOWN_BLOCK)] = (http, {**members, "block_id": 10**9})
+        requests[(method, Cause.NOT_SYNCED_YET)] = (genesis_only, {**members, "sync_checkpoint": "earliest_available"})
+        requests[(method, Cause.INTERNAL_ERROR)] = (damaged, {**members, "finality": "final"})
     assert set(requests) == {(method, cause) for method, causes in METHOD_CAUSES.items() for cause in causes}
     for (method, cause), (client, params) in requests.items():
         answer = checked(call(client, method, params), method)
