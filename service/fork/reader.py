@@ -808,9 +808,12 @@ class ForkReader:
 
     async def _fetch_transaction(self, tx_hash: str, signer_id: str) -> tuple[StoredTransaction | None, Writes | None]:
         what = f"EXPERIMENTAL_tx_status {tx_hash} {signer_id}"
-        reply = await self._call("EXPERIMENTAL_tx_status", {"tx_hash": tx_hash, "sender_account_id": signer_id})
-        if _says(reply, "UNKNOWN_TRANSACTION"):
-            return None, None
+        params = {"tx_hash": tx_hash, "sender_account_id": signer_id, "wait_until": chain_records.NO_WAIT}
+        reply = await self._call("EXPERIMENTAL_tx_status", params)
+        if _says(reply, "UNKNOWN_TRANSACTION", "TIMEOUT_ERROR") or (
+            reply.error is None and isinstance(reply.result, dict) and "transaction_outcome" not in reply.result
+        ):
+            return None, None  # not known, or not executed yet, there: asked again next time
         status = self._parsed(lambda: chain_records.checked_status(self._answer(reply, what), tx_hash, signer_id), what)
         block = await self.block_by_hash(status["transaction_outcome"]["block_hash"])
         if block is None:

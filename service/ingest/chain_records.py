@@ -26,6 +26,9 @@ VALIDATORS: Final = "RpcValidatorResponse"
 OUTCOME: Final = "ExecutionOutcomeWithIdView"
 # A transaction's outcome is kept for good once final: before, the status a node answers moves.
 FINAL_STATUS: Final = "FINAL"
+# Asked with this `wait_until`, a node answers a transaction's status at once, whatever it is
+# (the default waits until it is executed, and a node that does not know it times out).
+NO_WAIT: Final = "NONE"
 
 
 def _same(what: str, got: object, wanted: object) -> None:
