@@ -65,7 +65,7 @@ def _heights(info: StoreInfo) -> str:
 
 
 # What a check's count of a table is called where the table's name would not say it.
-_COUNTED: Final = {"contract_data": "contract state rows"}
+_COUNTED: Final = {"contract_data": "contract state rows", "validators": "epoch validator records"}
 
 
 def _summary(location: str, info: StoreInfo | None, check: StoreCheck) -> list[str]:
@@ -169,7 +169,8 @@ def _run_copy(args: argparse.Namespace) -> None:
         f"nearrpc store copy: copied {describe_location(args.source)} -> {describe_location(args.destination)}: "
         f"{summary.blocks} blocks, {summary.epochs} epochs, {summary.account_states} account states, "
         f"{summary.access_keys} access key states, {summary.contract_codes} contract codes, "
-        f"{summary.contract_data} contract state rows, "
+        f"{summary.contract_data} contract state rows, {summary.chunks} chunks, {summary.transactions} transactions, "
+        f"{summary.receipts} receipts, {summary.validators} epoch validator records, "
         f"{summary.configs} configs in {seconds:.1f} s ({summary.blocks / seconds:.0f} blocks/s); "
         f"counts verified (chain {summary.destination.chain_id!r}, heights "
         f"{summary.destination.earliest_height}..{summary.destination.latest_height})"

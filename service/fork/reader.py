@@ -58,7 +58,11 @@ from nearrpc.store import (
     ContractStateTooLarge,
     ServingReader,
     StoredBlock,
+    StoredChunk,
     StoredEpoch,
+    StoredReceipt,
+    StoredTransaction,
+    StoredValidators,
     StoreInfo,
     StoreVersion,
     WriteBatch,
@@ -747,6 +751,37 @@ class ForkReader:
             self._count("hit")
             return CallAnswer.from_kept(kept)
         return await self._miss(mark, lambda: self._fetch_call(account_id, method_name, args, block))
+
+    # Chunks, transactions, receipts, validators and the rows of one height: what the local store
+    # holds. Reading them through to the upstream on a miss is the next step (issue 30's fork
+    # work); until then a miss here answers as a plain store does.
+
+    async def chunk(self, chunk_hash: str) -> StoredChunk | None:
+        return await self.local.chunk(chunk_hash)
+
+    async def transaction(self, tx_hash: str, signer_id: str) -> StoredTransaction | None:
+        return await self.local.transaction(tx_hash, signer_id)
+
+    async def receipt(self, receipt_id: str) -> StoredReceipt | None:
+        return await self.local.receipt(receipt_id)
+
+    async def validators(self, epoch_id: str) -> StoredValidators | None:
+        return await self.local.validators(epoch_id)
+
+    async def receipts_executed_at(self, height: int) -> list[StoredReceipt]:
+        return await self.local.receipts_executed_at(height)
+
+    async def transactions_at(self, height: int) -> list[StoredTransaction]:
+        return await self.local.transactions_at(height)
+
+    async def account_changes(self, height: int) -> list[tuple[str, bytes | None]]:
+        return await self.local.account_changes(height)
+
+    async def access_key_changes(self, height: int) -> list[tuple[str, str, bytes | None]]:
+        return await self.local.access_key_changes(height)
+
+    async def contract_data_changes(self, height: int) -> list[tuple[str, bytes, bytes | None]]:
+        return await self.local.contract_data_changes(height)
 
     async def fetched(self, key: str) -> bool:
         return await self.local.fetched(key)

@@ -207,6 +207,10 @@ class StoreInfo:
     access_key_count: int = 0  # rows of (account, key, height) states, deletions included
     contract_code_count: int = 0
     contract_data_count: int = 0  # rows of (account, storage key, height) values, removals included
+    chunk_count: int = 0
+    transaction_count: int = 0
+    receipt_count: int = 0
+    validators_count: int = 0  # epochs with a validators record
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +225,10 @@ class StoreVersion:
     access_keys: int = 0
     codes: int = 0  # contract code
     contract_data: int = 0  # contract state (storage keys and values)
+    chunks: int = 0
+    transactions: int = 0  # transactions with their outcomes
+    receipts: int = 0  # receipts with their outcomes
+    validators: int = 0  # validators per epoch
     # Which store the counters belong to: a server that starts reading another one (a file
     # replaced while served) bumps it, and then everything counts as changed, whatever the
     # new store's counters say.
@@ -234,7 +242,10 @@ class StoreVersion:
         return frozenset(kind for kind in STORE_KINDS if getattr(self, kind) != getattr(earlier, kind))
 
 
-STORE_KINDS: Final = ("configs", "blocks", "epochs", "accounts", "access_keys", "codes", "contract_data")
+STORE_KINDS: Final = (
+    "configs", "blocks", "epochs", "accounts", "access_keys", "codes", "contract_data", "chunks", "transactions",
+    "receipts", "validators",
+)  # fmt: skip
 # Among the changed kinds: the store is another one (a file replaced while served). What holds
 # forever within one store (a block found by its hash) may not hold there: nothing kept is valid.
 ANOTHER_STORE: Final = "another store"

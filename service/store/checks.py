@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
 import based58
 import orjson
@@ -23,7 +23,16 @@ from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 from nearrpc.nearcore.views import ACCOUNT_VIEW_BLOCK_MEMBERS, EPOCH_CONFIG_KEYS, ZERO_HASH
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.spec import validate_component
-from nearrpc.store.base import BLOCK_INDEX_FIELDS, StoredBlock, StoredEpoch, StoreIntegrityError
+from nearrpc.store.base import (
+    BLOCK_INDEX_FIELDS,
+    StoredBlock,
+    StoredChunk,
+    StoredEpoch,
+    StoredReceipt,
+    StoredTransaction,
+    StoredValidators,
+    StoreIntegrityError,
+)
 from nearrpc.store.layout import MAX_HEIGHT, height_in_range
 
 
@@ -182,14 +191,16 @@ def check_contract_code(code_hash: str, code: bytes) -> None:
         raise StoreIntegrityError(f"contract code stored as {code_hash} hashes to {actual}")
 
 
-def check_block_hash(block_hash: str) -> None:
-    """A block hash is the base58 text of 32 bytes (and a 44-character text is never longer)."""
+def check_block_hash(block_hash: str, what: str = "block hash") -> None:
+    """A block hash (any CryptoHash: `what` names it) is the base58 text of 32 bytes (and a
+    44-character text is never longer)."""
     try:
-        decoded = based58.b58decode(block_hash.encode("ascii")) if len(block_hash) <= 44 else b""
+        fits = isinstance(block_hash, str) and len(block_hash) <= 44
+        decoded = based58.b58decode(block_hash.encode("ascii")) if fits else b""
     except (ValueError, UnicodeEncodeError):
         decoded = b""
     if len(decoded) != 32:
-        raise StoreIntegrityError(f"{block_hash[:60]!r} is not a block hash (base58 of 32 bytes)")
+        raise StoreIntegrityError(f"{str(block_hash)[:60]!r} is not a {what} (base58 of 32 bytes)")
 
 
 @cache
@@ -229,3 +240,98 @@ def check_contract_data(account_id: str, key: bytes, height: int, value: bytes |
             f"contract state of {account_id} at {height}: a storage value of {len(value)} bytes is longer than "
             f"nearcore's max_length_storage_value ({max_value})"
         )
+
+
+# -- chunks, transactions, receipts, validators (schema 5) ----------------------------------------
+# Each record's index fields repeat members of its JSON (where the JSON has them): a put refuses
+# a record whose fields and JSON disagree, and `store check` finds a stored one that does.
+
+_MAX_SHARD_ID: Final = (1 << 63) - 1  # both engines keep a shard id as a signed 64-bit integer
+
+
+def _check_shard(what: str, shard_id: int) -> None:
+    if not isinstance(shard_id, int) or isinstance(shard_id, bool) or not 0 <= shard_id <= _MAX_SHARD_ID:
+        raise StoreIntegrityError(f"{what}: shard id {shard_id!r} is out of range (0 to {_MAX_SHARD_ID})")
+
+
+def _member(view: dict[str, Any], path: tuple[str, ...], what: str) -> object:
+    """The member at `path` of a stored JSON object; refused when a step is missing."""
+    value: object = view
+    for step in path:
+        if not isinstance(value, dict) or step not in value:
+            raise StoreIntegrityError(f"{what}: the JSON has no {'.'.join(path)}")
+        value = value[step]
+    return value
+
+
+def _agrees(what: str, field: str, value: object, view: dict[str, Any], path: tuple[str, ...]) -> None:
+    found = _member(view, path, what)
+    if found != value:
+        raise StoreIntegrityError(f"{what}: {field}={value!r} but {'.'.join(path)}={found!r}")
+
+
+def check_chunk(chunk: StoredChunk) -> bytes:
+    """A chunk's stored bytes: the `chunk` result, whose header names its hash, the height that
+    included it and its shard."""
+    what = f"chunk {str(chunk.chunk_hash)[:60]}"
+    check_block_hash(chunk.chunk_hash, "chunk hash")
+    check_block_hash(chunk.block_hash, "block hash")
+    _check_height(what, chunk.height)
+    _check_shard(what, chunk.shard_id)
+    view = load_object(chunk.view_json, what)
+    _agrees(what, "chunk_hash", chunk.chunk_hash, view, ("header", "chunk_hash"))
+    _agrees(what, "height", chunk.height, view, ("header", "height_included"))
+    _agrees(what, "shard_id", chunk.shard_id, view, ("header", "shard_id"))
+    return compact(view)
+
+
+def check_transaction(transaction: StoredTransaction) -> bytes:
+    """A transaction's stored bytes: its EXPERIMENTAL_tx_status result, whose transaction names
+    its hash and signer and whose outcome the block that executed it."""
+    what = f"transaction {str(transaction.tx_hash)[:60]}"
+    check_block_hash(transaction.tx_hash, "transaction hash")
+    check_block_hash(transaction.block_hash, "block hash")
+    if not isinstance(transaction.signer_id, str) or account_id_problem(transaction.signer_id) is not None:
+        raise StoreIntegrityError(f"{what}: signer {transaction.signer_id!r} is not a valid account id")
+    _check_height(what, transaction.height)
+    _check_shard(what, transaction.shard_id)
+    view = load_object(transaction.view_json, what)
+    _agrees(what, "tx_hash", transaction.tx_hash, view, ("transaction", "hash"))
+    _agrees(what, "signer_id", transaction.signer_id, view, ("transaction", "signer_id"))
+    _agrees(what, "tx_hash", transaction.tx_hash, view, ("transaction_outcome", "id"))
+    _agrees(what, "block_hash", transaction.block_hash, view, ("transaction_outcome", "block_hash"))
+    return compact(view)
+
+
+def check_receipt(receipt: StoredReceipt) -> tuple[bytes, bytes | None]:
+    """A receipt's stored bytes and its outcome's: the ReceiptView names its id; the outcome
+    (when known) the same id and the block that executed it."""
+    what = f"receipt {str(receipt.receipt_id)[:60]}"
+    check_block_hash(receipt.receipt_id, "receipt id")
+    check_block_hash(receipt.block_hash, "block hash")
+    _check_height(what, receipt.height)
+    _check_shard(what, receipt.shard_id)
+    view = load_object(receipt.view_json, what)
+    _agrees(what, "receipt_id", receipt.receipt_id, view, ("receipt_id",))
+    if receipt.outcome_json is None:
+        return compact(view), None
+    outcome = load_object(receipt.outcome_json, f"{what} outcome")
+    _agrees(f"{what} outcome", "receipt_id", receipt.receipt_id, outcome, ("id",))
+    _agrees(f"{what} outcome", "block_hash", receipt.block_hash, outcome, ("block_hash",))
+    return compact(view), compact(outcome)
+
+
+def check_validators(validators: StoredValidators) -> bytes:
+    """An epoch's validators record: the `validators` result as of a block at or after the
+    epoch's start (the JSON names no epoch id; its start height is checked against `height`)."""
+    what = f"validators of epoch {str(validators.epoch_id)[:60]}"
+    check_block_hash(validators.epoch_id, "epoch id")
+    _check_height(what, validators.height)
+    view = load_object(validators.view_json, what)
+    start = _member(view, ("epoch_start_height",), what)
+    if not isinstance(start, int) or isinstance(start, bool) or start > validators.height:
+        raise StoreIntegrityError(
+            f"{what}: height={validators.height} but epoch_start_height={start!r} (the view counts blocks of the "
+            "epoch up to its height)"
+        )
+    return compact(view)

@@ -28,6 +28,10 @@ class CopySummary:
     access_keys: int = 0
     contract_codes: int = 0
     contract_data: int = 0
+    chunks: int = 0
+    transactions: int = 0
+    receipts: int = 0
+    validators: int = 0
 
 
 # Called with the number of rows written since the last call (for a progress bar).
@@ -52,7 +56,9 @@ def _counts(info: StoreInfo) -> dict[str, int]:
     return {
         "blocks": info.block_count, "epochs": info.epoch_count, "account_states": info.account_state_count,
         "access_keys": info.access_key_count, "contract_codes": info.contract_code_count,
-        "contract_data": info.contract_data_count,
+        "contract_data": info.contract_data_count, "chunks": info.chunk_count,
+        "transactions": info.transaction_count, "receipts": info.receipt_count,
+        "validators": info.validators_count,
     }  # fmt: skip
 
 
@@ -115,6 +121,18 @@ def copy_store(
                 for account_id, storage_key, height, value in reader.iter_contract_data():
                     batch.put_contract_data(account_id, storage_key, height, value)
                     written("contract_data")
+                for chunk in reader.iter_chunks():
+                    batch.put_chunk(chunk)
+                    written("chunks")
+                for transaction in reader.iter_transactions():
+                    batch.put_transaction(transaction)
+                    written("transactions")
+                for receipt in reader.iter_receipts():
+                    batch.put_receipt(receipt)
+                    written("receipts")
+                for validators in reader.iter_validators():
+                    batch.put_validators(validators)
+                    written("validators")
                 genesis_hash = reader.genesis_hash()
                 if genesis_hash is not None:
                     batch.put_genesis_hash(genesis_hash)
@@ -131,7 +149,8 @@ def copy_store(
     _check_destination(destination_info, source_info, destination, was_empty=theirs is None)
     configs = (genesis is not None) + (client is not None)
     return CopySummary(counts["blocks"], counts["epochs"], counts["account_states"], configs, source_info,
-                       destination_info, counts["access_keys"], counts["contract_codes"], counts["contract_data"])
+                       destination_info, counts["access_keys"], counts["contract_codes"], counts["contract_data"],
+                       counts["chunks"], counts["transactions"], counts["receipts"], counts["validators"])
 
 
 def _check_read_all(counts: dict[str, int], info: StoreInfo) -> None:

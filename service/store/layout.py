@@ -7,12 +7,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from nearrpc.store.base import SCHEMA_VERSION, STORE_KINDS, StoredBlock, StoredEpoch, StoreInfo, StoreVersion
+from nearrpc.store.base import (
+    SCHEMA_VERSION,
+    STORE_KINDS,
+    StoredBlock,
+    StoredChunk,
+    StoredEpoch,
+    StoredReceipt,
+    StoredTransaction,
+    StoredValidators,
+    StoreInfo,
+    StoreVersion,
+)
 
 # Every table of the layout; a check reports the ones missing.
 TABLES: Final = (
     "nearrpc_schema", "meta", "config", "blocks", "epochs", "account_states", "access_keys", "contract_codes",
-    "contract_data",
+    "contract_data", "chunks", "transactions", "receipts", "validators",
 )  # fmt: skip
 
 # Tables a store gets when it first needs them (`WriteBatch.put_fetched`); builds before them
@@ -23,6 +34,10 @@ OPTIONAL_TABLES: Final = (FETCHED_TABLE,)
 # The columns a block lookup selects, in the order `block_from_row` reads them.
 BLOCK_COLUMNS: Final = "height, hash, prev_hash, epoch_id, last_final_block, last_ds_final_block, view_json"
 EPOCH_COLUMNS: Final = "epoch_id, protocol_version, config_json, protocol_config_json"
+CHUNK_COLUMNS: Final = "chunk_hash, block_hash, height, shard_id, view_json"
+TRANSACTION_COLUMNS: Final = "tx_hash, signer_id, block_hash, height, shard_id, view_json"
+RECEIPT_COLUMNS: Final = "receipt_id, block_hash, height, shard_id, view_json, outcome_json"
+VALIDATORS_COLUMNS: Final = "epoch_id, height, view_json"
 
 # Names in the `config` table.
 GENESIS_CONFIG: Final = "genesis_config"
@@ -40,7 +55,8 @@ KEPT_ANSWER_END: Final = "kept-answer0"
 COUNTERS: Final = {
     "blocks": "block_count", "epochs": "epoch_count", "account_states": "account_state_count",
     "access_keys": "access_key_count", "contract_codes": "contract_code_count",
-    "contract_data": "contract_data_count",
+    "contract_data": "contract_data_count", "chunks": "chunk_count", "transactions": "transaction_count",
+    "receipts": "receipt_count", "validators": "validators_count",
 }  # fmt: skip
 VERSION_KEYS: Final = {kind: f"version_{kind}" for kind in STORE_KINDS}
 INFO_KEYS: Final = ["chain_id", "genesis_height", *COUNTERS.values()]
@@ -74,6 +90,35 @@ def epoch_from_row(row: Any) -> StoredEpoch | None:
     return StoredEpoch(row[0], row[1], bytes(row[2]), protocol_config_json=recorded)
 
 
+def chunk_from_row(row: Any) -> StoredChunk | None:
+    """A chunk from a row of `CHUNK_COLUMNS`."""
+    if row is None:
+        return None
+    return StoredChunk(row[0], row[1], int(row[2]), int(row[3]), bytes(row[4]))
+
+
+def transaction_from_row(row: Any) -> StoredTransaction | None:
+    """A transaction from a row of `TRANSACTION_COLUMNS`."""
+    if row is None:
+        return None
+    return StoredTransaction(row[0], row[1], row[2], int(row[3]), int(row[4]), bytes(row[5]))
+
+
+def receipt_from_row(row: Any) -> StoredReceipt | None:
+    """A receipt from a row of `RECEIPT_COLUMNS`."""
+    if row is None:
+        return None
+    outcome = None if row[5] is None else bytes(row[5])
+    return StoredReceipt(row[0], row[1], int(row[2]), int(row[3]), bytes(row[4]), outcome)
+
+
+def validators_from_row(row: Any) -> StoredValidators | None:
+    """An epoch's validators from a row of `VALIDATORS_COLUMNS`."""
+    if row is None:
+        return None
+    return StoredValidators(row[0], int(row[1]), bytes(row[2]))
+
+
 def version_from_rows(rows: list[Any]) -> StoreVersion:
     """The change counters from (key, value) rows of `meta`."""
     counters = {key: int(value) for key, value in rows}
@@ -95,6 +140,10 @@ def info_from(meta: Mapping[str, str], earliest: StoredBlock | None, head: Store
         access_key_count=int(meta.get("access_key_count", 0)),
         contract_code_count=int(meta.get("contract_code_count", 0)),
         contract_data_count=int(meta.get("contract_data_count", 0)),
+        chunk_count=int(meta.get("chunk_count", 0)),
+        transaction_count=int(meta.get("transaction_count", 0)),
+        receipt_count=int(meta.get("receipt_count", 0)),
+        validators_count=int(meta.get("validators_count", 0)),
     )
 
 

@@ -23,7 +23,11 @@ from nearrpc.store.base import (
     SCHEMA_VERSION,
     ChainReader,
     StoredBlock,
+    StoredChunk,
     StoredEpoch,
+    StoredReceipt,
+    StoredTransaction,
+    StoredValidators,
     StoreError,
     StoreIntegrityError,
     StoreNotFoundError,
@@ -34,11 +38,15 @@ from nearrpc.store.base import (
 )
 from nearrpc.store.layout import (
     BLOCK_COLUMNS,
+    CHUNK_COLUMNS,
     COUNTERS,
     EPOCH_COLUMNS,
     FETCHED_TABLE,
     OPTIONAL_TABLES,
+    RECEIPT_COLUMNS,
     TABLES,
+    TRANSACTION_COLUMNS,
+    VALIDATORS_COLUMNS,
     VERSION_KEYS,
     version_from_rows,
 )
@@ -71,6 +79,48 @@ _SCHEMA_4_TABLES: Final = (
         value BYTEA,
         PRIMARY KEY (account_id, key, height)
     )""",
+)
+# What schema version 5 added (an upgrade from 4 creates it): chunks, transactions and receipts
+# by hash, each also by height (a block's own, in shard order), an epoch's validators, and the
+# indexes that list the rows of account, key and contract state written at one height (the
+# changes methods), in account order. Their JSON is kept inline and uncompressed, as a block's.
+_SCHEMA_5_TABLES: Final = (
+    """CREATE TABLE chunks (
+        chunk_hash TEXT COLLATE "C" PRIMARY KEY,
+        block_hash TEXT COLLATE "C" NOT NULL,
+        height BIGINT NOT NULL,
+        shard_id BIGINT NOT NULL,
+        view_json BYTEA NOT NULL
+    )""",
+    "ALTER TABLE chunks ALTER COLUMN view_json SET STORAGE EXTERNAL",
+    """CREATE TABLE transactions (
+        tx_hash TEXT COLLATE "C" PRIMARY KEY,
+        signer_id TEXT COLLATE "C" NOT NULL,
+        block_hash TEXT COLLATE "C" NOT NULL,
+        height BIGINT NOT NULL,
+        shard_id BIGINT NOT NULL,
+        view_json BYTEA NOT NULL
+    )""",
+    "ALTER TABLE transactions ALTER COLUMN view_json SET STORAGE EXTERNAL",
+    "CREATE INDEX transactions_by_height ON transactions (height, shard_id, tx_hash)",
+    """CREATE TABLE receipts (
+        receipt_id TEXT COLLATE "C" PRIMARY KEY,
+        block_hash TEXT COLLATE "C" NOT NULL,
+        height BIGINT NOT NULL,
+        shard_id BIGINT NOT NULL,
+        view_json BYTEA NOT NULL,
+        outcome_json BYTEA
+    )""",
+    "ALTER TABLE receipts ALTER COLUMN view_json SET STORAGE EXTERNAL",
+    "CREATE INDEX receipts_by_height ON receipts (height, shard_id, receipt_id)",
+    """CREATE TABLE validators (
+        epoch_id TEXT COLLATE "C" PRIMARY KEY,
+        height BIGINT NOT NULL,
+        view_json BYTEA NOT NULL
+    )""",
+    "CREATE INDEX account_states_by_height ON account_states (height, account_id)",
+    "CREATE INDEX access_keys_by_height ON access_keys (height, account_id, public_key)",
+    "CREATE INDEX contract_data_by_height ON contract_data (height, account_id, key)",
 )
 # A B-tree entry holds at most about 2.7 KB: the storage keys this backend indexes stop at
 # nearcore's max_length_storage_key of protocol 53 onwards (longer ones predate it).
@@ -105,12 +155,13 @@ _DDL: Final = (
     )""",
     *_SCHEMA_3_TABLES,
     *_SCHEMA_4_TABLES,
+    *_SCHEMA_5_TABLES,
     f'CREATE TABLE {FETCHED_TABLE} (key TEXT COLLATE "C" PRIMARY KEY)',
 )
 
 # What turns a store of an older schema version into the next one (`upgrade_store`): only
 # additions, so nothing stored changes.
-_UPGRADES: Final = {2: _SCHEMA_3_TABLES, 3: _SCHEMA_4_TABLES}
+_UPGRADES: Final = {2: _SCHEMA_3_TABLES, 3: _SCHEMA_4_TABLES, 4: _SCHEMA_5_TABLES}
 
 # The lookups readers run, by name (the async serving reader runs the same text). Tests check
 # with EXPLAIN that each one is answered from a primary key or index.
@@ -137,6 +188,19 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "contract_state_open": "SELECT key, value FROM (SELECT key, value, lead(key) OVER (ORDER BY key, height) "
     "AS next_key FROM contract_data WHERE account_id = %s AND key >= %s AND height <= %s) AS rows "
     "WHERE next_key IS DISTINCT FROM key AND value IS NOT NULL ORDER BY key LIMIT %s",
+    "chunk": f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_hash = %s",
+    "transaction": f"SELECT {TRANSACTION_COLUMNS} FROM transactions WHERE tx_hash = %s",
+    "receipt": f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE receipt_id = %s",
+    "validators": f"SELECT {VALIDATORS_COLUMNS} FROM validators WHERE epoch_id = %s",
+    "transactions_at": f"SELECT {TRANSACTION_COLUMNS} FROM transactions WHERE height = %s "
+    "ORDER BY shard_id, tx_hash",
+    "receipts_at": f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE height = %s ORDER BY shard_id, receipt_id",
+    # the rows written at exactly one height, along the by-height indexes (account order)
+    "account_changes": "SELECT account_id, view_json FROM account_states WHERE height = %s ORDER BY account_id",
+    "access_key_changes": "SELECT account_id, public_key, view_json FROM access_keys WHERE height = %s "
+    "ORDER BY account_id, public_key",
+    "contract_data_changes": "SELECT account_id, key, value FROM contract_data WHERE height = %s "
+    "ORDER BY account_id, key",
     "fetched": f"SELECT 1 FROM {FETCHED_TABLE} WHERE key = %s",
     "config": "SELECT json FROM config WHERE name = %s",
     "meta": "SELECT value FROM meta WHERE key = %s",
@@ -296,11 +360,17 @@ _BLOCK_TYPES: Final = ["text", "int8", "text", "text", "text", "text", "bool", "
 _STATE_TYPES: Final = ["text", "int8", "bytea"]
 _KEY_TYPES: Final = ["text", "text", "int8", "bytea"]
 _DATA_TYPES: Final = ["text", "bytea", "int8", "bytea"]
+_CHUNK_TYPES: Final = ["text", "text", "int8", "int8", "bytea"]
+_TRANSACTION_TYPES: Final = ["text", "text", "text", "int8", "int8", "bytea"]
+_RECEIPT_TYPES: Final = ["text", "text", "int8", "int8", "bytea", "bytea"]
 _STAGING: Final = (
     "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_blocks (LIKE blocks INCLUDING STORAGE) ON COMMIT DROP",
     "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_states (LIKE account_states) ON COMMIT DROP",
     "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_keys (LIKE access_keys) ON COMMIT DROP",
     "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_data (LIKE contract_data) ON COMMIT DROP",
+    "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_chunks (LIKE chunks) ON COMMIT DROP",
+    "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_transactions (LIKE transactions) ON COMMIT DROP",
+    "CREATE TEMPORARY TABLE IF NOT EXISTS nearrpc_staged_receipts (LIKE receipts) ON COMMIT DROP",
 )
 _FLUSH_BLOCKS: Final = (
     # a new canonical block at a height demotes the one it replaces to a fork block
@@ -337,6 +407,23 @@ _FLUSH_DATA: Final = (
     "ON CONFLICT (account_id, key, height) DO UPDATE SET value = excluded.value "
     "RETURNING (xmax = 0) AS new) SELECT count(*) FILTER (WHERE new) FROM upserted",
 )
+
+
+
+def _flush_upsert(table: str, columns: str, key: str) -> tuple[str]:
+    """The upsert of a staging table's rows into `table` (replacing a row of the same `key`),
+    selecting how many were new."""
+    updates = ", ".join(f"{column} = excluded.{column}" for column in columns.split(", ") if column != key)
+    return (
+        f"WITH upserted AS (INSERT INTO {table} ({columns}) SELECT {columns} FROM nearrpc_staged_{table} "
+        f"ON CONFLICT ({key}) DO UPDATE SET {updates} "
+        "RETURNING (xmax = 0) AS new) SELECT count(*) FILTER (WHERE new) FROM upserted",
+    )
+
+
+_FLUSH_CHUNKS: Final = _flush_upsert("chunks", CHUNK_COLUMNS, "chunk_hash")
+_FLUSH_TRANSACTIONS: Final = _flush_upsert("transactions", TRANSACTION_COLUMNS, "tx_hash")
+_FLUSH_RECEIPTS: Final = _flush_upsert("receipts", RECEIPT_COLUMNS, "receipt_id")
 
 
 class _Staged:
@@ -386,6 +473,13 @@ class PostgresWriteBatch(SqlWriteBatch):
         self._states = _Staged("account_states", "nearrpc_staged_states", _STATE_TYPES, _FLUSH_STATES)
         self._keys = _Staged("access_keys", "nearrpc_staged_keys", _KEY_TYPES, _FLUSH_KEYS)
         self._data = _Staged("contract_data", "nearrpc_staged_data", _DATA_TYPES, _FLUSH_DATA)
+        self._chunks = _Staged("chunks", "nearrpc_staged_chunks", _CHUNK_TYPES, _FLUSH_CHUNKS)
+        self._transactions = _Staged(
+            "transactions", "nearrpc_staged_transactions", _TRANSACTION_TYPES, _FLUSH_TRANSACTIONS
+        )
+        self._receipts = _Staged("receipts", "nearrpc_staged_receipts", _RECEIPT_TYPES, _FLUSH_RECEIPTS)
+        self._staged = (self._blocks, self._states, self._keys, self._data, self._chunks, self._transactions,
+                        self._receipts)  # fmt: skip
         self._data_bytes = 0  # of the contract state rows staged
 
     def _execute(self, sql: str, params: tuple[object, ...] = ()) -> Any:
@@ -439,10 +533,8 @@ class PostgresWriteBatch(SqlWriteBatch):
         self._added[staged.table] += int(counted[0]) if counted else 0
 
     def flush(self) -> None:
-        self._flush(self._blocks)
-        self._flush(self._states)
-        self._flush(self._keys)
-        self._flush(self._data)
+        for staged in self._staged:
+            self._flush(staged)
 
     def _before_end(self) -> None:
         self.flush()
@@ -504,9 +596,38 @@ class PostgresWriteBatch(SqlWriteBatch):
             self._flush(self._data)
             self._data_bytes = 0
 
+    def put_chunk(self, chunk: StoredChunk) -> None:
+        data = checks.check_chunk(chunk)
+        self._touched.add("chunks")
+        row = (chunk.chunk_hash, chunk.block_hash, chunk.height, chunk.shard_id, data)
+        self._stage(self._chunks, row, [chunk.chunk_hash])
+
+    def put_transaction(self, transaction: StoredTransaction) -> None:
+        data = checks.check_transaction(transaction)
+        self._touched.add("transactions")
+        row = (transaction.tx_hash, transaction.signer_id, transaction.block_hash, transaction.height,
+               transaction.shard_id, data)  # fmt: skip
+        self._stage(self._transactions, row, [transaction.tx_hash])
+
+    def put_receipt(self, receipt: StoredReceipt) -> None:
+        data, outcome = checks.check_receipt(receipt)
+        self._touched.add("receipts")
+        row = (receipt.receipt_id, receipt.block_hash, receipt.height, receipt.shard_id, data, outcome)
+        self._stage(self._receipts, row, [receipt.receipt_id])
+
+    def put_validators(self, validators: StoredValidators) -> None:
+        data = checks.check_validators(validators)
+        self._touched.add("validators")
+        self._upsert(
+            "validators",
+            "INSERT INTO validators (epoch_id, height, view_json) VALUES (%s, %s, %s) "
+            "ON CONFLICT (epoch_id) DO UPDATE SET height = excluded.height, view_json = excluded.view_json",
+            (validators.epoch_id, validators.height, data),
+        )
+
     def discard(self) -> None:
         super().discard()
-        for staged in (self._blocks, self._states, self._keys, self._data):
+        for staged in self._staged:
             staged.rows.clear()
 
 

@@ -28,7 +28,18 @@ from typing import Any, Final
 
 import psycopg
 
-from nearrpc.store.base import StoredBlock, StoredEpoch, StoreInfo, StoreOptions, StoreUnavailableError, StoreVersion
+from nearrpc.store.base import (
+    StoredBlock,
+    StoredChunk,
+    StoredEpoch,
+    StoredReceipt,
+    StoredTransaction,
+    StoredValidators,
+    StoreInfo,
+    StoreOptions,
+    StoreUnavailableError,
+    StoreVersion,
+)
 from nearrpc.store.layout import (
     ACCOUNT_COUNT,
     CLIENT_CONFIG,
@@ -40,16 +51,28 @@ from nearrpc.store.layout import (
     MAX_HEIGHT,
     VERSION_KEYS,
     block_from_row,
+    chunk_from_row,
     epoch_from_row,
     height_in_range,
     info_from,
+    receipt_from_row,
+    transaction_from_row,
+    validators_from_row,
     version_from_rows,
 )
 from nearrpc.store.pg_batch import BatchedLookup
 from nearrpc.store.pg_connect import connect_kwargs, describe_target, reason, store_error
 from nearrpc.store.pg_pool import ConnectionPool
 from nearrpc.store.postgres import BATCH_QUERIES, LOOKUP_QUERIES
-from nearrpc.store.sql import contract_state_lookup, latest_access_keys
+from nearrpc.store.sql import (
+    access_key_changes_from_rows,
+    account_changes_from_rows,
+    contract_data_changes_from_rows,
+    contract_state_lookup,
+    latest_access_keys,
+    receipts_from_rows,
+    transactions_from_rows,
+)
 
 POLL_SECONDS: Final = 0.2
 
@@ -254,6 +277,36 @@ class PostgresServingReader:
             return []
         name, *params = contract_state_lookup(account_id, prefix, height, limit)
         return [(bytes(key), bytes(value)) for key, value in await self._fetch(name, *params, many=True)]
+
+    async def chunk(self, chunk_hash: str) -> StoredChunk | None:
+        return chunk_from_row(await self._fetch("chunk", chunk_hash))
+
+    async def transaction(self, tx_hash: str, signer_id: str) -> StoredTransaction | None:
+        return transaction_from_row(await self._fetch("transaction", tx_hash))  # by hash alone (ChainReader)
+
+    async def receipt(self, receipt_id: str) -> StoredReceipt | None:
+        return receipt_from_row(await self._fetch("receipt", receipt_id))
+
+    async def validators(self, epoch_id: str) -> StoredValidators | None:
+        return validators_from_row(await self._fetch("validators", epoch_id))
+
+    async def _at_height(self, name: str, height: int) -> list[Any]:
+        return await self._fetch(name, height, many=True) if height_in_range(height) else []
+
+    async def receipts_executed_at(self, height: int) -> list[StoredReceipt]:
+        return receipts_from_rows(await self._at_height("receipts_at", height))
+
+    async def transactions_at(self, height: int) -> list[StoredTransaction]:
+        return transactions_from_rows(await self._at_height("transactions_at", height))
+
+    async def account_changes(self, height: int) -> list[tuple[str, bytes | None]]:
+        return account_changes_from_rows(await self._at_height("account_changes", height))
+
+    async def access_key_changes(self, height: int) -> list[tuple[str, str, bytes | None]]:
+        return access_key_changes_from_rows(await self._at_height("access_key_changes", height))
+
+    async def contract_data_changes(self, height: int) -> list[tuple[str, bytes, bytes | None]]:
+        return contract_data_changes_from_rows(await self._at_height("contract_data_changes", height))
 
     async def fetched(self, key: str) -> bool:
         if not self._has_fetched_table:  # the optional table: once seen, it stays

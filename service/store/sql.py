@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from typing import Any, ClassVar, Final
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Final, TypeVar
 
 from nearrpc.store import checks
 from nearrpc.store.base import (
     StoreCheck,
     StoredBlock,
+    StoredChunk,
     StoredEpoch,
+    StoredReceipt,
+    StoredTransaction,
+    StoredValidators,
     StoreError,
     StoreInfo,
     StoreIntegrityError,
@@ -24,6 +28,7 @@ from nearrpc.store.base import (
 from nearrpc.store.layout import (
     ACCOUNT_COUNT,
     BLOCK_COLUMNS,
+    CHUNK_COLUMNS,
     CLIENT_CONFIG,
     COUNTERS,
     EPOCH_COLUMNS,
@@ -35,14 +40,23 @@ from nearrpc.store.layout import (
     KEPT_ANSWER_END,
     KEPT_ANSWER_PREFIX,
     MAX_HEIGHT,
+    RECEIPT_COLUMNS,
     TABLES,
+    TRANSACTION_COLUMNS,
+    VALIDATORS_COLUMNS,
     VERSION_KEYS,
     block_from_row,
+    chunk_from_row,
     epoch_from_row,
     height_in_range,
     info_from,
     prefix_end,
+    receipt_from_row,
+    transaction_from_row,
+    validators_from_row,
 )
+
+T = TypeVar("T")
 
 # At most this many problems are listed by a check (SQLite's own checks stop there too).
 MAX_PROBLEMS: Final = 20
@@ -150,6 +164,38 @@ class SqlChainReader(ABC):
         rows = self._all(*contract_state_lookup(account_id, prefix, height, limit))
         return [(bytes(key), bytes(value)) for key, value in rows]
 
+    def chunk(self, chunk_hash: str) -> StoredChunk | None:
+        return chunk_from_row(self._one("chunk", chunk_hash))
+
+    def transaction(self, tx_hash: str, signer_id: str) -> StoredTransaction | None:
+        return transaction_from_row(self._one("transaction", tx_hash))  # by hash alone (ChainReader)
+
+    def receipt(self, receipt_id: str) -> StoredReceipt | None:
+        return receipt_from_row(self._one("receipt", receipt_id))
+
+    def validators(self, epoch_id: str) -> StoredValidators | None:
+        return validators_from_row(self._one("validators", epoch_id))
+
+    def receipts_executed_at(self, height: int) -> list[StoredReceipt]:
+        rows = self._all("receipts_at", height) if height_in_range(height) else []
+        return receipts_from_rows(rows)
+
+    def transactions_at(self, height: int) -> list[StoredTransaction]:
+        rows = self._all("transactions_at", height) if height_in_range(height) else []
+        return transactions_from_rows(rows)
+
+    def account_changes(self, height: int) -> list[tuple[str, bytes | None]]:
+        rows = self._all("account_changes", height) if height_in_range(height) else []
+        return account_changes_from_rows(rows)
+
+    def access_key_changes(self, height: int) -> list[tuple[str, str, bytes | None]]:
+        rows = self._all("access_key_changes", height) if height_in_range(height) else []
+        return access_key_changes_from_rows(rows)
+
+    def contract_data_changes(self, height: int) -> list[tuple[str, bytes, bytes | None]]:
+        rows = self._all("contract_data_changes", height) if height_in_range(height) else []
+        return contract_data_changes_from_rows(rows)
+
     def info(self) -> StoreInfo:
         return info_from(self._metas(INFO_KEYS), self.earliest_block(), self.head())
 
@@ -199,6 +245,42 @@ class SqlChainReader(ABC):
         rows = list(itertools.islice(self._scan(sql), MAX_PROBLEMS))
         return [f"contract state of {account_id!r} at height {height}: {why}" for account_id, height, why in rows]
 
+    def _record_problems(self, tables: set[str]) -> list[str]:
+        """Chunks, transactions and receipts whose block is not stored (or at another height),
+        and every record whose index fields disagree with its JSON (the checks a put runs)."""
+        problems: list[str] = []
+        for table, (what, key) in _RECORD_TABLES.items():
+            if table not in tables:
+                continue
+            sql = (
+                f"SELECT r.{key}, r.height, r.block_hash, b.height FROM {table} r LEFT JOIN blocks b "
+                "ON b.hash = r.block_hash WHERE b.hash IS NULL OR b.height <> r.height"
+            )
+            try:
+                rows = list(itertools.islice(self._scan(sql), MAX_PROBLEMS))
+            except StoreError as exc:
+                problems.append(f"cannot check the blocks of the {table}: {exc}")
+                continue
+            problems += [
+                f"{what} {name} at height {height} names block {block_hash}, which "
+                + ("is not stored" if stored is None else f"is stored at height {stored}")
+                for name, height, block_hash, stored in rows
+            ]
+        scans: dict[str, Callable[[], Iterator[str]]] = {
+            "chunks": lambda: _disagreements(self.iter_chunks(), checks.check_chunk),
+            "transactions": lambda: _disagreements(self.iter_transactions(), checks.check_transaction),
+            "receipts": lambda: _disagreements(self.iter_receipts(), checks.check_receipt),
+            "validators": lambda: _disagreements(self.iter_validators(), checks.check_validators),
+        }
+        for table, scan in scans.items():
+            if table not in tables or len(problems) >= MAX_PROBLEMS:
+                continue
+            try:
+                problems += itertools.islice(scan(), MAX_PROBLEMS - len(problems))
+            except StoreError as exc:
+                problems.append(f"cannot check the {table}: {exc}")
+        return problems
+
     def check(self, *, thorough: bool) -> StoreCheck:
         try:
             problems = self._storage_problems(thorough=thorough)
@@ -231,6 +313,8 @@ class SqlChainReader(ABC):
                 problems += self._contract_data_problems()
             except StoreError as exc:
                 problems.append(f"cannot check the contract state rows: {exc}")
+        if thorough:
+            problems += self._record_problems(tables)
         return StoreCheck(thorough, counts, tuple(problems[:MAX_PROBLEMS]))
 
     def import_progress(self) -> bytes | None:
@@ -291,6 +375,70 @@ class SqlChainReader(ABC):
     def iter_contract_data(self) -> Iterator[tuple[str, bytes, int, bytes | None]]:
         for account_id, key, height, value in self._scan("SELECT account_id, key, height, value FROM contract_data"):
             yield account_id, bytes(key), height, None if value is None else bytes(value)
+
+    def iter_chunks(self) -> Iterator[StoredChunk]:
+        for row in self._scan(f"SELECT {CHUNK_COLUMNS} FROM chunks"):
+            chunk = chunk_from_row(row)
+            assert chunk is not None
+            yield chunk
+
+    def iter_transactions(self) -> Iterator[StoredTransaction]:
+        for row in self._scan(f"SELECT {TRANSACTION_COLUMNS} FROM transactions"):
+            transaction = transaction_from_row(row)
+            assert transaction is not None
+            yield transaction
+
+    def iter_receipts(self) -> Iterator[StoredReceipt]:
+        for row in self._scan(f"SELECT {RECEIPT_COLUMNS} FROM receipts"):
+            receipt = receipt_from_row(row)
+            assert receipt is not None
+            yield receipt
+
+    def iter_validators(self) -> Iterator[StoredValidators]:
+        for row in self._scan(f"SELECT {VALIDATORS_COLUMNS} FROM validators"):
+            validators = validators_from_row(row)
+            assert validators is not None
+            yield validators
+
+
+# The tables whose rows name the block that included or executed them: (what a row is, its key).
+_RECORD_TABLES: Final = {
+    "chunks": ("chunk", "chunk_hash"),
+    "transactions": ("transaction", "tx_hash"),
+    "receipts": ("receipt", "receipt_id"),
+}
+
+
+def _disagreements(records: Iterator[T], check: Callable[[T], object]) -> Iterator[str]:
+    """What a put's check refuses in stored records (index fields against the JSON)."""
+    for record in records:
+        try:
+            check(record)
+        except StoreIntegrityError as problem:
+            yield f"stored {problem}"
+
+
+def receipts_from_rows(rows: list[Any]) -> list[StoredReceipt]:
+    return [receipt for receipt in map(receipt_from_row, rows) if receipt is not None]
+
+
+def transactions_from_rows(rows: list[Any]) -> list[StoredTransaction]:
+    return [transaction for transaction in map(transaction_from_row, rows) if transaction is not None]
+
+
+def account_changes_from_rows(rows: list[Any]) -> list[tuple[str, bytes | None]]:
+    return [(str(account_id), None if view is None else bytes(view)) for account_id, view in rows]
+
+
+def access_key_changes_from_rows(rows: list[Any]) -> list[tuple[str, str, bytes | None]]:
+    """(account, key, view) rows of one height, by account, then key in nearcore's listing order
+    (`access_key_order`: the trie's, which the key's text order is not)."""
+    found = [(str(account_id), str(key), None if view is None else bytes(view)) for account_id, key, view in rows]
+    return sorted(found, key=lambda row: (row[0], access_key_order(row[1])))
+
+
+def contract_data_changes_from_rows(rows: list[Any]) -> list[tuple[str, bytes, bytes | None]]:
+    return [(str(account_id), bytes(key), None if value is None else bytes(value)) for account_id, key, value in rows]
 
 
 def contract_state_lookup(account_id: str, prefix: bytes, height: int, limit: int) -> tuple[Any, ...]:

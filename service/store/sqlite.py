@@ -27,6 +27,14 @@ Tables:
 - `contract_data`: (account_id, key, height) -> value of that storage key of the account's
   contract (bytes; NULL when removed at that height). Keys and values are BLOBs, which SQLite
   compares byte by byte (a shorter key first): nearcore's trie order.
+- `chunks`: chunk hash -> the block that included it, its height and shard, the `chunk` result.
+- `transactions`: transaction hash -> signer, the block whose chunk included it, its height and
+  shard, its EXPERIMENTAL_tx_status result; indexed by height (in shard order).
+- `receipts`: receipt id -> the block that executed it, its height and shard, its ReceiptView and
+  its execution outcome (NULL when unknown); indexed by height (in shard order).
+- `validators`: epoch id -> the `validators` result as of a height (replaced as the epoch goes on).
+  Account states, access keys and contract state are also indexed by height (the changes methods
+  list the rows written at one height).
 - `fetched(key)`, optional: what a fork (`nearrpc serve --upstream`) fetched from its upstream
   where the other tables cannot show it (`WriteBatch.put_fetched`).
 """
@@ -50,7 +58,11 @@ from nearrpc.store.base import (
     SCHEMA_VERSION,
     ChainReader,
     StoredBlock,
+    StoredChunk,
     StoredEpoch,
+    StoredReceipt,
+    StoredTransaction,
+    StoredValidators,
     StoreError,
     StoreInfo,
     StoreLocationError,
@@ -62,9 +74,13 @@ from nearrpc.store.base import (
 from nearrpc.store.file_creation import CreationLock, publish
 from nearrpc.store.layout import (
     BLOCK_COLUMNS,
+    CHUNK_COLUMNS,
     COUNTERS,
     EPOCH_COLUMNS,
     FETCHED_TABLE,
+    RECEIPT_COLUMNS,
+    TRANSACTION_COLUMNS,
+    VALIDATORS_COLUMNS,
     VERSION_KEYS,
     version_from_rows,
 )
@@ -91,6 +107,45 @@ _SCHEMA_4_TABLES: Final = (
         value BLOB,
         PRIMARY KEY (account_id, key, height)
     ) WITHOUT ROWID""",
+)
+# What schema version 5 added (an upgrade from 4 creates it): chunks, transactions and receipts
+# by hash, each also by height (a block's own, in shard order), an epoch's validators, and the
+# indexes that list the rows of account, key and contract state written at one height (the
+# changes methods), in account order.
+_SCHEMA_5_TABLES: Final = (
+    """CREATE TABLE chunks (
+        chunk_hash TEXT PRIMARY KEY,
+        block_hash TEXT NOT NULL,
+        height INTEGER NOT NULL,
+        shard_id INTEGER NOT NULL,
+        view_json BLOB NOT NULL
+    )""",
+    """CREATE TABLE transactions (
+        tx_hash TEXT PRIMARY KEY,
+        signer_id TEXT NOT NULL,
+        block_hash TEXT NOT NULL,
+        height INTEGER NOT NULL,
+        shard_id INTEGER NOT NULL,
+        view_json BLOB NOT NULL
+    )""",
+    "CREATE INDEX transactions_by_height ON transactions (height, shard_id, tx_hash)",
+    """CREATE TABLE receipts (
+        receipt_id TEXT PRIMARY KEY,
+        block_hash TEXT NOT NULL,
+        height INTEGER NOT NULL,
+        shard_id INTEGER NOT NULL,
+        view_json BLOB NOT NULL,
+        outcome_json BLOB
+    )""",
+    "CREATE INDEX receipts_by_height ON receipts (height, shard_id, receipt_id)",
+    """CREATE TABLE validators (
+        epoch_id TEXT PRIMARY KEY,
+        height INTEGER NOT NULL,
+        view_json BLOB NOT NULL
+    ) WITHOUT ROWID""",
+    "CREATE INDEX account_states_by_height ON account_states (height, account_id)",
+    "CREATE INDEX access_keys_by_height ON access_keys (height, account_id, public_key)",
+    "CREATE INDEX contract_data_by_height ON contract_data (height, account_id, key)",
 )
 _DDL: Final = (
     "CREATE TABLE nearrpc_schema (version INTEGER NOT NULL)",
@@ -121,11 +176,12 @@ _DDL: Final = (
     ) WITHOUT ROWID""",
     *_SCHEMA_3_TABLES,
     *_SCHEMA_4_TABLES,
+    *_SCHEMA_5_TABLES,
     f"CREATE TABLE {FETCHED_TABLE} (key TEXT PRIMARY KEY) WITHOUT ROWID",
 )
 # What turns a store of an older schema version into the next one (`upgrade_store`): only
 # additions, so nothing stored changes.
-_UPGRADES: Final = {2: _SCHEMA_3_TABLES, 3: _SCHEMA_4_TABLES}
+_UPGRADES: Final = {2: _SCHEMA_3_TABLES, 3: _SCHEMA_4_TABLES, 4: _SCHEMA_5_TABLES}
 
 # The lookups readers run, by name. Tests check with EXPLAIN QUERY PLAN that each one is
 # answered from a primary key or index.
@@ -151,6 +207,18 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "WHERE value IS NOT NULL LIMIT ?",
     "contract_state_open": "SELECT key, value FROM (SELECT key, value, max(height) FROM contract_data "
     "WHERE account_id = ? AND key >= ? AND height <= ? GROUP BY key ORDER BY key) WHERE value IS NOT NULL LIMIT ?",
+    "chunk": f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_hash = ?",
+    "transaction": f"SELECT {TRANSACTION_COLUMNS} FROM transactions WHERE tx_hash = ?",
+    "receipt": f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE receipt_id = ?",
+    "validators": f"SELECT {VALIDATORS_COLUMNS} FROM validators WHERE epoch_id = ?",
+    "transactions_at": f"SELECT {TRANSACTION_COLUMNS} FROM transactions WHERE height = ? ORDER BY shard_id, tx_hash",
+    "receipts_at": f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE height = ? ORDER BY shard_id, receipt_id",
+    # the rows written at exactly one height, along the by-height indexes (account order)
+    "account_changes": "SELECT account_id, view_json FROM account_states WHERE height = ? ORDER BY account_id",
+    "access_key_changes": "SELECT account_id, public_key, view_json FROM access_keys WHERE height = ? "
+    "ORDER BY account_id, public_key",
+    "contract_data_changes": "SELECT account_id, key, value FROM contract_data WHERE height = ? "
+    "ORDER BY account_id, key",
     "fetched": f"SELECT 1 FROM {FETCHED_TABLE} WHERE key = ?",
     "config": "SELECT json FROM config WHERE name = ?",
     "meta": "SELECT value FROM meta WHERE key = ?",
@@ -179,6 +247,10 @@ _EXISTS: Final = {
     "access_keys": "SELECT 1 FROM access_keys WHERE account_id = ? AND public_key = ? AND height = ?",
     "contract_codes": "SELECT 1 FROM contract_codes WHERE code_hash = ?",
     "contract_data": "SELECT 1 FROM contract_data WHERE account_id = ? AND key = ? AND height = ?",
+    "chunks": "SELECT 1 FROM chunks WHERE chunk_hash = ?",
+    "transactions": "SELECT 1 FROM transactions WHERE tx_hash = ?",
+    "receipts": "SELECT 1 FROM receipts WHERE receipt_id = ?",
+    "validators": "SELECT 1 FROM validators WHERE epoch_id = ?",
 }
 
 
@@ -441,6 +513,53 @@ class SqliteWriteBatch(SqlWriteBatch):
             "INSERT INTO contract_data (account_id, key, height, value) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (account_id, key, height) DO UPDATE SET value = excluded.value",
             (account_id, key, height, value),
+        )
+
+
+    def put_chunk(self, chunk: StoredChunk) -> None:
+        data = checks.check_chunk(chunk)
+        self._touched.add("chunks")
+        self._note_row("chunks", chunk.chunk_hash)
+        self._execute(
+            "INSERT INTO chunks (chunk_hash, block_hash, height, shard_id, view_json) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (chunk_hash) DO UPDATE SET block_hash = excluded.block_hash, height = excluded.height, "
+            "shard_id = excluded.shard_id, view_json = excluded.view_json",
+            (chunk.chunk_hash, chunk.block_hash, chunk.height, chunk.shard_id, data),
+        )
+
+    def put_transaction(self, transaction: StoredTransaction) -> None:
+        data = checks.check_transaction(transaction)
+        self._touched.add("transactions")
+        self._note_row("transactions", transaction.tx_hash)
+        self._execute(
+            "INSERT INTO transactions (tx_hash, signer_id, block_hash, height, shard_id, view_json) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tx_hash) DO UPDATE SET signer_id = excluded.signer_id, "
+            "block_hash = excluded.block_hash, height = excluded.height, shard_id = excluded.shard_id, "
+            "view_json = excluded.view_json",
+            (transaction.tx_hash, transaction.signer_id, transaction.block_hash, transaction.height,
+             transaction.shard_id, data),
+        )  # fmt: skip
+
+    def put_receipt(self, receipt: StoredReceipt) -> None:
+        data, outcome = checks.check_receipt(receipt)
+        self._touched.add("receipts")
+        self._note_row("receipts", receipt.receipt_id)
+        self._execute(
+            "INSERT INTO receipts (receipt_id, block_hash, height, shard_id, view_json, outcome_json) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (receipt_id) DO UPDATE SET block_hash = excluded.block_hash, "
+            "height = excluded.height, shard_id = excluded.shard_id, view_json = excluded.view_json, "
+            "outcome_json = excluded.outcome_json",
+            (receipt.receipt_id, receipt.block_hash, receipt.height, receipt.shard_id, data, outcome),
+        )
+
+    def put_validators(self, validators: StoredValidators) -> None:
+        data = checks.check_validators(validators)
+        self._touched.add("validators")
+        self._note_row("validators", validators.epoch_id)
+        self._execute(
+            "INSERT INTO validators (epoch_id, height, view_json) VALUES (?, ?, ?) "
+            "ON CONFLICT (epoch_id) DO UPDATE SET height = excluded.height, view_json = excluded.view_json",
+            (validators.epoch_id, validators.height, data),
         )
 
 
@@ -796,6 +915,33 @@ class SqliteServingReader:
         self, account_id: str, prefix: bytes, height: int, limit: int
     ) -> list[tuple[bytes, bytes]]:
         return self._in_read().contract_state(account_id, prefix, height, limit)
+
+    async def chunk(self, chunk_hash: str) -> StoredChunk | None:
+        return self._in_read().chunk(chunk_hash)
+
+    async def transaction(self, tx_hash: str, signer_id: str) -> StoredTransaction | None:
+        return self._in_read().transaction(tx_hash, signer_id)
+
+    async def receipt(self, receipt_id: str) -> StoredReceipt | None:
+        return self._in_read().receipt(receipt_id)
+
+    async def validators(self, epoch_id: str) -> StoredValidators | None:
+        return self._in_read().validators(epoch_id)
+
+    async def receipts_executed_at(self, height: int) -> list[StoredReceipt]:
+        return self._in_read().receipts_executed_at(height)
+
+    async def transactions_at(self, height: int) -> list[StoredTransaction]:
+        return self._in_read().transactions_at(height)
+
+    async def account_changes(self, height: int) -> list[tuple[str, bytes | None]]:
+        return self._in_read().account_changes(height)
+
+    async def access_key_changes(self, height: int) -> list[tuple[str, str, bytes | None]]:
+        return self._in_read().access_key_changes(height)
+
+    async def contract_data_changes(self, height: int) -> list[tuple[str, bytes, bytes | None]]:
+        return self._in_read().contract_data_changes(height)
 
     async def fetched(self, key: str) -> bool:
         return self._in_read().fetched(key)

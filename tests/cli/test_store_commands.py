@@ -31,10 +31,21 @@ def test_init_creates_an_empty_store_and_leaves_one_as_it_is(postgres: PostgresS
         for _ in range(2):
             done = nearrpc("store", "init", location)
             assert done.returncode == 0, done.stderr
-            assert done.stdout == f"nearrpc store init: {shown} is a store of schema version 4 (empty)\n"
+            assert done.stdout == f"nearrpc store init: {shown} is a store of schema version 5 (empty)\n"
         reader = open_store(location, "read")
         assert reader.info().block_count == 0 and reader.chain_id() is None
         reader.close()
+
+
+def _records(store: Path) -> str:
+    """What the copy says of a store's chunks, transactions, receipts and validators."""
+    reader = open_store(store, "read")
+    try:
+        info = reader.info()
+    finally:
+        reader.close()
+    return (f"{info.chunk_count} chunks, {info.transaction_count} transactions, {info.receipt_count} receipts, "
+            f"{info.validators_count} epoch validator records")  # fmt: skip
 
 
 def test_copy_prints_what_it_copied(postgres: PostgresServer, sample: Path, tmp_path: Path) -> None:
@@ -45,7 +56,7 @@ def test_copy_prints_what_it_copied(postgres: PostgresServer, sample: Path, tmp_
     chain = sample_chain()
     counts = (f"{len(chain.blocks)} blocks, {len(chain.epochs)} epochs, {len(chain.account_states)} account states, "
               f"{len(chain.access_keys)} access key states, {len(chain.contract_codes)} contract codes, "
-              f"{len(chain.contract_data)} contract state rows, 2 configs")
+              f"{len(chain.contract_data)} contract state rows, {_records(sample)}, 2 configs")
     assert counts in done.stdout
     assert "counts verified (chain 'nearrpc-localnet', heights 0..110)" in done.stdout
     back = tmp_path / "back.sqlite"

@@ -29,7 +29,9 @@ def test_a_sound_store_passes_with_its_counts(reader: ChainReader, chain: Sample
         "blocks": len(chain.blocks), "epochs": len(chain.epochs), "account_states": len(chain.account_states),
         "access_keys": len(chain.access_keys), "contract_codes": len(chain.contract_codes),
         "contract_data": sum(1 for _ in reader.iter_contract_data()),
-    }
+        "chunks": sum(1 for _ in reader.iter_chunks()), "transactions": sum(1 for _ in reader.iter_transactions()),
+        "receipts": sum(1 for _ in reader.iter_receipts()), "validators": sum(1 for _ in reader.iter_validators()),
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize("thorough", [False, True])
@@ -98,13 +100,15 @@ def test_the_check_command_prints_counts(filled_store_file: Path, chain: SampleC
         f"chain {facts.chain_id}, heights {facts.genesis_height}..{facts.head_height}",
         f"{len(chain.blocks)} blocks, {len(chain.epochs)} epochs, {len(chain.account_states)} account states, "
         f"{len(chain.access_keys)} access keys, {len(chain.contract_codes)} contract codes, "
-        f"{_contract_rows(filled_store_file)} contract state rows",
+        f"{_rows(filled_store_file, 'contract_data')} contract state rows, {_rows(filled_store_file, 'chunks')} "
+        f"chunks, {_rows(filled_store_file, 'transactions')} transactions, {_rows(filled_store_file, 'receipts')} "
+        f"receipts, {_rows(filled_store_file, 'validators')} epoch validator records",
     ]
 
 
-def _contract_rows(path: Path) -> int:
+def _rows(path: Path, table: str) -> int:
     with sqlite3.connect(path) as conn:
-        (rows,) = conn.execute("SELECT count(*) FROM contract_data").fetchone()
+        (rows,) = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
     return int(rows)
 
 

@@ -307,7 +307,7 @@ def test_unknown_schema_version_is_refused(tmp_path: Path) -> None:
     conn.commit()
     conn.close()
     for mode in ("read", "write"):
-        with pytest.raises(StoreSchemaError, match=r"has store schema version 99, this build reads version 4"):
+        with pytest.raises(StoreSchemaError, match=r"has store schema version 99, this build reads version 5"):
             open_store(path, mode)
 
 
