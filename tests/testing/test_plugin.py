@@ -64,6 +64,18 @@ def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None) -> s
     )
 
 
+def happened_on_the_sample(heights: range) -> tuple[list[list[Any]], ...]:
+    """The sample's new chunks, transactions and their receipts at `heights`, as the facts list
+    them (JSON: lists) and in their order: chunks by height and shard, transactions by height and
+    hash, each one's receipts in its receipts_outcome order."""
+    chain = sample_chain()
+    chunks = sorted([c.height, c.shard_id, c.chunk_hash] for c in chain.chunks if c.height in heights)
+    transactions = sorted((t for t in chain.transactions if t.height in heights), key=lambda t: (t.height, t.tx_hash))
+    receipts = [[outcome["id"], outcome["outcome"]["executor_id"], t.tx_hash]
+                for t in transactions for outcome in json.loads(t.view_json)["receipts_outcome"]]  # fmt: skip
+    return chunks, [[t.tx_hash, t.signer_id, t.height] for t in transactions], receipts
+
+
 def test_the_plugin_is_registered_for_pytest() -> None:
     (entry,) = [e for e in metadata.entry_points(group="pytest11") if e.name == "nearrpc"]
     assert entry.value == "nearrpc.testing.plugin"
@@ -105,6 +117,8 @@ def test_a_session_serves_the_sample_chain_and_its_facts(tmp_path: Path) -> None
         [expected.contract_account, ["decrement", "get_num", "increment", "reset"]],
         [expected.token_account, ["ft_balance_of", "ft_metadata", "ft_total_supply", "ft_transfer"]],
     ]
+    assert facts["chunks"] and facts["transactions"] and facts["receipts"]
+    assert (facts["chunks"], facts["transactions"], facts["receipts"]) == happened_on_the_sample(range(0, 1 << 62))
 
     # stopped with the session, its log kept
     assert not Path(f"/proc/{served['pid']}").exists()
@@ -275,6 +289,8 @@ def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it
     }
     assert facts["contract_code_hashes"] == []  # no validator has a contract
     assert facts["contracts"] == []  # a fork's facts name none (docs/CLIENT_TESTING.md)
+    # what happened in the stretch it walked, each chunk and transaction asked through the fork
+    assert (facts["chunks"], facts["transactions"], facts["receipts"]) == happened_on_the_sample(window)
 
     # a cassette replayed under another pinned height is refused in one line
     moved = run_pytest(tmp_path, "-o", f"nearrpc_fork_height={pinned + 1}", "-k", "facts",
