@@ -1,19 +1,24 @@
-"""Deterministic stand-ins for the chain's hashes, keys and signatures.
+"""The sample chain's keys and signatures, and deterministic stand-ins for its hashes.
 
-Nothing here is cryptographically meaningful: keys and signatures are derived from
-SHA-256/SHA-512 of labels, so the sample chain is the same bytes on every run and
-platform. The shapes are the real ones: 32-byte hashes in base58, `ed25519:` keys of
-32 bytes and signatures of 64 bytes in base58.
+Keys are real ed25519 key pairs whose private key is SHA-256 of a label, and signatures are
+real ed25519 signatures (deterministic by RFC 8032), so the chain is the same bytes on every
+run and platform and every signature verifies with its signer's public key. Block and chunk
+hashes stay stand-ins: SHA-256 of the header's canonical JSON, not of nearcore's borsh inner
+parts. The shapes are the real ones: 32-byte hashes in base58, `ed25519:` keys of 32 bytes
+and signatures of 64 bytes in base58.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 import based58
 import orjson
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 # What nearcore shows for an unsigned object (the genesis block and its chunks): 64 zero bytes.
 EMPTY_SIGNATURE = "ed25519:" + "1" * 64
@@ -44,6 +49,10 @@ def b58(data: bytes) -> str:
     return based58.b58encode(data).decode("ascii")
 
 
+def b58decode(text: str) -> bytes:
+    return based58.b58decode(text.encode())
+
+
 def hash_of(*parts: object) -> str:
     """A base58 32-byte hash derived from the parts."""
     return b58(digest(*parts))
@@ -54,13 +63,41 @@ def det_int(*parts: object) -> int:
     return int.from_bytes(digest("dice", *parts)[:8], "big")
 
 
-def public_key(seed: str) -> str:
-    return "ed25519:" + b58(digest("public-key", seed))
+@cache
+def signing_key(label: str) -> Ed25519PrivateKey:
+    """The ed25519 key pair of a label: its 32-byte private key is SHA-256 of the label."""
+    return Ed25519PrivateKey.from_private_bytes(hashlib.sha256(label.encode()).digest())
 
 
-def signature(signer: str, message: str) -> str:
-    data = hashlib.sha512(_digest_input(("signature", signer, message))).digest()
-    return "ed25519:" + b58(data)
+def public_key_bytes(label: str) -> bytes:
+    return signing_key(label).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def public_key(label: str) -> str:
+    """The label's public key as nearcore prints it: `ed25519:` and base58 of its 32 bytes."""
+    return "ed25519:" + b58(public_key_bytes(label))
+
+
+def sign(label: str, message: bytes) -> str:
+    """The label's key's ed25519 signature of the message bytes, as nearcore prints it."""
+    return "ed25519:" + b58(signing_key(label).sign(message))
+
+
+def signature(label: str, message_hash: str) -> str:
+    """The label's key's signature of a base58 hash's 32 bytes (what nearcore signs for a
+    block, a chunk or a transaction)."""
+    return sign(label, based58.b58decode(message_hash.encode()))
+
+
+def approval_data(parent_hash: str, parent_height: int, target_height: int) -> bytes:
+    """What a validator signs to approve a block at `target_height` on the parent: borsh of
+    nearcore's ApprovalInner (Endorsement(parent hash) right after the parent, else
+    Skip(parent height)), then the target height as u64."""
+    if target_height == parent_height + 1:
+        inner = b"\x00" + based58.b58decode(parent_hash.encode())
+    else:
+        inner = b"\x01" + parent_height.to_bytes(8, "little")
+    return inner + target_height.to_bytes(8, "little")
 
 
 def canonical_bytes(value: Any) -> bytes:

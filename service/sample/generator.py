@@ -35,6 +35,7 @@ Rules it follows (nearcore's, simplified where noted):
 
 from __future__ import annotations
 
+import base64
 import calendar
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,11 +44,19 @@ from typing import Any
 import orjson
 
 from nearrpc.nearcore.views import ZERO_HASH
-from nearrpc.sample import configs, crypto, scenario, wasm
+from nearrpc.sample import configs, crypto, execution, merkle, scenario, validators, wasm
 from nearrpc.sample.crypto import EMPTY_SIGNATURE
 from nearrpc.sample.keys import AccessKeyRow, KeyLedger
 from nearrpc.sample.scenario import NEAR
-from nearrpc.store import StoredBlock, StoredEpoch, block_from_view
+from nearrpc.store import (
+    StoredBlock,
+    StoredChunk,
+    StoredEpoch,
+    StoredReceipt,
+    StoredTransaction,
+    StoredValidators,
+    block_from_view,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +92,10 @@ class SampleChain:
     access_keys: tuple[AccessKeyRow, ...]  # ascending height, then account id and key
     contract_codes: tuple[tuple[str, bytes], ...]  # (code hash, code) of the deployed contracts
     contract_data: tuple[ContractDataRow, ...]  # ascending height, then account id and key
+    chunks: tuple[StoredChunk, ...]  # every new chunk (genesis included), ascending height, then shard
+    transactions: tuple[StoredTransaction, ...]  # ascending height, then shard, then order in the chunk
+    receipts: tuple[StoredReceipt, ...]  # in the order their transactions' outcomes list them
+    validators: tuple[StoredValidators, ...]  # one per epoch, in chain order
 
 
 @dataclass(slots=True)
@@ -114,10 +127,16 @@ class _Account:
 class _ShardWork:
     """What one shard's chunk did at one height."""
 
-    gas_used: int = 0
-    balance_burnt: int = 0
-    transactions: list[str] = field(default_factory=list)
+    executed: list[execution.Executed] = field(default_factory=list)
     proposals: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def gas_used(self) -> int:
+        return sum(e.gas_burnt for e in self.executed)
+
+    @property
+    def balance_burnt(self) -> int:
+        return sum(e.tokens_burnt for e in self.executed)
 
 
 @dataclass(slots=True)
@@ -228,7 +247,7 @@ def _next_gas_price(price: int, gas_used: int, gas_limit: int) -> int:
 class _Builder:
     def __init__(self) -> None:
         self.accounts = _genesis_accounts()
-        self.validator_keys = {v: crypto.public_key(v) for v in scenario.VALIDATORS}
+        self.validator_keys = {v: crypto.public_key(scenario.validator_key_label(v)) for v in scenario.VALIDATORS}
         self.total_supply = sum(a.amount + a.locked for a in self.accounts.values())
         self.shard_count = len(scenario.SHARD_IDS)
         self.blocks: list[StoredBlock] = []
@@ -242,7 +261,13 @@ class _Builder:
         self.keys = KeyLedger()
         self.data: dict[str, dict[bytes, bytes]] = {scenario.CONTRACT: {}, scenario.TOKEN: {}}
         self.data_rows: dict[tuple[int, str, bytes], bytes | None] = {}
+        self.old_keys: dict[str, str] = {}  # account -> its full-access key being rotated out
+        self.epoch_stakes: list[dict[str, int]] = []  # each epoch's stakes when it opened
+        self.locked_at: dict[int, dict[str, int]] = {}  # validators' locked balance after each block
+        self.chunks: list[StoredChunk] = []  # every new chunk, ascending height and shard
+        self.included: list[tuple[execution.Executed, StoredBlock, int]] = []  # (tx, its block, shard id)
         self.height = scenario.GENESIS_HEIGHT  # the height being built
+        self.price = scenario.MIN_GAS_PRICE  # the gas price its transactions pay (the parent's)
         for shard in range(self.shard_count):
             members = [a for a in self.accounts if configs.shard_index(a) == shard]
             if len(members) < 5:
@@ -272,20 +297,90 @@ class _Builder:
                 self.state_rows.append(AccountStateRow(account_id, height, view))
                 self.last_views[account_id] = view
 
-    def _charge(
-        self, work: _ShardWork, payer: str, gas: int, price: int, what: str, *, function_call: bool = False
+    def _submit(
+        self,
+        work: _ShardWork,
+        signer_id: str,
+        receiver_id: str,
+        actions: list[Any],
+        gas: int,
+        *,
+        call: tuple[int, int, bytes] | None = None,
+        by_function_call_key: bool = False,
+        balance_refund: tuple[str, int] | None = None,
     ) -> None:
-        fee = gas * price
-        account = self.accounts[payer]
-        if account.amount < fee:
-            raise AssertionError(f"sample plan: {payer} cannot pay for {what}")
-        self.keys.sign(payer, self.height, function_call_fee=fee if function_call else None)
-        account.amount -= fee
-        work.gas_used += gas
-        work.balance_burnt += fee
-        work.transactions.append(what)
+        """Sign, include and execute one transaction in `work`'s chunk. `gas` is what its
+        conversion and its receipt's execution fees burn (half each: nearcore's send and
+        execution fees of the sample's actions are equal); a function call adds `call`
+        (prepaid gas, gas the contract used, its return value), the unused prepaid gas
+        refunded. The signer pays what is burnt; callers move deposits and state."""
+        price = self.price
+        used = 0 if call is None else call[1]
+        fee = (gas + used) * price
+        if self.accounts[signer_id].amount < fee:
+            raise AssertionError(f"sample plan: {signer_id} cannot pay for a transaction at {self.height}")
+        signer = self.keys.sign(signer_id, self.height, function_call_fee=fee if by_function_call_key else None)
+        self.accounts[signer_id].amount -= fee
+        send = gas // 2
+        executed = execution.execute(
+            execution.Plan(
+                signer_id=signer_id,
+                signer=signer,
+                receiver_id=receiver_id,
+                actions=actions,
+                reference_hash=self.blocks[-1].hash,
+                price=price,
+                send_gas=send,
+                exec_gas=gas - send,
+                prepaid_gas=0 if call is None else call[0],
+                used_gas=used,
+                return_value=b"" if call is None else call[2],
+                balance_refund=balance_refund,
+            )
+        )
+        if executed.tokens_burnt != fee:
+            raise AssertionError(f"sample: outcomes burn {executed.tokens_burnt}, the signer paid {fee}")
+        work.executed.append(executed)
 
-    def _apply_transactions(self, height: int, price: int, produced: list[bool]) -> tuple[list[_ShardWork], list[str]]:
+    def _call(
+        self,
+        work: _ShardWork,
+        signer_id: str,
+        receiver_id: str,
+        method: str,
+        args: bytes,
+        *,
+        used: int,
+        deposit: int = 0,
+        prepaid: int = scenario.CALL_PREPAID_GAS,
+        value: bytes = b"",
+        by_function_call_key: bool = False,
+    ) -> None:
+        """A transaction of one FunctionCall with nearcore's fees (base and per byte of method
+        name and arguments, send and execution alike); the deposit moves to the contract."""
+        fee = scenario.ACTION_RECEIPT_GAS + scenario.FUNCTION_CALL_BASE_GAS
+        fee += scenario.FUNCTION_CALL_BYTE_GAS * (len(method) + len(args))
+        action = {
+            "FunctionCall": {
+                "method_name": method,
+                "args": base64.b64encode(args).decode(),
+                "gas": prepaid,
+                "deposit": str(deposit),
+            }
+        }
+        self._submit(
+            work,
+            signer_id,
+            receiver_id,
+            [action],
+            2 * fee,
+            call=(prepaid, used, value),
+            by_function_call_key=by_function_call_key,
+        )
+        self.accounts[signer_id].amount -= deposit
+        self.accounts[receiver_id].amount += deposit
+
+    def _apply_transactions(self, height: int, produced: list[bool]) -> tuple[list[_ShardWork], list[str]]:
         """Apply the height's transactions; each runs in the chunk of its signer's shard.
 
         Scheduled events must find their shard's chunk produced (a plan error otherwise);
@@ -301,65 +396,120 @@ class _Builder:
             return work[shard]
 
         for creation in (c for c in scenario.CREATIONS if c.height == height):
+            keys = self.keys.new_keys(creation.account_id)
+            actions: list[Any] = ["CreateAccount", {"Transfer": {"deposit": str(creation.deposit)}}]
+            actions += [{"AddKey": {"public_key": k, "access_key": v}} for k, v in keys.items()]
             shard_work = chunk_of(creation.creator, "account creation")
-            what = f"create:{creation.account_id}"
-            self._charge(shard_work, creation.creator, scenario.CREATE_ACCOUNT_GAS, price, what)
+            self._submit(shard_work, creation.creator, creation.account_id, actions, scenario.CREATE_ACCOUNT_GAS)
             self.accounts[creation.creator].amount -= creation.deposit
             self.accounts[creation.account_id] = _Account(amount=creation.deposit)
             self.keys.open_account(creation.account_id, height)
             touched += [creation.creator, creation.account_id]
         for deletion in (d for d in scenario.DELETIONS if d.height == height):
             shard_work = chunk_of(deletion.account_id, "account deletion")
-            what = f"delete:{deletion.account_id}"
-            self._charge(shard_work, deletion.account_id, scenario.DELETE_ACCOUNT_GAS, price, what)
+            account = self.accounts[deletion.account_id]
+            fee = scenario.DELETE_ACCOUNT_GAS * self.price
+            self._submit(
+                shard_work,
+                deletion.account_id,
+                deletion.account_id,
+                [{"DeleteAccount": {"beneficiary_id": deletion.beneficiary}}],
+                scenario.DELETE_ACCOUNT_GAS,
+                balance_refund=(deletion.beneficiary, account.amount - fee + account.locked),
+            )
             gone = self.accounts.pop(deletion.account_id)
             self.keys.close_account(deletion.account_id, height)
             self.accounts[deletion.beneficiary].amount += gone.amount + gone.locked
             touched += [deletion.account_id, deletion.beneficiary]
+        touched += self._key_rotations(height, chunk_of)
         for stake in (s for s in scenario.STAKES if s.height == height):
-            self._stake(chunk_of(stake.validator, "stake"), stake, price)
+            self._stake(chunk_of(stake.validator, "stake"), stake)
             touched.append(stake.validator)
         if height in scenario.BURST_HEIGHTS:
             for caller in scenario.BURST_CALLERS:
                 shard_work = chunk_of(caller, "burst call")
+                count = self._counter_value()
                 for call in range(scenario.BURST_CALLS_PER_CHUNK):
                     gas = scenario.BURST_CALL_GAS - crypto.det_int("burst", height, caller, call) % 20 * 10**12
-                    self._charge(shard_work, caller, gas, price, f"call:{caller}:{call}")
+                    self._call(
+                        shard_work,
+                        caller,
+                        scenario.CONTRACT,
+                        "get_num",
+                        b"",
+                        used=gas,
+                        prepaid=scenario.MAX_PREPAID_GAS,
+                        value=str(count).encode(),
+                    )
                 touched.append(caller)
         if height % scenario.COUNTER_PERIOD == 3:
-            touched += self._counter_call(work, produced, price)
-        touched += self._token_calls(height, chunk_of, price)
-        touched += self._transfers(height, work, produced, price)
+            touched += self._counter_call(work, produced)
+        touched += self._token_calls(height, chunk_of)
+        touched += self._transfers(height, work, produced)
         return work, touched
 
-    def _stake(self, work: _ShardWork, stake: scenario.Stake, price: int) -> None:
+    def _key_rotations(self, height: int, chunk_of: Callable[[str, str], _ShardWork]) -> list[str]:
+        touched = []
+        for rotation in scenario.KEY_ROTATIONS:
+            account_id = rotation.account_id
+            if height == rotation.add_height:
+                label = f"rotated:{account_id}"
+                view = {"nonce": 0, "permission": "FullAccess"}
+                action = {"AddKey": {"public_key": crypto.public_key(label), "access_key": view}}
+                self._submit(
+                    chunk_of(account_id, "key addition"), account_id, account_id, [action], scenario.ADD_KEY_GAS
+                )
+                self.old_keys[account_id] = self.keys.full_access_key(account_id)
+                self.keys.add_full_access_key(account_id, label, height)
+                self.accounts[account_id].storage_usage += scenario.FULL_ACCESS_KEY_STORAGE
+                touched.append(account_id)
+            if height == rotation.delete_height:
+                old = self.old_keys.pop(account_id)
+                action = {"DeleteKey": {"public_key": old}}
+                self._submit(
+                    chunk_of(account_id, "key deletion"), account_id, account_id, [action], scenario.DELETE_KEY_GAS
+                )
+                self.keys.delete_key(account_id, old, height)
+                self.accounts[account_id].storage_usage -= scenario.FULL_ACCESS_KEY_STORAGE
+                touched.append(account_id)
+        return touched
+
+    def _stake(self, work: _ShardWork, stake: scenario.Stake) -> None:
         # Raising a stake locks the difference at once and proposes the new total.
-        self._charge(work, stake.validator, scenario.STAKE_GAS, price, f"stake:{stake.validator}")
         account = self.accounts[stake.validator]
+        total = account.locked + stake.increase
+        key = self.validator_keys[stake.validator]
+        action = {"Stake": {"stake": str(total), "public_key": key}}
+        self._submit(work, stake.validator, stake.validator, [action], scenario.STAKE_GAS)
         account.amount -= stake.increase
         account.locked += stake.increase
         work.proposals.append(
             {
                 "validator_stake_struct_version": "V1",
                 "account_id": stake.validator,
-                "public_key": self.validator_keys[stake.validator],
+                "public_key": key,
                 "stake": str(account.locked),
             }
         )
 
-    def _counter_call(self, work: list[_ShardWork], produced: list[bool], price: int) -> list[str]:
+    def _counter_value(self) -> int:
+        return int.from_bytes(self.data[scenario.CONTRACT].get(b"STATE", bytes(8)), "little", signed=True)
+
+    def _counter_call(self, work: list[_ShardWork], produced: list[bool]) -> list[str]:
         caller = scenario.COUNTER_CALLERS[self.counter_calls % len(scenario.COUNTER_CALLERS)]
         shard = configs.shard_index(caller)
         if not produced[shard]:
             return []
         self.counter_calls += 1
-        self._charge(work[shard], caller, scenario.CALL_GAS, price, f"counter:{caller}", function_call=True)
-        count = int.from_bytes(self.data[scenario.CONTRACT].get(b"STATE", bytes(8)), "little", signed=True)
-        count += -1 if self.counter_calls % scenario.COUNTER_DECREMENT_EVERY == 0 else 1
+        decrement = self.counter_calls % scenario.COUNTER_DECREMENT_EVERY == 0
+        used = scenario.COUNTER_CALL_USED_GAS + crypto.det_int("counter-gas", self.height) % 10**11
+        method = "decrement" if decrement else "increment"
+        self._call(work[shard], caller, scenario.CONTRACT, method, b"", used=used, by_function_call_key=True)
+        count = self._counter_value() + (-1 if decrement else 1)
         self._put_data(scenario.CONTRACT, b"STATE", count.to_bytes(8, "little", signed=True))
         return [caller, scenario.CONTRACT]
 
-    def _token_calls(self, height: int, chunk_of: Callable[[str, str], _ShardWork], price: int) -> list[str]:
+    def _token_calls(self, height: int, chunk_of: Callable[[str, str], _ShardWork]) -> list[str]:
         """The height's ft_transfer and storage_unregister calls, each with 1 yoctoNEAR
         attached (signed by the full-access key: the function-call key is for the counter)."""
         touched: list[str] = []
@@ -371,39 +521,43 @@ class _Builder:
                 raise AssertionError(f"sample plan: {transfer.sender} holds too few tokens at {height}")
             receiver_balance = int.from_bytes(balances.get(receiver_key, bytes(16)), "little")
             work = chunk_of(transfer.sender, "token transfer")
-            self._charge(work, transfer.sender, scenario.CALL_GAS, price, f"ft_transfer:{transfer.sender}")
+            args = orjson.dumps({"receiver_id": transfer.receiver, "amount": str(transfer.amount)})
+            used = scenario.TOKEN_CALL_USED_GAS + crypto.det_int("ft-gas", height, transfer.sender) % 10**12
+            self._call(work, transfer.sender, scenario.TOKEN, "ft_transfer", args, used=used, deposit=1)
             self._put_data(scenario.TOKEN, sender_key, _u128(sender_balance - transfer.amount))
             self._put_data(scenario.TOKEN, receiver_key, _u128(receiver_balance + transfer.amount))
-            touched += self._attach_yocto(transfer.sender)
+            touched += [transfer.sender, scenario.TOKEN]
         for unregister_height, account_id in scenario.TOKEN_UNREGISTERS:
             if unregister_height != height:
                 continue
             if balances[_balance_key(account_id)] != bytes(16):
                 raise AssertionError(f"sample plan: {account_id} still holds tokens at {height}")
             work = chunk_of(account_id, "token unregister")
-            self._charge(work, account_id, scenario.CALL_GAS, price, f"storage_unregister:{account_id}")
+            used = scenario.TOKEN_CALL_USED_GAS + crypto.det_int("unregister-gas", height, account_id) % 10**12
+            # NEP-145's storage_unregister answers true when the account was registered.
+            self._call(
+                work, account_id, scenario.TOKEN, "storage_unregister", b"{}", used=used, deposit=1, value=b"true"
+            )
             self._put_data(scenario.TOKEN, _balance_key(account_id), None)
-            touched += self._attach_yocto(account_id)
+            touched += [account_id, scenario.TOKEN]
         return touched
 
-    def _attach_yocto(self, sender: str) -> list[str]:
-        self.accounts[sender].amount -= 1
-        self.accounts[scenario.TOKEN].amount += 1
-        return [sender, scenario.TOKEN]
-
-    def _transfers(self, height: int, work: list[_ShardWork], produced: list[bool], price: int) -> list[str]:
+    def _transfers(self, height: int, work: list[_ShardWork], produced: list[bool]) -> list[str]:
         touched: list[str] = []
         pool = [a for a in scenario.TRANSFER_POOL if a in self.accounts]
+        # An ETH-implicit account receives but never signs: it has no access key.
+        senders = [a for a in pool if self.keys.has_keys(a)]
         for n in range(crypto.det_int("transfers", height) % 3):
-            sender = pool[crypto.det_int("sender", height, n) % len(pool)]
+            sender = senders[crypto.det_int("sender", height, n) % len(senders)]
             receiver = pool[crypto.det_int("receiver", height, n) % len(pool)]
             shard = configs.shard_index(sender)
             amount = (1 + crypto.det_int("amount", height, n) % 500) * 10**22  # 0.01 to 5 NEAR
             if sender == receiver or not produced[shard]:
                 continue
-            if self.accounts[sender].amount < amount + scenario.TRANSFER_GAS * price:
+            if self.accounts[sender].amount < amount + scenario.TRANSFER_GAS * self.price:
                 continue
-            self._charge(work[shard], sender, scenario.TRANSFER_GAS, price, f"transfer:{sender}")
+            action = {"Transfer": {"deposit": str(amount)}}
+            self._submit(work[shard], sender, receiver, [action], scenario.TRANSFER_GAS)
             self.accounts[sender].amount -= amount
             self.accounts[receiver].amount += amount
             touched += [sender, receiver]
@@ -479,15 +633,21 @@ class _Builder:
     ) -> dict[str, Any]:
         shard_id = scenario.SHARD_IDS[shard]
         prev_state_root = self.state_roots[shard]
-        txs = crypto.canonical_bytes(work.transactions)
-        self.state_roots[shard] = crypto.hash_of("state", prev_state_root, height, txs)
+        tx_hashes = crypto.canonical_bytes([e.tx_hash for e in work.executed])
+        self.state_roots[shard] = crypto.hash_of("state", prev_state_root, height, tx_hashes)
+        tx_root, _ = merkle.merklize([e.signed_bytes for e in work.executed])
+        outcomes = [o for e in work.executed for o in e.outcomes]
+        outcome_root, proofs = merkle.merklize([execution.outcome_leaf(o) for o in outcomes])
+        for outcome, proof in zip(outcomes, proofs, strict=True):
+            outcome["proof"] = proof
+        receipt_ids = [r["receipt_id"] for e in work.executed for r in e.receipts]
         chunk: dict[str, Any] = {
             "chunk_hash": "",
             "prev_block_hash": prev_block_hash,
-            "outcome_root": crypto.hash_of("outcome", shard_id, height, txs) if work.transactions else ZERO_HASH,
+            "outcome_root": outcome_root,
             "prev_state_root": prev_state_root,
-            "encoded_merkle_root": crypto.hash_of("encoded", shard_id, height, txs),
-            "encoded_length": 8 + 211 * len(work.transactions) + height % 5,
+            "encoded_merkle_root": crypto.hash_of("encoded", shard_id, height, tx_hashes),
+            "encoded_length": 8 + sum(len(e.signed_bytes) for e in work.executed) + height % 5,
             "height_created": height,
             "height_included": height,
             "shard_id": shard_id,
@@ -496,21 +656,27 @@ class _Builder:
             "rent_paid": "0",
             "validator_reward": "0",
             "balance_burnt": str(work.balance_burnt),
-            "outgoing_receipts_root": crypto.hash_of("receipts", shard_id, len(work.transactions)),
-            "tx_root": crypto.hash_of("txs", shard_id, height, txs) if work.transactions else ZERO_HASH,
+            "outgoing_receipts_root": crypto.hash_of("receipts", shard_id, crypto.canonical_bytes(receipt_ids)),
+            "tx_root": tx_root,
             "validator_proposals": work.proposals,
             "congestion_info": self._congestion_info(height, shard, busy),
             "bandwidth_requests": self._bandwidth_requests(height, shard, busy),
             "signature": "",
         }
         chunk["chunk_hash"] = crypto.chunk_hash(chunk)
-        chunk["signature"] = EMPTY_SIGNATURE if producer is None else crypto.signature(producer, chunk["chunk_hash"])
+        chunk["signature"] = (
+            EMPTY_SIGNATURE
+            if producer is None
+            else crypto.signature(scenario.validator_key_label(producer), chunk["chunk_hash"])
+        )
         return chunk
 
     def _store(self, header: dict[str, Any], author: str, chunks: list[dict[str, Any]]) -> None:
         header["hash"] = crypto.block_hash(header)
         header["signature"] = (
-            EMPTY_SIGNATURE if header["height"] == scenario.GENESIS_HEIGHT else crypto.signature(author, header["hash"])
+            EMPTY_SIGNATURE
+            if header["height"] == scenario.GENESIS_HEIGHT
+            else crypto.signature(scenario.validator_key_label(author), header["hash"])
         )
         view = {"author": author, "header": header, "chunks": chunks}
         self.headers[header["hash"]] = header
@@ -627,12 +793,16 @@ class _Builder:
             chunk_endorsements=[],
         )
         self._store(header, scenario.VALIDATORS[0], self.last_chunks)
+        for shard, chunk in enumerate(self.last_chunks):
+            self._include(chunk, self._chunk_producer(height, shard), _ShardWork())
+        self.epoch_stakes.append(self._locked())
+        self.locked_at[height] = self._locked()
         self.epochs[0].votes.add(scenario.LATEST_PROTOCOL_VERSION)
         for key, value in _genesis_token_data().items():
             self._put_data(scenario.TOKEN, key, value)
         self._record(height, list(self.accounts))
         for account_id in sorted(self.accounts):
-            self.keys.open_account(account_id, height, self.validator_keys.get(account_id))
+            self.keys.open_account(account_id, height, is_validator=account_id in self.validator_keys)
 
     def _ends_epoch(self, header: dict[str, Any]) -> bool:
         epoch = self.epochs[-1]
@@ -677,11 +847,13 @@ class _Builder:
         if new_epoch:
             self._open_epoch(height, parent.hash)
             minted, touched = self._mint_epoch_reward()
+            self.epoch_stakes.append(self._locked())
         epoch = self.epochs[-1]
         author = scenario.VALIDATORS[height % len(scenario.VALIDATORS)]
         produced = [(height, s) not in scenario.MISSING_CHUNKS for s in range(self.shard_count)]
         price = int(parent_header["gas_price"])
-        work, tx_touched = self._apply_transactions(height, price, produced)
+        self.price = price
+        work, tx_touched = self._apply_transactions(height, produced)
         touched += tx_touched
 
         chunks: list[dict[str, Any]] = []
@@ -689,7 +861,7 @@ class _Builder:
             if not produced[shard]:
                 chunks.append(self.last_chunks[shard])
                 continue
-            producer = scenario.VALIDATORS[(height + shard) % len(scenario.VALIDATORS)]
+            producer = self._chunk_producer(height, shard)
             chunk = self._chunk(
                 height=height,
                 shard=shard,
@@ -709,7 +881,8 @@ class _Builder:
         approvals: list[str | None] = []
         for index, validator in enumerate(scenario.VALIDATORS):
             offline = validator != author and crypto.det_int("offline", height, index) % 11 == 0
-            approvals.append(None if offline else crypto.signature(validator, f"approval:{parent.hash}:{height}"))
+            approval = crypto.approval_data(parent.hash, parent.height, height)
+            approvals.append(None if offline else crypto.sign(scenario.validator_key_label(validator), approval))
         endorsements = []
         for shard in range(self.shard_count):
             if not produced[shard]:
@@ -743,8 +916,92 @@ class _Builder:
             chunk_endorsements=endorsements,
         )
         self._store(header, author, chunks)
+        for shard, chunk in enumerate(chunks):
+            if produced[shard]:
+                self._include(chunk, self._chunk_producer(height, shard), work[shard])
+        self.locked_at[height] = self._locked()
         epoch.votes.add(scenario.LATEST_PROTOCOL_VERSION)
         self._record(height, touched)
+
+    def _locked(self) -> dict[str, int]:
+        return {v: self.accounts[v].locked for v in scenario.VALIDATORS}
+
+    def _validators(self) -> list[StoredValidators]:
+        """Each epoch's `validators` result as of its last block (the head's for the last)."""
+        records = []
+        headers = [self.headers[b.hash] for b in self.blocks]
+        for epoch, stakes in zip(self.epochs, self.epoch_stakes, strict=True):
+            members = [h for h in headers if h["epoch_id"] == epoch.epoch_id]
+            last = members[-1]["height"]
+            view = validators.epoch_validator_info(
+                validators=scenario.VALIDATORS,
+                keys=self.validator_keys,
+                shard_ids=scenario.SHARD_IDS,
+                epoch_index=epoch.index,
+                first_height=epoch.first_height,
+                genesis_height=scenario.GENESIS_HEIGHT,
+                headers=members,
+                stakes=stakes,
+                next_stakes=self.locked_at[last],
+            )
+            records.append(StoredValidators(epoch.epoch_id, last, orjson.dumps(view)))
+        return records
+
+    @staticmethod
+    def _chunk_producer(height: int, shard: int) -> str:
+        return scenario.VALIDATORS[(height + shard) % len(scenario.VALIDATORS)]
+
+    def _include(self, chunk: dict[str, Any], producer: str, work: _ShardWork) -> None:
+        """Keep a new chunk's `chunk` view and its transactions, now that its block's hash is
+        known (every outcome names the block)."""
+        block = self.blocks[-1]
+        for executed in work.executed:
+            for outcome in executed.outcomes:
+                outcome["block_hash"] = block.hash
+        view = {
+            "author": producer,
+            "header": chunk,
+            "transactions": [e.transaction for e in work.executed],
+            "receipts": [r for e in work.executed for r in e.receipts],
+        }
+        self.chunks.append(
+            StoredChunk(chunk["chunk_hash"], block.hash, block.height, chunk["shard_id"], orjson.dumps(view))
+        )
+        self.included.extend((executed, block, chunk["shard_id"]) for executed in work.executed)
+
+    def _executed_records(self, final_height: int) -> tuple[list[StoredTransaction], list[StoredReceipt]]:
+        """The transactions' EXPERIMENTAL_tx_status results and their receipts, ordered by
+        height, then chunk, then order in the chunk. A transaction in a block at or below the
+        head's final block is FINAL; above it, EXECUTED_OPTIMISTIC (all executed in its block)."""
+        transactions: list[StoredTransaction] = []
+        receipts: list[StoredReceipt] = []
+        for executed, block, shard_id in self.included:
+            status = "FINAL" if block.height <= final_height else "EXECUTED_OPTIMISTIC"
+            view = {
+                "status": executed.status,
+                "transaction": executed.transaction,
+                "transaction_outcome": executed.outcomes[0],
+                "receipts_outcome": executed.outcomes[1:],
+                "receipts": executed.receipts,
+                "final_execution_status": status,
+            }
+            transactions.append(
+                StoredTransaction(
+                    executed.tx_hash, executed.signer_id, block.hash, block.height, shard_id, orjson.dumps(view)
+                )
+            )
+            for receipt, outcome in zip(executed.receipts, executed.outcomes[1:], strict=True):
+                receipts.append(
+                    StoredReceipt(
+                        receipt["receipt_id"],
+                        block.hash,
+                        block.height,
+                        scenario.SHARD_IDS[configs.shard_index(receipt["receiver_id"])],
+                        orjson.dumps(receipt),
+                        orjson.dumps(outcome),
+                    )
+                )
+        return transactions, receipts
 
     def finish(self) -> SampleChain:
         genesis_validators = [
@@ -764,6 +1021,9 @@ class _Builder:
         epoch_config = orjson.dumps(configs.epoch_config(genesis))
         epochs = tuple(StoredEpoch(e.epoch_id, e.protocol_version, epoch_config) for e in self.epochs)
         rows = sorted(self.state_rows, key=lambda r: (r.height, r.account_id))
+        head = self.headers[self.blocks[-1].hash]
+        final_height = self.headers[head["last_final_block"]]["height"]
+        transactions, receipts = self._executed_records(final_height)
         return SampleChain(
             genesis_config_json=orjson.dumps(genesis),
             client_config_json=orjson.dumps(configs.client_config()),
@@ -776,6 +1036,10 @@ class _Builder:
                 ContractDataRow(account_id, key, height, value)
                 for (height, account_id, key), value in sorted(self.data_rows.items(), key=lambda item: item[0])
             ),
+            chunks=tuple(self.chunks),
+            transactions=tuple(transactions),
+            receipts=tuple(receipts),
+            validators=tuple(self._validators()),
         )
 
 

@@ -1,9 +1,10 @@
 """The sample chain's access keys: every account's keys over the heights, as nearcore keeps them.
 
 Each account holds a full-access key and a function-call key for the counter contract
-(`increment`, `decrement`, with an allowance). Validators' full-access key is their validator
-key; a NEAR-implicit account's is the key its id spells (the id is the key's hex); an
-ETH-implicit account has no access key (nearcore gives it none: its wallet contract signs). A
+(`increment`, `decrement`, with an allowance). Every key is a real ed25519 key pair derived from
+a label (crypto.signing_key). Validators' full-access key is their validator key; a
+NEAR-implicit account's is the key its id spells (the id is the key's hex); an ETH-implicit
+account has no access key (nearcore gives it none: its wallet contract signs). A
 key added after genesis starts at nonce (height - 1) * 10^6 (nearcore's
 ACCESS_KEY_NONCE_RANGE_MULTIPLIER); each transaction a key signs raises its nonce by one, and
 one signed by the function-call key spends its fee from the allowance. A deleted account's keys
@@ -15,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-import based58
 import orjson
 
 from nearrpc.sample import crypto, scenario
@@ -36,14 +36,33 @@ class AccessKeyRow:
     view_json: bytes | None
 
 
-def _full_access_key(account_id: str, validator_key: str | None) -> str | None:
-    if validator_key is not None:
-        return validator_key
+@dataclass(frozen=True, slots=True)
+class Signer:
+    """The key a transaction is signed with: its public key, the nonce the transaction
+    carries (the key's nonce after it) and the label of its key pair."""
+
+    public_key: str
+    nonce: int
+    label: str
+
+
+_IMPLICIT_LABELS: Final = {account_id: scenario.implicit_key_label(i) for i, account_id in enumerate(scenario.IMPLICIT)}
+
+
+def _full_access_label(account_id: str, is_validator: bool) -> str | None:
+    if is_validator:
+        return scenario.validator_key_label(account_id)
     if account_id.startswith("0x"):
         return None  # ETH-implicit: no access key
-    if len(account_id) == 64 and all(c in "0123456789abcdef" for c in account_id):
-        return "ed25519:" + based58.b58encode(bytes.fromhex(account_id)).decode("ascii")
-    return crypto.public_key(f"full-access:{account_id}")
+    implicit = _IMPLICIT_LABELS.get(account_id)
+    if implicit is not None:
+        return implicit
+    return f"full-access:{account_id}"
+
+
+def function_call_key(account_id: str) -> str:
+    """The public key of the account's function-call key for the counter."""
+    return crypto.public_key(f"function-call:{account_id}")
 
 
 class KeyLedger:
@@ -53,22 +72,26 @@ class KeyLedger:
         self._keys: dict[str, dict[str, dict[str, Any]]] = {}  # account -> key -> view
         self._full: dict[str, str] = {}  # account -> its full-access key
         self._function_call: dict[str, str] = {}  # account -> its function-call key
+        self._labels: dict[str, str] = {}  # public key -> the label of its key pair
         self._rows: dict[tuple[str, str, int], bytes | None] = {}
 
     def _write(self, account_id: str, public_key: str, height: int) -> None:
         view = self._keys.get(account_id, {}).get(public_key)
         self._rows[(account_id, public_key, height)] = None if view is None else orjson.dumps(view)
 
-    def open_account(self, account_id: str, height: int, validator_key: str | None = None) -> None:
-        full = _full_access_key(account_id, validator_key)
-        if full is None:
-            return
-        nonce = 0 if height == scenario.GENESIS_HEIGHT else (height - 1) * NONCE_RANGE_MULTIPLIER
-        function_call = crypto.public_key(f"function-call:{account_id}")
-        self._keys[account_id] = {
-            full: {"nonce": nonce, "permission": "FullAccess"},
+    def new_keys(self, account_id: str, *, is_validator: bool = False) -> dict[str, dict[str, Any]]:
+        """The keys a new account gets, as AccessKeyViews with nonce 0 (what its AddKey
+        actions carry); none for an ETH-implicit account."""
+        full_label = _full_access_label(account_id, is_validator)
+        if full_label is None:
+            return {}
+        call_label = f"function-call:{account_id}"
+        full, function_call = crypto.public_key(full_label), crypto.public_key(call_label)
+        self._labels[full], self._labels[function_call] = full_label, call_label
+        return {
+            full: {"nonce": 0, "permission": "FullAccess"},
             function_call: {
-                "nonce": nonce,
+                "nonce": 0,
                 "permission": {
                     "FunctionCall": {
                         "allowance": str(FUNCTION_CALL_ALLOWANCE),
@@ -78,20 +101,50 @@ class KeyLedger:
                 },
             },
         }
+
+    def open_account(self, account_id: str, height: int, *, is_validator: bool = False) -> None:
+        keys = self.new_keys(account_id, is_validator=is_validator)
+        if not keys:
+            return
+        # nearcore starts a key added after genesis at (height - 1) * 10^6.
+        nonce = 0 if height == scenario.GENESIS_HEIGHT else (height - 1) * NONCE_RANGE_MULTIPLIER
+        for view in keys.values():  # fresh dicts: new_keys builds them on each call
+            view["nonce"] = nonce
+        self._keys[account_id] = keys
+        full, function_call = list(keys)
         self._full[account_id], self._function_call[account_id] = full, function_call
         for key in (full, function_call):
             self._write(account_id, key, height)
+
+    def add_full_access_key(self, account_id: str, label: str, height: int) -> str:
+        """A new full-access key (after the AddKey that adds it); it signs from now on."""
+        key = crypto.public_key(label)
+        self._labels[key] = label
+        self._keys[account_id][key] = {"nonce": (height - 1) * NONCE_RANGE_MULTIPLIER, "permission": "FullAccess"}
+        self._write(account_id, key, height)
+        self._full[account_id] = key
+        return key
+
+    def delete_key(self, account_id: str, key: str, height: int) -> None:
+        del self._keys[account_id][key]
+        self._write(account_id, key, height)
+
+    def full_access_key(self, account_id: str) -> str:
+        return self._full[account_id]
 
     def close_account(self, account_id: str, height: int) -> None:
         for key in self._keys.pop(account_id, {}):
             self._write(account_id, key, height)
 
-    def sign(self, account_id: str, height: int, *, function_call_fee: int | None = None) -> None:
+    def has_keys(self, account_id: str) -> bool:
+        return account_id in self._keys
+
+    def sign(self, account_id: str, height: int, *, function_call_fee: int | None = None) -> Signer:
         """A transaction signed by the account's full-access key, or by its function-call key
         when it pays `function_call_fee` from the allowance."""
         keys = self._keys.get(account_id)
         if keys is None:
-            return  # an account without access keys (ETH-implicit)
+            raise AssertionError(f"sample plan: {account_id} has no access key to sign with")
         if function_call_fee is None:
             key = self._full[account_id]
         else:
@@ -100,6 +153,7 @@ class KeyLedger:
             permission["allowance"] = str(int(permission["allowance"]) - function_call_fee)
         keys[key]["nonce"] += 1
         self._write(account_id, key, height)
+        return Signer(key, keys[key]["nonce"], self._labels[key])
 
     def rows(self) -> tuple[AccessKeyRow, ...]:
         return tuple(

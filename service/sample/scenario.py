@@ -70,9 +70,21 @@ NAMED = tuple(
     )
 )  # fmt: skip
 SUB_ACCOUNTS = (f"wallet.alice.{TOP_LEVEL}", f"savings.bob.{TOP_LEVEL}", f"game.carol.{TOP_LEVEL}")
+
+
+def implicit_key_label(index: int) -> str:
+    """The label of the key pair whose public key's hex is the index-th implicit account's id."""
+    return f"implicit:{index}"
+
+
+def validator_key_label(validator: str) -> str:
+    """The label of a validator's key pair (its validator key and its full-access key)."""
+    return f"validator:{validator}"
+
+
 # Named implicit accounts: the hex of an ed25519 public key (64 chars) or an Ethereum-style
 # address (0x + 40 hex chars).
-IMPLICIT = tuple(crypto.digest("implicit", i).hex() for i in range(18))
+IMPLICIT = tuple(crypto.public_key_bytes(implicit_key_label(i)).hex() for i in range(18))
 ETH_IMPLICIT = tuple("0x" + crypto.digest("eth-implicit", i)[:20].hex() for i in range(2))
 
 # Exists at genesis, deleted mid-chain.
@@ -84,13 +96,25 @@ EPHEMERAL = f"ephemeral.alice.{TOP_LEVEL}"
 
 # Gas of the sample's actions (burnt in full, at the gas price of the including block).
 TRANSFER_GAS = 446_365_125_000
-CALL_GAS = 2_427_934_415_604
+# A function call's fees (nearcore's, the same to send and to execute): the action receipt's,
+# the call's base, and per byte of method name and arguments; then the gas its contract uses.
+ACTION_RECEIPT_GAS = 108_059_500_000
+FUNCTION_CALL_BASE_GAS = 2_319_861_500_000
+FUNCTION_CALL_BYTE_GAS = 2_235_934
+CALL_PREPAID_GAS = 30_000_000_000_000  # what a call attaches; the unused part is refunded
+MAX_PREPAID_GAS = 300_000_000_000_000  # nearcore's max_total_prepaid_gas
+COUNTER_CALL_USED_GAS = 1_400_000_000_000  # an increment or decrement, give or take 0.1 Tgas
+TOKEN_CALL_USED_GAS = 3_800_000_000_000  # an ft_transfer or storage_unregister, give or take 1 Tgas
 CREATE_ACCOUNT_GAS = 4_174_947_687_500
 DELETE_ACCOUNT_GAS = 1_349_413_818_750
 STAKE_GAS = 1_057_417_500_000
+ADD_KEY_GAS = 2 * (108_059_500_000 + 101_765_125_000)  # receipt + full-access AddKey, send and execution
+DELETE_KEY_GAS = 2 * (108_059_500_000 + 94_946_625_000)
 
 # Bytes: an account record plus one full-access key, what a fresh account uses.
 BASE_STORAGE = 182
+# What a full-access key adds: its borsh key (33) and AccessKey (9) and 40 extra bytes.
+FULL_ACCESS_KEY_STORAGE = 82
 # What each contract data record adds to its account's storage_usage besides its key and value
 # bytes (nearcore's num_extra_bytes_record in the runtime config).
 DATA_RECORD_EXTRA_BYTES = 40
@@ -129,6 +153,19 @@ DELETIONS = (
 )
 STAKES = (Stake(57, "node2", 1_500_000 * NEAR),)
 
+
+@dataclass(frozen=True, slots=True)
+class KeyRotation:
+    """An account adds a new full-access key (an AddKey signed by its old key) and later
+    deletes the old one (a DeleteKey signed by the new key, which signs from then on)."""
+
+    add_height: int
+    delete_height: int
+    account_id: str
+
+
+KEY_ROTATIONS = (KeyRotation(52, 79, f"erin.{TOP_LEVEL}"),)
+
 # Heights of a burst of heavy contract calls that fills the chunks of every shard and
 # pushes the gas price up; it decays back to the minimum afterwards. A second, short burst at
 # the top raises it again, so the final, near-final and head blocks each have their own price
@@ -141,7 +178,7 @@ BURST_CALLERS = (
     f"sybil.{TOP_LEVEL}",  # shard 3
 )
 BURST_CALLS_PER_CHUNK = 3
-BURST_CALL_GAS = 290_000_000_000_000
+BURST_CALL_GAS = 290_000_000_000_000  # what the contract uses of a burst call, less up to 19 Tgas
 # Every COUNTER_PERIOD heights somebody calls the counter contract.
 COUNTER_PERIOD = 6
 COUNTER_CALLERS = (f"alice.{TOP_LEVEL}", f"bob.{TOP_LEVEL}", f"judy.{TOP_LEVEL}")

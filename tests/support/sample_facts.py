@@ -28,6 +28,32 @@ class EpochFacts:
 
 
 @dataclass(frozen=True, slots=True)
+class TxFacts:
+    tx_hash: str
+    signer_id: str
+    receiver_id: str
+    public_key: str
+    nonce: int
+    height: int  # of the block whose chunk included it
+    block_hash: str
+    shard_id: int
+    actions: tuple[str, ...]  # the action kinds, e.g. ("FunctionCall",)
+    method_name: str | None  # its function call's method, if any
+    receipt_ids: tuple[str, ...]  # every receipt it led to: its action receipt first, then refunds
+    final_execution_status: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkFacts:
+    chunk_hash: str
+    height: int  # height_included (= height_created: every chunk is new in its block)
+    block_hash: str
+    shard_id: int
+    tx_hashes: tuple[str, ...]
+    receipt_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class SampleFacts:
     chain_id: str
     genesis_height: int
@@ -67,6 +93,25 @@ class SampleFacts:
     total_supply_at_genesis: int
     min_gas_price_seen: int
     max_gas_price_seen: int
+    transactions: tuple[TxFacts, ...]  # ascending height, then shard, then order in the chunk
+    chunks: tuple[ChunkFacts, ...]  # every new chunk (genesis's included), ascending height, then shard
+    receipt_ids: tuple[str, ...]  # every executed receipt
+    refund_receipt_ids: tuple[str, ...]  # receipts from "system": gas refunds and deleted accounts' balances
+    validator_epochs: tuple[tuple[str, int], ...]  # (epoch id, height its `validators` record counts to)
+
+    def transaction(self, *, action: str, method_name: str | None = None) -> TxFacts:
+        """The first transaction with this action kind (and function call method)."""
+        for tx in self.transactions:
+            if action in tx.actions and (method_name is None or tx.method_name == method_name):
+                return tx
+        raise LookupError(f"no sample transaction with {action} {method_name or ''}")
+
+    def chunk(self, chunk_hash: str) -> ChunkFacts:
+        return next(c for c in self.chunks if c.chunk_hash == chunk_hash)
+
+    def busiest_chunk(self) -> ChunkFacts:
+        """The chunk with the most transactions (the first of them)."""
+        return max(self.chunks, key=lambda c: len(c.tx_hashes))
 
     def created_at(self, account_id: str) -> int | None:
         return dict(self.created_accounts).get(account_id)
@@ -157,6 +202,9 @@ def derive_facts(chain: SampleChain) -> SampleFacts:
         a for a, v in genesis_views.items() if v and ("global_contract_hash" in v or "global_contract_account_id" in v)
     )
     gas_prices = [int(header["gas_price"]) for header in headers]
+    transactions = tuple(_tx_facts(tx.view_json, tx.block_hash, tx.height, tx.shard_id) for tx in chain.transactions)
+    chunks = tuple(_chunk_facts(c.view_json, c.block_hash) for c in chain.chunks)
+    receipts = [_view(r.view_json) for r in chain.receipts]
 
     return SampleFacts(
         chain_id=genesis_config["chain_id"],
@@ -199,6 +247,48 @@ def derive_facts(chain: SampleChain) -> SampleFacts:
         total_supply_at_genesis=int(genesis["total_supply"]),
         min_gas_price_seen=min(gas_prices),
         max_gas_price_seen=max(gas_prices),
+        transactions=transactions,
+        chunks=chunks,
+        receipt_ids=tuple(r["receipt_id"] for r in receipts),
+        refund_receipt_ids=tuple(r["receipt_id"] for r in receipts if r["predecessor_id"] == "system"),
+        validator_epochs=tuple((v.epoch_id, v.height) for v in chain.validators),
+    )
+
+
+def _action_kind(action: Any) -> str:
+    return action if isinstance(action, str) else next(iter(action))
+
+
+def _tx_facts(view_json: bytes, block_hash: str, height: int, shard_id: int) -> TxFacts:
+    view = _view(view_json)
+    tx = view["transaction"]
+    calls = [a["FunctionCall"]["method_name"] for a in tx["actions"] if _action_kind(a) == "FunctionCall"]
+    return TxFacts(
+        tx_hash=tx["hash"],
+        signer_id=tx["signer_id"],
+        receiver_id=tx["receiver_id"],
+        public_key=tx["public_key"],
+        nonce=tx["nonce"],
+        height=height,
+        block_hash=block_hash,
+        shard_id=shard_id,
+        actions=tuple(_action_kind(a) for a in tx["actions"]),
+        method_name=calls[0] if calls else None,
+        receipt_ids=tuple(o["id"] for o in view["receipts_outcome"]),
+        final_execution_status=view["final_execution_status"],
+    )
+
+
+def _chunk_facts(view_json: bytes, block_hash: str) -> ChunkFacts:
+    view = _view(view_json)
+    header = view["header"]
+    return ChunkFacts(
+        chunk_hash=header["chunk_hash"],
+        height=header["height_included"],
+        block_hash=block_hash,
+        shard_id=header["shard_id"],
+        tx_hashes=tuple(t["hash"] for t in view["transactions"]),
+        receipt_ids=tuple(r["receipt_id"] for r in view["receipts"]),
     )
 
 

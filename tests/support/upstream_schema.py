@@ -38,3 +38,21 @@ def check_upstream(reference: Path, method: str, body: Any) -> None:
     error = jsonschema.exceptions.best_match(_validator(reference, method).iter_errors(body))
     where = None if error is None else list(error.absolute_path)
     assert error is None, f"{method}: upstream 1.2.13 refuses the answer at {where}: {error.message}"
+
+
+@cache
+def _component_validator(reference: Path, name: str) -> jsonschema.Draft202012Validator:
+    document = _document(reference)
+    if name not in document["components"]["schemas"]:
+        raise KeyError(f"upstream 1.2.13 has no component {name}")
+    registry: Registry[Any] = Registry().with_resource(
+        _URI, Resource.from_contents(document, default_specification=DRAFT202012)
+    )
+    return jsonschema.Draft202012Validator({"$ref": f"{_URI}#/components/schemas/{name}"}, registry=registry)
+
+
+def check_component(reference: Path, name: str, value: Any) -> None:
+    """Fail with the best-matching error when `value` is no `name` (a component schema) upstream allows."""
+    error = jsonschema.exceptions.best_match(_component_validator(reference, name).iter_errors(value))
+    where = None if error is None else list(error.absolute_path)
+    assert error is None, f"{name}: upstream 1.2.13 refuses the value at {where}: {error.message}"
