@@ -8,6 +8,7 @@ chain does not have is each client's own error."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -44,10 +45,10 @@ def _block(height_or_hash: int | str) -> m.BlockId:
 # -- near-jsonrpc-client
 
 
-def _tx_request(tx_hash: str, sender: str) -> m.RpcTransactionStatusRequest:
+def _tx_request(tx_hash: str, sender: str, wait_until: str = "EXECUTED_OPTIMISTIC") -> m.RpcTransactionStatusRequest:
     return m.RpcTransactionStatusRequest(m.RpcTransactionStatusRequestSenderAccountIdTxHash(
         tx_hash=m.CryptoHash(tx_hash), sender_account_id=m.AccountId(sender),
-        wait_until=m.TxExecutionStatus("EXECUTED_OPTIMISTIC"),
+        wait_until=m.TxExecutionStatus(wait_until),
     ))  # fmt: skip
 
 
@@ -89,8 +90,8 @@ def test_near_jsonrpc_client_validators(near: NearClientSync) -> None:
 
 def test_near_jsonrpc_client_unknown_transaction_chunk_and_receipt(near: NearClientSync) -> None:
     sender = R.transactions[0].signer_id
-    with pytest.raises(RpcError) as tx:
-        near.tx(params=_tx_request(UNKNOWN_HASH, sender))
+    with pytest.raises(RpcError) as tx:  # wait_until NONE: at once (else nearcore polls, then times out)
+        near.tx(params=_tx_request(UNKNOWN_HASH, sender, "NONE"))
     cause = _cause(tx.value)
     assert (cause.name, cause.info.requested_transaction_hash.root) == ("UNKNOWN_TRANSACTION", UNKNOWN_HASH)
     with pytest.raises(RpcError) as chunk:
@@ -156,7 +157,9 @@ def test_py_near_get_validators(server: LiveServer) -> None:
 def test_py_near_unknown_transaction(server: LiveServer) -> None:
     sender = R.transactions[0].signer_id
     unknown = _py_near(server, lambda provider: provider.get_tx(UNKNOWN_HASH, sender))
-    # py-near maps no class to UNKNOWN_TRANSACTION: its catch-all, holding the error as sent
+    # get_tx asks [hash, sender], whose wait_until is EXECUTED_OPTIMISTIC: nearcore polls for the
+    # transaction and answers TIMEOUT_ERROR with HTTP 408, which py-near reads as an HTTP failure
+    # (its RPC_ERROR) and raises as its catch-all InternalError, with the body as sent
     assert type(unknown) is InternalError, unknown
-    assert unknown.error_json["cause"] == {"name": "UNKNOWN_TRANSACTION",
-                                           "info": {"requested_transaction_hash": UNKNOWN_HASH}}  # fmt: skip
+    assert unknown.error_json["cause"] == {"name": "RPC_ERROR", "message": "Status: 408"}
+    assert json.loads(unknown.error_json["data"])["error"]["cause"] == {"name": "TIMEOUT_ERROR"}

@@ -43,7 +43,8 @@ def answers(
                  _call(f"validators:block:{last_height}", "validators", {"blockId": last_height})]
     first = R.transactions[0]
     plan += [
-        _call("unknown_tx", "txStatus", {"txHash": UNKNOWN_HASH, "accountId": first.signer_id}),
+        # waitUntil NONE: nearcore answers UNKNOWN_TRANSACTION at once (else it polls, then times out)
+        _call("unknown_tx", "txStatus", {"txHash": UNKNOWN_HASH, "accountId": first.signer_id, "waitUntil": "NONE"}),
         _call("unknown_receipt", "receipt", UNKNOWN_HASH),
         _call("unknown_chunk", "chunk", UNKNOWN_HASH),
         _call("unknown_epoch", "validators", {"epochId": UNKNOWN_HASH}),
