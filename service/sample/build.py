@@ -31,6 +31,14 @@ def write_chain(writer: ChainWriter, chain: SampleChain) -> None:
             batch.put_contract_code(code_hash, code)
         for data in chain.contract_data:
             batch.put_contract_data(data.account_id, data.key, data.height, data.value)
+        for chunk in chain.chunks:
+            batch.put_chunk(chunk)
+        for transaction in chain.transactions:
+            batch.put_transaction(transaction)
+        for receipt in chain.receipts:
+            batch.put_receipt(receipt)
+        for validators in chain.validators:
+            batch.put_validators(validators)
 
 
 def build_sample_store(location: StoreLocation) -> None:

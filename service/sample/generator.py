@@ -25,8 +25,19 @@ Rules it follows (nearcore's, simplified where noted):
   and the first block of each epoch after the first mints the previous epoch's reward
   (validators' stake and the treasury grow, and the total supply with them). So at every
   block the total supply equals the sum of all accounts' amount + locked.
-- Transactions are applied in the block that includes their chunk, on both sides (sample
-  simplification: no receipts in flight between shards).
+- Transactions are real: each is a borsh `Transaction` (V0) on the parent block's hash, known
+  by its SHA-256 and signed by the signer's ed25519 key (execution.py), included in the chunk
+  of its signer's shard and converted there to an action receipt. Sample simplification: the
+  receipt, and the refund or balance receipts its execution adds, are executed in the same
+  block and their gas is counted in that same chunk (no receipts in flight between shards, no
+  delayed receipts), so a chunk's gas_used and balance_burnt are the sums of the outcomes of
+  the transactions it includes, and a block's effects all land at its height.
+- Chunk headers: gas_used, balance_burnt, tx_root (nearcore's merkle tree over the borsh
+  SignedTransactions) and outcome_root (the same tree, over stand-in leaves of each outcome,
+  whose `proof` is its path in it) are computed; prev_state_root, encoded_merkle_root,
+  encoded_length and outgoing_receipts_root are stand-ins. Block and chunk hashes are SHA-256
+  of the header's canonical JSON (crypto.py), not nearcore's borsh inner parts; the block's
+  roots over its chunks are stand-ins.
 - Contract state: the counter's calls and the token's transfers write the storage keys their
   contracts would (layouts in wasm.py), one row per key changed at a height; an account's
   storage_usage counts its code and each data record's key, value and 40 extra bytes, as

@@ -60,11 +60,6 @@ def _full_access_label(account_id: str, is_validator: bool) -> str | None:
     return f"full-access:{account_id}"
 
 
-def function_call_key(account_id: str) -> str:
-    """The public key of the account's function-call key for the counter."""
-    return crypto.public_key(f"function-call:{account_id}")
-
-
 class KeyLedger:
     """Every account's keys as they change; `rows()` is what the store gets."""
 

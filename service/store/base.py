@@ -353,11 +353,12 @@ class ChainReader(Protocol):
         ...
 
     def receipts_executed_at(self, height: int) -> list[StoredReceipt]:
-        """The receipts executed in the block at `height`."""
+        """The receipts executed in the block at `height`, by shard id, then receipt id."""
         ...
 
     def transactions_at(self, height: int) -> list[StoredTransaction]:
-        """The transactions included in the chunks of the block at `height`."""
+        """The transactions included in the chunks of the block at `height`, by shard id, then
+        hash (a chunk's own order is its `chunk` view's)."""
         ...
 
     def account_changes(self, height: int) -> list[tuple[str, bytes | None]]:
@@ -367,7 +368,7 @@ class ChainReader(Protocol):
 
     def access_key_changes(self, height: int) -> list[tuple[str, str, bytes | None]]:
         """The access key rows written at exactly `height`, (account id, public key, view or
-        None for a deletion), ascending by account id, then key."""
+        None for a deletion), ascending by account id, then key (`access_key_order`)."""
         ...
 
     def contract_data_changes(self, height: int) -> list[tuple[str, bytes, bytes | None]]:

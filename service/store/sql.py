@@ -277,7 +277,7 @@ class SqlChainReader(ABC):
                 continue
             try:
                 problems += itertools.islice(scan(), MAX_PROBLEMS - len(problems))
-            except StoreError as exc:
+            except (StoreError, ValueError, TypeError) as exc:  # a row of the wrong types (SQLite keeps any)
                 problems.append(f"cannot check the {table}: {exc}")
         return problems
 

@@ -68,8 +68,8 @@ def test_another_store_drops_every_answer_even_one_that_holds_forever_within_a_s
     before = StoreVersion(configs=1, blocks=1, epochs=1, accounts=1)
     replaced = StoreVersion(configs=1, blocks=1, epochs=1, accounts=1, generation=1)
     changed = replaced.changed_since(before)
-    assert changed == {"configs", "blocks", "epochs", "accounts", "access_keys", "codes", "contract_data",
-                       ANOTHER_STORE}
+    assert changed == {"configs", "blocks", "epochs", "accounts", "access_keys", "codes", "contract_data", "chunks",
+                       "transactions", "receipts", "validators", ANOTHER_STORE}
     cache.forget(changed)
     assert [cache.get(k) for k in ("by-hash", "head")] == [None, None]
 

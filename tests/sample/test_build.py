@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from nearrpc.sample import SampleChain, build_sample_store, sample_chain
 from nearrpc.sample import build as build_module
-from nearrpc.sample import build_sample_store, sample_chain
 from nearrpc.sample.generator import generate_sample_chain
 from nearrpc.store import open_store
 from tests.store.sqlite_files import dump
@@ -63,3 +63,26 @@ def test_failed_build_keeps_the_old_file_and_leaves_no_temporary(
         build_sample_store(target)
     assert target.read_bytes() == b"previous store"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sample.db"]
+
+
+def test_built_store_serves_every_chunk_transaction_receipt_and_validators_record(
+    built_store: Path, chain: SampleChain, facts: SampleFacts
+) -> None:
+    reader = open_store(built_store, "read")
+    try:
+        for chunk in chain.chunks:
+            assert reader.chunk(chunk.chunk_hash) == chunk
+        for tx in chain.transactions:
+            assert reader.transaction(tx.tx_hash, tx.signer_id) == tx
+        for receipt in chain.receipts:
+            assert reader.receipt(receipt.receipt_id) == receipt
+        for (epoch_id, height), record in zip(facts.validator_epochs, chain.validators, strict=True):
+            assert reader.validators(epoch_id) == record and record.height == height
+        for height in facts.block_heights:
+            at = {t.tx_hash for t in chain.transactions if t.height == height}
+            assert {t.tx_hash for t in reader.transactions_at(height)} == at
+            executed = {r.receipt_id for r in chain.receipts if r.height == height}
+            assert {r.receipt_id for r in reader.receipts_executed_at(height)} == executed
+        assert reader.chunk(facts.genesis_hash) is None
+    finally:
+        reader.close()

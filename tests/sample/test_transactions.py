@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -296,3 +297,153 @@ def test_every_view_validates_against_upstream(
         check_component(reference, "ExecutionOutcomeWithIdView", load(receipt.outcome_json))
     for record in chain.validators:
         check_component(reference, "RpcValidatorResponse", load(record.view_json))
+
+
+def test_blocks_chunks_and_approvals_are_signed_by_their_validators(
+    chain: SampleChain, views: list[dict[str, Any]]
+) -> None:
+    """Block and chunk signatures are over their hashes, approvals over nearcore's approval
+    bytes (Endorsement of the parent right after it, else Skip of its height, then the target
+    height), each with the validator's key from the genesis config."""
+    validators = load(chain.genesis_config_json)["validators"]
+    keys = {v["account_id"]: Ed25519PublicKey.from_public_bytes(raw(v["public_key"])) for v in validators}
+    order = [v["account_id"] for v in validators]
+    producers = {load(c.view_json)["header"]["chunk_hash"]: load(c.view_json)["author"] for c in chain.chunks}
+    approvals = 0
+    for parent, view in itertools.pairwise(views):
+        header = view["header"]
+        keys[view["author"]].verify(raw(header["signature"]), raw(header["hash"]))
+        for chunk, fresh in zip(view["chunks"], header["chunk_mask"], strict=True):
+            if fresh:
+                keys[producers[chunk["chunk_hash"]]].verify(raw(chunk["signature"]), raw(chunk["chunk_hash"]))
+        prev = parent["header"]
+        if header["height"] == prev["height"] + 1:
+            inner = b"\x00" + raw(prev["hash"])
+        else:
+            inner = b"\x01" + prev["height"].to_bytes(8, "little")
+        message = inner + header["height"].to_bytes(8, "little")
+        for validator, approval in zip(order, header["approvals"], strict=True):
+            if approval is not None:
+                keys[validator].verify(raw(approval), message)
+                approvals += 1
+    assert approvals > 300
+
+
+def _amounts(chain: SampleChain) -> dict[str, dict[int, tuple[int, int] | None]]:
+    """Each account's (amount, locked) by the heights at which its row was written."""
+    rows: dict[str, dict[int, tuple[int, int] | None]] = defaultdict(dict)
+    for row in chain.account_states:
+        view = None if row.view_json is None else load(row.view_json)
+        rows[row.account_id][row.height] = None if view is None else (int(view["amount"]), int(view["locked"]))
+    return rows
+
+
+def test_balances_move_as_the_transactions_say(
+    chain: SampleChain, facts: SampleFacts, statuses: list[dict[str, Any]]
+) -> None:
+    """Per height and account: amount moves by what its transactions burnt and the deposits
+    they sent or received (a refund nets out against the prepaid gas; a deleted account's
+    balance arrives by its system receipt), locked by its stakes. Only epoch rewards, minted at
+    an epoch's first block to the validators' locked balance and the treasury, come on top."""
+    rows = _amounts(chain)
+    delta: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])  # (account, height) -> [amount, locked]
+    heights = {t.tx_hash: t.height for t in facts.transactions}
+    for status in statuses:
+        tx = status["transaction"]
+        height = heights[tx["hash"]]
+        signer = delta[(tx["signer_id"], height)]
+        outcomes = [status["transaction_outcome"], *status["receipts_outcome"]]
+        signer[0] -= sum(int(o["outcome"]["tokens_burnt"]) for o in outcomes)
+        for action in tx["actions"]:
+            name = action if isinstance(action, str) else next(iter(action))
+            deposit = int(action[name].get("deposit", 0)) if isinstance(action, dict) else 0
+            signer[0] -= deposit
+            delta[(tx["receiver_id"], height)][0] += deposit
+            if name == "Stake":
+                before = [v for h, v in sorted(rows[tx["signer_id"]].items()) if h < height][-1]
+                assert before is not None
+                increase = int(action["Stake"]["stake"]) - before[1]
+                signer[0] -= increase
+                signer[1] += increase
+        for receipt in status["receipts"][1:]:
+            if receipt["receipt"]["Action"]["signer_id"] == "system":
+                payout = receipt["receipt"]["Action"]["actions"][0]["Transfer"]["deposit"]
+                delta[(receipt["receiver_id"], height)][0] += int(payout)
+    rewarded = {e.first_height for e in facts.epochs[1:]}
+    checked = 0
+    for (account_id, height), (amount, locked) in delta.items():
+        if height in rewarded and (account_id in facts.validators or account_id == facts.treasury_account):
+            continue
+        if height not in rows[account_id]:
+            assert (amount, locked) == (0, 0), (account_id, height)  # nothing moved, no row written
+            continue
+        after = rows[account_id][height]
+        if after is None:  # deleted at this height: its balance went to the beneficiary
+            assert facts.deleted_at(account_id) == height
+            continue
+        earlier = [v for h, v in sorted(rows[account_id].items()) if h < height]
+        before = earlier[-1] if earlier and earlier[-1] is not None else (0, 0)
+        assert (after[0] - before[0], after[1] - before[1]) == (amount, locked), (account_id, height)
+        checked += 1
+    assert checked > 250
+    # And no row changes without a transaction (or a reward) at its height.
+    for account_id, by_height in rows.items():
+        for height in by_height:
+            rewards = height in rewarded and (account_id in facts.validators or account_id == facts.treasury_account)
+            assert height == facts.genesis_height or rewards or (account_id, height) in delta, (account_id, height)
+
+
+def test_keys_added_and_deleted_by_transactions_are_the_key_rows(chain: SampleChain, facts: SampleFacts) -> None:
+    rows = {(r.account_id, r.public_key, r.height): r.view_json for r in chain.access_keys}
+    nonces = {(t.signer_id, t.public_key, t.height): t.nonce for t in facts.transactions}
+    added = deleted = 0
+    for stored in chain.transactions:
+        tx = load(stored.view_json)["transaction"]
+        for action in tx["actions"]:
+            if isinstance(action, dict) and "AddKey" in action:
+                key = action["AddKey"]["public_key"]
+                row = rows[(tx["receiver_id"], key, stored.height)]
+                assert row is not None
+                view = load(row)
+                # nearcore starts an added key at (height - 1) * 10^6, plus what it signed since.
+                start = (stored.height - 1) * 10**6
+                assert view["nonce"] == nonces.get((tx["receiver_id"], key, stored.height), start)
+                assert view["permission"] == action["AddKey"]["access_key"]["permission"]
+                added += 1
+            if isinstance(action, dict) and "DeleteKey" in action:
+                assert rows[(tx["receiver_id"], action["DeleteKey"]["public_key"], stored.height)] is None
+                deleted += 1
+    assert added >= 5 and deleted >= 1
+
+
+def test_contract_calls_are_the_contract_state_rows(facts: SampleFacts) -> None:
+    counter = 0
+    for tx in facts.transactions:
+        if tx.method_name in {"increment", "decrement"}:
+            before = facts.contract_value(facts.contract_account, b"STATE", tx.height - 1) or bytes(8)
+            after = facts.contract_value(facts.contract_account, b"STATE", tx.height)
+            assert after is not None
+            step = 1 if tx.method_name == "increment" else -1
+            assert int.from_bytes(after, "little", signed=True) == int.from_bytes(before, "little", signed=True) + step
+            counter += 1
+    assert counter > 10
+    for stored in [t for t in facts.transactions if t.method_name == "ft_transfer"]:
+        key = b"b" + stored.signer_id.encode()
+        sent_from = facts.contract_value(facts.token_account, key, stored.height - 1) or bytes(16)
+        left = facts.contract_value(facts.token_account, key, stored.height) or bytes(16)
+        assert int.from_bytes(sent_from, "little") > int.from_bytes(left, "little")
+
+
+def test_system_receipts_burn_nothing_and_the_busiest_chunk_is_the_burst(
+    chain: SampleChain, facts: SampleFacts
+) -> None:
+    outcomes = {r.receipt_id: r.outcome_json for r in chain.receipts}
+    assert len(facts.refund_receipt_ids) > 50
+    for receipt_id in facts.refund_receipt_ids:
+        stored = outcomes[receipt_id]
+        assert stored is not None
+        outcome = load(stored)["outcome"]
+        assert (outcome["gas_burnt"], outcome["tokens_burnt"]) == (0, "0")
+    busiest = facts.busiest_chunk()
+    methods = {t.method_name for t in facts.transactions if t.tx_hash in busiest.tx_hashes}
+    assert "get_num" in methods  # the gas burst's heavy calls

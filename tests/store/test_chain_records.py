@@ -62,7 +62,7 @@ def test_each_record_reads_back_by_its_key(written: ChainReader, records: Record
 
 
 def test_a_heights_transactions_and_receipts_in_shard_order(written: ChainReader, records: Records) -> None:
-    for height in {record.height for record in (*records.transactions, *records.receipts)}:
+    for height in {t.height for t in records.transactions} | {r.height for r in records.receipts}:
         transactions = sorted((t for t in records.transactions if t.height == height),
                               key=lambda t: (t.shard_id, t.tx_hash))  # fmt: skip
         receipts = sorted((r for r in records.receipts if r.height == height), key=lambda r: (r.shard_id, r.receipt_id))
@@ -76,7 +76,7 @@ def test_a_heights_transactions_and_receipts_in_shard_order(written: ChainReader
 def test_the_rows_written_at_one_height(written: ChainReader, chain: SampleChain) -> None:
     """Exactly the rows of that height (not the latest state below it), by account, then key
     (access keys in nearcore's listing order)."""
-    heights = {row.height for row in (*chain.account_states, *chain.access_keys, *chain.contract_data)}
+    heights = {row.height for rows in (chain.account_states, chain.access_keys, chain.contract_data) for row in rows}
     assert len(heights) > 10
     for height in sorted(heights):
         assert written.account_changes(height) == sorted(
