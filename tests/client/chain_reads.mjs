@@ -4,11 +4,13 @@
 // the legacy [hash] form), viewValidators (`validators`: [null], {block_id}, {epoch_id}) and
 // blockChanges / accountChanges (the changes methods). test_near_api_js_chain_reads.py runs it as
 //
-//   node chain_reads.mjs URL PLAN_JSON
+//   node chain_reads.mjs URL PLAN_FILE
 //
-// where the plan is a list of {name, call, arg} (arg left out: the call is made without one); it
+// where the plan (a file: a few hundred calls outgrow a command line) is a JSON list of
+// {name, call, arg} (arg left out: the call is made without one); it
 // prints one JSON object: per name, what the call returned, or for an error its class, message and
 // fields.
+import { readFileSync } from 'node:fs';
 import { failure, oneAttemptProvider } from './provider.mjs';
 
 const [url, plan] = process.argv.slice(2);
@@ -25,7 +27,7 @@ const calls = {
 };
 
 const answers = {};
-for (const { name, call, arg } of JSON.parse(plan)) {
+for (const { name, call, arg } of JSON.parse(readFileSync(plan, 'utf8'))) {
   answers[name] = await failure(() => calls[call](arg));
 }
 console.log(JSON.stringify(answers));

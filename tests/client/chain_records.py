@@ -43,6 +43,10 @@ class ChainRecords:
     def chunks_with_transactions(self) -> list[StoredChunk]:
         return [chunk for chunk in self.chunks if view(chunk.view_json)["transactions"]]
 
+    def receipt_height(self, receipt_id: str) -> int:
+        """The height of the block that executed the receipt."""
+        return next(r.height for r in sample_chain().receipts if r.receipt_id == receipt_id)
+
     def receipt(self, receipt_id: str) -> dict[str, Any]:
         found = next(r for r in sample_chain().receipts if r.receipt_id == receipt_id)
         receipt: dict[str, Any] = view(found.view_json)
@@ -66,3 +70,31 @@ class ChainRecords:
 def chain_records() -> ChainRecords:
     chain = sample_chain()
     return ChainRecords(chain.chunks, chain.transactions, chain.validators)
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """A transfer and the account changes it made: its signer's at the block that included it
+    (caused by the transaction), its receiver's at the block that executed its receipt."""
+
+    tx_hash: str
+    signer_id: str
+    receiver_id: str
+    height: int
+    receipt_id: str
+    receipt_height: int
+
+
+def first_transfer() -> Transfer:
+    tx = sample_facts().transaction(action="Transfer")
+    receipt_id = tx.receipt_ids[0]
+    return Transfer(tx.tx_hash, tx.signer_id, tx.receiver_id, tx.height, receipt_id,
+                    chain_records().receipt_height(receipt_id))  # fmt: skip
+
+
+def account_change(changes: list[dict[str, Any]], account_id: str, cause: dict[str, str]) -> dict[str, Any]:
+    """The one account_update of `account_id` with `cause` among `changes`."""
+    (found,) = [c for c in changes if c["type"] == "account_update" and c["change"]["account_id"] == account_id
+                and c["cause"] == cause]  # fmt: skip
+    change: dict[str, Any] = found["change"]
+    return change

@@ -1,7 +1,8 @@
 """The sample chain's transactions, chunks, receipts and validators through two published Python
 clients, as their users write them, against the suite's server over the sample store (each
 backend): near-jsonrpc-client's tx, EXPERIMENTAL_tx_status, chunk (both references),
-EXPERIMENTAL_receipt, validators and EXPERIMENTAL_validators_ordered, and py-near's get_tx,
+EXPERIMENTAL_receipt, validators, EXPERIMENTAL_validators_ordered and the changes methods (both
+names of each), and py-near's get_tx,
 get_tx_status, get_chunk and get_validators. Each answer is what the sample stores; a hash the
 chain does not have is each client's own error."""
 
@@ -20,7 +21,16 @@ from py_near.models import TransactionResult
 from py_near.providers import JsonProvider
 
 from nearrpc.conform.facts import UNKNOWN_HASH
-from tests.client.chain_records import chain_records, receipt_ids, tx_result, tx_status, view
+from tests.client.chain import hash_at, stored_account
+from tests.client.chain_records import (
+    account_change,
+    chain_records,
+    first_transfer,
+    receipt_ids,
+    tx_result,
+    tx_status,
+    view,
+)
 from tests.support.live_server import LiveServer
 
 pytestmark = pytest.mark.live
@@ -163,3 +173,36 @@ def test_py_near_unknown_transaction(server: LiveServer) -> None:
     assert type(unknown) is InternalError, unknown
     assert unknown.error_json["cause"] == {"name": "RPC_ERROR", "message": "Status: 408"}
     assert json.loads(unknown.error_json["data"])["error"]["cause"] == {"name": "TIMEOUT_ERROR"}
+
+
+# -- the changes methods: what a transfer changed, block by block
+
+
+def _changes_request(kind: str, accounts: list[str], height: int) -> m.RpcStateChangesInBlockByTypeRequest:
+    return m.RpcStateChangesInBlockByTypeRequest(m.RpcStateChangesInBlockByTypeRequestAccountChangesByBlockId(
+        block_id=_block(height), changes_type=kind, account_ids=[m.AccountId(a) for a in accounts]))  # fmt: skip
+
+
+def _held_to_the_store(change: dict[str, Any], height: int) -> None:
+    account = change["account_id"]
+    assert {k: v for k, v in change.items() if k != "account_id"} == stored_account(account, height)
+
+
+def test_near_jsonrpc_client_changes_of_a_transfer(near: NearClientSync) -> None:
+    transfer = first_transfer()
+    in_block = m.RpcStateChangesInBlockRequest(m.RpcStateChangesInBlockRequestBlockId(block_id=_block(transfer.height)))
+    for touched in (near.experimental_changes_in_block(params=in_block), near.block_effects(params=in_block)):
+        answer = _json(touched)
+        assert answer["block_hash"] == hash_at(transfer.height)
+        assert {"type": "account_touched", "account_id": transfer.signer_id} in answer["changes"]
+    by_signer = _changes_request("account_changes", [transfer.signer_id], transfer.height)
+    by_receiver = _changes_request("account_changes", [transfer.receiver_id], transfer.receipt_height)
+    for ask in (near.experimental_changes, near.changes):
+        signer = _json(ask(params=by_signer))["changes"]
+        change = account_change(signer, transfer.signer_id, {"type": "transaction_processing",
+                                                            "tx_hash": transfer.tx_hash})  # fmt: skip
+        _held_to_the_store(change, transfer.height)
+        receiver = _json(ask(params=by_receiver))["changes"]
+        change = account_change(receiver, transfer.receiver_id, {"type": "receipt_processing",
+                                                                "receipt_hash": transfer.receipt_id})  # fmt: skip
+        _held_to_the_store(change, transfer.receipt_height)

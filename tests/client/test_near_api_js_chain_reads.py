@@ -1,7 +1,8 @@
 """near-api-js, the published NEAR JavaScript client, reading the sample chain's transactions,
-chunks, receipts and validators through its own provider (chain_reads.mjs) against the plugin's
-`nearrpc_server`, in one node process: each answer is what the sample stores, and the library's
-own typed errors for a transaction, a chunk, a receipt and an epoch the chain does not have."""
+chunks, receipts and validators, and the changes a transfer made, through its own provider
+(chain_reads.mjs) against the plugin's `nearrpc_server`, in one node process: each answer is what
+the sample stores, and the library's own typed errors for a transaction, a chunk, a receipt and
+an epoch the chain does not have."""
 
 from __future__ import annotations
 
@@ -13,7 +14,16 @@ import pytest
 
 from nearrpc.conform.facts import UNKNOWN_HASH
 from nearrpc.testing.server import NearrpcServer
-from tests.client.chain_records import chain_records, receipt_ids, tx_result, tx_status, view
+from tests.client.chain import hash_at, stored_account
+from tests.client.chain_records import (
+    account_change,
+    chain_records,
+    first_transfer,
+    receipt_ids,
+    tx_result,
+    tx_status,
+    view,
+)
 from tests.client.node_scripts import run_script
 
 pytestmark = pytest.mark.live
@@ -41,6 +51,14 @@ def answers(
     for epoch_id, last_height in R.finished_epochs():
         plan += [_call(f"validators:epoch:{epoch_id}", "validators", {"epochId": epoch_id}),
                  _call(f"validators:block:{last_height}", "validators", {"blockId": last_height})]
+    transfer = first_transfer()
+    plan += [
+        _call("block_changes", "blockChanges", {"blockId": transfer.height}),
+        _call("signer_changes", "accountChanges", {"accountIds": [transfer.signer_id],
+                                                   "blockQuery": {"blockId": transfer.height}}),
+        _call("receiver_changes", "accountChanges", {"accountIds": [transfer.receiver_id],
+                                                     "blockQuery": {"blockId": transfer.receipt_height}}),
+    ]
     first = R.transactions[0]
     plan += [
         # waitUntil NONE: nearcore answers UNKNOWN_TRANSACTION at once (else it polls, then times out)
@@ -49,7 +67,9 @@ def answers(
         _call("unknown_chunk", "chunk", UNKNOWN_HASH),
         _call("unknown_epoch", "validators", {"epochId": UNKNOWN_HASH}),
     ]  # fmt: skip
-    return run_script(SCRIPT, near_api_js, tmp_path_factory.mktemp("near-api-js"), nearrpc_server.url, json.dumps(plan))
+    folder = tmp_path_factory.mktemp("near-api-js")
+    (folder / "plan.json").write_text(json.dumps(plan))
+    return run_script(SCRIPT, near_api_js, folder, nearrpc_server.url, "plan.json")
 
 
 def test_transactions_answer_their_outcomes(answers: dict[str, Any]) -> None:
@@ -77,6 +97,23 @@ def test_validators_of_the_current_and_each_finished_epoch(answers: dict[str, An
         assert answers[f"validators:epoch:{epoch_id}"] == expected
         # by block: the last block of an epoch names that epoch's validators (nearcore's rule)
         assert answers[f"validators:block:{last_height}"] == expected
+
+
+def test_the_changes_a_transfer_made(answers: dict[str, Any]) -> None:
+    transfer = first_transfer()
+    touched = answers["block_changes"]["returned"]
+    assert touched["block_hash"] == hash_at(transfer.height)
+    assert {"type": "account_touched", "account_id": transfer.signer_id} in touched["changes"]
+    for name, account, height, cause in (
+        ("signer_changes", transfer.signer_id, transfer.height,
+         {"type": "transaction_processing", "tx_hash": transfer.tx_hash}),
+        ("receiver_changes", transfer.receiver_id, transfer.receipt_height,
+         {"type": "receipt_processing", "receipt_hash": transfer.receipt_id}),
+    ):  # fmt: skip
+        answer = answers[name]["returned"]
+        assert answer["block_hash"] == hash_at(height)
+        change = account_change(answer["changes"], account, cause)
+        assert {k: v for k, v in change.items() if k != "account_id"} == stored_account(account, height)
 
 
 def test_unknown_things_are_the_librarys_typed_errors(answers: dict[str, Any]) -> None:
