@@ -68,6 +68,50 @@ class RpcHandlers(Protocol):
         """Result schema: RpcViewStateResponse."""
         ...
 
+    async def chunk(self, params: models.RpcChunkRequest) -> bytes:
+        """Result schema: RpcChunkResponse."""
+        ...
+
+    async def tx(self, params: models.RpcTransactionStatusRequest) -> bytes:
+        """Result schema: RpcTransactionResponse."""
+        ...
+
+    async def EXPERIMENTAL_tx_status(self, params: models.RpcTransactionStatusRequest) -> bytes:
+        """Result schema: RpcTransactionResponse."""
+        ...
+
+    async def EXPERIMENTAL_receipt(self, params: models.RpcReceiptRequest) -> bytes:
+        """Result schema: RpcReceiptResponse."""
+        ...
+
+    async def validators(self, params: models.RpcValidatorRequest) -> bytes:
+        """Result schema: RpcValidatorResponse."""
+        ...
+
+    async def EXPERIMENTAL_validators_ordered(self, params: models.RpcValidatorsOrderedRequest) -> bytes:
+        """Result schema: RpcValidatorsOrderedResponse."""
+        ...
+
+    async def EXPERIMENTAL_changes_in_block(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        """Result schema: RpcStateChangesInBlockByTypeResponse."""
+        ...
+
+    async def EXPERIMENTAL_changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
+        """Result schema: RpcStateChangesInBlockResponse."""
+        ...
+
+    async def block_effects(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        """Result schema: RpcStateChangesInBlockByTypeResponse."""
+        ...
+
+    async def changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
+        """Result schema: RpcStateChangesInBlockResponse."""
+        ...
+
+    async def health(self, params: models.RpcHealthRequest) -> bytes:
+        """Result schema: RpcHealthResponse."""
+        ...
+
     async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
         """Result schema: OpenRpcDocument."""
         ...

@@ -41,6 +41,428 @@ class AccountState(RootModel[Literal["initialized", "uninitialized"]]):
     """
 
 
+class AccountAlreadyExists(BaseModel):
+    account_id: AccountId
+
+
+class ActionErrorKind1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AccountAlreadyExists_1: Annotated[
+        AccountAlreadyExists, Field(alias="AccountAlreadyExists")
+    ]
+
+
+class AccountDoesNotExist(BaseModel):
+    account_id: AccountId
+
+
+class ActionErrorKind2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AccountDoesNotExist_1: Annotated[
+        AccountDoesNotExist, Field(alias="AccountDoesNotExist")
+    ]
+
+
+class CreateAccountOnlyByRegistrar(BaseModel):
+    account_id: AccountId
+    predecessor_id: AccountId
+    registrar_account_id: AccountId
+
+
+class ActionErrorKind3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    CreateAccountOnlyByRegistrar_1: Annotated[
+        CreateAccountOnlyByRegistrar, Field(alias="CreateAccountOnlyByRegistrar")
+    ]
+
+
+class CreateAccountNotAllowed(BaseModel):
+    account_id: AccountId
+    predecessor_id: AccountId
+
+
+class ActionErrorKind4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    CreateAccountNotAllowed_1: Annotated[
+        CreateAccountNotAllowed, Field(alias="CreateAccountNotAllowed")
+    ]
+
+
+class ActorNoPermission(BaseModel):
+    account_id: AccountId
+    actor_id: AccountId
+
+
+class ActionErrorKind5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ActorNoPermission_1: Annotated[ActorNoPermission, Field(alias="ActorNoPermission")]
+
+
+class DeleteAccountStaking(BaseModel):
+    account_id: AccountId
+
+
+class ActionErrorKind8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteAccountStaking_1: Annotated[
+        DeleteAccountStaking, Field(alias="DeleteAccountStaking")
+    ]
+
+
+class TriesToUnstake(BaseModel):
+    account_id: AccountId
+
+
+class ActionErrorKind10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TriesToUnstake_1: Annotated[TriesToUnstake, Field(alias="TriesToUnstake")]
+
+
+class OnlyImplicitAccountCreationAllowed(BaseModel):
+    account_id: AccountId
+
+
+class ActionErrorKind15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    OnlyImplicitAccountCreationAllowed_1: Annotated[
+        OnlyImplicitAccountCreationAllowed,
+        Field(alias="OnlyImplicitAccountCreationAllowed"),
+    ]
+
+
+class DeleteAccountWithLargeState(BaseModel):
+    account_id: AccountId
+
+
+class ActionErrorKind16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteAccountWithLargeState_1: Annotated[
+        DeleteAccountWithLargeState, Field(alias="DeleteAccountWithLargeState")
+    ]
+
+
+class DelegateActionSenderDoesNotMatchTxReceiver(BaseModel):
+    receiver_id: AccountId
+    sender_id: AccountId
+
+
+class ActionErrorKind17(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionSenderDoesNotMatchTxReceiver_1: Annotated[
+        DelegateActionSenderDoesNotMatchTxReceiver,
+        Field(alias="DelegateActionSenderDoesNotMatchTxReceiver"),
+    ]
+
+
+class DelegateActionInvalidNonce(BaseModel):
+    ak_nonce: Annotated[int, Field(ge=0)]
+    delegate_nonce: Annotated[int, Field(ge=0)]
+
+
+class ActionErrorKind19(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionInvalidNonce_1: Annotated[
+        DelegateActionInvalidNonce, Field(alias="DelegateActionInvalidNonce")
+    ]
+
+
+class DelegateActionNonceTooLarge(BaseModel):
+    delegate_nonce: Annotated[int, Field(ge=0)]
+    upper_bound: Annotated[int, Field(ge=0)]
+
+
+class ActionErrorKind20(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionNonceTooLarge_1: Annotated[
+        DelegateActionNonceTooLarge, Field(alias="DelegateActionNonceTooLarge")
+    ]
+
+
+class DelegateActionInvalidNonceIndex(BaseModel):
+    nonce_index: Annotated[int, Field(ge=0, le=65535)]
+    num_nonces: Annotated[int, Field(ge=0, le=65535)]
+
+
+class ActionErrorKind25(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionInvalidNonceIndex_1: Annotated[
+        DelegateActionInvalidNonceIndex, Field(alias="DelegateActionInvalidNonceIndex")
+    ]
+
+
+class DeployContract(BaseModel):
+    code: str
+
+
+class ActionView1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeployContract_1: Annotated[DeployContract, Field(alias="DeployContract")]
+
+
+class DeleteAccount(BaseModel):
+    beneficiary_id: AccountId
+
+
+class ActionView7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteAccount_1: Annotated[DeleteAccount, Field(alias="DeleteAccount")]
+
+
+class DeployGlobalContract(BaseModel):
+    code: str
+
+
+class ActionView10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeployGlobalContract_1: Annotated[
+        DeployGlobalContract, Field(alias="DeployGlobalContract")
+    ]
+
+
+class DeployGlobalContractByAccountId(BaseModel):
+    code: str
+
+
+class ActionView11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeployGlobalContractByAccountId_1: Annotated[
+        DeployGlobalContractByAccountId, Field(alias="DeployGlobalContractByAccountId")
+    ]
+
+
+class UseGlobalContractByAccountId(BaseModel):
+    account_id: AccountId
+
+
+class ActionView13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    UseGlobalContractByAccountId_1: Annotated[
+        UseGlobalContractByAccountId, Field(alias="UseGlobalContractByAccountId")
+    ]
+
+
+class TotalNumberOfActionsExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    total_number_of_actions: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TotalNumberOfActionsExceeded_1: Annotated[
+        TotalNumberOfActionsExceeded, Field(alias="TotalNumberOfActionsExceeded")
+    ]
+
+
+class AddKeyMethodNamesNumberOfBytesExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    total_number_of_bytes: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddKeyMethodNamesNumberOfBytesExceeded_1: Annotated[
+        AddKeyMethodNamesNumberOfBytesExceeded,
+        Field(alias="AddKeyMethodNamesNumberOfBytesExceeded"),
+    ]
+
+
+class AddKeyMethodNameLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddKeyMethodNameLengthExceeded_1: Annotated[
+        AddKeyMethodNameLengthExceeded, Field(alias="AddKeyMethodNameLengthExceeded")
+    ]
+
+
+class InvalidAccountId(BaseModel):
+    account_id: str
+
+
+class ActionsValidationError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidAccountId_1: Annotated[InvalidAccountId, Field(alias="InvalidAccountId")]
+
+
+class ContractSizeExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ContractSizeExceeded_1: Annotated[
+        ContractSizeExceeded, Field(alias="ContractSizeExceeded")
+    ]
+
+
+class FunctionCallMethodNameLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCallMethodNameLengthExceeded_1: Annotated[
+        FunctionCallMethodNameLengthExceeded,
+        Field(alias="FunctionCallMethodNameLengthExceeded"),
+    ]
+
+
+class FunctionCallArgumentsLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCallArgumentsLengthExceeded_1: Annotated[
+        FunctionCallArgumentsLengthExceeded,
+        Field(alias="FunctionCallArgumentsLengthExceeded"),
+    ]
+
+
+class UnsupportedProtocolFeature(BaseModel):
+    protocol_feature: str
+    version: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    UnsupportedProtocolFeature_1: Annotated[
+        UnsupportedProtocolFeature, Field(alias="UnsupportedProtocolFeature")
+    ]
+
+
+class InvalidDeterministicStateInitReceiver(BaseModel):
+    derived_id: AccountId
+    receiver_id: AccountId
+
+
+class ActionsValidationError11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidDeterministicStateInitReceiver_1: Annotated[
+        InvalidDeterministicStateInitReceiver,
+        Field(alias="InvalidDeterministicStateInitReceiver"),
+    ]
+
+
+class DeterministicStateInitKeyLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeterministicStateInitKeyLengthExceeded_1: Annotated[
+        DeterministicStateInitKeyLengthExceeded,
+        Field(alias="DeterministicStateInitKeyLengthExceeded"),
+    ]
+
+
+class DeterministicStateInitValueLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeterministicStateInitValueLengthExceeded_1: Annotated[
+        DeterministicStateInitValueLengthExceeded,
+        Field(alias="DeterministicStateInitValueLengthExceeded"),
+    ]
+
+
+class GasKeyInvalidNumNonces(BaseModel):
+    limit: Annotated[int, Field(ge=0, le=65535)]
+    requested_nonces: Annotated[int, Field(ge=0, le=65535)]
+
+
+class ActionsValidationError14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyInvalidNumNonces_1: Annotated[
+        GasKeyInvalidNumNonces, Field(alias="GasKeyInvalidNumNonces")
+    ]
+
+
+class TotalNumberOfDeployActionsExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    number_of_deploy_actions: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationError16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TotalNumberOfDeployActionsExceeded_1: Annotated[
+        TotalNumberOfDeployActionsExceeded,
+        Field(alias="TotalNumberOfDeployActionsExceeded"),
+    ]
+
+
 class Datum(RootModel[int]):
     root: Annotated[int, Field(ge=0, le=255)]
 
@@ -89,6 +511,16 @@ class CongestionInfoView(BaseModel):
     receipt_bytes: Annotated[int, Field(ge=0)]
 
 
+class CostGasUsed(BaseModel):
+    cost: str
+    cost_category: str
+    gas_used: str
+
+
+class CreateAccountAction(BaseModel):
+    pass
+
+
 class CryptoHash(RootModel[str]):
     root: Annotated[
         str,
@@ -102,6 +534,45 @@ class CryptoHash(RootModel[str]):
     """
     A 32-byte hash, base58 encoded.
     """
+
+
+class NumExpectedChunksPerShardItem(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+
+
+class NumExpectedEndorsementsPerShardItem(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+
+
+class NumProducedChunksPerShardItem(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+
+
+class NumProducedEndorsementsPerShardItem(RootModel[int]):
+    root: Annotated[int, Field(ge=0)]
+
+
+class DataReceiverView(BaseModel):
+    data_id: CryptoHash
+    receiver_id: AccountId
+
+
+class DeleteAccountAction(BaseModel):
+    beneficiary_id: AccountId
+
+
+class DeployContractAction(BaseModel):
+    code: str
+
+
+class DepositCostFailureReason(
+    RootModel[Literal["NotEnoughBalance", "LackBalanceForState"]]
+):
+    root: Literal["NotEnoughBalance", "LackBalanceForState"]
+
+
+class Direction(RootModel[Literal["Left", "Right"]]):
+    root: Literal["Left", "Right"]
 
 
 class DurationAsStdSchemaProvider(BaseModel):
@@ -118,6 +589,20 @@ class EpochSyncConfig(BaseModel):
     timeout_for_epoch_sync: DurationAsStdSchemaProvider | None = None
 
 
+class ExecutionStatusView2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    SuccessValue: str
+
+
+class ExecutionStatusView3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    SuccessReceiptId: CryptoHash
+
+
 class ExternalStorageLocationFilesystem(BaseModel):
     root_dir: str
 
@@ -129,6 +614,13 @@ class ExternalStorageLocationGCS(BaseModel):
 class ExternalStorageLocationS3(BaseModel):
     bucket: str
     region: str
+
+
+class FinalExecutionStatus2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    SuccessValue: str
 
 
 class Finality(RootModel[Literal["optimistic", "near-final", "final"]]):
@@ -183,6 +675,10 @@ class GenesisConfigRequest(RootModel[Any]):
     root: Annotated[Any, Field(title="GenesisConfigRequest")]
 
 
+class GlobalContractDeployMode(RootModel[Literal["CodeHash"] | Literal["AccountId"]]):
+    root: Literal["CodeHash"] | Literal["AccountId"]
+
+
 class GlobalContractIdentifier1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -201,6 +697,26 @@ class GlobalContractIdentifier(
     RootModel[GlobalContractIdentifier1 | GlobalContractIdentifier2]
 ):
     root: GlobalContractIdentifier1 | GlobalContractIdentifier2
+
+
+class GlobalContractIdentifierView1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    hash: CryptoHash
+
+
+class GlobalContractIdentifierView2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    account_id: AccountId
+
+
+class GlobalContractIdentifierView(
+    RootModel[GlobalContractIdentifierView1 | GlobalContractIdentifierView2]
+):
+    root: GlobalContractIdentifierView1 | GlobalContractIdentifierView2
 
 
 class HostErrorAltBn128InvalidInput(BaseModel):
@@ -298,6 +814,140 @@ class InternalErrorINTERNALERRORInfo(BaseModel):
     error_message: str
 
 
+class ReceiverMismatch(BaseModel):
+    ak_receiver: str
+    tx_receiver: AccountId
+
+
+class InvalidAccessKeyError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ReceiverMismatch_1: Annotated[ReceiverMismatch, Field(alias="ReceiverMismatch")]
+
+
+class MethodNameMismatch(BaseModel):
+    method_name: str
+
+
+class InvalidAccessKeyError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    MethodNameMismatch_1: Annotated[
+        MethodNameMismatch, Field(alias="MethodNameMismatch")
+    ]
+
+
+class InvalidSignerId(BaseModel):
+    signer_id: str
+
+
+class InvalidTxError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidSignerId_1: Annotated[InvalidSignerId, Field(alias="InvalidSignerId")]
+
+
+class SignerDoesNotExist(BaseModel):
+    signer_id: AccountId
+
+
+class InvalidTxError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    SignerDoesNotExist_1: Annotated[
+        SignerDoesNotExist, Field(alias="SignerDoesNotExist")
+    ]
+
+
+class InvalidNonce(BaseModel):
+    ak_nonce: Annotated[int, Field(ge=0)]
+    tx_nonce: Annotated[int, Field(ge=0)]
+
+
+class InvalidTxError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidNonce_1: Annotated[InvalidNonce, Field(alias="InvalidNonce")]
+
+
+class NonceTooLarge(BaseModel):
+    tx_nonce: Annotated[int, Field(ge=0)]
+    upper_bound: Annotated[int, Field(ge=0)]
+
+
+class InvalidTxError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NonceTooLarge_1: Annotated[NonceTooLarge, Field(alias="NonceTooLarge")]
+
+
+class InvalidReceiverId(BaseModel):
+    receiver_id: str
+
+
+class InvalidTxError6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidReceiverId_1: Annotated[InvalidReceiverId, Field(alias="InvalidReceiverId")]
+
+
+class TransactionSizeExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0)]
+
+
+class InvalidTxError10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TransactionSizeExceeded_1: Annotated[
+        TransactionSizeExceeded, Field(alias="TransactionSizeExceeded")
+    ]
+
+
+class ShardCongested(BaseModel):
+    congestion_level: float
+    shard_id: Annotated[int, Field(ge=0)]
+
+
+class InvalidTxError12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ShardCongested_1: Annotated[ShardCongested, Field(alias="ShardCongested")]
+
+
+class ShardStuck(BaseModel):
+    missed_chunks: Annotated[int, Field(ge=0)]
+    shard_id: Annotated[int, Field(ge=0)]
+
+
+class InvalidTxError13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ShardStuck_1: Annotated[ShardStuck, Field(alias="ShardStuck")]
+
+
+class InvalidNonceIndex(BaseModel):
+    num_nonces: Annotated[int, Field(ge=0, le=65535)]
+    tx_nonce_index: Annotated[int | None, Field(ge=0, le=65535)] = None
+
+
+class InvalidTxError14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidNonceIndex_1: Annotated[InvalidNonceIndex, Field(alias="InvalidNonceIndex")]
+
+
 class JsonRpcRequestForGenesisConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -308,10 +958,31 @@ class JsonRpcRequestForGenesisConfig(BaseModel):
     params: GenesisConfigRequest | None = None
 
 
+class MerklePathItem(BaseModel):
+    direction: Direction
+    hash: CryptoHash
+
+
 class MethodResolveError(
     RootModel[Literal["MethodEmptyName", "MethodNotFound", "MethodInvalidSignature"]]
 ):
     root: Literal["MethodEmptyName", "MethodNotFound", "MethodInvalidSignature"]
+
+
+class MissingTrieValueContext(
+    RootModel[
+        Literal["TrieIterator"]
+        | Literal["TriePrefetchingStorage"]
+        | Literal["TrieMemoryPartialStorage"]
+        | Literal["TrieStorage"]
+    ]
+):
+    root: (
+        Literal["TrieIterator"]
+        | Literal["TriePrefetchingStorage"]
+        | Literal["TrieMemoryPartialStorage"]
+        | Literal["TrieStorage"]
+    )
 
 
 class MutableConfigValue(RootModel[str]):
@@ -327,6 +998,31 @@ class NearGas(RootModel[int]):
 
 class NearToken(RootModel[str]):
     root: str
+
+
+class NonDelegateAction1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    CreateAccount: CreateAccountAction
+
+
+class NonDelegateAction2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeployContract: DeployContractAction
+
+
+class NonDelegateAction8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteAccount: DeleteAccountAction
+
+
+class NonceMode(RootModel[Literal["monotonic"] | Literal["strict"]]):
+    root: Literal["monotonic"] | Literal["strict"]
 
 
 class OpenRpcDocument(BaseModel):
@@ -406,6 +1102,121 @@ class QueryErrorResult(BaseModel):
     logs: list[str]
 
 
+class Data(BaseModel):
+    data: str | None = None
+    data_id: CryptoHash
+    is_promise_resume: bool = False
+
+
+class ReceiptEnumView2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Data_1: Annotated[Data, Field(alias="Data")]
+
+
+class InvalidPredecessorId(BaseModel):
+    account_id: str
+
+
+class ReceiptValidationError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidPredecessorId_1: Annotated[
+        InvalidPredecessorId, Field(alias="InvalidPredecessorId")
+    ]
+
+
+class InvalidReceiverId1(BaseModel):
+    account_id: str
+
+
+class ReceiptValidationError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidReceiverId: InvalidReceiverId1
+
+
+class InvalidSignerId1(BaseModel):
+    account_id: str
+
+
+class ReceiptValidationError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidSignerId: InvalidSignerId1
+
+
+class InvalidDataReceiverId(BaseModel):
+    account_id: str
+
+
+class ReceiptValidationError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidDataReceiverId_1: Annotated[
+        InvalidDataReceiverId, Field(alias="InvalidDataReceiverId")
+    ]
+
+
+class ReturnedValueLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
+
+
+class ReceiptValidationError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ReturnedValueLengthExceeded_1: Annotated[
+        ReturnedValueLengthExceeded, Field(alias="ReturnedValueLengthExceeded")
+    ]
+
+
+class NumberInputDataDependenciesExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    number_of_input_data_dependencies: Annotated[int, Field(ge=0)]
+
+
+class ReceiptValidationError6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NumberInputDataDependenciesExceeded_1: Annotated[
+        NumberInputDataDependenciesExceeded,
+        Field(alias="NumberInputDataDependenciesExceeded"),
+    ]
+
+
+class ReceiptSizeExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0)]
+
+
+class ReceiptValidationError8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ReceiptSizeExceeded_1: Annotated[
+        ReceiptSizeExceeded, Field(alias="ReceiptSizeExceeded")
+    ]
+
+
+class InvalidRefundTo(BaseModel):
+    account_id: str
+
+
+class ReceiptValidationError9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidRefundTo_1: Annotated[InvalidRefundTo, Field(alias="InvalidRefundTo")]
+
+
 class RpcBlockError2(BaseModel):
     name: Literal["NOT_SYNCED_YET"]
 
@@ -458,6 +1269,27 @@ class RpcCallFunctionResponse(BaseModel):
     block_height: Annotated[int, Field(ge=0)]
     logs: list[str]
     result: list[ResultItem]
+
+
+class RpcChunkErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcChunkErrorUNKNOWNBLOCKInfo(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+
+
+class RpcChunkRequest2(BaseModel):
+    chunk_id: CryptoHash
+
+
+class RpcChunkRequest3(RootModel[tuple[CryptoHash]]):
+    root: Annotated[
+        tuple[CryptoHash],
+        Field(max_length=1, min_length=1, title="chunk_hash_positional"),
+    ]
 
 
 class RpcClientConfigErrorINTERNALERRORInfo(BaseModel):
@@ -547,6 +1379,14 @@ class RpcGasPriceErrorUNKNOWNBLOCKInfo(BaseModel):
 
 class RpcGasPriceResponse(BaseModel):
     gas_price: NearToken
+
+
+class RpcHealthRequest(RootModel[Any]):
+    root: Annotated[Any, Field(title="RpcHealthRequest")]
+
+
+class RpcHealthResponse(RootModel[None]):
+    root: None
 
 
 class RpcProtocolConfigErrorINTERNALERRORInfo(BaseModel):
@@ -787,12 +1627,60 @@ class RpcQueryResponse8(QueryErrorResult):
     block_height: Annotated[int, Field(ge=0)]
 
 
+class RpcReceiptErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcReceiptErrorUNKNOWNRECEIPTInfo(BaseModel):
+    receipt_id: CryptoHash
+
+
+class RpcReceiptRequest(BaseModel):
+    receipt_id: CryptoHash
+
+
 class RpcRequestValidationErrorKindMETHODNOTFOUNDInfo(BaseModel):
     method_name: str
 
 
 class RpcRequestValidationErrorKindPARSEERRORInfo(BaseModel):
     error_message: str
+
+
+class RpcStateChangesError2(BaseModel):
+    name: Literal["NOT_SYNCED_YET"]
+
+
+class RpcStateChangesErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcStateChangesErrorUNKNOWNBLOCKInfo(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+
+
+class RpcStateChangesInBlockByTypeRequest6(BaseModel):
+    finality: Finality
+    account_ids: list[AccountId]
+    changes_type: Literal["account_changes"]
+
+
+class RpcStateChangesInBlockByTypeRequest8(BaseModel):
+    finality: Finality
+    account_ids: list[AccountId]
+    changes_type: Literal["all_access_key_changes"]
+
+
+class RpcStateChangesInBlockByTypeRequest9(BaseModel):
+    finality: Finality
+    account_ids: list[AccountId]
+    changes_type: Literal["contract_code_changes"]
+
+
+class RpcStateChangesInBlockRequest2(BaseModel):
+    finality: Finality
 
 
 class RpcStatusError1(BaseModel):
@@ -817,6 +1705,59 @@ class RpcStatusErrorNONEWBLOCKSInfo(BaseModel):
 
 class RpcStatusRequest(RootModel[Any]):
     root: Annotated[Any, Field(title="RpcStatusRequest")]
+
+
+class RpcTransactionError2(BaseModel):
+    name: Literal["DOES_NOT_TRACK_SHARD"]
+
+
+class RpcTransactionError6(BaseModel):
+    name: Literal["TIMEOUT_ERROR"]
+
+
+class RpcTransactionErrorINTERNALERRORInfo(BaseModel):
+    debug_info: str
+
+
+class RpcTransactionErrorINVALIDTRANSACTIONInfo(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+
+
+class RpcTransactionErrorREQUESTROUTEDInfo(BaseModel):
+    transaction_hash: CryptoHash
+
+
+class RpcTransactionErrorUNKNOWNTRANSACTIONInfo(BaseModel):
+    requested_transaction_hash: CryptoHash
+
+
+class RpcTransactionStatusRequest2(RootModel[tuple[CryptoHash, AccountId]]):
+    root: Annotated[
+        tuple[CryptoHash, AccountId],
+        Field(max_length=2, min_length=2, title="tx_hash_and_sender_positional"),
+    ]
+
+
+class RpcValidatorError1(BaseModel):
+    name: Literal["UNKNOWN_EPOCH"]
+
+
+class RpcValidatorError2(BaseModel):
+    name: Literal["VALIDATOR_INFO_UNAVAILABLE"]
+
+
+class RpcValidatorErrorINTERNALERRORInfo(BaseModel):
+    error_message: str
+
+
+class RpcValidatorRequest1(BaseModel):
+    epoch_id: EpochId
+
+
+class RpcValidatorRequest3(BaseModel):
+    latest: None
 
 
 class RpcViewAccessKeyErrorINTERNALERRORInfo(BaseModel):
@@ -1026,6 +1967,198 @@ class SpiceChunkEndorsementStats(BaseModel):
     produced: Annotated[int, Field(ge=0)]
 
 
+class StakeAction(BaseModel):
+    public_key: PublicKey
+    stake: NearToken
+
+
+class StateChangeCauseView1(BaseModel):
+    type: Literal["not_writable_to_disk"]
+
+
+class StateChangeCauseView2(BaseModel):
+    type: Literal["initial_state"]
+
+
+class StateChangeCauseView3(BaseModel):
+    tx_hash: CryptoHash
+    type: Literal["transaction_processing"]
+
+
+class StateChangeCauseView4(BaseModel):
+    receipt_hash: CryptoHash
+    type: Literal["action_receipt_processing_started"]
+
+
+class StateChangeCauseView5(BaseModel):
+    receipt_hash: CryptoHash
+    type: Literal["action_receipt_gas_reward"]
+
+
+class StateChangeCauseView6(BaseModel):
+    receipt_hash: CryptoHash
+    type: Literal["receipt_processing"]
+
+
+class StateChangeCauseView7(BaseModel):
+    receipt_hash: CryptoHash
+    type: Literal["postponed_receipt"]
+
+
+class StateChangeCauseView8(BaseModel):
+    type: Literal["updated_delayed_receipts"]
+
+
+class StateChangeCauseView9(BaseModel):
+    type: Literal["validator_accounts_update"]
+
+
+class StateChangeCauseView10(BaseModel):
+    type: Literal["migration"]
+
+
+class StateChangeCauseView11(BaseModel):
+    type: Literal["bandwidth_scheduler_state_update"]
+
+
+class StateChangeCauseView(
+    RootModel[
+        StateChangeCauseView1
+        | StateChangeCauseView2
+        | StateChangeCauseView3
+        | StateChangeCauseView4
+        | StateChangeCauseView5
+        | StateChangeCauseView6
+        | StateChangeCauseView7
+        | StateChangeCauseView8
+        | StateChangeCauseView9
+        | StateChangeCauseView10
+        | StateChangeCauseView11
+    ]
+):
+    root: (
+        StateChangeCauseView1
+        | StateChangeCauseView2
+        | StateChangeCauseView3
+        | StateChangeCauseView4
+        | StateChangeCauseView5
+        | StateChangeCauseView6
+        | StateChangeCauseView7
+        | StateChangeCauseView8
+        | StateChangeCauseView9
+        | StateChangeCauseView10
+        | StateChangeCauseView11
+    )
+
+
+class StateChangeKindView1(BaseModel):
+    account_id: AccountId
+    type: Literal["account_touched"]
+
+
+class StateChangeKindView2(BaseModel):
+    account_id: AccountId
+    type: Literal["access_key_touched"]
+
+
+class StateChangeKindView3(BaseModel):
+    account_id: AccountId
+    type: Literal["data_touched"]
+
+
+class StateChangeKindView4(BaseModel):
+    account_id: AccountId
+    type: Literal["contract_code_touched"]
+
+
+class StateChangeKindView(
+    RootModel[
+        StateChangeKindView1
+        | StateChangeKindView2
+        | StateChangeKindView3
+        | StateChangeKindView4
+    ]
+):
+    root: (
+        StateChangeKindView1
+        | StateChangeKindView2
+        | StateChangeKindView3
+        | StateChangeKindView4
+    )
+
+
+class Change(BaseModel):
+    account_id: AccountId
+    amount: NearToken
+    code_hash: CryptoHash
+    global_contract_account_id: AccountId | None = None
+    global_contract_hash: CryptoHash | None = None
+    locked: NearToken
+    storage_paid_at: Annotated[int, Field(ge=0)] = 0
+    storage_usage: Annotated[int, Field(ge=0)]
+
+
+class StateChangeWithCauseView1(BaseModel):
+    cause: StateChangeCauseView
+    change: Change
+    type: Literal["account_update"]
+
+
+class Change1(BaseModel):
+    account_id: AccountId
+
+
+class StateChangeWithCauseView2(BaseModel):
+    cause: StateChangeCauseView
+    change: Change1
+    type: Literal["account_deletion"]
+
+
+class Change3(BaseModel):
+    account_id: AccountId
+    public_key: PublicKeyHandle
+
+
+class StateChangeWithCauseView4(BaseModel):
+    cause: StateChangeCauseView
+    change: Change3
+    type: Literal["access_key_deletion"]
+
+
+class Change4(BaseModel):
+    account_id: AccountId
+    index: Annotated[int, Field(ge=0, le=65535)]
+    nonce: Annotated[int, Field(ge=0)]
+    public_key: PublicKeyHandle
+
+
+class StateChangeWithCauseView5(BaseModel):
+    cause: StateChangeCauseView
+    change: Change4
+    type: Literal["gas_key_nonce_update"]
+
+
+class Change7(BaseModel):
+    account_id: AccountId
+    code_base64: str
+
+
+class StateChangeWithCauseView8(BaseModel):
+    cause: StateChangeCauseView
+    change: Change7
+    type: Literal["contract_code_update"]
+
+
+class Change8(BaseModel):
+    account_id: AccountId
+
+
+class StateChangeWithCauseView9(BaseModel):
+    cause: StateChangeCauseView
+    change: Change8
+    type: Literal["contract_code_deletion"]
+
+
 class StatusSyncInfo(BaseModel):
     earliest_block_hash: CryptoHash | None = None
     earliest_block_height: Annotated[int | None, Field(ge=0)] = None
@@ -1037,6 +2170,27 @@ class StatusSyncInfo(BaseModel):
     latest_block_time: str
     latest_state_root: CryptoHash
     syncing: bool
+
+
+class StorageError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    StorageInconsistentState: str
+
+
+class StorageError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FlatStorageBlockNotSupported: str
+
+
+class StorageError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    MemTrieLoadingError: str
 
 
 class StorageUsageConfigView(BaseModel):
@@ -1124,10 +2278,70 @@ class TrackedShardsConfig(
     )
 
 
+class Nonce1(BaseModel):
+    nonce: Annotated[int, Field(ge=0)]
+
+
+class TransactionNonce1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Nonce: Nonce1
+
+
+class GasKeyNonce(BaseModel):
+    nonce: Annotated[int, Field(ge=0)]
+    nonce_index: Annotated[int, Field(ge=0, le=65535)]
+
+
+class TransactionNonce2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyNonce_1: Annotated[GasKeyNonce, Field(alias="GasKeyNonce")]
+
+
+class TransactionNonce(RootModel[TransactionNonce1 | TransactionNonce2]):
+    root: TransactionNonce1 | TransactionNonce2
+
+
+class TransferAction(BaseModel):
+    deposit: NearToken
+
+
+class TransferToGasKeyAction(BaseModel):
+    deposit: NearToken
+    public_key: PublicKey
+
+
 class TrieSplit(BaseModel):
     boundary_account: AccountId
     left_memory: Annotated[int, Field(ge=0)]
     right_memory: Annotated[int, Field(ge=0)]
+
+
+class TxExecutionStatus(
+    RootModel[
+        Literal["NONE"]
+        | Literal["INCLUDED"]
+        | Literal["EXECUTED_OPTIMISTIC"]
+        | Literal["INCLUDED_FINAL"]
+        | Literal["EXECUTED"]
+        | Literal["FINAL"]
+    ]
+):
+    root: (
+        Literal["NONE"]
+        | Literal["INCLUDED"]
+        | Literal["EXECUTED_OPTIMISTIC"]
+        | Literal["INCLUDED_FINAL"]
+        | Literal["EXECUTED"]
+        | Literal["FINAL"]
+    )
+
+
+class UseGlobalContractAction(BaseModel):
+    contract_identifier: GlobalContractIdentifier
 
 
 class VMKind(
@@ -1148,6 +2362,99 @@ class VMKind(
 
 class ValidatorInfo(BaseModel):
     account_id: AccountId
+
+
+class NotEnoughBlocks(BaseModel):
+    expected: Annotated[int, Field(ge=0)]
+    produced: Annotated[int, Field(ge=0)]
+
+
+class ValidatorKickoutReason1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughBlocks_1: Annotated[NotEnoughBlocks, Field(alias="NotEnoughBlocks")]
+
+
+class NotEnoughChunks(BaseModel):
+    expected: Annotated[int, Field(ge=0)]
+    produced: Annotated[int, Field(ge=0)]
+
+
+class ValidatorKickoutReason2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughChunks_1: Annotated[NotEnoughChunks, Field(alias="NotEnoughChunks")]
+
+
+class NotEnoughStake(BaseModel):
+    stake_u128: NearToken
+    threshold_u128: NearToken
+
+
+class ValidatorKickoutReason3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughStake_1: Annotated[NotEnoughStake, Field(alias="NotEnoughStake")]
+
+
+class NotEnoughChunkEndorsements(BaseModel):
+    expected: Annotated[int, Field(ge=0)]
+    produced: Annotated[int, Field(ge=0)]
+
+
+class ValidatorKickoutReason4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughChunkEndorsements_1: Annotated[
+        NotEnoughChunkEndorsements, Field(alias="NotEnoughChunkEndorsements")
+    ]
+
+
+class ProtocolVersionTooOld(BaseModel):
+    network_version: Annotated[int, Field(ge=0)]
+    version: Annotated[int, Field(ge=0)]
+
+
+class ValidatorKickoutReason5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ProtocolVersionTooOld_1: Annotated[
+        ProtocolVersionTooOld, Field(alias="ProtocolVersionTooOld")
+    ]
+
+
+class ValidatorKickoutReason(
+    RootModel[
+        Literal["_UnusedSlashed"]
+        | ValidatorKickoutReason1
+        | ValidatorKickoutReason2
+        | Literal["Unstaked"]
+        | ValidatorKickoutReason3
+        | Literal["DidNotGetASeat"]
+        | ValidatorKickoutReason4
+        | ValidatorKickoutReason5
+    ]
+):
+    root: (
+        Literal["_UnusedSlashed"]
+        | ValidatorKickoutReason1
+        | ValidatorKickoutReason2
+        | Literal["Unstaked"]
+        | ValidatorKickoutReason3
+        | Literal["DidNotGetASeat"]
+        | ValidatorKickoutReason4
+        | ValidatorKickoutReason5
+    )
+
+
+class ValidatorKickoutView(BaseModel):
+    account_id: AccountId
+    reason: ValidatorKickoutReason
 
 
 class ValidatorStakeViewV1(BaseModel):
@@ -1189,6 +2496,11 @@ class WasmTrap(
     )
 
 
+class WithdrawFromGasKeyAction(BaseModel):
+    amount: NearToken
+    public_key: PublicKey
+
+
 class WitnessConfigView(BaseModel):
     combined_transactions_size_limit: Annotated[int | None, Field(ge=0)] = None
     main_storage_proof_size_soft_limit: Annotated[int | None, Field(ge=0)] = None
@@ -1214,6 +2526,33 @@ class AccessKeyPermissionViewGasKeyFunctionCall(BaseModel):
     method_names: list[str]
     num_nonces: Annotated[int, Field(ge=0, le=65535)]
     receiver_id: str
+
+
+class AccountContractView1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    local: CryptoHash
+
+
+class AccountContractView2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    global_hash: CryptoHash
+
+
+class AccountContractView3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    global_account_id: AccountId
+
+
+class AccountContractView(
+    RootModel[AccountContractView1 | AccountContractView2 | AccountContractView3]
+):
+    root: AccountContractView1 | AccountContractView2 | AccountContractView3
 
 
 class AccountCreationConfigView(BaseModel):
@@ -1244,6 +2583,328 @@ class AccountView(BaseModel):
     locked: NearToken
     storage_paid_at: Annotated[int, Field(ge=0)] = 0
     storage_usage: Annotated[int, Field(ge=0)]
+
+
+class AccountWithPublicKey(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+
+
+class DeleteKeyDoesNotExist(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+
+
+class ActionErrorKind6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteKeyDoesNotExist_1: Annotated[
+        DeleteKeyDoesNotExist, Field(alias="DeleteKeyDoesNotExist")
+    ]
+
+
+class AddKeyAlreadyExists(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+
+
+class ActionErrorKind7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddKeyAlreadyExists_1: Annotated[
+        AddKeyAlreadyExists, Field(alias="AddKeyAlreadyExists")
+    ]
+
+
+class LackBalanceForState(BaseModel):
+    account_id: AccountId
+    amount: NearToken
+
+
+class ActionErrorKind9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    LackBalanceForState_1: Annotated[
+        LackBalanceForState, Field(alias="LackBalanceForState")
+    ]
+
+
+class TriesToStake(BaseModel):
+    account_id: AccountId
+    balance: NearToken
+    locked: NearToken
+    stake: NearToken
+
+
+class ActionErrorKind11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TriesToStake_1: Annotated[TriesToStake, Field(alias="TriesToStake")]
+
+
+class InsufficientStake(BaseModel):
+    account_id: AccountId
+    minimum_stake: NearToken
+    stake: NearToken
+
+
+class ActionErrorKind12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InsufficientStake_1: Annotated[InsufficientStake, Field(alias="InsufficientStake")]
+
+
+class GlobalContractDoesNotExist(BaseModel):
+    identifier: GlobalContractIdentifier
+
+
+class ActionErrorKind21(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GlobalContractDoesNotExist_1: Annotated[
+        GlobalContractDoesNotExist, Field(alias="GlobalContractDoesNotExist")
+    ]
+
+
+class GasKeyDoesNotExist(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+
+
+class ActionErrorKind22(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyDoesNotExist_1: Annotated[
+        GasKeyDoesNotExist, Field(alias="GasKeyDoesNotExist")
+    ]
+
+
+class InsufficientGasKeyBalance(BaseModel):
+    account_id: AccountId
+    balance: NearToken
+    public_key: PublicKey
+    required: NearToken
+
+
+class ActionErrorKind23(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InsufficientGasKeyBalance_1: Annotated[
+        InsufficientGasKeyBalance, Field(alias="InsufficientGasKeyBalance")
+    ]
+
+
+class GasKeyBalanceTooHigh(BaseModel):
+    account_id: AccountId
+    balance: NearToken
+    public_key: PublicKey | None = None
+
+
+class ActionErrorKind24(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyBalanceTooHigh_1: Annotated[
+        GasKeyBalanceTooHigh, Field(alias="GasKeyBalanceTooHigh")
+    ]
+
+
+class FunctionCall(BaseModel):
+    args: FunctionArgs
+    deposit: NearToken
+    gas: NearGas
+    method_name: str
+
+
+class ActionView2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCall_1: Annotated[FunctionCall, Field(alias="FunctionCall")]
+
+
+class Transfer(BaseModel):
+    deposit: NearToken
+
+
+class ActionView3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Transfer_1: Annotated[Transfer, Field(alias="Transfer")]
+
+
+class Stake(BaseModel):
+    public_key: PublicKey
+    stake: NearToken
+
+
+class ActionView4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Stake_1: Annotated[Stake, Field(alias="Stake")]
+
+
+class DeleteKey(BaseModel):
+    public_key: PublicKey
+
+
+class ActionView6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteKey_1: Annotated[DeleteKey, Field(alias="DeleteKey")]
+
+
+class UseGlobalContract(BaseModel):
+    code_hash: CryptoHash
+
+
+class ActionView12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    UseGlobalContract_1: Annotated[UseGlobalContract, Field(alias="UseGlobalContract")]
+
+
+class DeterministicStateInit(BaseModel):
+    code: GlobalContractIdentifierView
+    data: dict[str, str]
+    deposit: NearToken
+
+
+class ActionView14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeterministicStateInit_1: Annotated[
+        DeterministicStateInit, Field(alias="DeterministicStateInit")
+    ]
+
+
+class TransferToGasKey(BaseModel):
+    deposit: NearToken
+    public_key: PublicKey
+
+
+class ActionView15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TransferToGasKey_1: Annotated[TransferToGasKey, Field(alias="TransferToGasKey")]
+
+
+class WithdrawFromGasKey(BaseModel):
+    amount: NearToken
+    public_key: PublicKey
+
+
+class ActionView16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    WithdrawFromGasKey_1: Annotated[
+        WithdrawFromGasKey, Field(alias="WithdrawFromGasKey")
+    ]
+
+
+class TotalPrepaidGasExceeded(BaseModel):
+    limit: NearGas
+    total_prepaid_gas: NearGas
+
+
+class ActionsValidationError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TotalPrepaidGasExceeded_1: Annotated[
+        TotalPrepaidGasExceeded, Field(alias="TotalPrepaidGasExceeded")
+    ]
+
+
+class UnsuitableStakingKey(BaseModel):
+    public_key: PublicKey
+
+
+class ActionsValidationError9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    UnsuitableStakingKey_1: Annotated[
+        UnsuitableStakingKey, Field(alias="UnsuitableStakingKey")
+    ]
+
+
+class AddGasKeyWithNonZeroBalance(BaseModel):
+    balance: NearToken
+
+
+class ActionsValidationError15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddGasKeyWithNonZeroBalance_1: Annotated[
+        AddGasKeyWithNonZeroBalance, Field(alias="AddGasKeyWithNonZeroBalance")
+    ]
+
+
+class ActionsValidationError(
+    RootModel[
+        Literal["DeleteActionMustBeFinal"]
+        | ActionsValidationError1
+        | ActionsValidationError2
+        | ActionsValidationError3
+        | ActionsValidationError4
+        | Literal["IntegerOverflow"]
+        | ActionsValidationError5
+        | ActionsValidationError6
+        | ActionsValidationError7
+        | ActionsValidationError8
+        | ActionsValidationError9
+        | Literal["FunctionCallZeroAttachedGas"]
+        | Literal["DelegateActionMustBeOnlyOne"]
+        | ActionsValidationError10
+        | ActionsValidationError11
+        | ActionsValidationError12
+        | ActionsValidationError13
+        | ActionsValidationError14
+        | ActionsValidationError15
+        | Literal["GasKeyFunctionCallAllowanceNotAllowed"]
+        | ActionsValidationError16
+    ]
+):
+    root: (
+        Literal["DeleteActionMustBeFinal"]
+        | ActionsValidationError1
+        | ActionsValidationError2
+        | ActionsValidationError3
+        | ActionsValidationError4
+        | Literal["IntegerOverflow"]
+        | ActionsValidationError5
+        | ActionsValidationError6
+        | ActionsValidationError7
+        | ActionsValidationError8
+        | ActionsValidationError9
+        | Literal["FunctionCallZeroAttachedGas"]
+        | Literal["DelegateActionMustBeOnlyOne"]
+        | ActionsValidationError10
+        | ActionsValidationError11
+        | ActionsValidationError12
+        | ActionsValidationError13
+        | ActionsValidationError14
+        | ActionsValidationError15
+        | Literal["GasKeyFunctionCallAllowanceNotAllowed"]
+        | ActionsValidationError16
+    )
 
 
 class BandwidthRequest(BaseModel):
@@ -1304,6 +2965,10 @@ class ChunkDistributionNetworkConfig(BaseModel):
     uris: ChunkDistributionUris | None = None
 
 
+class ChunkHash(RootModel[CryptoHash]):
+    root: CryptoHash
+
+
 class CloudArchivalWriterConfig(BaseModel):
     archive_block_data: bool = False
     polling_interval: Annotated[
@@ -1359,12 +3024,59 @@ class ContractCodeView(BaseModel):
     hash: CryptoHash
 
 
+class CurrentEpochValidatorInfo(BaseModel):
+    account_id: AccountId
+    is_slashed: bool
+    num_expected_blocks: Annotated[int, Field(ge=0)]
+    num_expected_chunks: Annotated[int, Field(ge=0)] = 0
+    num_expected_chunks_per_shard: Annotated[
+        list[NumExpectedChunksPerShardItem], Field(validate_default=True)
+    ] = []
+    num_expected_endorsements: Annotated[int, Field(ge=0)] = 0
+    num_expected_endorsements_per_shard: Annotated[
+        list[NumExpectedEndorsementsPerShardItem], Field(validate_default=True)
+    ] = []
+    num_produced_blocks: Annotated[int, Field(ge=0)]
+    num_produced_chunks: Annotated[int, Field(ge=0)] = 0
+    num_produced_chunks_per_shard: Annotated[
+        list[NumProducedChunksPerShardItem], Field(validate_default=True)
+    ] = []
+    num_produced_endorsements: Annotated[int, Field(ge=0)] = 0
+    num_produced_endorsements_per_shard: Annotated[
+        list[NumProducedEndorsementsPerShardItem], Field(validate_default=True)
+    ] = []
+    public_key: PublicKey
+    shards: list[ShardId]
+    shards_endorsed: Annotated[list[ShardId], Field(validate_default=True)] = []
+    stake: NearToken
+
+
+class DeleteKeyAction(BaseModel):
+    public_key: PublicKey
+
+
+class DeployGlobalContractAction(BaseModel):
+    code: str
+    deploy_mode: GlobalContractDeployMode
+
+
+class DeterministicAccountStateInitV1(BaseModel):
+    code: GlobalContractIdentifier
+    data: dict[str, str]
+
+
 class ErrorWrapperForGenesisConfigError2(BaseModel):
     cause: GenesisConfigError | None
     name: Literal["HANDLER_ERROR"]
     code: RpcErrorCode
     message: str
     data: Any | None = None
+
+
+class ExecutionMetadataView(BaseModel):
+    contracts: list[AccountContractView | None] | None = None
+    gas_profile: list[CostGasUsed] | None = None
+    version: Annotated[int, Field(ge=0)]
 
 
 class ExtCostsConfigView(BaseModel):
@@ -1503,6 +3215,13 @@ class Fee(BaseModel):
     send_sir: NearGas
 
 
+class FunctionCallAction(BaseModel):
+    args: str
+    deposit: NearToken
+    gas: NearGas
+    method_name: str
+
+
 class FunctionCallError1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1531,6 +3250,17 @@ class FunctionCallError4(BaseModel):
         extra="forbid",
     )
     WasmTrap_1: Annotated[WasmTrap, Field(alias="WasmTrap")]
+
+
+class FunctionCallPermission(BaseModel):
+    allowance: NearToken | None = None
+    method_names: list[str]
+    receiver_id: str
+
+
+class GasKeyInfo(BaseModel):
+    balance: NearToken
+    num_nonces: Annotated[int, Field(ge=0, le=65535)]
 
 
 class HostError1(BaseModel):
@@ -1761,6 +3491,140 @@ class InternalError(BaseModel):
     name: Literal["INTERNAL_ERROR"]
 
 
+class AccessKeyNotFound(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+
+
+class InvalidAccessKeyError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AccessKeyNotFound_1: Annotated[AccessKeyNotFound, Field(alias="AccessKeyNotFound")]
+
+
+class NotEnoughAllowance(BaseModel):
+    account_id: AccountId
+    allowance: NearToken
+    cost: NearToken
+    public_key: PublicKey
+
+
+class InvalidAccessKeyError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughAllowance_1: Annotated[
+        NotEnoughAllowance, Field(alias="NotEnoughAllowance")
+    ]
+
+
+class InvalidAccessKeyError(
+    RootModel[
+        InvalidAccessKeyError1
+        | InvalidAccessKeyError2
+        | InvalidAccessKeyError3
+        | Literal["RequiresFullAccess"]
+        | InvalidAccessKeyError4
+        | Literal["DepositWithFunctionCall"]
+        | Literal["DelegateActionRequiresNonGasKey"]
+        | Literal["DelegateActionRequiresGasKey"]
+    ]
+):
+    root: (
+        InvalidAccessKeyError1
+        | InvalidAccessKeyError2
+        | InvalidAccessKeyError3
+        | Literal["RequiresFullAccess"]
+        | InvalidAccessKeyError4
+        | Literal["DepositWithFunctionCall"]
+        | Literal["DelegateActionRequiresNonGasKey"]
+        | Literal["DelegateActionRequiresGasKey"]
+    )
+
+
+class InvalidTxError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidAccessKeyError_1: Annotated[
+        InvalidAccessKeyError, Field(alias="InvalidAccessKeyError")
+    ]
+
+
+class NotEnoughBalance(BaseModel):
+    balance: NearToken
+    cost: NearToken
+    signer_id: AccountId
+
+
+class InvalidTxError7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughBalance_1: Annotated[NotEnoughBalance, Field(alias="NotEnoughBalance")]
+
+
+class LackBalanceForState1(BaseModel):
+    amount: NearToken
+    signer_id: AccountId
+
+
+class InvalidTxError8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    LackBalanceForState: LackBalanceForState1
+
+
+class InvalidTxError9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ActionsValidation: ActionsValidationError
+
+
+class NotEnoughGasKeyBalance(BaseModel):
+    balance: NearToken
+    cost: NearToken
+    signer_id: AccountId
+
+
+class InvalidTxError15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughGasKeyBalance_1: Annotated[
+        NotEnoughGasKeyBalance, Field(alias="NotEnoughGasKeyBalance")
+    ]
+
+
+class NotEnoughBalanceForDeposit(BaseModel):
+    balance: NearToken
+    cost: NearToken
+    reason: DepositCostFailureReason
+    signer_id: AccountId
+
+
+class InvalidTxError16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughBalanceForDeposit_1: Annotated[
+        NotEnoughBalanceForDeposit, Field(alias="NotEnoughBalanceForDeposit")
+    ]
+
+
+class JsonRpcRequestForEXPERIMENTALReceipt(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_receipt"]
+    params: RpcReceiptRequest
+
+
 class JsonRpcRequestForClientConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -1769,6 +3633,16 @@ class JsonRpcRequestForClientConfig(BaseModel):
     jsonrpc: Literal["2.0"]
     method: Literal["client_config"]
     params: RpcClientConfigRequest | None = None
+
+
+class JsonRpcRequestForHealth(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["health"]
+    params: RpcHealthRequest | None = None
 
 
 class JsonRpcRequestForRpcDiscover(BaseModel):
@@ -1789,6 +3663,12 @@ class JsonRpcRequestForStatus(BaseModel):
     jsonrpc: Literal["2.0"]
     method: Literal["status"]
     params: RpcStatusRequest | None = None
+
+
+class JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcHealthResponse | None
 
 
 class JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError1(BaseModel):
@@ -1872,6 +3752,74 @@ class LimitConfig(BaseModel):
     max_globals_per_contract: Annotated[int | None, Field(ge=0)] = None
 
 
+class MissingTrieValue(BaseModel):
+    context: MissingTrieValueContext
+    hash: CryptoHash
+
+
+class NextEpochValidatorInfo(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+    shards: list[ShardId]
+    stake: NearToken
+
+
+class NonDelegateAction3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCall: FunctionCallAction
+
+
+class NonDelegateAction4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Transfer: TransferAction
+
+
+class NonDelegateAction5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Stake: StakeAction
+
+
+class NonDelegateAction7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteKey: DeleteKeyAction
+
+
+class NonDelegateAction9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeployGlobalContract: DeployGlobalContractAction
+
+
+class NonDelegateAction10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    UseGlobalContract: UseGlobalContractAction
+
+
+class NonDelegateAction12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TransferToGasKey: TransferToGasKeyAction
+
+
+class NonDelegateAction13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    WithdrawFromGasKey: WithdrawFromGasKeyAction
+
+
 class PeerInfoView(BaseModel):
     account_id: AccountId | None = None
     addr: str
@@ -1888,6 +3836,56 @@ class PeerInfoView(BaseModel):
     received_bytes_per_sec: Annotated[int, Field(ge=0)]
     sent_bytes_per_sec: Annotated[int, Field(ge=0)]
     tracked_shards: list[ShardId]
+
+
+class GlobalContractDistribution(BaseModel):
+    already_delivered_shards: list[ShardId]
+    code: str
+    id: GlobalContractIdentifier
+    nonce: Annotated[int | None, Field(ge=0)] = None
+    target_shard: ShardId
+
+
+class ReceiptEnumView3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GlobalContractDistribution_1: Annotated[
+        GlobalContractDistribution, Field(alias="GlobalContractDistribution")
+    ]
+
+
+class ReceiptValidationError7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ActionsValidation: ActionsValidationError
+
+
+class ReceiptValidationError(
+    RootModel[
+        ReceiptValidationError1
+        | ReceiptValidationError2
+        | ReceiptValidationError3
+        | ReceiptValidationError4
+        | ReceiptValidationError5
+        | ReceiptValidationError6
+        | ReceiptValidationError7
+        | ReceiptValidationError8
+        | ReceiptValidationError9
+    ]
+):
+    root: (
+        ReceiptValidationError1
+        | ReceiptValidationError2
+        | ReceiptValidationError3
+        | ReceiptValidationError4
+        | ReceiptValidationError5
+        | ReceiptValidationError6
+        | ReceiptValidationError7
+        | ReceiptValidationError8
+        | ReceiptValidationError9
+    )
 
 
 class RpcBlockError1(BaseModel):
@@ -1973,6 +3971,49 @@ class RpcCallFunctionRequest(
     root: Annotated[
         RpcCallFunctionRequest1 | RpcCallFunctionRequest2 | RpcCallFunctionRequest3,
         Field(title="RpcCallFunctionRequest"),
+    ]
+
+
+class RpcChunkError1(BaseModel):
+    info: RpcChunkErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcChunkError2(BaseModel):
+    info: RpcChunkErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcChunkErrorINVALIDSHARDIDInfo(BaseModel):
+    shard_id: ShardId
+
+
+class RpcChunkErrorUNKNOWNCHUNKInfo(BaseModel):
+    chunk_hash: ChunkHash
+
+
+class RpcChunkRequest1(BaseModel):
+    block_id: BlockId
+    shard_id: ShardId
+
+
+class RpcChunkRequest4Item(RootModel[tuple[BlockId, ShardId]]):
+    root: Annotated[tuple[BlockId, ShardId], Field(max_length=2, min_length=2)]
+
+
+class RpcChunkRequest4(RootModel[tuple[RpcChunkRequest4Item]]):
+    root: Annotated[
+        tuple[RpcChunkRequest4Item],
+        Field(max_length=1, min_length=1, title="block_shard_id_positional"),
+    ]
+
+
+class RpcChunkRequest(
+    RootModel[RpcChunkRequest1 | RpcChunkRequest2 | RpcChunkRequest3 | RpcChunkRequest4]
+):
+    root: Annotated[
+        RpcChunkRequest1 | RpcChunkRequest2 | RpcChunkRequest3 | RpcChunkRequest4,
+        Field(title="RpcChunkRequest"),
     ]
 
 
@@ -2321,6 +4362,20 @@ class RpcQueryResponse2(ContractCodeView):
     block_height: Annotated[int, Field(ge=0)]
 
 
+class RpcReceiptError1(BaseModel):
+    info: RpcReceiptErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcReceiptError2(BaseModel):
+    info: RpcReceiptErrorUNKNOWNRECEIPTInfo
+    name: Literal["UNKNOWN_RECEIPT"]
+
+
+class RpcReceiptError(RootModel[RpcReceiptError1 | RpcReceiptError2]):
+    root: RpcReceiptError1 | RpcReceiptError2
+
+
 class RpcRequestValidationErrorKind1(BaseModel):
     info: RpcRequestValidationErrorKindMETHODNOTFOUNDInfo
     name: Literal["METHOD_NOT_FOUND"]
@@ -2335,6 +4390,162 @@ class RpcRequestValidationErrorKind(
     RootModel[RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2]
 ):
     root: RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2
+
+
+class RpcStateChangesError1(BaseModel):
+    info: RpcStateChangesErrorUNKNOWNBLOCKInfo
+    name: Literal["UNKNOWN_BLOCK"]
+
+
+class RpcStateChangesError3(BaseModel):
+    info: RpcStateChangesErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcStateChangesErrorSHARDNOTAPPLIEDInfo(BaseModel):
+    shard_id: ShardId
+
+
+class RpcStateChangesInBlockByTypeRequest1(BaseModel):
+    block_id: BlockId
+    account_ids: list[AccountId]
+    changes_type: Literal["account_changes"]
+
+
+class RpcStateChangesInBlockByTypeRequest2(BaseModel):
+    block_id: BlockId
+    changes_type: Literal["single_access_key_changes"]
+    keys: list[AccountWithPublicKey]
+
+
+class RpcStateChangesInBlockByTypeRequest3(BaseModel):
+    block_id: BlockId
+    account_ids: list[AccountId]
+    changes_type: Literal["all_access_key_changes"]
+
+
+class RpcStateChangesInBlockByTypeRequest4(BaseModel):
+    block_id: BlockId
+    account_ids: list[AccountId]
+    changes_type: Literal["contract_code_changes"]
+
+
+class RpcStateChangesInBlockByTypeRequest5(BaseModel):
+    block_id: BlockId
+    account_ids: list[AccountId]
+    changes_type: Literal["data_changes"]
+    key_prefix_base64: StoreKey
+
+
+class RpcStateChangesInBlockByTypeRequest7(BaseModel):
+    finality: Finality
+    changes_type: Literal["single_access_key_changes"]
+    keys: list[AccountWithPublicKey]
+
+
+class RpcStateChangesInBlockByTypeRequest10(BaseModel):
+    finality: Finality
+    account_ids: list[AccountId]
+    changes_type: Literal["data_changes"]
+    key_prefix_base64: StoreKey
+
+
+class RpcStateChangesInBlockByTypeRequest11(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_ids: list[AccountId]
+    changes_type: Literal["account_changes"]
+
+
+class RpcStateChangesInBlockByTypeRequest12(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    changes_type: Literal["single_access_key_changes"]
+    keys: list[AccountWithPublicKey]
+
+
+class RpcStateChangesInBlockByTypeRequest13(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_ids: list[AccountId]
+    changes_type: Literal["all_access_key_changes"]
+
+
+class RpcStateChangesInBlockByTypeRequest14(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_ids: list[AccountId]
+    changes_type: Literal["contract_code_changes"]
+
+
+class RpcStateChangesInBlockByTypeRequest15(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+    account_ids: list[AccountId]
+    changes_type: Literal["data_changes"]
+    key_prefix_base64: StoreKey
+
+
+class RpcStateChangesInBlockByTypeRequest(
+    RootModel[
+        RpcStateChangesInBlockByTypeRequest1
+        | RpcStateChangesInBlockByTypeRequest2
+        | RpcStateChangesInBlockByTypeRequest3
+        | RpcStateChangesInBlockByTypeRequest4
+        | RpcStateChangesInBlockByTypeRequest5
+        | RpcStateChangesInBlockByTypeRequest6
+        | RpcStateChangesInBlockByTypeRequest7
+        | RpcStateChangesInBlockByTypeRequest8
+        | RpcStateChangesInBlockByTypeRequest9
+        | RpcStateChangesInBlockByTypeRequest10
+        | RpcStateChangesInBlockByTypeRequest11
+        | RpcStateChangesInBlockByTypeRequest12
+        | RpcStateChangesInBlockByTypeRequest13
+        | RpcStateChangesInBlockByTypeRequest14
+        | RpcStateChangesInBlockByTypeRequest15
+    ]
+):
+    root: Annotated[
+        RpcStateChangesInBlockByTypeRequest1
+        | RpcStateChangesInBlockByTypeRequest2
+        | RpcStateChangesInBlockByTypeRequest3
+        | RpcStateChangesInBlockByTypeRequest4
+        | RpcStateChangesInBlockByTypeRequest5
+        | RpcStateChangesInBlockByTypeRequest6
+        | RpcStateChangesInBlockByTypeRequest7
+        | RpcStateChangesInBlockByTypeRequest8
+        | RpcStateChangesInBlockByTypeRequest9
+        | RpcStateChangesInBlockByTypeRequest10
+        | RpcStateChangesInBlockByTypeRequest11
+        | RpcStateChangesInBlockByTypeRequest12
+        | RpcStateChangesInBlockByTypeRequest13
+        | RpcStateChangesInBlockByTypeRequest14
+        | RpcStateChangesInBlockByTypeRequest15,
+        Field(title="RpcStateChangesInBlockByTypeRequest"),
+    ]
+
+
+class RpcStateChangesInBlockByTypeResponse(BaseModel):
+    block_hash: CryptoHash
+    changes: list[StateChangeKindView]
+
+
+class RpcStateChangesInBlockRequest1(BaseModel):
+    block_id: BlockId
+
+
+class RpcStateChangesInBlockRequest3(BaseModel):
+    sync_checkpoint: SyncCheckpoint
+
+
+class RpcStateChangesInBlockRequest(
+    RootModel[
+        RpcStateChangesInBlockRequest1
+        | RpcStateChangesInBlockRequest2
+        | RpcStateChangesInBlockRequest3
+    ]
+):
+    root: Annotated[
+        RpcStateChangesInBlockRequest1
+        | RpcStateChangesInBlockRequest2
+        | RpcStateChangesInBlockRequest3,
+        Field(title="RpcStateChangesInBlockRequest"),
+    ]
 
 
 class RpcStatusError2(BaseModel):
@@ -2356,6 +4567,126 @@ class RpcStatusError(
     RootModel[RpcStatusError1 | RpcStatusError2 | RpcStatusError3 | RpcStatusError4]
 ):
     root: RpcStatusError1 | RpcStatusError2 | RpcStatusError3 | RpcStatusError4
+
+
+class RpcTransactionError1(BaseModel):
+    info: RpcTransactionErrorINVALIDTRANSACTIONInfo
+    name: Literal["INVALID_TRANSACTION"]
+
+
+class RpcTransactionError3(BaseModel):
+    info: RpcTransactionErrorREQUESTROUTEDInfo
+    name: Literal["REQUEST_ROUTED"]
+
+
+class RpcTransactionError4(BaseModel):
+    info: RpcTransactionErrorUNKNOWNTRANSACTIONInfo
+    name: Literal["UNKNOWN_TRANSACTION"]
+
+
+class RpcTransactionError5(BaseModel):
+    info: RpcTransactionErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcTransactionError(
+    RootModel[
+        RpcTransactionError1
+        | RpcTransactionError2
+        | RpcTransactionError3
+        | RpcTransactionError4
+        | RpcTransactionError5
+        | RpcTransactionError6
+    ]
+):
+    root: (
+        RpcTransactionError1
+        | RpcTransactionError2
+        | RpcTransactionError3
+        | RpcTransactionError4
+        | RpcTransactionError5
+        | RpcTransactionError6
+    )
+
+
+class RpcTransactionResponse1(BaseModel):
+    final_execution_status: TxExecutionStatus
+
+
+class RpcTransactionStatusRequest1(BaseModel):
+    sender_account_id: AccountId
+    tx_hash: CryptoHash
+    wait_until: Annotated[TxExecutionStatus, Field(validate_default=True)] = (
+        "EXECUTED_OPTIMISTIC"
+    )
+
+
+class RpcTransactionStatusRequest(
+    RootModel[RpcTransactionStatusRequest1 | RpcTransactionStatusRequest2]
+):
+    root: Annotated[
+        RpcTransactionStatusRequest1 | RpcTransactionStatusRequest2,
+        Field(title="RpcTransactionStatusRequest"),
+    ]
+
+
+class RpcValidatorError3(BaseModel):
+    info: RpcValidatorErrorINTERNALERRORInfo
+    name: Literal["INTERNAL_ERROR"]
+
+
+class RpcValidatorError(
+    RootModel[RpcValidatorError1 | RpcValidatorError2 | RpcValidatorError3]
+):
+    root: RpcValidatorError1 | RpcValidatorError2 | RpcValidatorError3
+
+
+class RpcValidatorRequest2(BaseModel):
+    block_id: BlockId
+
+
+class RpcValidatorRequest4(RootModel[tuple[BlockId | None]]):
+    root: Annotated[
+        tuple[BlockId | None],
+        Field(max_length=1, min_length=1, title="RpcValidatorRequest"),
+    ]
+
+
+class RpcValidatorRequest(
+    RootModel[
+        RpcValidatorRequest1
+        | RpcValidatorRequest2
+        | RpcValidatorRequest3
+        | RpcValidatorRequest4
+    ]
+):
+    root: Annotated[
+        RpcValidatorRequest1
+        | RpcValidatorRequest2
+        | RpcValidatorRequest3
+        | RpcValidatorRequest4,
+        Field(title="RpcValidatorRequest"),
+    ]
+
+
+class RpcValidatorsOrderedRequest1(BaseModel):
+    block_id: BlockId | None = None
+
+
+class RpcValidatorsOrderedRequest2(RootModel[tuple[BlockId | None]]):
+    root: Annotated[
+        tuple[BlockId | None],
+        Field(max_length=1, min_length=1, title="RpcValidatorsOrderedRequest"),
+    ]
+
+
+class RpcValidatorsOrderedRequest(
+    RootModel[RpcValidatorsOrderedRequest1 | RpcValidatorsOrderedRequest2]
+):
+    root: Annotated[
+        RpcValidatorsOrderedRequest1 | RpcValidatorsOrderedRequest2,
+        Field(title="RpcValidatorsOrderedRequest"),
+    ]
 
 
 class RpcViewAccessKeyError2(BaseModel):
@@ -2622,9 +4953,59 @@ class ShardLayout(RootModel[ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLa
     root: ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLayout4
 
 
+class Change5(BaseModel):
+    account_id: AccountId
+    key_base64: StoreKey
+    value_base64: StoreValue
+
+
+class StateChangeWithCauseView6(BaseModel):
+    cause: StateChangeCauseView
+    change: Change5
+    type: Literal["data_update"]
+
+
+class Change6(BaseModel):
+    account_id: AccountId
+    key_base64: StoreKey
+
+
+class StateChangeWithCauseView7(BaseModel):
+    cause: StateChangeCauseView
+    change: Change6
+    type: Literal["data_deletion"]
+
+
 class StateItem(BaseModel):
     key: StoreKey
     value: StoreValue
+
+
+class StorageError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    MissingTrieValue_1: Annotated[MissingTrieValue, Field(alias="MissingTrieValue")]
+
+
+class StorageError(
+    RootModel[
+        Literal["StorageInternalError"]
+        | StorageError1
+        | Literal["UnexpectedTrieValue"]
+        | StorageError2
+        | StorageError3
+        | StorageError4
+    ]
+):
+    root: (
+        Literal["StorageInternalError"]
+        | StorageError1
+        | Literal["UnexpectedTrieValue"]
+        | StorageError2
+        | StorageError3
+        | StorageError4
+    )
 
 
 class VMConfigView(BaseModel):
@@ -2665,6 +5046,43 @@ class AccessKeyCreationConfigView(BaseModel):
     full_access_cost: Fee
     function_call_cost: Fee
     function_call_cost_per_byte: Fee
+
+
+class AccessKeyPermission1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCall: FunctionCallPermission
+
+
+class AccessKeyPermission2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyFunctionCall: tuple[GasKeyInfo, FunctionCallPermission]
+
+
+class AccessKeyPermission3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyFullAccess: GasKeyInfo
+
+
+class AccessKeyPermission(
+    RootModel[
+        AccessKeyPermission1
+        | Literal["FullAccess"]
+        | AccessKeyPermission2
+        | AccessKeyPermission3
+    ]
+):
+    root: (
+        AccessKeyPermission1
+        | Literal["FullAccess"]
+        | AccessKeyPermission2
+        | AccessKeyPermission3
+    )
 
 
 class AccessKeyPermissionView1(BaseModel):
@@ -2721,6 +5139,32 @@ class ActionCreationConfigView(BaseModel):
     function_call_cost_per_byte: Fee | None = None
     stake_cost: Fee | None = None
     transfer_cost: Fee | None = None
+
+
+class ActionErrorKind14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NewReceiptValidationError: ReceiptValidationError
+
+
+class ActionErrorKind18(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionAccessKeyError: InvalidAccessKeyError
+
+
+class AddKey(BaseModel):
+    access_key: AccessKeyView
+    public_key: PublicKey
+
+
+class ActionView5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddKey_1: Annotated[AddKey, Field(alias="AddKey")]
 
 
 class BandwidthRequests(BaseModel):
@@ -2800,6 +5244,18 @@ class ChunkHeaderView(BaseModel):
 class DataReceiptCreationConfigView(BaseModel):
     base_cost: Fee | None = None
     cost_per_byte: Fee | None = None
+
+
+class DeterministicAccountStateInit(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    V1: DeterministicAccountStateInitV1
+
+
+class DeterministicStateInitAction(BaseModel):
+    deposit: NearToken
+    state_init: DeterministicAccountStateInit
 
 
 class DumpConfig(BaseModel):
@@ -2886,6 +5342,22 @@ class ErrorWrapperForRpcCallFunctionError1(BaseModel):
 
 
 class ErrorWrapperForRpcCallFunctionError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcChunkError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcChunkError3(BaseModel):
     cause: InternalError
     name: Literal["INTERNAL_ERROR"]
     code: RpcErrorCode
@@ -3045,6 +5517,60 @@ class ErrorWrapperForRpcQueryError3(BaseModel):
     data: Any | None = None
 
 
+class ErrorWrapperForRpcReceiptError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcReceiptError2(BaseModel):
+    cause: RpcReceiptError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcReceiptError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcReceiptError(
+    RootModel[
+        ErrorWrapperForRpcReceiptError1
+        | ErrorWrapperForRpcReceiptError2
+        | ErrorWrapperForRpcReceiptError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcReceiptError1
+        | ErrorWrapperForRpcReceiptError2
+        | ErrorWrapperForRpcReceiptError3
+    )
+
+
+class ErrorWrapperForRpcStateChangesError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcStateChangesError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
 class ErrorWrapperForRpcStatusError1(BaseModel):
     cause: RpcRequestValidationErrorKind
     name: Literal["REQUEST_VALIDATION_ERROR"]
@@ -3080,6 +5606,82 @@ class ErrorWrapperForRpcStatusError(
         ErrorWrapperForRpcStatusError1
         | ErrorWrapperForRpcStatusError2
         | ErrorWrapperForRpcStatusError3
+    )
+
+
+class ErrorWrapperForRpcTransactionError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcTransactionError2(BaseModel):
+    cause: RpcTransactionError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcTransactionError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcTransactionError(
+    RootModel[
+        ErrorWrapperForRpcTransactionError1
+        | ErrorWrapperForRpcTransactionError2
+        | ErrorWrapperForRpcTransactionError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcTransactionError1
+        | ErrorWrapperForRpcTransactionError2
+        | ErrorWrapperForRpcTransactionError3
+    )
+
+
+class ErrorWrapperForRpcValidatorError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcValidatorError2(BaseModel):
+    cause: RpcValidatorError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcValidatorError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcValidatorError(
+    RootModel[
+        ErrorWrapperForRpcValidatorError1
+        | ErrorWrapperForRpcValidatorError2
+        | ErrorWrapperForRpcValidatorError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcValidatorError1
+        | ErrorWrapperForRpcValidatorError2
+        | ErrorWrapperForRpcValidatorError3
     )
 
 
@@ -3365,6 +5967,63 @@ class GenesisConfig(BaseModel):
     """
 
 
+class InvalidTxError11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    StorageError_1: Annotated[StorageError, Field(alias="StorageError")]
+
+
+class InvalidTxError(
+    RootModel[
+        InvalidTxError1
+        | InvalidTxError2
+        | InvalidTxError3
+        | InvalidTxError4
+        | InvalidTxError5
+        | InvalidTxError6
+        | Literal["InvalidSignature"]
+        | InvalidTxError7
+        | InvalidTxError8
+        | Literal["CostOverflow"]
+        | Literal["InvalidChain"]
+        | Literal["Expired"]
+        | InvalidTxError9
+        | InvalidTxError10
+        | Literal["InvalidTransactionVersion"]
+        | InvalidTxError11
+        | InvalidTxError12
+        | InvalidTxError13
+        | InvalidTxError14
+        | InvalidTxError15
+        | InvalidTxError16
+    ]
+):
+    root: (
+        InvalidTxError1
+        | InvalidTxError2
+        | InvalidTxError3
+        | InvalidTxError4
+        | InvalidTxError5
+        | InvalidTxError6
+        | Literal["InvalidSignature"]
+        | InvalidTxError7
+        | InvalidTxError8
+        | Literal["CostOverflow"]
+        | Literal["InvalidChain"]
+        | Literal["Expired"]
+        | InvalidTxError9
+        | InvalidTxError10
+        | Literal["InvalidTransactionVersion"]
+        | InvalidTxError11
+        | InvalidTxError12
+        | InvalidTxError13
+        | InvalidTxError14
+        | InvalidTxError15
+        | InvalidTxError16
+    )
+
+
 class JsonRpcRequestForEXPERIMENTALCallFunction(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -3375,6 +6034,26 @@ class JsonRpcRequestForEXPERIMENTALCallFunction(BaseModel):
     params: RpcCallFunctionRequest
 
 
+class JsonRpcRequestForEXPERIMENTALChanges(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_changes"]
+    params: RpcStateChangesInBlockByTypeRequest
+
+
+class JsonRpcRequestForEXPERIMENTALChangesInBlock(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_changes_in_block"]
+    params: RpcStateChangesInBlockRequest
+
+
 class JsonRpcRequestForEXPERIMENTALProtocolConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -3383,6 +6062,26 @@ class JsonRpcRequestForEXPERIMENTALProtocolConfig(BaseModel):
     jsonrpc: Literal["2.0"]
     method: Literal["EXPERIMENTAL_protocol_config"]
     params: RpcProtocolConfigRequest
+
+
+class JsonRpcRequestForEXPERIMENTALTxStatus(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_tx_status"]
+    params: RpcTransactionStatusRequest
+
+
+class JsonRpcRequestForEXPERIMENTALValidatorsOrdered(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["EXPERIMENTAL_validators_ordered"]
+    params: RpcValidatorsOrderedRequest
 
 
 class JsonRpcRequestForEXPERIMENTALViewAccessKey(BaseModel):
@@ -3445,6 +6144,36 @@ class JsonRpcRequestForBlock(BaseModel):
     params: RpcBlockRequest
 
 
+class JsonRpcRequestForBlockEffects(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["block_effects"]
+    params: RpcStateChangesInBlockRequest
+
+
+class JsonRpcRequestForChanges(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["changes"]
+    params: RpcStateChangesInBlockByTypeRequest
+
+
+class JsonRpcRequestForChunk(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["chunk"]
+    params: RpcChunkRequest
+
+
 class JsonRpcRequestForGasPrice(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -3463,6 +6192,32 @@ class JsonRpcRequestForQuery(BaseModel):
     jsonrpc: Literal["2.0"]
     method: Literal["query"]
     params: RpcQueryRequest
+
+
+class JsonRpcRequestForTx(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["tx"]
+    params: RpcTransactionStatusRequest
+
+
+class JsonRpcRequestForValidators(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["validators"]
+    params: RpcValidatorRequest
+
+
+class JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcValidatorError
 
 
 class JsonRpcResponseForGenesisConfigAndGenesisConfigError1(BaseModel):
@@ -3487,6 +6242,27 @@ class JsonRpcResponseForGenesisConfigAndGenesisConfigError(
         JsonRpcResponseForGenesisConfigAndGenesisConfigError1
         | JsonRpcResponseForGenesisConfigAndGenesisConfigError2,
         Field(title="JsonRpcResponse_for_GenesisConfig_and_GenesisConfigError"),
+    ]
+
+
+class JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcStatusError
+
+
+class JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError(
+    RootModel[
+        JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError1
+        | JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError1
+        | JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError2,
+        Field(
+            title="JsonRpcResponse_for_Nullable_RpcHealthResponse_and_RpcStatusError"
+        ),
     ]
 
 
@@ -3546,10 +6322,36 @@ class JsonRpcResponseForRpcProtocolConfigResponseAndRpcProtocolConfigError2(Base
     error: ErrorWrapperForRpcProtocolConfigError
 
 
+class JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcReceiptError
+
+
+class JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError1(
+    BaseModel
+):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcStateChangesInBlockByTypeResponse
+
+
 class JsonRpcResponseForRpcStatusResponseAndRpcStatusError2(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
     error: ErrorWrapperForRpcStatusError
+
+
+class JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcTransactionError
+
+
+class JsonRpcResponseForRpcValidatorResponseAndRpcValidatorError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcValidatorError
 
 
 class NetworkInfoView(BaseModel):
@@ -3560,6 +6362,13 @@ class NetworkInfoView(BaseModel):
     tier1_accounts_data: list[AccountDataView]
     tier1_accounts_keys: list[PublicKey]
     tier1_connections: list[PeerInfoView]
+
+
+class NonDelegateAction11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeterministicStateInit: DeterministicStateInitAction
 
 
 class RpcBlockResponse(BaseModel):
@@ -3577,6 +6386,22 @@ class RpcCallFunctionErrorCONTRACTEXECUTIONERRORInfo(BaseModel):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
     vm_error: FunctionCallError
+
+
+class RpcChunkError3(BaseModel):
+    info: RpcChunkErrorINVALIDSHARDIDInfo
+    name: Literal["INVALID_SHARD_ID"]
+
+
+class RpcChunkError4(BaseModel):
+    info: RpcChunkErrorUNKNOWNCHUNKInfo
+    name: Literal["UNKNOWN_CHUNK"]
+
+
+class RpcChunkError(
+    RootModel[RpcChunkError1 | RpcChunkError2 | RpcChunkError3 | RpcChunkError4]
+):
+    root: RpcChunkError1 | RpcChunkError2 | RpcChunkError3 | RpcChunkError4
 
 
 class RpcQueryError2(BaseModel):
@@ -3604,6 +6429,47 @@ class RpcQueryResponse3(ViewStateResult):
 class RpcQueryResponse5(AccessKeyView):
     block_hash: CryptoHash
     block_height: Annotated[int, Field(ge=0)]
+
+
+class RpcStateChangesError4(BaseModel):
+    info: RpcStateChangesErrorSHARDNOTAPPLIEDInfo
+    name: Literal["SHARD_NOT_APPLIED"]
+
+
+class RpcStateChangesError(
+    RootModel[
+        RpcStateChangesError1
+        | RpcStateChangesError2
+        | RpcStateChangesError3
+        | RpcStateChangesError4
+    ]
+):
+    root: (
+        RpcStateChangesError1
+        | RpcStateChangesError2
+        | RpcStateChangesError3
+        | RpcStateChangesError4
+    )
+
+
+class RpcValidatorResponse(BaseModel):
+    current_fishermen: list[ValidatorStakeView]
+    current_proposals: list[ValidatorStakeView]
+    current_validators: list[CurrentEpochValidatorInfo]
+    epoch_height: Annotated[int, Field(ge=0)]
+    epoch_start_height: Annotated[int, Field(ge=0)]
+    next_fishermen: list[ValidatorStakeView]
+    next_validators: list[NextEpochValidatorInfo]
+    prev_epoch_kickout: list[ValidatorKickoutView]
+    validator_reward_paid_prev_epoch: Annotated[
+        dict[str, NearToken], Field(validate_default=True)
+    ] = {}
+
+
+class RpcValidatorsOrderedResponse(RootModel[list[ValidatorStakeView]]):
+    root: Annotated[
+        list[ValidatorStakeView], Field(title="RpcValidatorsOrderedResponse")
+    ]
 
 
 class RpcViewAccessKeyError1(BaseModel):
@@ -3746,6 +6612,44 @@ class RuntimeFeesConfigView(BaseModel):
     storage_usage_config: StorageUsageConfigView | None = None
 
 
+class Change2(BaseModel):
+    access_key: AccessKeyView
+    account_id: AccountId
+    public_key: PublicKeyHandle
+
+
+class StateChangeWithCauseView3(BaseModel):
+    cause: StateChangeCauseView
+    change: Change2
+    type: Literal["access_key_update"]
+
+
+class StateChangeWithCauseView(
+    RootModel[
+        StateChangeWithCauseView1
+        | StateChangeWithCauseView2
+        | StateChangeWithCauseView3
+        | StateChangeWithCauseView4
+        | StateChangeWithCauseView5
+        | StateChangeWithCauseView6
+        | StateChangeWithCauseView7
+        | StateChangeWithCauseView8
+        | StateChangeWithCauseView9
+    ]
+):
+    root: (
+        StateChangeWithCauseView1
+        | StateChangeWithCauseView2
+        | StateChangeWithCauseView3
+        | StateChangeWithCauseView4
+        | StateChangeWithCauseView5
+        | StateChangeWithCauseView6
+        | StateChangeWithCauseView7
+        | StateChangeWithCauseView8
+        | StateChangeWithCauseView9
+    )
+
+
 class SyncConfig1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -3757,6 +6661,18 @@ class SyncConfig(RootModel[Literal["Peers"] | SyncConfig1]):
     root: Literal["Peers"] | SyncConfig1
 
 
+class TxExecutionError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidTxError_1: Annotated[InvalidTxError, Field(alias="InvalidTxError")]
+
+
+class AccessKey(BaseModel):
+    nonce: Annotated[int, Field(ge=0)]
+    permission: AccessKeyPermission
+
+
 class AccessKeyInfoView(BaseModel):
     access_key: AccessKeyView
     public_key: PublicKeyHandle
@@ -3766,6 +6682,80 @@ class AccessKeyList(BaseModel):
     keys: list[AccessKeyInfoView]
 
 
+class ActionErrorKind13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCallError_1: Annotated[FunctionCallError, Field(alias="FunctionCallError")]
+
+
+class ActionErrorKind(
+    RootModel[
+        ActionErrorKind1
+        | ActionErrorKind2
+        | ActionErrorKind3
+        | ActionErrorKind4
+        | ActionErrorKind5
+        | ActionErrorKind6
+        | ActionErrorKind7
+        | ActionErrorKind8
+        | ActionErrorKind9
+        | ActionErrorKind10
+        | ActionErrorKind11
+        | ActionErrorKind12
+        | ActionErrorKind13
+        | ActionErrorKind14
+        | ActionErrorKind15
+        | ActionErrorKind16
+        | Literal["DelegateActionInvalidSignature"]
+        | ActionErrorKind17
+        | Literal["DelegateActionExpired"]
+        | ActionErrorKind18
+        | ActionErrorKind19
+        | ActionErrorKind20
+        | ActionErrorKind21
+        | ActionErrorKind22
+        | ActionErrorKind23
+        | ActionErrorKind24
+        | ActionErrorKind25
+    ]
+):
+    root: (
+        ActionErrorKind1
+        | ActionErrorKind2
+        | ActionErrorKind3
+        | ActionErrorKind4
+        | ActionErrorKind5
+        | ActionErrorKind6
+        | ActionErrorKind7
+        | ActionErrorKind8
+        | ActionErrorKind9
+        | ActionErrorKind10
+        | ActionErrorKind11
+        | ActionErrorKind12
+        | ActionErrorKind13
+        | ActionErrorKind14
+        | ActionErrorKind15
+        | ActionErrorKind16
+        | Literal["DelegateActionInvalidSignature"]
+        | ActionErrorKind17
+        | Literal["DelegateActionExpired"]
+        | ActionErrorKind18
+        | ActionErrorKind19
+        | ActionErrorKind20
+        | ActionErrorKind21
+        | ActionErrorKind22
+        | ActionErrorKind23
+        | ActionErrorKind24
+        | ActionErrorKind25
+    )
+
+
+class AddKeyAction(BaseModel):
+    access_key: AccessKey
+    public_key: PublicKey
+
+
 class DetailedDebugStatus(BaseModel):
     block_production_delay_millis: Annotated[int, Field(ge=0)]
     catchup_status: list[CatchupStatusView]
@@ -3773,6 +6763,50 @@ class DetailedDebugStatus(BaseModel):
     current_header_head_status: BlockStatusView
     network_info: NetworkInfoView
     sync_status: str
+
+
+class ErrorWrapperForRpcChunkError2(BaseModel):
+    cause: RpcChunkError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcChunkError(
+    RootModel[
+        ErrorWrapperForRpcChunkError1
+        | ErrorWrapperForRpcChunkError2
+        | ErrorWrapperForRpcChunkError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcChunkError1
+        | ErrorWrapperForRpcChunkError2
+        | ErrorWrapperForRpcChunkError3
+    )
+
+
+class ErrorWrapperForRpcStateChangesError2(BaseModel):
+    cause: RpcStateChangesError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcStateChangesError(
+    RootModel[
+        ErrorWrapperForRpcStateChangesError1
+        | ErrorWrapperForRpcStateChangesError2
+        | ErrorWrapperForRpcStateChangesError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcStateChangesError1
+        | ErrorWrapperForRpcStateChangesError2
+        | ErrorWrapperForRpcStateChangesError3
+    )
 
 
 class ErrorWrapperForRpcViewAccessKeyError2(BaseModel):
@@ -3900,6 +6934,17 @@ class JsonRpcRequest(
         | JsonRpcRequestForEXPERIMENTALViewCode
         | JsonRpcRequestForEXPERIMENTALCallFunction
         | JsonRpcRequestForEXPERIMENTALViewState
+        | JsonRpcRequestForChunk
+        | JsonRpcRequestForTx
+        | JsonRpcRequestForEXPERIMENTALTxStatus
+        | JsonRpcRequestForEXPERIMENTALReceipt
+        | JsonRpcRequestForValidators
+        | JsonRpcRequestForEXPERIMENTALValidatorsOrdered
+        | JsonRpcRequestForEXPERIMENTALChangesInBlock
+        | JsonRpcRequestForEXPERIMENTALChanges
+        | JsonRpcRequestForBlockEffects
+        | JsonRpcRequestForChanges
+        | JsonRpcRequestForHealth
         | JsonRpcRequestForRpcDiscover
     ]
 ):
@@ -3917,11 +6962,43 @@ class JsonRpcRequest(
         | JsonRpcRequestForEXPERIMENTALViewCode
         | JsonRpcRequestForEXPERIMENTALCallFunction
         | JsonRpcRequestForEXPERIMENTALViewState
+        | JsonRpcRequestForChunk
+        | JsonRpcRequestForTx
+        | JsonRpcRequestForEXPERIMENTALTxStatus
+        | JsonRpcRequestForEXPERIMENTALReceipt
+        | JsonRpcRequestForValidators
+        | JsonRpcRequestForEXPERIMENTALValidatorsOrdered
+        | JsonRpcRequestForEXPERIMENTALChangesInBlock
+        | JsonRpcRequestForEXPERIMENTALChanges
+        | JsonRpcRequestForBlockEffects
+        | JsonRpcRequestForChanges
+        | JsonRpcRequestForHealth
         | JsonRpcRequestForRpcDiscover
     )
     """
     A request for any of the five methods.
     """
+
+
+class JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcValidatorsOrderedResponse
+
+
+class JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError(
+    RootModel[
+        JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError1
+        | JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError1
+        | JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError2,
+        Field(
+            title="JsonRpcResponse_for_Array_of_ValidatorStakeView_and_RpcValidatorError"
+        ),
+    ]
 
 
 class JsonRpcResponseForRpcBlockResponseAndRpcBlockError1(BaseModel):
@@ -3940,6 +7017,62 @@ class JsonRpcResponseForRpcBlockResponseAndRpcBlockError(
         JsonRpcResponseForRpcBlockResponseAndRpcBlockError1
         | JsonRpcResponseForRpcBlockResponseAndRpcBlockError2,
         Field(title="JsonRpcResponse_for_RpcBlockResponse_and_RpcBlockError"),
+    ]
+
+
+class JsonRpcResponseForRpcChunkResponseAndRpcChunkError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcChunkError
+
+
+class JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError2(
+    BaseModel
+):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcStateChangesError
+
+
+class JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError(
+    RootModel[
+        JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError1
+        | JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError1
+        | JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError2,
+        Field(
+            title="JsonRpcResponse_for_RpcStateChangesInBlockByTypeResponse_and_RpcStateChangesError"
+        ),
+    ]
+
+
+class JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError2(
+    BaseModel
+):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcStateChangesError
+
+
+class JsonRpcResponseForRpcValidatorResponseAndRpcValidatorError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcValidatorResponse
+
+
+class JsonRpcResponseForRpcValidatorResponseAndRpcValidatorError(
+    RootModel[
+        JsonRpcResponseForRpcValidatorResponseAndRpcValidatorError1
+        | JsonRpcResponseForRpcValidatorResponseAndRpcValidatorError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcValidatorResponseAndRpcValidatorError1
+        | JsonRpcResponseForRpcValidatorResponseAndRpcValidatorError2,
+        Field(title="JsonRpcResponse_for_RpcValidatorResponse_and_RpcValidatorError"),
     ]
 
 
@@ -4043,6 +7176,47 @@ class JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError(
     ]
 
 
+class NonDelegateAction6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddKey: AddKeyAction
+
+
+class NonDelegateAction(
+    RootModel[
+        NonDelegateAction1
+        | NonDelegateAction2
+        | NonDelegateAction3
+        | NonDelegateAction4
+        | NonDelegateAction5
+        | NonDelegateAction6
+        | NonDelegateAction7
+        | NonDelegateAction8
+        | NonDelegateAction9
+        | NonDelegateAction10
+        | NonDelegateAction11
+        | NonDelegateAction12
+        | NonDelegateAction13
+    ]
+):
+    root: (
+        NonDelegateAction1
+        | NonDelegateAction2
+        | NonDelegateAction3
+        | NonDelegateAction4
+        | NonDelegateAction5
+        | NonDelegateAction6
+        | NonDelegateAction7
+        | NonDelegateAction8
+        | NonDelegateAction9
+        | NonDelegateAction10
+        | NonDelegateAction11
+        | NonDelegateAction12
+        | NonDelegateAction13
+    )
+
+
 class RpcCallFunctionError5(BaseModel):
     info: RpcCallFunctionErrorCONTRACTEXECUTIONERRORInfo
     name: Literal["CONTRACT_EXECUTION_ERROR"]
@@ -4136,6 +7310,11 @@ class RpcQueryResponse(
     )
 
 
+class RpcStateChangesInBlockResponse(BaseModel):
+    block_hash: CryptoHash
+    changes: list[StateChangeWithCauseView]
+
+
 class RpcStatusResponse(BaseModel):
     chain_id: str
     detailed_debug_status: DetailedDebugStatus | None = None
@@ -4175,6 +7354,29 @@ class StateSyncConfig(BaseModel):
     dump: DumpConfig | None = None
     parts_compression_lvl: int = 1
     sync: SyncConfig | None = None
+
+
+class ActionError(BaseModel):
+    index: Annotated[int | None, Field(ge=0)] = None
+    kind: ActionErrorKind
+
+
+class DelegateAction(BaseModel):
+    actions: list[NonDelegateAction]
+    max_block_height: Annotated[int, Field(ge=0)]
+    nonce: Annotated[int, Field(ge=0)]
+    public_key: PublicKey
+    receiver_id: AccountId
+    sender_id: AccountId
+
+
+class DelegateActionV2(BaseModel):
+    actions: list[NonDelegateAction]
+    max_block_height: Annotated[int, Field(ge=0)]
+    nonce: TransactionNonce
+    public_key: PublicKey
+    receiver_id: AccountId
+    sender_id: AccountId
 
 
 class ErrorWrapperForRpcCallFunctionError2(BaseModel):
@@ -4264,6 +7466,29 @@ class JsonRpcResponseForRpcQueryResponseAndRpcQueryError(
         JsonRpcResponseForRpcQueryResponseAndRpcQueryError1
         | JsonRpcResponseForRpcQueryResponseAndRpcQueryError2,
         Field(title="JsonRpcResponse_for_RpcQueryResponse_and_RpcQueryError"),
+    ]
+
+
+class JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError1(
+    BaseModel
+):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcStateChangesInBlockResponse
+
+
+class JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError(
+    RootModel[
+        JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError1
+        | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError1
+        | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError2,
+        Field(
+            title="JsonRpcResponse_for_RpcStateChangesInBlockResponse_and_RpcStateChangesError"
+        ),
     ]
 
 
@@ -4460,6 +7685,136 @@ class RpcProtocolConfigResponse(BaseModel):
     transaction_validity_period: Annotated[int | None, Field(ge=0)] = None
 
 
+class TxExecutionError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ActionError_1: Annotated[ActionError, Field(alias="ActionError")]
+
+
+class TxExecutionError(RootModel[TxExecutionError1 | TxExecutionError2]):
+    root: TxExecutionError1 | TxExecutionError2
+
+
+class VersionedDelegateActionPayload(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    V2: DelegateActionV2
+
+
+class Delegate(BaseModel):
+    delegate_action: DelegateAction
+    signature: Signature
+
+
+class ActionView8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Delegate_1: Annotated[Delegate, Field(alias="Delegate")]
+
+
+class DelegateV2(BaseModel):
+    delegate_action: VersionedDelegateActionPayload
+    signature: Signature
+
+
+class ActionView9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateV2_1: Annotated[DelegateV2, Field(alias="DelegateV2")]
+
+
+class ActionView(
+    RootModel[
+        Literal["CreateAccount"]
+        | ActionView1
+        | ActionView2
+        | ActionView3
+        | ActionView4
+        | ActionView5
+        | ActionView6
+        | ActionView7
+        | ActionView8
+        | ActionView9
+        | ActionView10
+        | ActionView11
+        | ActionView12
+        | ActionView13
+        | ActionView14
+        | ActionView15
+        | ActionView16
+    ]
+):
+    root: (
+        Literal["CreateAccount"]
+        | ActionView1
+        | ActionView2
+        | ActionView3
+        | ActionView4
+        | ActionView5
+        | ActionView6
+        | ActionView7
+        | ActionView8
+        | ActionView9
+        | ActionView10
+        | ActionView11
+        | ActionView12
+        | ActionView13
+        | ActionView14
+        | ActionView15
+        | ActionView16
+    )
+
+
+class ExecutionStatusView1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Failure: TxExecutionError
+
+
+class ExecutionStatusView(
+    RootModel[
+        Literal["Unknown"]
+        | ExecutionStatusView1
+        | ExecutionStatusView2
+        | ExecutionStatusView3
+    ]
+):
+    root: (
+        Literal["Unknown"]
+        | ExecutionStatusView1
+        | ExecutionStatusView2
+        | ExecutionStatusView3
+    )
+
+
+class FinalExecutionStatus1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Failure: TxExecutionError
+
+
+class FinalExecutionStatus(
+    RootModel[
+        Literal["NotStarted"]
+        | Literal["Started"]
+        | FinalExecutionStatus1
+        | FinalExecutionStatus2
+    ]
+):
+    root: (
+        Literal["NotStarted"]
+        | Literal["Started"]
+        | FinalExecutionStatus1
+        | FinalExecutionStatus2
+    )
+
+
 class JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError1(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
@@ -4502,6 +7857,175 @@ class JsonRpcResponseForRpcProtocolConfigResponseAndRpcProtocolConfigError(
     ]
 
 
+class Action(BaseModel):
+    actions: list[ActionView]
+    gas_price: NearToken
+    input_data_ids: list[CryptoHash]
+    is_promise_yield: bool = False
+    output_data_receivers: list[DataReceiverView]
+    refund_to: AccountId | None = None
+    signer_id: AccountId
+    signer_public_key: PublicKey
+
+
+class ReceiptEnumView1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Action_1: Annotated[Action, Field(alias="Action")]
+
+
+class ReceiptEnumView(
+    RootModel[ReceiptEnumView1 | ReceiptEnumView2 | ReceiptEnumView3]
+):
+    root: ReceiptEnumView1 | ReceiptEnumView2 | ReceiptEnumView3
+
+
+class ReceiptView(BaseModel):
+    predecessor_id: AccountId
+    priority: Annotated[int, Field(ge=0)] = 0
+    receipt: ReceiptEnumView
+    receipt_id: CryptoHash
+    receiver_id: AccountId
+
+
+class RpcReceiptResponse(BaseModel):
+    predecessor_id: AccountId
+    priority: Annotated[int, Field(ge=0)] = 0
+    receipt: ReceiptEnumView
+    receipt_id: CryptoHash
+    receiver_id: AccountId
+
+
+class SignedTransactionView(BaseModel):
+    actions: list[ActionView]
+    hash: CryptoHash
+    nonce: Annotated[int, Field(ge=0)]
+    nonce_index: Annotated[int | None, Field(ge=0, le=65535)] = None
+    nonce_mode: NonceMode | None = None
+    priority_fee: Annotated[int, Field(ge=0)] = 0
+    public_key: PublicKey
+    receiver_id: AccountId
+    signature: Signature
+    signer_id: AccountId
+
+
+class ExecutionOutcomeView(BaseModel):
+    executor_id: AccountId
+    gas_burnt: NearGas
+    logs: list[str]
+    metadata: Annotated[ExecutionMetadataView, Field(validate_default=True)] = {
+        "version": 1
+    }
+    receipt_ids: list[CryptoHash]
+    status: ExecutionStatusView
+    tokens_burnt: NearToken
+
+
+class ExecutionOutcomeWithIdView(BaseModel):
+    block_hash: CryptoHash
+    id: CryptoHash
+    outcome: ExecutionOutcomeView
+    proof: list[MerklePathItem]
+
+
+class FinalExecutionOutcomeView(BaseModel):
+    receipts_outcome: list[ExecutionOutcomeWithIdView]
+    status: FinalExecutionStatus
+    transaction: SignedTransactionView
+    transaction_outcome: ExecutionOutcomeWithIdView
+
+
+class FinalExecutionOutcomeWithReceiptView(BaseModel):
+    receipts: list[ReceiptView]
+    receipts_outcome: list[ExecutionOutcomeWithIdView]
+    status: FinalExecutionStatus
+    transaction: SignedTransactionView
+    transaction_outcome: ExecutionOutcomeWithIdView
+
+
+class JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcReceiptResponse
+
+
+class JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError(
+    RootModel[
+        JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError1
+        | JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError1
+        | JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError2,
+        Field(title="JsonRpcResponse_for_RpcReceiptResponse_and_RpcReceiptError"),
+    ]
+
+
+class RpcChunkResponse(BaseModel):
+    author: AccountId
+    header: ChunkHeaderView
+    receipts: list[ReceiptView]
+    transactions: list[SignedTransactionView]
+
+
+class RpcTransactionResponse2(FinalExecutionOutcomeWithReceiptView):
+    final_execution_status: TxExecutionStatus
+
+
+class RpcTransactionResponse3(FinalExecutionOutcomeView):
+    final_execution_status: TxExecutionStatus
+
+
+class RpcTransactionResponse(
+    RootModel[
+        RpcTransactionResponse2 | RpcTransactionResponse3 | RpcTransactionResponse1
+    ]
+):
+    root: RpcTransactionResponse2 | RpcTransactionResponse3 | RpcTransactionResponse1
+
+
+class JsonRpcResponseForRpcChunkResponseAndRpcChunkError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcChunkResponse
+
+
+class JsonRpcResponseForRpcChunkResponseAndRpcChunkError(
+    RootModel[
+        JsonRpcResponseForRpcChunkResponseAndRpcChunkError1
+        | JsonRpcResponseForRpcChunkResponseAndRpcChunkError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcChunkResponseAndRpcChunkError1
+        | JsonRpcResponseForRpcChunkResponseAndRpcChunkError2,
+        Field(title="JsonRpcResponse_for_RpcChunkResponse_and_RpcChunkError"),
+    ]
+
+
+class JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcTransactionResponse
+
+
+class JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError(
+    RootModel[
+        JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError1
+        | JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError1
+        | JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError2,
+        Field(
+            title="JsonRpcResponse_for_RpcTransactionResponse_and_RpcTransactionError"
+        ),
+    ]
+
+
 class JsonRpcResponse(
     RootModel[
         JsonRpcResponseForGenesisConfigAndGenesisConfigError
@@ -4517,6 +8041,14 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError
         | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError
         | JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError
+        | JsonRpcResponseForRpcChunkResponseAndRpcChunkError
+        | JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError
+        | JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError
+        | JsonRpcResponseForRpcValidatorResponseAndRpcValidatorError
+        | JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError
+        | JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError
+        | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError
+        | JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError
         | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError
     ]
 ):
@@ -4534,6 +8066,14 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcViewCodeResponseAndRpcViewCodeError
         | JsonRpcResponseForRpcCallFunctionResponseAndRpcCallFunctionError
         | JsonRpcResponseForRpcViewStateResponseAndRpcViewStateError
+        | JsonRpcResponseForRpcChunkResponseAndRpcChunkError
+        | JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError
+        | JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError
+        | JsonRpcResponseForRpcValidatorResponseAndRpcValidatorError
+        | JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError
+        | JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError
+        | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError
+        | JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError
         | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError
     )
     """

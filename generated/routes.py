@@ -24,6 +24,17 @@ JSONRPC_PATHS: Final[dict[str, str | None]] = {
     "/EXPERIMENTAL_view_code": "EXPERIMENTAL_view_code",
     "/EXPERIMENTAL_call_function": "EXPERIMENTAL_call_function",
     "/EXPERIMENTAL_view_state": "EXPERIMENTAL_view_state",
+    "/chunk": "chunk",
+    "/tx": "tx",
+    "/EXPERIMENTAL_tx_status": "EXPERIMENTAL_tx_status",
+    "/EXPERIMENTAL_receipt": "EXPERIMENTAL_receipt",
+    "/validators": "validators",
+    "/EXPERIMENTAL_validators_ordered": "EXPERIMENTAL_validators_ordered",
+    "/EXPERIMENTAL_changes_in_block": "EXPERIMENTAL_changes_in_block",
+    "/EXPERIMENTAL_changes": "EXPERIMENTAL_changes",
+    "/block_effects": "block_effects",
+    "/changes": "changes",
+    "/health": "health",
     "/rpc.discover": "rpc.discover",
 }
 

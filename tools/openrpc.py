@@ -200,9 +200,11 @@ def _method(spec: dict[str, Json], path: str, operation: dict[str, Json], errors
     params_schema = schemas[_ref_name(request["properties"]["params"], f"{where} params")]
     params, arrays = _params(params_schema)
     # "either" where the array form is the leading named params by position (block's and
-    # gas_price's [block_id]); query's legacy [path, data] is not: it stays in x-positional-params
+    # gas_price's [block_id]); query's legacy [path, data] is not, nor chunk's [chunk_hash] or
+    # validators' [block_id or null] (a null there is the latest epoch, not a named block_id)
     lined_up = bool(arrays and params and params[0]["name"] == "block_id")
-    structure = "either" if lined_up and all(len(a.get("prefixItems", [])) == 1 for a in arrays) else "by-name"
+    by_position = lined_up and all(a.get("prefixItems") == [params[0]["schema"]] for a in arrays)
+    structure = "either" if by_position else "by-name"
     result = next(b["properties"]["result"] for b in _branches(response) if "result" in b.get("properties", {}))
     wrapper = next((b["properties"]["error"] for b in _branches(response) if "error" in b.get("properties", {})), None)
     wrapper_schema = schemas[_ref_name(wrapper, f"{where} error")] if wrapper and "$ref" in wrapper else wrapper

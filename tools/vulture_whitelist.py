@@ -34,6 +34,13 @@ EXPERIMENTAL_view_account  # handlers are called by method name from the generat
 EXPERIMENTAL_view_code  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_call_function  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_state  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_receipt  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_validators_ordered  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_changes_in_block  # handlers are called by method name from the generated dispatch table
+block_effects  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_changes  # handlers are called by method name from the generated dispatch table
+EXPERIMENTAL_tx_status  # handlers are called by method name from the generated dispatch table
+tx  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key_list  # handlers are called by method name from the generated dispatch table
 rpc_discover  # handlers are called by method name from the generated dispatch table (rpc.discover)

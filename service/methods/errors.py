@@ -31,6 +31,13 @@ class Cause(enum.StrEnum):
     TOO_LARGE_CONTRACT_STATE = "TOO_LARGE_CONTRACT_STATE"
     UNAVAILABLE_SHARD = "UNAVAILABLE_SHARD"
     NO_SYNCED_BLOCKS = "NO_SYNCED_BLOCKS"
+    UNKNOWN_CHUNK = "UNKNOWN_CHUNK"
+    INVALID_SHARD_ID = "INVALID_SHARD_ID"
+    UNKNOWN_TRANSACTION = "UNKNOWN_TRANSACTION"
+    TIMEOUT_ERROR = "TIMEOUT_ERROR"
+    UNKNOWN_RECEIPT = "UNKNOWN_RECEIPT"
+    UNKNOWN_EPOCH = "UNKNOWN_EPOCH"
+    VALIDATOR_INFO_UNAVAILABLE = "VALIDATOR_INFO_UNAVAILABLE"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
@@ -61,6 +68,14 @@ CATALOGUE: Final[dict[Cause, ErrorKind]] = {
         ErrorKind("HANDLER_ERROR", Cause.TOO_LARGE_CONTRACT_STATE, -32000, "Server error", True, 200),
         ErrorKind("HANDLER_ERROR", Cause.UNAVAILABLE_SHARD, -32000, "Server error", True, 200),
         ErrorKind("HANDLER_ERROR", Cause.NO_SYNCED_BLOCKS, -32000, "Server error", False, 200),
+        ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_CHUNK, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.INVALID_SHARD_ID, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_TRANSACTION, -32000, "Server error", True, 200),
+        # chain/jsonrpc lib.rs rpc_handler: a handler's TIMEOUT_ERROR is HTTP 408
+        ErrorKind("HANDLER_ERROR", Cause.TIMEOUT_ERROR, -32000, "Server error", False, 408),
+        ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_RECEIPT, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_EPOCH, -32000, "Server error", False, 200),
+        ErrorKind("HANDLER_ERROR", Cause.VALIDATOR_INFO_UNAVAILABLE, -32000, "Server error", False, 200),
         ErrorKind("INTERNAL_ERROR", Cause.INTERNAL_ERROR, -32000, "Server error", True, 500),
     )
 }
@@ -102,6 +117,26 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     ),
     # the packaged OpenRPC document: nothing a store holds, so nothing to fail on
     "rpc.discover": (),
+    # issue 30 (jsonrpc-primitives types/chunks.rs, transactions.rs, receipts.rs, validator.rs).
+    # A chunk by block and shard: the block (UNKNOWN_BLOCK), the shard in its layout
+    # (INVALID_SHARD_ID), then the chunk its header names (UNKNOWN_CHUNK).
+    "chunk": (Cause.UNKNOWN_BLOCK, Cause.INVALID_SHARD_ID, Cause.UNKNOWN_CHUNK, Cause.INTERNAL_ERROR),
+    # a transaction not stored: UNKNOWN_TRANSACTION for `wait_until` NONE, else TIMEOUT_ERROR
+    # (what nearcore answers once its poll for it runs out)
+    "tx": (Cause.UNKNOWN_TRANSACTION, Cause.TIMEOUT_ERROR, Cause.INTERNAL_ERROR),
+    "EXPERIMENTAL_tx_status": (Cause.UNKNOWN_TRANSACTION, Cause.TIMEOUT_ERROR, Cause.INTERNAL_ERROR),
+    "EXPERIMENTAL_receipt": (Cause.UNKNOWN_RECEIPT, Cause.INTERNAL_ERROR),
+    # by block: VALIDATOR_INFO_UNAVAILABLE unless it is the last block of a finished epoch;
+    # an unknown block or epoch (and the head, which has no next block) is UNKNOWN_EPOCH
+    "validators": (Cause.UNKNOWN_EPOCH, Cause.VALIDATOR_INFO_UNAVAILABLE, Cause.INTERNAL_ERROR),
+    "EXPERIMENTAL_validators_ordered": (Cause.UNKNOWN_EPOCH, Cause.INTERNAL_ERROR),
+    # the server's store cannot be read: what GET /health answers with a 503
+    "health": (Cause.INTERNAL_ERROR,),
+    # routed, answered by branch changes30
+    "EXPERIMENTAL_changes_in_block": (),
+    "EXPERIMENTAL_changes": (),
+    "block_effects": (),
+    "changes": (),
 }  # fmt: skip
 # The EXPERIMENTAL views: their UNKNOWN_BLOCK names the reference, their data is its Display text.
 _VIEW_METHODS: Final = frozenset({
@@ -117,7 +152,11 @@ _LIMITS_TEXT: Final = "The node reached its limits. Try again later. More detail
 class RpcError(Exception):
     """A JSON-RPC error on its way to the wire; build it with the constructors below."""
 
-    def __init__(self, cause: Cause, info: dict[str, object] | None, data: str, *, head_height: int | None = None):
+    def __init__(
+        self, cause: Cause, info: dict[str, object] | None, data: str | dict[str, object], *,
+        head_height: int | None = None,
+    ) -> None:
+        """`data`: the legacy member, a text (or, for UNKNOWN_RECEIPT, the cause as an object)."""
         super().__init__(f"{cause}: {data}")
         self.kind = CATALOGUE[cause]
         self.info = info if self.kind.has_info else None
@@ -274,3 +313,42 @@ def contract_state_not_held(method: str, account_id: str, shard_id: int) -> RpcE
 def internal_error(error_message: str) -> RpcError:
     """A failure of the node itself (here: its store); `data` reads as nearcore's method errors do."""
     return RpcError(Cause.INTERNAL_ERROR, {"error_message": error_message}, _LIMITS_TEXT + error_message)
+
+
+def unknown_chunk(chunk_hash: str) -> RpcError:
+    """No chunk of that hash (asked by hash, or named by the block's header for the shard)."""
+    return RpcError(
+        Cause.UNKNOWN_CHUNK,
+        {"chunk_hash": chunk_hash},
+        f"Chunk Missing (unavailable on the node): ChunkHash(`{chunk_hash}`) \n Cause: Unknown",
+    )
+
+
+def invalid_shard_id(shard_id: int) -> RpcError:
+    """A shard id that the block's shard layout does not have."""
+    return RpcError(Cause.INVALID_SHARD_ID, {"shard_id": shard_id}, f"Shard id {shard_id} does not exist")
+
+
+def unknown_transaction(tx_hash: str) -> RpcError:
+    return RpcError(
+        Cause.UNKNOWN_TRANSACTION, {"requested_transaction_hash": tx_hash}, f"Transaction {tx_hash} doesn't exist"
+    )
+
+
+def timeout_error() -> RpcError:
+    """The transaction status asked for (`wait_until`) was not reached (a unit variant; HTTP 408)."""
+    return RpcError(Cause.TIMEOUT_ERROR, None, "Timeout")
+
+
+def unknown_receipt(receipt_id: str) -> RpcError:
+    # types/receipts.rs: this error's legacy `data` is the cause itself, as an object
+    info: dict[str, object] = {"receipt_id": receipt_id}
+    return RpcError(Cause.UNKNOWN_RECEIPT, info, {"name": str(Cause.UNKNOWN_RECEIPT), "info": info})
+
+
+def unknown_epoch() -> RpcError:
+    return RpcError(Cause.UNKNOWN_EPOCH, None, "Unknown Epoch")
+
+
+def validator_info_unavailable() -> RpcError:
+    return RpcError(Cause.VALIDATOR_INFO_UNAVAILABLE, None, "Validator info unavailable")

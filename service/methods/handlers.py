@@ -242,6 +242,41 @@ class ChainHandlers:
             raise errors.internal_error(f"the store cannot fill the status members {', '.join(missing)}")
         return orjson.dumps(document)
 
+    # -- a client's other reads (issue 30); the changes methods come with their own branch
+
+    async def chunk(self, params: models.RpcChunkRequest) -> bytes:
+        raise errors.method_not_found("chunk")
+
+    async def tx(self, params: models.RpcTransactionStatusRequest) -> bytes:
+        raise errors.method_not_found("tx")
+
+    async def EXPERIMENTAL_tx_status(self, params: models.RpcTransactionStatusRequest) -> bytes:
+        raise errors.method_not_found("EXPERIMENTAL_tx_status")
+
+    async def EXPERIMENTAL_receipt(self, params: models.RpcReceiptRequest) -> bytes:
+        raise errors.method_not_found("EXPERIMENTAL_receipt")
+
+    async def validators(self, params: models.RpcValidatorRequest) -> bytes:
+        raise errors.method_not_found("validators")
+
+    async def EXPERIMENTAL_validators_ordered(self, params: models.RpcValidatorsOrderedRequest) -> bytes:
+        raise errors.method_not_found("EXPERIMENTAL_validators_ordered")
+
+    async def health(self, params: models.RpcHealthRequest) -> bytes:
+        raise errors.method_not_found("health")
+
+    async def EXPERIMENTAL_changes_in_block(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        raise errors.method_not_found("EXPERIMENTAL_changes_in_block")
+
+    async def block_effects(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        raise errors.method_not_found("block_effects")
+
+    async def EXPERIMENTAL_changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
+        raise errors.method_not_found("EXPERIMENTAL_changes")
+
+    async def changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
+        raise errors.method_not_found("changes")
+
     async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
         # OpenRPC's service discovery: the packaged document, whatever the store holds
         return openrpc_compact()

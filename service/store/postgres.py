@@ -437,6 +437,7 @@ class _Staged:
         self.flush_statements = flush
         self.rows: list[tuple[object, ...]] = []
         self.keys: set[object] = set()
+        self.size = 0  # bytes of the JSON staged, where a put counts them
 
     def clashes(self, keys: list[object]) -> bool:
         return any(key in self.keys for key in keys)
@@ -495,12 +496,14 @@ class PostgresWriteBatch(SqlWriteBatch):
         if row is not None and row[0]:
             self._added[table] += 1
 
-    def _stage(self, staged: _Staged, row: tuple[object, ...], keys: list[object]) -> None:
+    def _stage(self, staged: _Staged, row: tuple[object, ...], keys: list[object], size: int = 0) -> None:
         self._ensure_open()
         if staged.clashes(keys):
             self._flush(staged)
         staged.add(row, keys)
-        if len(staged.rows) >= _CHUNK_ROWS:
+        staged.size += size
+        # a chunk of rows is also bounded by the bytes it holds (a busy chunk's JSON runs to megabytes)
+        if len(staged.rows) >= _CHUNK_ROWS or staged.size > _CHUNK_BYTES:
             self._flush(staged)
 
     def _flush(self, staged: _Staged) -> None:
@@ -530,6 +533,7 @@ class PostgresWriteBatch(SqlWriteBatch):
         finally:
             staged.rows.clear()
             staged.keys.clear()
+            staged.size = 0
         self._added[staged.table] += int(counted[0]) if counted else 0
 
     def flush(self) -> None:
@@ -600,20 +604,20 @@ class PostgresWriteBatch(SqlWriteBatch):
         data = checks.check_chunk(chunk)
         self._touched.add("chunks")
         row = (chunk.chunk_hash, chunk.block_hash, chunk.height, chunk.shard_id, data)
-        self._stage(self._chunks, row, [chunk.chunk_hash])
+        self._stage(self._chunks, row, [chunk.chunk_hash], len(data))
 
     def put_transaction(self, transaction: StoredTransaction) -> None:
         data = checks.check_transaction(transaction)
         self._touched.add("transactions")
         row = (transaction.tx_hash, transaction.signer_id, transaction.block_hash, transaction.height,
                transaction.shard_id, data)  # fmt: skip
-        self._stage(self._transactions, row, [transaction.tx_hash])
+        self._stage(self._transactions, row, [transaction.tx_hash], len(data))
 
     def put_receipt(self, receipt: StoredReceipt) -> None:
         data, outcome = checks.check_receipt(receipt)
         self._touched.add("receipts")
         row = (receipt.receipt_id, receipt.block_hash, receipt.height, receipt.shard_id, data, outcome)
-        self._stage(self._receipts, row, [receipt.receipt_id])
+        self._stage(self._receipts, row, [receipt.receipt_id], len(data) + len(outcome or b""))
 
     def put_validators(self, validators: StoredValidators) -> None:
         data = checks.check_validators(validators)

@@ -34,6 +34,13 @@ EXAMPLES: dict[Cause, RpcError] = {
     ),
     Cause.TOO_LARGE_CONTRACT_STATE: errors.too_large_contract_state("x.near", 5, HASH),
     Cause.NO_SYNCED_BLOCKS: errors.no_synced_blocks(),
+    Cause.UNKNOWN_CHUNK: errors.unknown_chunk(HASH),
+    Cause.INVALID_SHARD_ID: errors.invalid_shard_id(7),
+    Cause.UNKNOWN_TRANSACTION: errors.unknown_transaction(HASH),
+    Cause.TIMEOUT_ERROR: errors.timeout_error(),
+    Cause.UNKNOWN_RECEIPT: errors.unknown_receipt(HASH),
+    Cause.UNKNOWN_EPOCH: errors.unknown_epoch(),
+    Cause.VALIDATOR_INFO_UNAVAILABLE: errors.validator_info_unavailable(),
     Cause.INTERNAL_ERROR: errors.internal_error("disk on fire"),
 }
 
@@ -49,8 +56,20 @@ EXPECTED = {  # (top-level name, code, message, HTTP status for params without a
     Cause.CONTRACT_EXECUTION_ERROR: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.TOO_LARGE_CONTRACT_STATE: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.NO_SYNCED_BLOCKS: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.UNKNOWN_CHUNK: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.INVALID_SHARD_ID: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.UNKNOWN_TRANSACTION: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.TIMEOUT_ERROR: ("HANDLER_ERROR", -32000, "Server error", 408),
+    Cause.UNKNOWN_RECEIPT: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.UNKNOWN_EPOCH: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.VALIDATOR_INFO_UNAVAILABLE: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.INTERNAL_ERROR: ("INTERNAL_ERROR", -32000, "Server error", 500),
 }
+# Unit variants: no `info` member at all.
+UNIT_CAUSES = frozenset({
+    Cause.NOT_SYNCED_YET, Cause.NO_SYNCED_BLOCKS, Cause.TIMEOUT_ERROR, Cause.UNKNOWN_EPOCH,
+    Cause.VALIDATOR_INFO_UNAVAILABLE,
+})  # fmt: skip
 
 
 def test_every_cause_has_an_example_and_an_expectation() -> None:
@@ -73,7 +92,7 @@ def test_entry_renders_in_nearcores_shape(cause: Cause) -> None:
     )
     assert rendered["cause"]["name"] == cause
     assert rendered["data"] == error.data
-    if cause in (Cause.NOT_SYNCED_YET, Cause.NO_SYNCED_BLOCKS):
+    if cause in UNIT_CAUSES:
         assert "info" not in rendered["cause"]  # a unit variant
     else:
         assert rendered["cause"]["info"] == error.info
@@ -185,3 +204,19 @@ def _readme_cause_table() -> dict[str, set[str]]:
 
 def test_readme_cause_table_is_the_catalogue() -> None:
     assert _readme_cause_table() == {method: {str(c) for c in causes} for method, causes in METHOD_CAUSES.items()}
+
+
+def test_the_texts_of_issue_30s_causes_are_nearcores() -> None:
+    """jsonrpc-primitives types/chunks.rs, transactions.rs, receipts.rs, validator.rs: the
+    `data` each From<...> for RpcError writes (the receipt's is the cause itself, an object)."""
+    assert EXAMPLES[Cause.UNKNOWN_CHUNK].data == (
+        f"Chunk Missing (unavailable on the node): ChunkHash(`{HASH}`) \n Cause: Unknown"
+    )
+    assert EXAMPLES[Cause.UNKNOWN_CHUNK].info == {"chunk_hash": HASH}
+    assert EXAMPLES[Cause.INVALID_SHARD_ID].data == "Shard id 7 does not exist"
+    assert EXAMPLES[Cause.UNKNOWN_TRANSACTION].data == f"Transaction {HASH} doesn't exist"
+    assert EXAMPLES[Cause.UNKNOWN_TRANSACTION].info == {"requested_transaction_hash": HASH}
+    assert EXAMPLES[Cause.TIMEOUT_ERROR].data == "Timeout"
+    assert EXAMPLES[Cause.UNKNOWN_RECEIPT].data == {"name": "UNKNOWN_RECEIPT", "info": {"receipt_id": HASH}}
+    assert EXAMPLES[Cause.UNKNOWN_EPOCH].data == "Unknown Epoch"
+    assert EXAMPLES[Cause.VALIDATOR_INFO_UNAVAILABLE].data == "Validator info unavailable"

@@ -38,6 +38,7 @@ def _refusal(path: str, data: str) -> str:
     with pytest.raises(RpcError) as refused:
         legacy_query(path, data)
     assert refused.value.kind.cause == "PARSE_ERROR"
+    assert isinstance(refused.value.data, str)
     return refused.value.data
 
 

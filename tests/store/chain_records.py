@@ -1,8 +1,8 @@
 """Chunks, transactions, receipts and validators records for store tests, tied to the sample
 chain's blocks: each chunk is the one a block's header lists (its real header), each
 transaction and receipt names a stored block by hash and height. Their JSON has the shape of
-nearcore's answers; its hashes are made up (the store checks what its index fields repeat, not
-how a hash was computed)."""
+nearcore's answers (valid against upstream 1.2.13's components); its hashes are made up (the
+store checks what its index fields repeat, not how a hash was computed)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import orjson
 
 from nearrpc.sample import SampleChain
 from nearrpc.store import StoredBlock, StoredChunk, StoredReceipt, StoredTransaction, StoredValidators, WriteBatch
+
+_KEY = "ed25519:Ak813qv31tuU52MLmPVE6vaFTG33sU6kNb28XzPiKSar"
 
 
 def made_up_hash(seed: str) -> str:
@@ -56,7 +58,7 @@ def chunk_of(block: StoredBlock, shard: int) -> StoredChunk:
 def transaction_at(block: StoredBlock, shard: int, signer: str, seed: str) -> StoredTransaction:
     tx_hash = made_up_hash(seed)
     transaction = {
-        "signer_id": signer, "public_key": "ed25519:Ak813qv31tuU52MLmPVE6vaFTG33sU6kNb28XzPiKSar", "nonce": 1,
+        "signer_id": signer, "public_key": _KEY, "nonce": 1,
         "receiver_id": "bob.localnet", "actions": [{"Transfer": {"deposit": "1"}}],
         "signature": "ed25519:cMXqhRts4VfjCybTprTcgJFxk2fpU2LZnR9yUcKChbKFjVbmm9PwEuTDDhxnt8J9B1xz2k4kqzZRUkscoWDigZo",
         "hash": tx_hash, "priority_fee": 0,
@@ -69,16 +71,20 @@ def transaction_at(block: StoredBlock, shard: int, signer: str, seed: str) -> St
 def receipt_at(block: StoredBlock, shard: int, seed: str, *, with_outcome: bool = True) -> StoredReceipt:
     receipt_id = made_up_hash(seed)
     view = {"predecessor_id": "alice.localnet", "receiver_id": "bob.localnet", "receipt_id": receipt_id,
-            "receipt": {"Action": {"signer_id": "alice.localnet", "actions": [{"Transfer": {"deposit": "1"}}]}},
+            "receipt": {"Action": {"signer_id": "alice.localnet", "signer_public_key": _KEY, "gas_price": "100000000",
+                                   "output_data_receivers": [], "input_data_ids": [],
+                                   "actions": [{"Transfer": {"deposit": "1"}}]}},
             "priority": 0}  # fmt: skip
     found = orjson.dumps(outcome(block.hash, receipt_id)) if with_outcome else None
     return StoredReceipt(receipt_id, block.hash, block.height, shard, orjson.dumps(view), found)
 
 
 def validators_of(epoch_id: str, start: int, height: int, stake: str = "1000") -> StoredValidators:
-    view = {"current_validators": [{"account_id": "node0", "stake": stake}], "next_validators": [],
-            "current_fisherman": [], "next_fisherman": [], "current_proposals": [], "prev_epoch_kickout": [],
-            "epoch_start_height": start, "epoch_height": 1}  # fmt: skip
+    validator = {"account_id": "node0", "public_key": _KEY, "is_slashed": False, "stake": stake, "shards": [0],
+                 "num_produced_blocks": 3, "num_expected_blocks": 3}  # fmt: skip
+    view = {"current_validators": [validator], "next_validators": [], "current_fishermen": [], "next_fishermen": [],
+            "current_proposals": [], "prev_epoch_kickout": [], "epoch_start_height": start,
+            "epoch_height": 1}  # fmt: skip
     return StoredValidators(epoch_id, height, orjson.dumps(view))
 
 

@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -139,3 +140,35 @@ def test_the_check_finds_a_planted_inconsistency(with_records: tuple[str | Path,
     done = nearrpc("store", "check", "--store", store)
     assert done.returncode == 1
     assert done.stderr.splitlines() == [f"nearrpc store check: {problem}"]
+
+
+def test_postgresql_writes_big_records_in_chunks_bounded_by_bytes(
+    pg_copy: str, chain: SampleChain, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy chunk's JSON runs to megabytes: staged chunks, transactions and receipts are also
+    written out by bytes (here a bound of 1 KB: every row or two), and land all the same."""
+    from nearrpc.store import postgres as backend
+
+    monkeypatch.setattr(backend, "_CHUNK_BYTES", 1024)
+    flushed: dict[str, list[int]] = {table: [] for table in ("chunks", "transactions", "receipts")}
+    original = backend.PostgresWriteBatch._flush
+
+    def counting(batch: backend.PostgresWriteBatch, staged: Any) -> None:
+        if staged.table in flushed and staged.rows:
+            flushed[staged.table].append(len(staged.rows))
+        original(batch, staged)
+
+    monkeypatch.setattr(backend.PostgresWriteBatch, "_flush", counting)
+    records = sample_records(chain)
+    with open_store(pg_copy, "write") as writer, writer.batch() as batch:
+        records.put(batch)
+    assert {table: sum(counts) for table, counts in flushed.items()} == {
+        "chunks": len(records.chunks), "transactions": len(records.transactions), "receipts": len(records.receipts),
+    }  # fmt: skip
+    assert all(max(counts) <= 2 for counts in flushed.values()), flushed
+    reader = open_store(pg_copy, "read")
+    try:
+        assert sorted(reader.iter_chunks(), key=repr) == sorted(records.chunks, key=repr)
+        assert reader.info().receipt_count == len(records.receipts)
+    finally:
+        reader.close()
