@@ -18,6 +18,7 @@ from pydantic_core import ErrorDetails
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import MethodSpec
+from nearrpc.http.changes_params import changes_members
 from nearrpc.http.params_branches import branch_of
 from nearrpc.http.query_params import (
     REQUEST_TYPE_OF_METHOD,
@@ -147,6 +148,10 @@ def normalise(method: MethodSpec, params: object) -> dict[str, Any] | tuple[obje
         return (checked_block_id(params[0]),)
     fields = _expect_object(params, method.params_schema)
     normalised: dict[str, Any] = {}
+    if "changes_type" in method.params_members:  # the reference is read first, then the request
+        normalised.update(block_reference(fields))
+        normalised.update(changes_members(fields, _failed, _json_kind))
+        return normalised
     if method.name == "query":
         normalised.update(query_members(fields, _failed))
     elif method.name in REQUEST_TYPE_OF_METHOD:

@@ -37,6 +37,12 @@ _AT_BLOCK: Final = {
     # a call runs the code on the contract's state with its epoch's gas costs (protocol config)
     "EXPERIMENTAL_call_function": frozenset({"blocks", "accounts", "codes", "contract_data", "epochs", "configs"}),
     "EXPERIMENTAL_view_state": frozenset({"blocks", "accounts", "codes", "contract_data", "configs", "epochs"}),
+    # a block's rows against its parent's (a block's canonical place too), causes from its
+    # transactions and receipts (methods.changes)
+    **dict.fromkeys(
+        ("EXPERIMENTAL_changes_in_block", "block_effects", "EXPERIMENTAL_changes", "changes"),
+        frozenset({"blocks", "accounts", "access_keys", "codes", "contract_data", "transactions", "receipts"}),
+    ),
 }
 # Asked by hash, a found block is the same block forever; what was read at it may still change.
 _AT_HASH: Final = {
@@ -50,6 +56,11 @@ _AT_HASH: Final = {
     "EXPERIMENTAL_view_access_key_list": frozenset({"access_keys"}),
     "EXPERIMENTAL_call_function": frozenset({"accounts", "codes", "contract_data", "epochs", "configs"}),
     "EXPERIMENTAL_view_state": frozenset({"accounts", "codes", "contract_data", "configs", "epochs"}),
+    # whether the block is canonical and its parent stored may change with a write of blocks
+    **dict.fromkeys(
+        ("EXPERIMENTAL_changes_in_block", "block_effects", "EXPERIMENTAL_changes", "changes"),
+        frozenset({"blocks", "accounts", "access_keys", "codes", "contract_data", "transactions", "receipts"}),
+    ),
 }
 # Answers that change with every request: `status` carries the service's uptime.
 _NEVER_KEPT: Final = frozenset({"status"})

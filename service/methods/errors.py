@@ -225,6 +225,15 @@ def not_synced_yet() -> RpcError:
     return RpcError(Cause.NOT_SYNCED_YET, None, "There are no fully synchronized blocks yet")
 
 
+def cause_as_data(error: RpcError) -> RpcError:
+    """`error` as the changes methods send it (jsonrpc-primitives types/changes.rs): their legacy
+    `data` is the cause itself as an object, e.g. {"name": "UNKNOWN_BLOCK", "info": {}}."""
+    cause: dict[str, object] = {"name": str(error.kind.cause)}
+    if error.kind.has_info:
+        cause["info"] = error.info if error.info is not None else {}
+    return RpcError(error.kind.cause, error.info, cause, head_height=error._head_height)
+
+
 def unknown_account(account_id: str, block_height: int, block_hash: str) -> RpcError:
     return RpcError(
         Cause.UNKNOWN_ACCOUNT,

@@ -22,6 +22,7 @@ from nearrpc.contracts.gas import GasCosts
 from nearrpc.generated import models
 from nearrpc.methods import errors
 from nearrpc.methods.blocks import BlockReference, NoEarliestBlock, UnknownBlock, reference_of, resolve
+from nearrpc.methods.changes import BlockRows, ChangesNotKnown, changes_result, kinds_result, read_block_rows
 from nearrpc.methods.protocol_config import compose_protocol_config
 from nearrpc.methods.queries import (
     access_key_list,
@@ -424,6 +425,55 @@ class ChainHandlers:
         self._count("local", "executed")
         return answer
 
+    # -- a block's state changes (methods.changes): the cause is also the legacy `data`
+
+    async def EXPERIMENTAL_changes_in_block(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        return kinds_result(await self._block_rows("EXPERIMENTAL_changes_in_block", params, None))
+
+    async def block_effects(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        return kinds_result(await self._block_rows("block_effects", params, None))
+
+    async def EXPERIMENTAL_changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
+        request: dict[str, Any] = params.model_dump(mode="json")
+        return changes_result(await self._block_rows("EXPERIMENTAL_changes", params, _asked_accounts(request)), request)
+
+    async def changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
+        request: dict[str, Any] = params.model_dump(mode="json")
+        return changes_result(await self._block_rows("changes", params, _asked_accounts(request)), request)
+
+    async def _block_rows(self, method: str, params: Any, accounts: list[str] | None) -> BlockRows:
+        """The rows of the block `params` refers to; `accounts`: the accounts asked about (None:
+        every account). nearcore's GetBlock errors, with the cause as `data`."""
+        try:
+            try:
+                block = await self._resolve(method, reference_of(params))
+            except NoEarliestBlock:
+                raise errors.not_synced_yet() from None
+            await self._check_changes_held(method, block, accounts)
+            return await read_block_rows(self._reader, block)
+        except ChangesNotKnown as unknown:
+            raise errors.cause_as_data(errors.internal_error(str(unknown))) from None
+        except StoreError as failure:
+            raise errors.cause_as_data(errors.internal_error(str(failure))) from None
+        except errors.RpcError as refused:
+            raise errors.cause_as_data(refused) from None
+
+    async def _check_changes_held(self, method: str, block: StoredBlock, accounts: list[str] | None) -> None:
+        """A recording of chosen accounts knows the changes of those accounts only."""
+        if self._reads_through:
+            return
+        if self._accounts_chosen is None:
+            self._accounts_chosen = await self._reader.fetched(ACCOUNTS_CHOSEN)
+        if not self._accounts_chosen:
+            return
+        if accounts is None:
+            raise errors.internal_error(
+                "this store is a recording of chosen accounts: it does not hold every change of a block "
+                "(ask EXPERIMENTAL_changes about the accounts it holds)"
+            )
+        for account_id in dict.fromkeys(accounts):
+            await self._check_held(account_id, block, method)
+
     async def _upstream_call(
         self,
         account_id: str,
@@ -685,6 +735,13 @@ def _check_view_state_pages(request: Any) -> None:
         raise errors.parse_error("include_proof is not supported with paginated view_state (after_key_base64 / limit)")
     if after_key is not None and not after_key.startswith(base64.b64decode(request.prefix_base64.root)):
         raise errors.parse_error("after_key_base64 must start with prefix_base64")
+
+
+def _asked_accounts(request: dict[str, Any]) -> list[str]:
+    """The accounts a StateChangesRequestView asks about."""
+    if "keys" in request:
+        return [str(key["account_id"]) for key in request["keys"]]
+    return [str(account_id) for account_id in request["account_ids"]]
 
 
 def _after_key(request: Any) -> bytes | None:

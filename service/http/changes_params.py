@@ -1,0 +1,41 @@
+"""The members of a state changes request (`EXPERIMENTAL_changes`, `changes`) as nearcore reads
+them: its StateChangesRequestView, an enum tagged by `changes_type` and flattened beside the
+block reference, which serde reads first. Unknown members are ignored; the chosen variant's
+members are required. Refusals read as serde's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from nearrpc.nearcore.echo import shown
+
+# each variant's members, in the order serde reports a missing one
+CHANGES_TYPES: Final[dict[str, tuple[str, ...]]] = {
+    "account_changes": ("account_ids",),
+    "single_access_key_changes": ("keys",),
+    "all_access_key_changes": ("account_ids",),
+    "contract_code_changes": ("account_ids",),
+    "data_changes": ("account_ids", "key_prefix_base64"),
+}
+_EXPECTED: Final = ", ".join(f"`{name}`" for name in CHANGES_TYPES)
+
+
+def changes_members(
+    fields: dict[str, Any], failed: Callable[[str], Exception], json_kind: Callable[[object], str]
+) -> dict[str, Any]:
+    """`changes_type` and its variant's members from the request object (`failed(detail)`
+    builds a refusal; `json_kind` names a value as serde does)."""
+    if "changes_type" not in fields:
+        raise failed("missing field `changes_type`")
+    changes_type = fields["changes_type"]
+    if not isinstance(changes_type, str):
+        raise failed(f"invalid type: {json_kind(changes_type)}, expected variant identifier")
+    if changes_type not in CHANGES_TYPES:
+        raise failed(f"unknown variant `{shown(changes_type)}`, expected one of {_EXPECTED}")
+    members: dict[str, Any] = {"changes_type": changes_type}
+    for name in CHANGES_TYPES[changes_type]:
+        if name not in fields:
+            raise failed(f"missing field `{name}`")
+        members[name] = fields[name]
+    return members
