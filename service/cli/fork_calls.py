@@ -38,3 +38,10 @@ class ForkCallUpstream:
             raise upstream_error(answer.error)
         assert answer.result is not None  # a CallAnswer holds one of the two
         return answer.result
+
+    async def changes(self, method: str, params: dict[str, Any], block: StoredBlock) -> bytes:
+        answer = await self._fork.changes(method, params, block)
+        if answer.error is not None:
+            raise upstream_error(answer.error)
+        assert answer.result is not None
+        return answer.result

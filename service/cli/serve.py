@@ -97,12 +97,12 @@ def app_from_env() -> FastAPI:
     if fork is not None:
         from nearrpc.cli.fork_calls import ForkCallUpstream
 
-        call_upstream = ForkCallUpstream(fork)
+        call_upstream = ForkCallUpstream(fork)  # the changes methods' upstream too
     return build_app(
         reader if fork is None else fork, settings.cors_origins, metrics=settings.metrics,
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
         fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
-        verify_calls=settings.verify_calls and fork is not None,
+        verify_calls=settings.verify_calls and fork is not None, changes_upstream=call_upstream,
     )
 
 

@@ -9,7 +9,12 @@ cannot tell "fetched, and this is the answer" from "never asked":
   a contract whose state the upstream refuses as too large at a height (no rows: its view calls
   are the upstream's);
 - a view call the upstream answered, kept verbatim (`WriteBatch.put_kept_answer`) under the
-  same name.
+  same name; so are a receipt asked for by id (the answer does not say where it was executed,
+  which a receipt row holds) and a block's state changes (a fork does not hold every row they
+  would be derived from);
+- an epoch's validators kept while it was the head's epoch, as of the head then: once the head
+  has moved on (or into a later epoch) the record is asked again; a record without the mark (an
+  ended epoch's, or one a recording or the sample wrote) holds for good.
 
 Account ids and public keys never contain "/", so the names cannot collide. Storage keys,
 prefixes and call arguments are bytes of up to megabytes: they are named by their SHA-256, so a
@@ -64,3 +69,16 @@ def state_too_large(account_id: str, height: int) -> str:
 
 def call(account_id: str, method_name: str, args: bytes, block_hash: str) -> str:
     return f"call/{account_id}/{block_hash}/{_digest(method_name.encode(), args)}"
+
+
+def receipt(receipt_id: str) -> str:
+    return f"receipt/{receipt_id}"
+
+
+def validators_current(epoch_id: str, height: int) -> str:
+    return f"validators-current/{epoch_id}/{height}"
+
+
+def changes(method: str, params: bytes, block_hash: str) -> str:
+    """A changes method's answer at a block; `params`: the request without its block reference."""
+    return f"changes/{block_hash}/{_digest(method.encode(), params)}"

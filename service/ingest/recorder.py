@@ -11,6 +11,8 @@ a recorded state names, once, by its hash; and the contract state (`view_state`,
 each chosen account that has code, at every block, written only where a storage key changed
 (`recorded_state`). A state the node refuses to give (too large for its view_state limit, or a
 shard it does not track) is recorded as not held at that height (`contract_state_not_held`).
+And the execution of every block (`recorded_chain`): its new chunks, their final transactions
+with outcomes and receipts, and the validators of its epoch.
 
 The range is written in batches of consecutive heights. Each batch holds the blocks of its
 heights with their epochs, account states, key changes and new contract codes, and a progress
@@ -36,6 +38,7 @@ from nearrpc.ingest.blocks_import import stored_block
 from nearrpc.ingest.epochs import recorded_epoch
 from nearrpc.ingest.errors import ImportRequestError, IngestError, located
 from nearrpc.ingest.progress import Progress
+from nearrpc.ingest.recorded_chain import Executed, ExecutionRecorder
 from nearrpc.ingest.recorded_keys import KeyList, KeyRow, changed_rows, restoring
 from nearrpc.ingest.rpc_client import RetryPolicy, RpcClient, RpcReply
 from nearrpc.nearcore.public_key import canonical_public_key
@@ -126,6 +129,12 @@ class RecordSummary:
     contract_codes: int = 0
     contract_state_rows: int = 0  # storage-key rows written (changes and removals)
     states_not_held: list[str] = field(default_factory=list)  # "account at height": state not given
+    chunks: int = 0
+    transactions: int = 0
+    receipts: int = 0
+    validators: int = 0  # epoch validator records written (an epoch's later batches replace it)
+    not_final: list[str] = field(default_factory=list)  # "tx at height": transactions left out, not final yet
+    unserved: list[str] = field(default_factory=list)  # chunk, tx or validators methods the node does not serve
     batches: int = 0
     requests: int = 0
     retries: int = 0
@@ -146,6 +155,7 @@ class _Batch:
     codes: dict[str, tuple[str, int, bytes]] = field(default_factory=dict)  # hash -> (account, height, code)
     # (account, height, whole contract state or None: not given) of accounts with code
     contract_states: list[tuple[str, int, recorded_state.ContractState | None]] = field(default_factory=list)
+    executed: Executed = field(default_factory=Executed)  # chunks, transactions, receipts, validators
 
 
 class _Recorder:
@@ -161,6 +171,7 @@ class _Recorder:
         self._exact_epochs: set[str] = set()
         self._stored_codes: set[str] = set()
         self._through_query: set[str] = set()  # request types the node answers only through `query`
+        self._execution = ExecutionRecorder(rpc)
 
     # -- reading from the node
 
@@ -299,6 +310,9 @@ class _Recorder:
         keys = asyncio.gather(*(self._key_list(account, height, block_hash) for account, height, block_hash in pairs))
         fetched_configs, fetched_states, fetched_keys = await asyncio.gather(configs, states, keys)
         batch.epochs = {epoch_id: (wanted[epoch_id][0], config) for epoch_id, config in fetched_configs}
+        for epoch_id, config in fetched_configs:
+            self._execution.learn_layout(epoch_id, config)
+        batch.executed = await self._execution.fetch(batch.blocks, self._target.reader())
         batch.states = [
             (account, height, view) for (account, height, _), view in zip(pairs, fetched_states, strict=True)
         ]
@@ -352,6 +366,7 @@ class _Recorder:
                     batch.put_block(stored_block(view))
                 except _REFUSALS as exc:
                     raise located(f"height {height}: block", exc) from None
+            fetched.executed.write(batch)
             for account_id, height, state in fetched.states:
                 try:
                     batch.put_account_state(account_id, height, None if state is None else jsonio.compact(state))
@@ -375,6 +390,12 @@ class _Recorder:
         summary.account_states += len(fetched.states)
         summary.absences += sum(1 for _, _, state in fetched.states if state is None)
         summary.states_not_held += [f"{a} at {h}" for a, h, state in fetched.contract_states if state is None]
+        summary.chunks += len(fetched.executed.chunks)
+        summary.transactions += len(fetched.executed.transactions)
+        summary.receipts += len(fetched.executed.receipts)
+        summary.validators += len(fetched.executed.validators)
+        summary.not_final += fetched.executed.not_final
+        summary.unserved = sorted(self._execution.unserved)
 
     def _write_keys(self, batch: WriteBatch, fetched: _Batch) -> int:
         """Write the batch's key changes; how many rows that took."""
@@ -570,6 +591,10 @@ def describe(summary: RecordSummary, recording: Recording) -> list[str]:
         f"  access key states: {summary.access_keys} (where a key changed); contract codes: {summary.contract_codes}",
         f"  contract state rows: {summary.contract_state_rows} (where a storage key changed); states not held: "
         f"{len(summary.states_not_held)}" + _not_held(summary.states_not_held),
+        f"  chunks: {summary.chunks}; transactions: {summary.transactions} (with their outcomes; "
+        f"{len(summary.not_final)} not final yet, left out); receipts: {summary.receipts}; epoch validator "
+        f"records: {summary.validators}" + (f" (the node does not serve {', '.join(summary.unserved)})"
+                                            if summary.unserved else ""),
         f"  batches: {summary.batches}; requests: {summary.requests} ({rate:.0f}/s), retried: {summary.retries}",
     ]
 

@@ -12,7 +12,7 @@ import base64
 import functools
 import logging
 from collections.abc import Callable, Coroutine
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
 
 import orjson
 
@@ -38,6 +38,7 @@ from nearrpc.methods.status import StatusReport, missing_members
 from nearrpc.methods.view_calls import (
     BlockFacts,
     CallUpstream,
+    ChangesUpstream,
     ViewCallMetrics,
     ViewRunner,
     block_facts,
@@ -110,6 +111,7 @@ class ChainHandlers:
         call_upstream: CallUpstream | None = None,
         verify_calls: bool = False,
         view_call_metrics: ViewCallMetrics | None = None,
+        changes_upstream: ChangesUpstream | None = None,
     ) -> None:
         """`heads_move`: the reader's head is another node's, which moves between requests with
         no write here (a fork that follows its upstream): finality references are resolved anew
@@ -117,11 +119,14 @@ class ChainHandlers:
         for what the store lacks (a fork), so its "no state" is the upstream's word.
         `call_upstream`: where a view call cannot run here, its answer (a fork's upstream);
         `verify_calls`: ask it for every local call answer too and count the differences;
-        `view_call_metrics`: where view calls are counted by path and verify differences."""
+        `view_call_metrics`: where view calls are counted by path and verify differences;
+        `changes_upstream`: who answers the changes methods instead of the store's rows (a fork's
+        upstream)."""
         self._reader = reader
         self._heads_move = heads_move
         self._reads_through = reads_through
         self._call_upstream = call_upstream
+        self._changes_upstream = changes_upstream
         self._verify_calls = verify_calls
         self._metrics = view_call_metrics
         self._views = ViewRunner()
@@ -265,18 +270,6 @@ class ChainHandlers:
 
     async def health(self, params: models.RpcHealthRequest) -> bytes:
         raise errors.method_not_found("health")
-
-    async def EXPERIMENTAL_changes_in_block(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
-        raise errors.method_not_found("EXPERIMENTAL_changes_in_block")
-
-    async def block_effects(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
-        raise errors.method_not_found("block_effects")
-
-    async def EXPERIMENTAL_changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
-        raise errors.method_not_found("EXPERIMENTAL_changes")
-
-    async def changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
-        raise errors.method_not_found("changes")
 
     async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
         # OpenRPC's service discovery: the packaged document, whatever the store holds
@@ -428,18 +421,40 @@ class ChainHandlers:
     # -- a block's state changes (methods.changes): the cause is also the legacy `data`
 
     async def EXPERIMENTAL_changes_in_block(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        if self._changes_upstream is not None:
+            return await self._upstream_changes("EXPERIMENTAL_changes_in_block", params, {})
         return kinds_result(await self._block_rows("EXPERIMENTAL_changes_in_block", params, None))
 
     async def block_effects(self, params: models.RpcStateChangesInBlockRequest) -> bytes:
+        if self._changes_upstream is not None:
+            return await self._upstream_changes("block_effects", params, {})
         return kinds_result(await self._block_rows("block_effects", params, None))
 
     async def EXPERIMENTAL_changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
         request: dict[str, Any] = params.model_dump(mode="json")
+        if self._changes_upstream is not None:
+            return await self._upstream_changes("EXPERIMENTAL_changes", params, request)
         return changes_result(await self._block_rows("EXPERIMENTAL_changes", params, _asked_accounts(request)), request)
 
     async def changes(self, params: models.RpcStateChangesInBlockByTypeRequest) -> bytes:
         request: dict[str, Any] = params.model_dump(mode="json")
+        if self._changes_upstream is not None:
+            return await self._upstream_changes("changes", params, request)
         return changes_result(await self._block_rows("changes", params, _asked_accounts(request)), request)
+
+    async def _upstream_changes(self, method: str, params: Any, request: dict[str, Any]) -> bytes:
+        """A fork's answer: the upstream's at the block `params` refers to (a fork holds only the
+        rows it was asked for, so changes derived from them would leave the rest out)."""
+        assert self._changes_upstream is not None
+        try:
+            try:
+                block = await self._resolve(method, reference_of(params))
+            except NoEarliestBlock:
+                raise errors.not_synced_yet() from None
+        except errors.RpcError as refused:
+            raise errors.cause_as_data(refused) from None
+        asked = {key: value for key, value in request.items() if key not in _BLOCK_REFERENCES and value is not None}
+        return await self._changes_upstream.changes(method, asked, block)
 
     async def _block_rows(self, method: str, params: Any, accounts: list[str] | None) -> BlockRows:
         """The rows of the block `params` refers to; `accounts`: the accounts asked about (None:
@@ -735,6 +750,9 @@ def _check_view_state_pages(request: Any) -> None:
         raise errors.parse_error("include_proof is not supported with paginated view_state (after_key_base64 / limit)")
     if after_key is not None and not after_key.startswith(base64.b64decode(request.prefix_base64.root)):
         raise errors.parse_error("after_key_base64 must start with prefix_base64")
+
+
+_BLOCK_REFERENCES: Final = ("block_id", "finality", "sync_checkpoint")
 
 
 def _asked_accounts(request: dict[str, Any]) -> list[str]:

@@ -36,6 +36,16 @@ class CallUpstream(Protocol):
         ...
 
 
+class ChangesUpstream(Protocol):
+    """An upstream node's answers to the changes methods, for a block it holds (a fork does not
+    hold every row, so changes derived from its rows would leave some out)."""
+
+    async def changes(self, method: str, params: dict[str, Any], block: StoredBlock) -> bytes:
+        """The upstream's result JSON for `method` at `block`'s hash (`params`: the request
+        without its block reference), verbatim; raises RpcError as it answered."""
+        ...
+
+
 @dataclass(frozen=True)
 class ViewCallMetrics:
     """Where the counts go (the HTTP room's Prometheus counters): `call(path, reason)` per
