@@ -33,7 +33,7 @@ from nearrpc.generated.methods import METHODS, MethodSpec
 from nearrpc.http import wire
 from nearrpc.http.envelope import read_request
 from nearrpc.http.params import typed_params
-from nearrpc.methods.answers import Answer, AnswerCache, depends_on
+from nearrpc.methods.answers import BY_ID, FOLLOW_THE_HEAD, Answer, AnswerCache, depends_on
 from nearrpc.methods.blocks import reference_of
 from nearrpc.methods.errors import Cause, RpcError, internal_error, method_not_found, parse_error
 from nearrpc.nearcore.echo import MESSAGE_CHARS, shown
@@ -120,7 +120,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
 def _params_key(method: MethodSpec, params: object) -> bytes | None:
     """The cache key of a params value (None: not cacheable); member order matters to
     nearcore (the first reference member wins), and JSON keeps it."""
-    if not method.takes_block_reference:
+    if not method.params_members and not method.accepts_positional:
         return b""  # ignored by the method
     try:
         # a copy: orjson's own bytes keep its 4 KiB output buffer, 40 times a key's size
@@ -221,7 +221,7 @@ class JsonRpcEndpoint:
         answer: Answer
         try:
             typed = typed_params(method, params)
-            reference = reference_of(typed) if method.takes_block_reference else None
+            reference = reference_of(typed) if method.takes_block_reference and method.name not in BY_ID else None
             answer = await getattr(self._handlers, method.identifier)(typed)
         except RpcError as error:
             answer = error
@@ -229,6 +229,8 @@ class JsonRpcEndpoint:
             return internal_error("Unexpected internal failure"), exc
         kinds = depends_on(method.name, reference, answer)
         if self._heads_move and reference is not None and reference.kind != "block_id" and reference.value != "genesis":
+            kinds = None
+        if self._heads_move and method.name in FOLLOW_THE_HEAD:
             kinds = None
         if key is not None and kinds is not None:
             self._answers.put((method.name, key), answer, kinds)

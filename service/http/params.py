@@ -134,8 +134,19 @@ def _gas_price(params: object) -> tuple[object]:
     return (None if params[0] is None else checked_block_id(params[0]),)
 
 
-def normalise(method: MethodSpec, params: object) -> dict[str, Any] | tuple[object] | None:
+# Issue 30's reads, whose forms nearrpc.http.read_params parses (it builds on this module's
+# helpers, so it is imported where it is used)
+_READ_METHODS: Final = frozenset({
+    "chunk", "tx", "EXPERIMENTAL_tx_status", "EXPERIMENTAL_receipt", "validators", "EXPERIMENTAL_validators_ordered",
+})  # fmt: skip
+
+
+def normalise(method: MethodSpec, params: object) -> Any:
     """The params as the typed model expects them, or None for methods that ignore params."""
+    if method.name in _READ_METHODS:
+        from nearrpc.http.read_params import READ_PARAMS
+
+        return READ_PARAMS[method.name](params)
     if not method.takes_block_reference:
         return None
     if method.name == "gas_price":

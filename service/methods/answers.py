@@ -62,8 +62,23 @@ _AT_HASH: Final = {
         frozenset({"blocks", "accounts", "access_keys", "codes", "contract_data", "transactions", "receipts"}),
     ),
 }
-# Answers that change with every request: `status` carries the service's uptime.
-_NEVER_KEPT: Final = frozenset({"status"})
+# Issue 30's reads, asked by hash or id rather than at a block (their params hold no block
+# reference, or a block id only as one member of another): what their answers are read from.
+# The chain's final block decides a transaction's status; a block's chunk header its chunk.
+BY_ID: Final = {
+    "chunk": frozenset({"blocks", "chunks"}),
+    "tx": frozenset({"blocks", "transactions"}),
+    "EXPERIMENTAL_tx_status": frozenset({"blocks", "transactions"}),
+    "EXPERIMENTAL_receipt": frozenset({"receipts"}),
+    "validators": frozenset({"blocks", "validators"}),
+    "EXPERIMENTAL_validators_ordered": frozenset({"blocks", "validators"}),
+}
+# Of those, the answers that follow the head (a transaction's status, the latest epoch): where
+# heads move with no write here (a fork), they are not kept.
+FOLLOW_THE_HEAD: Final = frozenset({"tx", "EXPERIMENTAL_tx_status", "validators", "EXPERIMENTAL_validators_ordered"})
+# Answers that change with every request: `status` carries the service's uptime; `health` says
+# whether the store can be read now, which no write announces.
+_NEVER_KEPT: Final = frozenset({"status", "health"})
 _ERROR_SIZE: Final = 512  # an RpcError with its texts, roughly
 
 
@@ -77,6 +92,10 @@ def depends_on(method: str, reference: BlockReference | None, answer: Answer) ->
             return None
         if answer.kind.cause is Cause.PARSE_ERROR:
             return frozenset()  # decided by the params alone
+    by_id = BY_ID.get(method)
+    if by_id is not None:
+        return by_id  # an unknown hash or id may be written later, as a found one may change status
+    if isinstance(answer, RpcError):
         # unknown blocks and accounts may be written later; the 422 rule reads the head
         return _AT_BLOCK.get(method, frozenset()) | {"blocks"}
     if reference is None:

@@ -132,11 +132,13 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "EXPERIMENTAL_validators_ordered": (Cause.UNKNOWN_EPOCH, Cause.INTERNAL_ERROR),
     # the server's store cannot be read: what GET /health answers with a 503
     "health": (Cause.INTERNAL_ERROR,),
-    # routed, answered by branch changes30
-    "EXPERIMENTAL_changes_in_block": (),
-    "EXPERIMENTAL_changes": (),
-    "block_effects": (),
-    "changes": (),
+    # jsonrpc-primitives types/changes.rs: GetBlock's errors, with the cause itself as `data`;
+    # INTERNAL_ERROR also for a block whose rows are not known to be its changes (methods.changes).
+    # SHARD_NOT_APPLIED (a coordinator's chunks not yet applied) never: a store holds applied blocks.
+    "EXPERIMENTAL_changes_in_block": (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET, Cause.INTERNAL_ERROR),
+    "EXPERIMENTAL_changes": (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET, Cause.INTERNAL_ERROR),
+    "block_effects": (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET, Cause.INTERNAL_ERROR),
+    "changes": (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET, Cause.INTERNAL_ERROR),
 }  # fmt: skip
 # The EXPERIMENTAL views: their UNKNOWN_BLOCK names the reference, their data is its Display text.
 _VIEW_METHODS: Final = frozenset({

@@ -23,6 +23,7 @@ from nearrpc.generated import models
 from nearrpc.methods import errors
 from nearrpc.methods.blocks import BlockReference, NoEarliestBlock, UnknownBlock, reference_of, resolve
 from nearrpc.methods.changes import BlockRows, ChangesNotKnown, changes_result, kinds_result, read_block_rows
+from nearrpc.methods.chunks import chunk_answer, chunk_reference
 from nearrpc.methods.protocol_config import compose_protocol_config
 from nearrpc.methods.queries import (
     access_key_list,
@@ -34,7 +35,15 @@ from nearrpc.methods.queries import (
     unknown_access_key_result,
     with_block,
 )
+from nearrpc.methods.receipts import receipt_answer
 from nearrpc.methods.status import StatusReport, missing_members
+from nearrpc.methods.transactions import transaction_answer, transaction_request
+from nearrpc.methods.validators import (
+    epoch_reference,
+    ordered_block_id,
+    validators_answer,
+    validators_ordered_answer,
+)
 from nearrpc.methods.view_calls import (
     BlockFacts,
     CallUpstream,
@@ -250,26 +259,47 @@ class ChainHandlers:
 
     # -- a client's other reads (issue 30); the changes methods come with their own branch
 
+    @store_failures_are_internal
     async def chunk(self, params: models.RpcChunkRequest) -> bytes:
-        raise errors.method_not_found("chunk")
+        return await chunk_answer(self._reader, chunk_reference(params), functools.partial(self._resolve, "chunk"))
 
+    @store_failures_are_internal
     async def tx(self, params: models.RpcTransactionStatusRequest) -> bytes:
-        raise errors.method_not_found("tx")
+        return await transaction_answer(
+            self._reader, transaction_request(params), await self._final_block(), with_receipts=False
+        )
 
+    @store_failures_are_internal
     async def EXPERIMENTAL_tx_status(self, params: models.RpcTransactionStatusRequest) -> bytes:
-        raise errors.method_not_found("EXPERIMENTAL_tx_status")
+        return await transaction_answer(
+            self._reader, transaction_request(params), await self._final_block(), with_receipts=True
+        )
 
+    @store_failures_are_internal
     async def EXPERIMENTAL_receipt(self, params: models.RpcReceiptRequest) -> bytes:
-        raise errors.method_not_found("EXPERIMENTAL_receipt")
+        return await receipt_answer(self._reader, params.receipt_id.root)
 
+    @store_failures_are_internal
     async def validators(self, params: models.RpcValidatorRequest) -> bytes:
-        raise errors.method_not_found("validators")
+        return await validators_answer(self._reader, epoch_reference(params))
 
+    @store_failures_are_internal
     async def EXPERIMENTAL_validators_ordered(self, params: models.RpcValidatorsOrderedRequest) -> bytes:
-        raise errors.method_not_found("EXPERIMENTAL_validators_ordered")
+        return await validators_ordered_answer(self._reader, ordered_block_id(params))
 
+    @store_failures_are_internal
     async def health(self, params: models.RpcHealthRequest) -> bytes:
-        raise errors.method_not_found("health")
+        # what GET /health checks: a replaced file noticed, the store readable
+        self._reader.version()
+        await self._reader.info()
+        return b"null"
+
+    async def _final_block(self) -> StoredBlock | None:
+        """The chain's final block (None: no blocks), which a transaction's status is measured by."""
+        try:
+            return await self._resolve("tx", BlockReference("finality", "final"))
+        except errors.RpcError:
+            return None
 
     async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
         # OpenRPC's service discovery: the packaged document, whatever the store holds

@@ -243,8 +243,10 @@ def check_contract_data(account_id: str, key: bytes, height: int, value: bytes |
 
 
 # -- chunks, transactions, receipts, validators (schema 5) ----------------------------------------
-# Each record's index fields repeat members of its JSON (where the JSON has them): a put refuses
-# a record whose fields and JSON disagree, and `store check` finds a stored one that does.
+# Each record's JSON is validated against the component of the answer it is (upstream 1.2.13's,
+# synced into the spec), and its index fields repeat members of its JSON (where the JSON has them):
+# a put refuses a record whose fields and JSON disagree, and `store check` finds a stored one that
+# does (without the spec validation, as for every other kind).
 
 _MAX_SHARD_ID: Final = (1 << 63) - 1  # both engines keep a shard id as a signed 64-bit integer
 
@@ -270,7 +272,7 @@ def _agrees(what: str, field: str, value: object, view: dict[str, Any], path: tu
         raise StoreIntegrityError(f"{what}: {field}={value!r} but {'.'.join(path)}={found!r}")
 
 
-def check_chunk(chunk: StoredChunk) -> bytes:
+def check_chunk(chunk: StoredChunk, *, validate: bool = True) -> bytes:
     """A chunk's stored bytes: the `chunk` result, whose header names its hash, the height that
     included it and its shard."""
     what = f"chunk {str(chunk.chunk_hash)[:60]}"
@@ -279,13 +281,15 @@ def check_chunk(chunk: StoredChunk) -> bytes:
     _check_height(what, chunk.height)
     _check_shard(what, chunk.shard_id)
     view = load_object(chunk.view_json, what)
+    if validate:
+        validate_component("RpcChunkResponse", view)
     _agrees(what, "chunk_hash", chunk.chunk_hash, view, ("header", "chunk_hash"))
     _agrees(what, "height", chunk.height, view, ("header", "height_included"))
     _agrees(what, "shard_id", chunk.shard_id, view, ("header", "shard_id"))
     return compact(view)
 
 
-def check_transaction(transaction: StoredTransaction) -> bytes:
+def check_transaction(transaction: StoredTransaction, *, validate: bool = True) -> bytes:
     """A transaction's stored bytes: its EXPERIMENTAL_tx_status result, whose transaction names
     its hash and signer and whose outcome the block that executed it."""
     what = f"transaction {str(transaction.tx_hash)[:60]}"
@@ -296,6 +300,10 @@ def check_transaction(transaction: StoredTransaction) -> bytes:
     _check_height(what, transaction.height)
     _check_shard(what, transaction.shard_id)
     view = load_object(transaction.view_json, what)
+    if validate:
+        validate_component("RpcTransactionResponse", view)
+        # the stored form is EXPERIMENTAL_tx_status's, with receipts (`tx` answers it without them)
+        validate_component("FinalExecutionOutcomeWithReceiptView", view)
     _agrees(what, "tx_hash", transaction.tx_hash, view, ("transaction", "hash"))
     _agrees(what, "signer_id", transaction.signer_id, view, ("transaction", "signer_id"))
     _agrees(what, "tx_hash", transaction.tx_hash, view, ("transaction_outcome", "id"))
@@ -303,7 +311,7 @@ def check_transaction(transaction: StoredTransaction) -> bytes:
     return compact(view)
 
 
-def check_receipt(receipt: StoredReceipt) -> tuple[bytes, bytes | None]:
+def check_receipt(receipt: StoredReceipt, *, validate: bool = True) -> tuple[bytes, bytes | None]:
     """A receipt's stored bytes and its outcome's: the ReceiptView names its id; the outcome
     (when known) the same id and the block that executed it."""
     what = f"receipt {str(receipt.receipt_id)[:60]}"
@@ -312,22 +320,28 @@ def check_receipt(receipt: StoredReceipt) -> tuple[bytes, bytes | None]:
     _check_height(what, receipt.height)
     _check_shard(what, receipt.shard_id)
     view = load_object(receipt.view_json, what)
+    if validate:
+        validate_component("RpcReceiptResponse", view)
     _agrees(what, "receipt_id", receipt.receipt_id, view, ("receipt_id",))
     if receipt.outcome_json is None:
         return compact(view), None
     outcome = load_object(receipt.outcome_json, f"{what} outcome")
+    if validate:
+        validate_component("ExecutionOutcomeWithIdView", outcome)
     _agrees(f"{what} outcome", "receipt_id", receipt.receipt_id, outcome, ("id",))
     _agrees(f"{what} outcome", "block_hash", receipt.block_hash, outcome, ("block_hash",))
     return compact(view), compact(outcome)
 
 
-def check_validators(validators: StoredValidators) -> bytes:
+def check_validators(validators: StoredValidators, *, validate: bool = True) -> bytes:
     """An epoch's validators record: the `validators` result as of a block at or after the
     epoch's start (the JSON names no epoch id; its start height is checked against `height`)."""
     what = f"validators of epoch {str(validators.epoch_id)[:60]}"
     check_block_hash(validators.epoch_id, "epoch id")
     _check_height(what, validators.height)
     view = load_object(validators.view_json, what)
+    if validate:
+        validate_component("RpcValidatorResponse", view)
     start = _member(view, ("epoch_start_height",), what)
     if not isinstance(start, int) or isinstance(start, bool) or start > validators.height:
         raise StoreIntegrityError(

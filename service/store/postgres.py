@@ -601,26 +601,26 @@ class PostgresWriteBatch(SqlWriteBatch):
             self._data_bytes = 0
 
     def put_chunk(self, chunk: StoredChunk) -> None:
-        data = checks.check_chunk(chunk)
+        data = checks.check_chunk(chunk, validate=self._validate)
         self._touched.add("chunks")
         row = (chunk.chunk_hash, chunk.block_hash, chunk.height, chunk.shard_id, data)
         self._stage(self._chunks, row, [chunk.chunk_hash], len(data))
 
     def put_transaction(self, transaction: StoredTransaction) -> None:
-        data = checks.check_transaction(transaction)
+        data = checks.check_transaction(transaction, validate=self._validate)
         self._touched.add("transactions")
         row = (transaction.tx_hash, transaction.signer_id, transaction.block_hash, transaction.height,
                transaction.shard_id, data)  # fmt: skip
         self._stage(self._transactions, row, [transaction.tx_hash], len(data))
 
     def put_receipt(self, receipt: StoredReceipt) -> None:
-        data, outcome = checks.check_receipt(receipt)
+        data, outcome = checks.check_receipt(receipt, validate=self._validate)
         self._touched.add("receipts")
         row = (receipt.receipt_id, receipt.block_hash, receipt.height, receipt.shard_id, data, outcome)
         self._stage(self._receipts, row, [receipt.receipt_id], len(data) + len(outcome or b""))
 
     def put_validators(self, validators: StoredValidators) -> None:
-        data = checks.check_validators(validators)
+        data = checks.check_validators(validators, validate=self._validate)
         self._touched.add("validators")
         self._upsert(
             "validators",

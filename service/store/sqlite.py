@@ -517,7 +517,7 @@ class SqliteWriteBatch(SqlWriteBatch):
 
 
     def put_chunk(self, chunk: StoredChunk) -> None:
-        data = checks.check_chunk(chunk)
+        data = checks.check_chunk(chunk, validate=self._validate)
         self._touched.add("chunks")
         self._note_row("chunks", chunk.chunk_hash)
         self._execute(
@@ -528,7 +528,7 @@ class SqliteWriteBatch(SqlWriteBatch):
         )
 
     def put_transaction(self, transaction: StoredTransaction) -> None:
-        data = checks.check_transaction(transaction)
+        data = checks.check_transaction(transaction, validate=self._validate)
         self._touched.add("transactions")
         self._note_row("transactions", transaction.tx_hash)
         self._execute(
@@ -541,7 +541,7 @@ class SqliteWriteBatch(SqlWriteBatch):
         )  # fmt: skip
 
     def put_receipt(self, receipt: StoredReceipt) -> None:
-        data, outcome = checks.check_receipt(receipt)
+        data, outcome = checks.check_receipt(receipt, validate=self._validate)
         self._touched.add("receipts")
         self._note_row("receipts", receipt.receipt_id)
         self._execute(
@@ -553,7 +553,7 @@ class SqliteWriteBatch(SqlWriteBatch):
         )
 
     def put_validators(self, validators: StoredValidators) -> None:
-        data = checks.check_validators(validators)
+        data = checks.check_validators(validators, validate=self._validate)
         self._touched.add("validators")
         self._note_row("validators", validators.epoch_id)
         self._execute(

@@ -400,7 +400,8 @@ def test_requests_nearcore_refuses(chain: tuple[httpx.Client, dict[int, str]], m
         ),
         ({"block_id": 2, "changes_type": "everything"}, f"unknown variant `everything`, expected one of {variants}"),
         ({"block_id": 2, "changes_type": 7}, "invalid type: integer `7`, expected variant identifier"),
-        ({"changes_type": "everything"}, None),  # no block reference: refused before the variant is read
+        # no block reference: refused before the variant is read
+        ({"changes_type": "everything"}, "no variant of enum BlockReference found in flattened data"),
     ):
         answer = _ask(http, method, params)
         assert answer.status == 400 and answer.error["cause"]["name"] == "PARSE_ERROR", params

@@ -152,12 +152,12 @@ def test_serving_a_file_that_is_not_a_store_fails_in_one_line(tmp_path: Path) ->
 
 @pytest.fixture(scope="module")
 def damaged(tmp_path_factory: pytest.TempPathFactory, sample_store: Path) -> Iterator[httpx.Client]:
-    """A server whose store loses its block and epoch tables while it serves."""
+    """A server whose store loses its block, epoch and receipt tables while it serves."""
     folder = tmp_path_factory.mktemp("damaged")
     store = folder / "store.sqlite"
     shutil.copyfile(sample_store, store)
     with running_server(store, folder / "server.log") as live, httpx.Client(base_url=live.url) as http:
-        drop_tables(store, "blocks", "epochs")
+        drop_tables(store, "blocks", "epochs", "receipts")
         yield http
 
 
@@ -191,6 +191,7 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
     key = {"public_key": "ed25519:" + "1" * 32}
     function = {"method_name": "get_num", "args_base64": ""}
     prefix = {"prefix_base64": ""}
+    transaction = {"tx_hash": "1" * 32, "sender_account_id": "alice.localnet"}
     requests = {
         ("genesis_config", Cause.INTERNAL_ERROR): (empty, None),
         ("client_config", Cause.INTERNAL_ERROR): (empty, None),
@@ -239,7 +240,35 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
             large_state, {"account_id": "large.localnet", **prefix, "finality": "final"},
         ),
         ("EXPERIMENTAL_view_state", Cause.INTERNAL_ERROR): (damaged, {**account, **prefix, "finality": "final"}),
+        # issue 30's reads, on the sample chain alone (no chunk, transaction, receipt or
+        # validators record stored)
+        ("chunk", Cause.UNKNOWN_BLOCK): (http, {"block_id": 10**9, "shard_id": 0}),
+        ("chunk", Cause.INVALID_SHARD_ID): (http, {"block_id": 10, "shard_id": 99}),
+        ("chunk", Cause.UNKNOWN_CHUNK): (http, {"block_id": 10, "shard_id": 0}),
+        ("chunk", Cause.INTERNAL_ERROR): (damaged, {"block_id": 10, "shard_id": 0}),
+        ("tx", Cause.UNKNOWN_TRANSACTION): (http, {**transaction, "wait_until": "NONE"}),
+        ("tx", Cause.TIMEOUT_ERROR): (http, transaction),
+        ("tx", Cause.INTERNAL_ERROR): (damaged, transaction),
+        ("EXPERIMENTAL_tx_status", Cause.UNKNOWN_TRANSACTION): (http, {**transaction, "wait_until": "NONE"}),
+        ("EXPERIMENTAL_tx_status", Cause.TIMEOUT_ERROR): (http, transaction),
+        ("EXPERIMENTAL_tx_status", Cause.INTERNAL_ERROR): (damaged, transaction),
+        ("EXPERIMENTAL_receipt", Cause.UNKNOWN_RECEIPT): (http, {"receipt_id": "1" * 32}),
+        ("EXPERIMENTAL_receipt", Cause.INTERNAL_ERROR): (damaged, {"receipt_id": "1" * 32}),
+        ("validators", Cause.UNKNOWN_EPOCH): (http, {"epoch_id": "1" * 31 + "2"}),
+        # a block of the head's epoch that is not its last (the head's epoch began at 104)
+        ("validators", Cause.VALIDATOR_INFO_UNAVAILABLE): (http, {"block_id": 105}),
+        ("validators", Cause.INTERNAL_ERROR): (damaged, [None]),
+        ("EXPERIMENTAL_validators_ordered", Cause.UNKNOWN_EPOCH): (http, {"block_id": 10**9}),
+        ("EXPERIMENTAL_validators_ordered", Cause.INTERNAL_ERROR): (damaged, [None]),
+        ("health", Cause.INTERNAL_ERROR): (damaged, None),
     }  # fmt: skip
+    account_changes: dict[str, object] = {"changes_type": "account_changes", "account_ids": ["alice.localnet"]}
+    members: dict[str, object]
+    for method, members in (("EXPERIMENTAL_changes_in_block", {}), ("block_effects", {}),
+                            ("EXPERIMENTAL_changes", account_changes), ("changes", account_changes)):  # fmt: skip
+        requests[(method, Cause.UNKNOWN_BLOCK)] = (http, {**members, "block_id": 10**9})
+        requests[(method, Cause.NOT_SYNCED_YET)] = (genesis_only, {**members, "sync_checkpoint": "earliest_available"})
+        requests[(method, Cause.INTERNAL_ERROR)] = (damaged, {**members, "finality": "final"})
     assert set(requests) == {(method, cause) for method, causes in METHOD_CAUSES.items() for cause in causes}
     for (method, cause), (client, params) in requests.items():
         answer = checked(call(client, method, params), method)

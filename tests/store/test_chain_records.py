@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from nearrpc.sample import SampleChain
+from nearrpc.spec import SchemaViolation
 from nearrpc.store import ChainReader, StoreIntegrityError, StoreVersion, open_store
 from nearrpc.store.base import access_key_order
 from tests.store.chain_records import Records, made_up_hash, sample_records, validators_of
@@ -204,13 +205,57 @@ def _refusals(records: Records) -> list[tuple[str, object, str]]:
 
 
 def test_records_that_contradict_their_json_are_refused(location: str | Path, records: Records) -> None:
+    """Index fields against the JSON, ids and ranges: checked in a batch without spec validation too."""
     for put, record, why in _refusals(records):
         with open_store(location, "write") as writer:
-            with pytest.raises(StoreIntegrityError, match=why), writer.batch() as batch:
+            with pytest.raises(StoreIntegrityError, match=why), writer.batch(validate=False) as batch:
                 getattr(batch, put)(record)
     reader = open_store(location, "read")
     try:
         info = reader.info()
         assert (info.chunk_count, info.transaction_count, info.receipt_count, info.validators_count) == (0, 0, 0, 0)
+    finally:
+        reader.close()
+
+
+def _without(view_json: bytes, member: str) -> bytes:
+    view = orjson.loads(view_json)
+    del view[member]
+    return orjson.dumps(view)
+
+
+def test_records_the_spec_refuses_are_refused(location: str | Path, records: Records) -> None:
+    """Each record is validated against upstream 1.2.13's component for its answer (a transaction
+    also as the form with receipts EXPERIMENTAL_tx_status gives); a batch without validation
+    (`store copy`, of what its first store validated) takes them."""
+    chunk, transaction, receipt, validators = (
+        records.chunks[0], records.transactions[0], records.receipts[0], records.validators[0],
+    )  # fmt: skip
+    assert receipt.outcome_json is not None
+    refused = [
+        ("put_chunk", dataclasses.replace(chunk, view_json=_without(chunk.view_json, "author")),
+         "RpcChunkResponse at .*'author' is a required property"),
+        ("put_transaction", dataclasses.replace(transaction, view_json=_without(transaction.view_json, "receipts")),
+         "FinalExecutionOutcomeWithReceiptView at .*'receipts' is a required property"),
+        ("put_transaction", dataclasses.replace(
+            transaction, view_json=_without(transaction.view_json, "final_execution_status")),
+         "RpcTransactionResponse at .*'final_execution_status' is a required property"),
+        ("put_receipt", dataclasses.replace(receipt, view_json=_without(receipt.view_json, "predecessor_id")),
+         "RpcReceiptResponse at .*'predecessor_id' is a required property"),
+        ("put_receipt", dataclasses.replace(receipt, outcome_json=_without(receipt.outcome_json, "proof")),
+         "ExecutionOutcomeWithIdView at .*'proof' is a required property"),
+        ("put_validators", dataclasses.replace(validators, view_json=_without(validators.view_json, "next_validators")),
+         "RpcValidatorResponse at .*'next_validators' is a required property"),
+    ]  # fmt: skip
+    for put, record, why in refused:
+        with open_store(location, "write") as writer:
+            with pytest.raises(SchemaViolation, match=why), writer.batch() as batch:
+                getattr(batch, put)(record)
+    with open_store(location, "write") as writer, writer.batch(validate=False) as batch:
+        for put, record, _ in refused:
+            getattr(batch, put)(record)
+    reader = open_store(location, "read")
+    try:
+        assert reader.chunk(chunk.chunk_hash) == refused[0][1]
     finally:
         reader.close()

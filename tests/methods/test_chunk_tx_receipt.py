@@ -1,0 +1,271 @@
+"""`chunk`, `tx`, `EXPERIMENTAL_tx_status` and `EXPERIMENTAL_receipt` from a real server over a
+SQLite store: the sample chain plus hand-built rows (tests/support/read_rows.py). Every request
+form nearcore takes, every error with its HTTP status, and every answer held to this spec and
+to upstream 1.2.13's schemas."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from nearrpc.sample import build_sample_store
+from nearrpc.spec import validate_component
+from tests.support.live_server import running_server
+from tests.support.read_rows import SIGNER, ReadRows, fake_hash, write_read_rows
+from tests.support.rpc import Answer, call, checked
+from tests.support.upstream_schema import check_upstream
+
+pytestmark = pytest.mark.live
+
+UNKNOWN = fake_hash("nothing stored under this")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, ReadRows]]:
+    folder = tmp_path_factory.mktemp("reads")
+    build_sample_store(folder / "store.sqlite")
+    rows = write_read_rows(folder / "store.sqlite")
+    with (
+        running_server(folder / "store.sqlite", folder / "server.log") as live,
+        httpx.Client(base_url=live.url) as http,
+    ):
+        yield http, rows
+
+
+def _answered(reference: Path, http: httpx.Client, method: str, params: Any, path: str = "/") -> Answer:
+    answer = checked(call(http, method, params, path=path), method)
+    check_upstream(reference, method, answer.body)
+    return answer
+
+
+def _error(answer: Answer, cause: str, status: int) -> dict[str, Any]:
+    assert answer.status == status, answer.raw
+    error: dict[str, Any] = answer.error
+    assert error["cause"]["name"] == cause, answer.raw
+    return error
+
+
+# ------------------------------------------------------------------ chunk
+
+
+def test_a_chunk_answers_by_hash_and_by_block_and_shard_in_every_form(
+    served: tuple[httpx.Client, ReadRows], reference: Path
+) -> None:
+    http, rows = served
+    for transfer in rows.transfers:
+        block = transfer.tx_block
+        forms = [
+            {"chunk_id": transfer.chunk_hash},
+            [transfer.chunk_hash],
+            {"block_id": block.height, "shard_id": transfer.shard_id},
+            {"block_id": block.hash, "shard_id": transfer.shard_id},
+            [[block.height, transfer.shard_id]],
+            [[block.hash, transfer.shard_id]],
+        ]
+        answers = {_answered(reference, http, "chunk", form).raw for form in forms}
+        assert len(answers) == 1  # the same bytes, whichever way it was asked
+        result = orjson.loads(answers.pop())["result"]
+        validate_component("RpcChunkResponse", result)
+        assert result["header"]["chunk_hash"] == transfer.chunk_hash
+        assert result["header"]["height_included"] == block.height
+        assert [tx["hash"] for tx in result["transactions"]] == [transfer.tx_hash]
+    assert _answered(reference, http, "chunk", {"chunk_id": rows.transfers[0].chunk_hash}, "/chunk").status == 200
+
+
+def test_a_block_whose_shard_had_no_new_chunk_answers_the_previous_chunk(
+    served: tuple[httpx.Client, ReadRows], reference: Path
+) -> None:
+    """Block 12 carries shard 2's header of block 11 (the shard missed its chunk at 12)."""
+    http, rows = served
+    first = rows.transfers[0]
+    assert (first.tx_block.height, first.shard_id) == (11, 2)
+    header_12 = next(h for h in orjson.loads(rows.block_at(12).view_json)["chunks"] if h["shard_id"] == 2)
+    assert header_12["height_included"] == 11
+    result = _answered(reference, http, "chunk", {"block_id": 12, "shard_id": 2}).result
+    assert result["header"]["chunk_hash"] == first.chunk_hash and result["header"]["height_included"] == 11
+
+
+def test_chunk_errors(served: tuple[httpx.Client, ReadRows], reference: Path) -> None:
+    http, rows = served
+    error = _error(_answered(reference, http, "chunk", {"chunk_id": UNKNOWN}), "UNKNOWN_CHUNK", 200)
+    assert error["cause"]["info"] == {"chunk_hash": UNKNOWN}
+    assert error["data"] == f"Chunk Missing (unavailable on the node): ChunkHash(`{UNKNOWN}`) \n Cause: Unknown"
+    # a block whose chunk for the shard is not stored: the chunk its header names is unknown
+    header = next(h for h in orjson.loads(rows.block_at(13).view_json)["chunks"] if h["shard_id"] == 1)
+    error = _error(_answered(reference, http, "chunk", [[13, 1]]), "UNKNOWN_CHUNK", 200)
+    assert error["cause"]["info"] == {"chunk_hash": header["chunk_hash"]}
+    error = _error(_answered(reference, http, "chunk", {"block_id": 12, "shard_id": 9}), "INVALID_SHARD_ID", 200)
+    assert (error["cause"]["info"], error["data"]) == ({"shard_id": 9}, "Shard id 9 does not exist")
+    # a skipped height below the head: 422, as for every UNKNOWN_BLOCK by such a height
+    error = _error(_answered(reference, http, "chunk", {"block_id": 7, "shard_id": 0}), "UNKNOWN_BLOCK", 422)
+    assert error["data"] == "DB Not Found Error: BLOCK HEIGHT: 7 \n Cause: Unknown"
+    _error(_answered(reference, http, "chunk", [[7, 0]]), "UNKNOWN_BLOCK", 200)  # positional: 200
+    error = _error(_answered(reference, http, "chunk", {"block_id": UNKNOWN, "shard_id": 0}), "UNKNOWN_BLOCK", 200)
+    assert error["data"] == f"DB Not Found Error: BLOCK: {UNKNOWN} \n Cause: Unknown"
+    _error(_answered(reference, http, "chunk", {"block_id": 10**6, "shard_id": 0}), "UNKNOWN_BLOCK", 200)
+
+
+@pytest.mark.parametrize(
+    ("params", "containing"),
+    [
+        (None, "invalid type: null, expected struct RpcChunkRequest"),
+        ({}, "untagged enum ChunkReference"),
+        ({"block_id": 12}, "untagged enum ChunkReference"),  # no shard_id
+        ({"block_id": 12, "shard_id": -1}, "untagged enum ChunkReference"),
+        ({"chunk_id": "not-base58!"}, "untagged enum ChunkReference"),
+        ([], "invalid type: sequence, expected struct RpcChunkRequest"),
+        ([[12]], "invalid length 1, expected a tuple of size 2"),
+        ([[12, "2"]], "expected u64"),
+        ([[1.5, 2]], "untagged enum BlockId"),
+        (["short"], "expected a base58 hash of 32 bytes"),
+        ([12], "invalid type: integer `12`, expected a string"),
+    ],
+)
+def test_chunk_refuses_what_nearcore_refuses(
+    served: tuple[httpx.Client, ReadRows], params: Any, containing: str
+) -> None:
+    answer = checked(call(served[0], "chunk", params), "chunk")
+    error = _error(answer, "PARSE_ERROR", 400)
+    assert containing in error["data"], error["data"]
+
+
+# ------------------------------------------------------------------ tx, EXPERIMENTAL_tx_status
+
+
+def test_tx_answers_each_transaction_in_both_forms(served: tuple[httpx.Client, ReadRows], reference: Path) -> None:
+    http, rows = served
+    for transfer in rows.transfers:
+        named = {"tx_hash": transfer.tx_hash, "sender_account_id": SIGNER, "wait_until": "NONE"}
+        by_name = _answered(reference, http, "tx", named)
+        positional = _answered(reference, http, "tx", [transfer.tx_hash, SIGNER])  # all reached its wait_until
+        assert by_name.result == positional.result
+        result = by_name.result
+        outcome = {k: v for k, v in result.items() if k != "final_execution_status"}
+        validate_component("FinalExecutionOutcomeView", outcome)
+        assert "receipts" not in result
+        assert result["final_execution_status"] == transfer.status
+        assert result["transaction"]["hash"] == transfer.tx_hash
+        assert [o["id"] for o in result["receipts_outcome"]] == [transfer.receipt_id, transfer.refund_id]
+
+
+def test_tx_status_adds_the_receipts(served: tuple[httpx.Client, ReadRows], reference: Path) -> None:
+    http, rows = served
+    for transfer in rows.transfers:
+        params = {"tx_hash": transfer.tx_hash, "sender_account_id": SIGNER, "wait_until": "NONE"}
+        with_receipts = _answered(reference, http, "EXPERIMENTAL_tx_status", params).result
+        outcome = {k: v for k, v in with_receipts.items() if k != "final_execution_status"}
+        validate_component("FinalExecutionOutcomeWithReceiptView", outcome)
+        assert [r["receipt_id"] for r in with_receipts["receipts"]] == [transfer.receipt_id, transfer.refund_id]
+        without = _answered(reference, http, "tx", params).result
+        assert {k: v for k, v in with_receipts.items() if k != "receipts"} == without
+        # each receipt answers EXPERIMENTAL_receipt with the view the status carries
+        for receipt in with_receipts["receipts"]:
+            answer = _answered(reference, http, "EXPERIMENTAL_receipt", {"receipt_id": receipt["receipt_id"]})
+            assert answer.result == receipt
+            validate_component("RpcReceiptResponse", answer.result)
+
+
+# the statuses each wait_until accepts (jsonrpc's tx_execution_status_meets_expectations)
+WAIT_UNTIL = {
+    "NONE": {"FINAL", "EXECUTED", "EXECUTED_OPTIMISTIC"},
+    "INCLUDED": {"FINAL", "EXECUTED", "EXECUTED_OPTIMISTIC"},
+    "EXECUTED_OPTIMISTIC": {"FINAL", "EXECUTED", "EXECUTED_OPTIMISTIC"},
+    "INCLUDED_FINAL": {"FINAL", "EXECUTED"},
+    "EXECUTED": {"FINAL", "EXECUTED"},
+    "FINAL": {"FINAL"},
+}
+
+
+@pytest.mark.parametrize("wait_until", list(WAIT_UNTIL))
+@pytest.mark.parametrize("method", ["tx", "EXPERIMENTAL_tx_status"])
+def test_wait_until_against_the_status_reached(
+    served: tuple[httpx.Client, ReadRows], reference: Path, method: str, wait_until: str
+) -> None:
+    http, rows = served
+    for transfer in rows.transfers:
+        params = {"tx_hash": transfer.tx_hash, "sender_account_id": SIGNER, "wait_until": wait_until}
+        answer = _answered(reference, http, method, params)
+        if transfer.status in WAIT_UNTIL[wait_until]:
+            assert answer.status == 200 and answer.result["final_execution_status"] == transfer.status
+        else:
+            error = _error(answer, "TIMEOUT_ERROR", 408)
+            assert "info" not in error["cause"] and error["data"] == "Timeout"
+
+
+def test_the_legacy_pair_waits_for_executed_optimistic(served: tuple[httpx.Client, ReadRows], reference: Path) -> None:
+    http, rows = served
+    for transfer in rows.transfers:  # all three have reached it
+        assert _answered(reference, http, "tx", [transfer.tx_hash, SIGNER]).status == 200
+
+
+def test_a_wrong_sender_still_finds_the_transaction_by_its_hash(
+    served: tuple[httpx.Client, ReadRows], reference: Path
+) -> None:
+    """The sender picks the shard a node asks; a node that tracks every shard finds it anyway."""
+    http, rows = served
+    transfer = rows.transfers[0]
+    right = _answered(reference, http, "tx", [transfer.tx_hash, SIGNER])
+    wrong = _answered(reference, http, "tx", [transfer.tx_hash, "somebody-else.localnet"])
+    assert wrong.raw == right.raw
+
+
+def test_an_unknown_transaction(served: tuple[httpx.Client, ReadRows], reference: Path) -> None:
+    http, _ = served
+    for method in ("tx", "EXPERIMENTAL_tx_status"):
+        params = {"tx_hash": UNKNOWN, "sender_account_id": SIGNER, "wait_until": "NONE"}
+        error = _error(_answered(reference, http, method, params), "UNKNOWN_TRANSACTION", 200)
+        assert error["cause"]["info"] == {"requested_transaction_hash": UNKNOWN}
+        assert error["data"] == f"Transaction {UNKNOWN} doesn't exist"
+        # any other wait_until: nearcore polls for it until its timeout
+        _error(_answered(reference, http, method, [UNKNOWN, SIGNER]), "TIMEOUT_ERROR", 408)
+        named = {"tx_hash": UNKNOWN, "sender_account_id": SIGNER}
+        _error(_answered(reference, http, method, named), "TIMEOUT_ERROR", 408)
+
+
+@pytest.mark.parametrize(
+    ("params", "containing"),
+    [
+        (None, "invalid type: null, expected struct RpcTransactionStatusRequest"),
+        ({}, "untagged enum TransactionInfo"),
+        ({"tx_hash": UNKNOWN}, "untagged enum TransactionInfo"),
+        ({"tx_hash": UNKNOWN, "sender_account_id": "Not Valid"}, "invalid value"),
+        ({"tx_hash": "short", "sender_account_id": SIGNER}, "expected a base58 hash of 32 bytes"),
+        ({"tx_hash": UNKNOWN, "sender_account_id": SIGNER, "wait_until": "SOON"}, "unknown variant `SOON`"),
+        ([UNKNOWN, 5], "invalid type: integer `5`, expected a string"),
+        ([UNKNOWN, SIGNER, "FINAL"], "invalid type: sequence, expected struct RpcTransactionStatusRequest"),
+        # signed transactions: no borsh decoder here (spec/DEVIATIONS.md)
+        (["AAAA"], "signed_tx_base64"),
+        ({"signed_tx_base64": "AAAA"}, "signed_tx_base64"),
+    ],
+)
+def test_tx_refuses_what_it_cannot_read(served: tuple[httpx.Client, ReadRows], params: Any, containing: str) -> None:
+    for method in ("tx", "EXPERIMENTAL_tx_status"):
+        error = _error(checked(call(served[0], method, params), method), "PARSE_ERROR", 400)
+        assert containing in error["data"], error["data"]
+
+
+# ------------------------------------------------------------------ EXPERIMENTAL_receipt
+
+
+def test_receipts_answer_and_unknown_receipts_are_refused(
+    served: tuple[httpx.Client, ReadRows], reference: Path
+) -> None:
+    http, rows = served
+    transfer = rows.transfers[1]
+    result = _answered(reference, http, "EXPERIMENTAL_receipt", {"receipt_id": transfer.refund_id}).result
+    assert (result["receipt_id"], result["predecessor_id"]) == (transfer.refund_id, "system")
+    error = _error(_answered(reference, http, "EXPERIMENTAL_receipt", {"receipt_id": UNKNOWN}), "UNKNOWN_RECEIPT", 200)
+    assert error["cause"]["info"] == {"receipt_id": UNKNOWN}
+    assert error["data"] == {"name": "UNKNOWN_RECEIPT", "info": {"receipt_id": UNKNOWN}}  # nearcore's: the cause
+    for params, containing in [
+        ({}, "missing field `receipt_id`"),
+        ([transfer.refund_id], "expected struct RpcReceiptRequest"),
+        ({"receipt_id": 5}, "invalid type: integer `5`, expected a string"),
+    ]:
+        error = _error(checked(call(http, "EXPERIMENTAL_receipt", params), "EXPERIMENTAL_receipt"), "PARSE_ERROR", 400)
+        assert containing in error["data"], error["data"]
