@@ -89,6 +89,8 @@ _NO_CODE: Final = "11111111111111111111111111111111"  # the hash of "no contract
 # again: a request for `final` during an outage should not wait for the retries each time.
 _DOWN_SECONDS: Final = 5.0
 _REFUSED_ANSWERS: Final = (SchemaViolation, KeyError, TypeError, ValueError, binascii.Error)
+# Blocks above an epoch's first read for the next epoch's id where the first names its own (genesis).
+_GENESIS_LOOKAHEAD: Final = 8
 # How long a chain check holds: a node behind the same address may be replaced by another's.
 _CHAIN_SECONDS: Final = 30.0
 
@@ -806,9 +808,12 @@ class ForkReader:
 
     async def _fetch_transaction(self, tx_hash: str, signer_id: str) -> tuple[StoredTransaction | None, Writes | None]:
         what = f"EXPERIMENTAL_tx_status {tx_hash} {signer_id}"
-        reply = await self._call("EXPERIMENTAL_tx_status", {"tx_hash": tx_hash, "sender_account_id": signer_id})
-        if _says(reply, "UNKNOWN_TRANSACTION"):
-            return None, None
+        params = {"tx_hash": tx_hash, "sender_account_id": signer_id, "wait_until": chain_records.NO_WAIT}
+        reply = await self._call("EXPERIMENTAL_tx_status", params)
+        if _says(reply, "UNKNOWN_TRANSACTION", "TIMEOUT_ERROR") or (
+            reply.error is None and isinstance(reply.result, dict) and "transaction_outcome" not in reply.result
+        ):
+            return None, None  # not known, or not executed yet, there: asked again next time
         status = self._parsed(lambda: chain_records.checked_status(self._answer(reply, what), tx_hash, signer_id), what)
         block = await self.block_by_hash(status["transaction_outcome"]["block_hash"])
         if block is None:
@@ -852,6 +857,17 @@ class ForkReader:
     # the fork's head has not moved past the block it counts, and stands in while the upstream
     # does not answer (as the store's head does)
 
+    async def _next_epoch_id(self, epoch_id: str, first: StoredBlock) -> str:
+        """The id of the epoch after `epoch_id`, as its blocks' headers name it (the genesis block
+        names its own epoch: the next blocks say)."""
+        block: StoredBlock | None = first
+        for height in range(first.height + 1, first.height + _GENESIS_LOOKAHEAD + 1):
+            named = orjson.loads(block.view_json)["header"].get("next_epoch_id") if block is not None else None
+            if isinstance(named, str) and named != epoch_id:
+                return named
+            block = await self.block_by_height(height)
+        raise UpstreamError(f"{self.upstream.address}: epoch {epoch_id}: its blocks name no next epoch")
+
     async def _last_counted(self, epoch_id: str, first: StoredBlock) -> tuple[StoredBlock, bool] | None:
         """The last block an epoch's validators count, and whether the epoch has ended: the
         fork's head while it is in the epoch, else the epoch's last block (the parent of the next
@@ -861,7 +877,7 @@ class ForkReader:
             return None
         if head.epoch_id == epoch_id:
             return head, False
-        next_epoch = orjson.loads(first.view_json)["header"].get("next_epoch_id")
+        next_epoch = await self._next_epoch_id(epoch_id, first)
         what = f"validators of epoch {next_epoch}"
         reply = await self._call("validators", {"epoch_id": next_epoch})
         next_start, _ = self._parsed(lambda: chain_records.checked_validators(self._answer(reply, what)), what)
@@ -879,10 +895,13 @@ class ForkReader:
         if _says(reply, "UNKNOWN_EPOCH"):
             return None, None
         start, view = self._parsed(lambda: chain_records.checked_validators(self._answer(reply, what)), what)
-        first = await self.block_by_height(start)
-        counted = None if first is None else await self._last_counted(epoch_id, first)
+        if self._above_the_pin(start):
+            return None, None  # it begins above the pinned head: not in this fork
+        found = await self.block_by_height(start)
+        first = self._parsed(lambda: chain_records.check_epoch_start(epoch_id, found), what)
+        counted = await self._last_counted(epoch_id, first)
         if counted is None:
-            return None, None  # it begins above the fork's (pinned) head: not in this fork
+            return None, None  # it begins above the fork's head
         last, ended = counted
         record = self._parsed(lambda: chain_records.validators_record(epoch_id, first, last, view), what)
 

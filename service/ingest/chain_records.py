@@ -26,6 +26,9 @@ VALIDATORS: Final = "RpcValidatorResponse"
 OUTCOME: Final = "ExecutionOutcomeWithIdView"
 # A transaction's outcome is kept for good once final: before, the status a node answers moves.
 FINAL_STATUS: Final = "FINAL"
+# Asked with this `wait_until`, a node answers a transaction's status at once, whatever it is
+# (the default waits until it is executed, and a node that does not know it times out).
+NO_WAIT: Final = "NONE"
 
 
 def _same(what: str, got: object, wanted: object) -> None:
@@ -124,9 +127,16 @@ def checked_validators(answer: Any) -> tuple[int, bytes]:
     return start, jsonio.compact(answer)
 
 
+def check_epoch_start(epoch_id: str, first: StoredBlock | None) -> StoredBlock:
+    """The block at a validators answer's epoch_start_height, which must be of the epoch asked for."""
+    if first is None or first.epoch_id != epoch_id:
+        where = "no block" if first is None else f"block {first.hash} of epoch {first.epoch_id}"
+        raise ValueError(f"at the answer's epoch_start_height is {where}, not a block of epoch {epoch_id}")
+    return first
+
+
 def validators_record(epoch_id: str, first: StoredBlock | None, last: StoredBlock, view: bytes) -> StoredValidators:
     """An epoch's validators as of `last`, the block at its start height being `first`."""
-    if first is None or first.epoch_id != epoch_id:
-        raise ValueError(f"the block at the answer's epoch_start_height is not of epoch {epoch_id}")
+    check_epoch_start(epoch_id, first)
     _same("the epoch of the last block counted", last.epoch_id, epoch_id)
     return StoredValidators(epoch_id, last.height, view)

@@ -123,7 +123,7 @@ class ExecutionRecorder:
 
     async def _status(self, tx_hash: str, signer_id: str, chunk: StoredChunk) -> dict[str, Any] | None:
         where = f"height {chunk.height}: EXPERIMENTAL_tx_status {tx_hash}"
-        params = {"tx_hash": tx_hash, "sender_account_id": signer_id}
+        params = {"tx_hash": tx_hash, "sender_account_id": signer_id, "wait_until": chain_records.NO_WAIT}
         answer = await self._served("EXPERIMENTAL_tx_status", params, where)
         if answer is None:
             return None

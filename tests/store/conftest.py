@@ -3,6 +3,7 @@ server, filled with the sample chain."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,11 +21,19 @@ def chain() -> SampleChain:
 
 
 @pytest.fixture(scope="session")
-def filled_store_file(tmp_path_factory: pytest.TempPathFactory, chain: SampleChain) -> Path:
-    """A store holding the sample chain, written through the writer API. Do not modify."""
+def base_chain(chain: SampleChain) -> SampleChain:
+    """The sample chain without its chunks, transactions, receipts and validators records: the
+    store tests put made-up ones of their own (tests/store/chain_records.py) and count on them
+    alone; test_sample_records.py writes the whole chain."""
+    return dataclasses.replace(chain, chunks=(), transactions=(), receipts=(), validators=())
+
+
+@pytest.fixture(scope="session")
+def filled_store_file(tmp_path_factory: pytest.TempPathFactory, base_chain: SampleChain) -> Path:
+    """A store holding the sample chain (base_chain), written through the writer API. Do not modify."""
     path = tmp_path_factory.mktemp("store") / "chain.db"
     with open_store(path, "write") as writer:
-        write_chain(writer, chain)
+        write_chain(writer, base_chain)
     return path
 
 
@@ -44,11 +53,11 @@ def reader(filled_store_file: Path) -> Iterator[ChainReader]:
 
 
 @pytest.fixture(scope="module")
-def filled(postgres: PostgresServer, chain: SampleChain) -> str:
-    """A database holding the sample chain, written through the writer API. Do not modify."""
+def filled(postgres: PostgresServer, base_chain: SampleChain) -> str:
+    """A database holding the sample chain (base_chain), written through the writer API. Do not modify."""
     url = postgres.create_database("filled")
     with open_store(url, "write") as writer:
-        write_chain(writer, chain)
+        write_chain(writer, base_chain)
     return url
 
 
