@@ -94,7 +94,7 @@ def test_near_jsonrpc_client_validators(near: NearClientSync) -> None:
     ordered = near.experimental_validators_ordered(params=m.RpcValidatorsOrderedRequest(block_id=None))
     current = R.current_validators()
     # the block producers in order, with repetition: each one of the epoch's validators
-    names = {stake["account_id"] for stake in _json(ordered)}
+    names = {_json(stake)["account_id"] for stake in ordered}
     assert names and names <= {v["account_id"] for v in current["current_validators"]}
 
 
