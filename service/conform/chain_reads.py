@@ -125,11 +125,10 @@ def _changes_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, 
         probes += [(form_probe(method, f"{kind} finality final", {"changes_type": kind, **members, "finality": "final"},
                                at_final, facts, ids), why_not) for kind, members in kinds]  # fmt: skip
     tx = facts.transaction
-    if tx is not None:
-        keys = {"changes_type": "single_access_key_changes",
-                "keys": [{"account_id": tx.signer_id, "public_key": tx.public_key}], "finality": "final"}  # fmt: skip
-        probes.append((form_probe("EXPERIMENTAL_changes", "single_access_key_changes of the transaction's key", keys,
-                                  at_final, facts, ids), ""))  # fmt: skip
+    key = [{"account_id": tx.signer_id, "public_key": tx.public_key}] if tx else []
+    keys = {"changes_type": "single_access_key_changes", "keys": key, "finality": "final"}
+    probes.append((form_probe("EXPERIMENTAL_changes", "single_access_key_changes of the transaction's key", keys,
+                              at_final, facts, ids), "" if tx else _NO_TRANSACTION))  # fmt: skip
     return probes
 
 
@@ -172,10 +171,10 @@ def _bad_requests(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, st
                  {"changes_type": "no_such_changes", "account_ids": [], "finality": "final"}, Cause.PARSE_ERROR, facts,
                  ids), ""),
     ]  # fmt: skip
-    if facts.chunk is not None:
-        shard = {"block_id": facts.chunk.block_hash, "shard_id": ABSENT_SHARD}
-        probes.append((refused("chunk", "invalid shard id", shard, Cause.INVALID_SHARD_ID, facts, ids,
-                               extra=info_member("shard_id", ABSENT_SHARD)), ""))  # fmt: skip
+    chunk = facts.chunk
+    shard = {"block_id": chunk.block_hash if chunk else None, "shard_id": ABSENT_SHARD}
+    probes.append((refused("chunk", "invalid shard id", shard, Cause.INVALID_SHARD_ID, facts, ids,
+                           extra=info_member("shard_id", ABSENT_SHARD)), "" if chunk else _NO_CHUNK))  # fmt: skip
     return probes
 
 

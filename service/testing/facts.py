@@ -298,7 +298,8 @@ def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
     `near_final_*` and `final_*` are the head's `last_ds_final_block` and `last_final_block`, which
     `near-final` and `final` name. What differs from a store's facts: `block_heights` and
     `skipped_heights` cover the final block up to the head only (`FORK_WALK` blocks at most), and
-    so do `chunks`, `transactions` and `receipts` (each chunk and transaction asked of the server);
+    so do `chunks`; `transactions` (and their `receipts`) are those of the final block, ten at
+    most (each chunk and transaction asked of the server);
     `contract_code_hashes` holds the code of `accounts` only."""
     with httpx.Client(timeout=timeout) as client:
         rpc = _Rpc(client, url)
@@ -340,7 +341,7 @@ def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
             and rpc.result("EXPERIMENTAL_view_code", {"account_id": name, "block_id": at_final},
                            absent=("NO_CONTRACT_CODE",)) is not None
         }  # fmt: skip
-        happened = served_transaction_facts(rpc.found, heights)
+        happened = served_transaction_facts(rpc.found, rpc.result, heights, int(final["header"]["height"]))
         return ChainFacts(
             chain_id=str(genesis["chain_id"]),
             genesis_height=int(genesis["genesis_height"]),

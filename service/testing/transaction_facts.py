@@ -65,23 +65,41 @@ def stored_transaction_facts(reader: ChainReader, first_height: int) -> Transact
     return _ordered(chunks, transactions)
 
 
-# A JSON-RPC call that must answer a result (the facts' _Rpc.found).
+# A JSON-RPC call that must answer a result (the facts' _Rpc.found), and one that may answer
+# None for the causes named (the facts' _Rpc.result).
 Found = Callable[[str, object], dict[str, Any]]
+Asked = Callable[..., dict[str, Any] | None]
 
 
-def served_transaction_facts(found: Found, heights: Iterable[int]) -> TransactionFacts:
-    """The new chunks of the blocks at `heights` and their transactions, as the server answers
-    `block`, `chunk` and `EXPERIMENTAL_tx_status` (a fork records each of these requests)."""
+# transactions a fork's facts name at most (each costs an EXPERIMENTAL_tx_status request)
+SERVED_TRANSACTIONS = 10
+
+
+def served_transaction_facts(found: Found, result: Asked, heights: Iterable[int], final_height: int) -> (
+    TransactionFacts
+):
+    """The new chunks of the blocks at `heights`, as the server answers `block`, and the
+    transactions of those at or below `final_height` (`SERVED_TRANSACTIONS` at most), as it
+    answers `chunk` and `EXPERIMENTAL_tx_status` (a fork records each of these requests). Above
+    the final block a status may still move on, so a fork answers it without keeping it: a
+    replay could not name the same. A transaction whose receipts have not all run as of the
+    server's head (a fork pinned just above it) answers TIMEOUT_ERROR, as nearcore's poll for it
+    would end: it is left out."""
     chunks: list[ChunkFact] = []
-    transactions: list[tuple[TransactionFact, dict[str, Any]]] = []
+    candidates: list[TransactionFact] = []
     for height in heights:
         block = found("block", {"block_id": height})
         for header, new in zip(block["chunks"], block["header"]["chunk_mask"], strict=True):
             if not new:
                 continue
             chunks.append(ChunkFact(height, int(header["shard_id"]), str(header["chunk_hash"])))
-            for tx in found("chunk", {"chunk_id": header["chunk_hash"]})["transactions"]:
-                fact = TransactionFact(str(tx["hash"]), str(tx["signer_id"]), height)
-                status = found("EXPERIMENTAL_tx_status", {"tx_hash": fact.tx_hash, "sender_account_id": fact.signer_id})
-                transactions.append((fact, status))
+            if height <= final_height:
+                listed = found("chunk", {"chunk_id": header["chunk_hash"]})["transactions"]
+                candidates += [TransactionFact(str(tx["hash"]), str(tx["signer_id"]), height) for tx in listed]
+    transactions: list[tuple[TransactionFact, dict[str, Any]]] = []
+    for fact in sorted(candidates, key=lambda fact: (fact.height, fact.tx_hash))[:SERVED_TRANSACTIONS]:
+        named = {"tx_hash": fact.tx_hash, "sender_account_id": fact.signer_id}
+        status = result("EXPERIMENTAL_tx_status", named, absent=("TIMEOUT_ERROR",))
+        if status is not None:
+            transactions.append((fact, status))
     return _ordered(chunks, transactions)

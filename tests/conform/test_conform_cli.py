@@ -122,10 +122,12 @@ def test_this_service_conforms_in_every_form_and_error(server: LiveServer) -> No
                       ("EXPERIMENTAL_view_state", "state of --contract")}  # fmt: skip
     assert set(rows(report)) == FORMS | BAD_REQUESTS | contract_forms
     assert all(rows(report)[form]["outcome"] == "pass" for form in contract_forms)
-    # get_num of the account viewed (counter.localnet: a result) may fail in another contract
-    assert {row["outcome"] for (method, check), row in rows(report).items() if (method, check) not in VIEW_CALL_FORMS} \
+    # get_num of the account viewed (counter.localnet: a result) may fail in another contract;
+    # validators by the final block's height: VALIDATOR_INFO_UNAVAILABLE unless it ends its epoch
+    may_note = VIEW_CALL_FORMS | {("validators", "{block_id} final height")}
+    assert {row["outcome"] for (method, check), row in rows(report).items() if (method, check) not in may_note} \
         == {"pass"}
-    assert all(rows(report)[form]["outcome"] in ("pass", "note") for form in VIEW_CALL_FORMS)
+    assert all(rows(report)[form]["outcome"] in ("pass", "note") for form in may_note)
     assert report["interface_version"] == "1.2.14"
     assert report["requests"] <= 200  # the default budget held
 
@@ -136,9 +138,10 @@ def test_the_report_is_a_table_on_the_terminal_side(server: LiveServer) -> None:
     assert f"nearrpc conform {server.url}" in done.stdout
     # the final block's author, the account checked without --account, has no contract: the two
     # view_code forms note NO_CONTRACT_CODE, EXPERIMENTAL_call_function the VM's CONTRACT_EXECUTION_ERROR
-    # (query's call forms answer it as a result); its state lists empty
+    # (query's call forms answer it as a result); its state lists empty. validators by the final
+    # block's height notes VALIDATOR_INFO_UNAVAILABLE (the final block ends no epoch)
     checks = len(FORMS | BAD_REQUESTS)
-    assert f"{checks} checks: {checks - 3} passed, 0 failed, 3 with notes" in done.stdout
+    assert f"{checks} checks: {checks - 4} passed, 0 failed, 4 with notes" in done.stdout
     assert "0 violations" in done.stdout
 
 
