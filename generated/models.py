@@ -41,426 +41,148 @@ class AccountState(RootModel[Literal["initialized", "uninitialized"]]):
     """
 
 
-class AccountAlreadyExists(BaseModel):
+class ActionErrorKindAccountAlreadyExists(BaseModel):
     account_id: AccountId
 
 
-class ActionErrorKind1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    AccountAlreadyExists_1: Annotated[
-        AccountAlreadyExists, Field(alias="AccountAlreadyExists")
-    ]
-
-
-class AccountDoesNotExist(BaseModel):
+class ActionErrorKindAccountDoesNotExist(BaseModel):
     account_id: AccountId
 
 
-class ActionErrorKind2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    AccountDoesNotExist_1: Annotated[
-        AccountDoesNotExist, Field(alias="AccountDoesNotExist")
-    ]
+class ActionErrorKindActorNoPermission(BaseModel):
+    account_id: AccountId
+    actor_id: AccountId
 
 
-class CreateAccountOnlyByRegistrar(BaseModel):
+class ActionErrorKindCreateAccountNotAllowed(BaseModel):
+    account_id: AccountId
+    predecessor_id: AccountId
+
+
+class ActionErrorKindCreateAccountOnlyByRegistrar(BaseModel):
     account_id: AccountId
     predecessor_id: AccountId
     registrar_account_id: AccountId
 
 
-class ActionErrorKind3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    CreateAccountOnlyByRegistrar_1: Annotated[
-        CreateAccountOnlyByRegistrar, Field(alias="CreateAccountOnlyByRegistrar")
-    ]
-
-
-class CreateAccountNotAllowed(BaseModel):
-    account_id: AccountId
-    predecessor_id: AccountId
-
-
-class ActionErrorKind4(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    CreateAccountNotAllowed_1: Annotated[
-        CreateAccountNotAllowed, Field(alias="CreateAccountNotAllowed")
-    ]
-
-
-class ActorNoPermission(BaseModel):
-    account_id: AccountId
-    actor_id: AccountId
-
-
-class ActionErrorKind5(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ActorNoPermission_1: Annotated[ActorNoPermission, Field(alias="ActorNoPermission")]
-
-
-class DeleteAccountStaking(BaseModel):
-    account_id: AccountId
-
-
-class ActionErrorKind8(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeleteAccountStaking_1: Annotated[
-        DeleteAccountStaking, Field(alias="DeleteAccountStaking")
-    ]
-
-
-class TriesToUnstake(BaseModel):
-    account_id: AccountId
-
-
-class ActionErrorKind10(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    TriesToUnstake_1: Annotated[TriesToUnstake, Field(alias="TriesToUnstake")]
-
-
-class OnlyImplicitAccountCreationAllowed(BaseModel):
-    account_id: AccountId
-
-
-class ActionErrorKind15(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    OnlyImplicitAccountCreationAllowed_1: Annotated[
-        OnlyImplicitAccountCreationAllowed,
-        Field(alias="OnlyImplicitAccountCreationAllowed"),
-    ]
-
-
-class DeleteAccountWithLargeState(BaseModel):
-    account_id: AccountId
-
-
-class ActionErrorKind16(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeleteAccountWithLargeState_1: Annotated[
-        DeleteAccountWithLargeState, Field(alias="DeleteAccountWithLargeState")
-    ]
-
-
-class DelegateActionSenderDoesNotMatchTxReceiver(BaseModel):
-    receiver_id: AccountId
-    sender_id: AccountId
-
-
-class ActionErrorKind17(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DelegateActionSenderDoesNotMatchTxReceiver_1: Annotated[
-        DelegateActionSenderDoesNotMatchTxReceiver,
-        Field(alias="DelegateActionSenderDoesNotMatchTxReceiver"),
-    ]
-
-
-class DelegateActionInvalidNonce(BaseModel):
+class ActionErrorKindDelegateActionInvalidNonce(BaseModel):
     ak_nonce: Annotated[int, Field(ge=0)]
     delegate_nonce: Annotated[int, Field(ge=0)]
 
 
-class ActionErrorKind19(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DelegateActionInvalidNonce_1: Annotated[
-        DelegateActionInvalidNonce, Field(alias="DelegateActionInvalidNonce")
-    ]
-
-
-class DelegateActionNonceTooLarge(BaseModel):
-    delegate_nonce: Annotated[int, Field(ge=0)]
-    upper_bound: Annotated[int, Field(ge=0)]
-
-
-class ActionErrorKind20(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DelegateActionNonceTooLarge_1: Annotated[
-        DelegateActionNonceTooLarge, Field(alias="DelegateActionNonceTooLarge")
-    ]
-
-
-class DelegateActionInvalidNonceIndex(BaseModel):
+class ActionErrorKindDelegateActionInvalidNonceIndex(BaseModel):
     nonce_index: Annotated[int, Field(ge=0, le=65535)]
     num_nonces: Annotated[int, Field(ge=0, le=65535)]
 
 
-class ActionErrorKind25(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DelegateActionInvalidNonceIndex_1: Annotated[
-        DelegateActionInvalidNonceIndex, Field(alias="DelegateActionInvalidNonceIndex")
-    ]
+class ActionErrorKindDelegateActionNonceTooLarge(BaseModel):
+    delegate_nonce: Annotated[int, Field(ge=0)]
+    upper_bound: Annotated[int, Field(ge=0)]
 
 
-class DeployContract(BaseModel):
-    code: str
+class ActionErrorKindDelegateActionSenderDoesNotMatchTxReceiver(BaseModel):
+    receiver_id: AccountId
+    sender_id: AccountId
 
 
-class ActionView1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeployContract_1: Annotated[DeployContract, Field(alias="DeployContract")]
-
-
-class DeleteAccount(BaseModel):
-    beneficiary_id: AccountId
-
-
-class ActionView7(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeleteAccount_1: Annotated[DeleteAccount, Field(alias="DeleteAccount")]
-
-
-class DeployGlobalContract(BaseModel):
-    code: str
-
-
-class ActionView10(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeployGlobalContract_1: Annotated[
-        DeployGlobalContract, Field(alias="DeployGlobalContract")
-    ]
-
-
-class DeployGlobalContractByAccountId(BaseModel):
-    code: str
-
-
-class ActionView11(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeployGlobalContractByAccountId_1: Annotated[
-        DeployGlobalContractByAccountId, Field(alias="DeployGlobalContractByAccountId")
-    ]
-
-
-class UseGlobalContractByAccountId(BaseModel):
+class ActionErrorKindDeleteAccountStaking(BaseModel):
     account_id: AccountId
 
 
-class ActionView13(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    UseGlobalContractByAccountId_1: Annotated[
-        UseGlobalContractByAccountId, Field(alias="UseGlobalContractByAccountId")
-    ]
+class ActionErrorKindDeleteAccountWithLargeState(BaseModel):
+    account_id: AccountId
 
 
-class TotalNumberOfActionsExceeded(BaseModel):
+class ActionErrorKindOnlyImplicitAccountCreationAllowed(BaseModel):
+    account_id: AccountId
+
+
+class ActionErrorKindTriesToUnstake(BaseModel):
+    account_id: AccountId
+
+
+class ActionViewDeleteAccount(BaseModel):
+    beneficiary_id: AccountId
+
+
+class ActionViewDeployContract(BaseModel):
+    code: str
+
+
+class ActionViewDeployGlobalContract(BaseModel):
+    code: str
+
+
+class ActionViewDeployGlobalContractByAccountId(BaseModel):
+    code: str
+
+
+class ActionViewUseGlobalContractByAccountId(BaseModel):
+    account_id: AccountId
+
+
+class ActionsValidationErrorAddKeyMethodNameLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
     limit: Annotated[int, Field(ge=0)]
-    total_number_of_actions: Annotated[int, Field(ge=0)]
 
 
-class ActionsValidationError2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    TotalNumberOfActionsExceeded_1: Annotated[
-        TotalNumberOfActionsExceeded, Field(alias="TotalNumberOfActionsExceeded")
-    ]
-
-
-class AddKeyMethodNamesNumberOfBytesExceeded(BaseModel):
+class ActionsValidationErrorAddKeyMethodNamesNumberOfBytesExceeded(BaseModel):
     limit: Annotated[int, Field(ge=0)]
     total_number_of_bytes: Annotated[int, Field(ge=0)]
 
 
-class ActionsValidationError3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    AddKeyMethodNamesNumberOfBytesExceeded_1: Annotated[
-        AddKeyMethodNamesNumberOfBytesExceeded,
-        Field(alias="AddKeyMethodNamesNumberOfBytesExceeded"),
-    ]
-
-
-class AddKeyMethodNameLengthExceeded(BaseModel):
-    length: Annotated[int, Field(ge=0)]
-    limit: Annotated[int, Field(ge=0)]
-
-
-class ActionsValidationError4(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    AddKeyMethodNameLengthExceeded_1: Annotated[
-        AddKeyMethodNameLengthExceeded, Field(alias="AddKeyMethodNameLengthExceeded")
-    ]
-
-
-class InvalidAccountId(BaseModel):
-    account_id: str
-
-
-class ActionsValidationError5(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidAccountId_1: Annotated[InvalidAccountId, Field(alias="InvalidAccountId")]
-
-
-class ContractSizeExceeded(BaseModel):
+class ActionsValidationErrorContractSizeExceeded(BaseModel):
     limit: Annotated[int, Field(ge=0)]
     size: Annotated[int, Field(ge=0)]
 
 
-class ActionsValidationError6(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ContractSizeExceeded_1: Annotated[
-        ContractSizeExceeded, Field(alias="ContractSizeExceeded")
-    ]
-
-
-class FunctionCallMethodNameLengthExceeded(BaseModel):
+class ActionsValidationErrorDeterministicStateInitKeyLengthExceeded(BaseModel):
     length: Annotated[int, Field(ge=0)]
     limit: Annotated[int, Field(ge=0)]
 
 
-class ActionsValidationError7(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    FunctionCallMethodNameLengthExceeded_1: Annotated[
-        FunctionCallMethodNameLengthExceeded,
-        Field(alias="FunctionCallMethodNameLengthExceeded"),
-    ]
-
-
-class FunctionCallArgumentsLengthExceeded(BaseModel):
+class ActionsValidationErrorDeterministicStateInitValueLengthExceeded(BaseModel):
     length: Annotated[int, Field(ge=0)]
     limit: Annotated[int, Field(ge=0)]
 
 
-class ActionsValidationError8(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    FunctionCallArgumentsLengthExceeded_1: Annotated[
-        FunctionCallArgumentsLengthExceeded,
-        Field(alias="FunctionCallArgumentsLengthExceeded"),
-    ]
-
-
-class UnsupportedProtocolFeature(BaseModel):
-    protocol_feature: str
-    version: Annotated[int, Field(ge=0)]
-
-
-class ActionsValidationError10(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    UnsupportedProtocolFeature_1: Annotated[
-        UnsupportedProtocolFeature, Field(alias="UnsupportedProtocolFeature")
-    ]
-
-
-class InvalidDeterministicStateInitReceiver(BaseModel):
-    derived_id: AccountId
-    receiver_id: AccountId
-
-
-class ActionsValidationError11(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidDeterministicStateInitReceiver_1: Annotated[
-        InvalidDeterministicStateInitReceiver,
-        Field(alias="InvalidDeterministicStateInitReceiver"),
-    ]
-
-
-class DeterministicStateInitKeyLengthExceeded(BaseModel):
+class ActionsValidationErrorFunctionCallArgumentsLengthExceeded(BaseModel):
     length: Annotated[int, Field(ge=0)]
     limit: Annotated[int, Field(ge=0)]
 
 
-class ActionsValidationError12(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeterministicStateInitKeyLengthExceeded_1: Annotated[
-        DeterministicStateInitKeyLengthExceeded,
-        Field(alias="DeterministicStateInitKeyLengthExceeded"),
-    ]
-
-
-class DeterministicStateInitValueLengthExceeded(BaseModel):
+class ActionsValidationErrorFunctionCallMethodNameLengthExceeded(BaseModel):
     length: Annotated[int, Field(ge=0)]
     limit: Annotated[int, Field(ge=0)]
 
 
-class ActionsValidationError13(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeterministicStateInitValueLengthExceeded_1: Annotated[
-        DeterministicStateInitValueLengthExceeded,
-        Field(alias="DeterministicStateInitValueLengthExceeded"),
-    ]
-
-
-class GasKeyInvalidNumNonces(BaseModel):
+class ActionsValidationErrorGasKeyInvalidNumNonces(BaseModel):
     limit: Annotated[int, Field(ge=0, le=65535)]
     requested_nonces: Annotated[int, Field(ge=0, le=65535)]
 
 
-class ActionsValidationError14(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    GasKeyInvalidNumNonces_1: Annotated[
-        GasKeyInvalidNumNonces, Field(alias="GasKeyInvalidNumNonces")
-    ]
+class ActionsValidationErrorInvalidAccountId(BaseModel):
+    account_id: str
 
 
-class TotalNumberOfDeployActionsExceeded(BaseModel):
+class ActionsValidationErrorInvalidDeterministicStateInitReceiver(BaseModel):
+    derived_id: AccountId
+    receiver_id: AccountId
+
+
+class ActionsValidationErrorTotalNumberOfActionsExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    total_number_of_actions: Annotated[int, Field(ge=0)]
+
+
+class ActionsValidationErrorTotalNumberOfDeployActionsExceeded(BaseModel):
     limit: Annotated[int, Field(ge=0)]
     number_of_deploy_actions: Annotated[int, Field(ge=0)]
 
 
-class ActionsValidationError16(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    TotalNumberOfDeployActionsExceeded_1: Annotated[
-        TotalNumberOfDeployActionsExceeded,
-        Field(alias="TotalNumberOfDeployActionsExceeded"),
-    ]
+class ActionsValidationErrorUnsupportedProtocolFeature(BaseModel):
+    protocol_feature: str
+    version: Annotated[int, Field(ge=0)]
 
 
 class Datum(RootModel[int]):
@@ -814,138 +536,55 @@ class InternalErrorINTERNALERRORInfo(BaseModel):
     error_message: str
 
 
-class ReceiverMismatch(BaseModel):
+class InvalidAccessKeyErrorMethodNameMismatch(BaseModel):
+    method_name: str
+
+
+class InvalidAccessKeyErrorReceiverMismatch(BaseModel):
     ak_receiver: str
     tx_receiver: AccountId
 
 
-class InvalidAccessKeyError2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ReceiverMismatch_1: Annotated[ReceiverMismatch, Field(alias="ReceiverMismatch")]
-
-
-class MethodNameMismatch(BaseModel):
-    method_name: str
-
-
-class InvalidAccessKeyError3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    MethodNameMismatch_1: Annotated[
-        MethodNameMismatch, Field(alias="MethodNameMismatch")
-    ]
-
-
-class InvalidSignerId(BaseModel):
-    signer_id: str
-
-
-class InvalidTxError2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidSignerId_1: Annotated[InvalidSignerId, Field(alias="InvalidSignerId")]
-
-
-class SignerDoesNotExist(BaseModel):
-    signer_id: AccountId
-
-
-class InvalidTxError3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    SignerDoesNotExist_1: Annotated[
-        SignerDoesNotExist, Field(alias="SignerDoesNotExist")
-    ]
-
-
-class InvalidNonce(BaseModel):
+class InvalidTxErrorInvalidNonce(BaseModel):
     ak_nonce: Annotated[int, Field(ge=0)]
     tx_nonce: Annotated[int, Field(ge=0)]
 
 
-class InvalidTxError4(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidNonce_1: Annotated[InvalidNonce, Field(alias="InvalidNonce")]
-
-
-class NonceTooLarge(BaseModel):
-    tx_nonce: Annotated[int, Field(ge=0)]
-    upper_bound: Annotated[int, Field(ge=0)]
-
-
-class InvalidTxError5(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NonceTooLarge_1: Annotated[NonceTooLarge, Field(alias="NonceTooLarge")]
-
-
-class InvalidReceiverId(BaseModel):
-    receiver_id: str
-
-
-class InvalidTxError6(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidReceiverId_1: Annotated[InvalidReceiverId, Field(alias="InvalidReceiverId")]
-
-
-class TransactionSizeExceeded(BaseModel):
-    limit: Annotated[int, Field(ge=0)]
-    size: Annotated[int, Field(ge=0)]
-
-
-class InvalidTxError10(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    TransactionSizeExceeded_1: Annotated[
-        TransactionSizeExceeded, Field(alias="TransactionSizeExceeded")
-    ]
-
-
-class ShardCongested(BaseModel):
-    congestion_level: float
-    shard_id: Annotated[int, Field(ge=0)]
-
-
-class InvalidTxError12(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ShardCongested_1: Annotated[ShardCongested, Field(alias="ShardCongested")]
-
-
-class ShardStuck(BaseModel):
-    missed_chunks: Annotated[int, Field(ge=0)]
-    shard_id: Annotated[int, Field(ge=0)]
-
-
-class InvalidTxError13(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ShardStuck_1: Annotated[ShardStuck, Field(alias="ShardStuck")]
-
-
-class InvalidNonceIndex(BaseModel):
+class InvalidTxErrorInvalidNonceIndex(BaseModel):
     num_nonces: Annotated[int, Field(ge=0, le=65535)]
     tx_nonce_index: Annotated[int | None, Field(ge=0, le=65535)] = None
 
 
-class InvalidTxError14(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidNonceIndex_1: Annotated[InvalidNonceIndex, Field(alias="InvalidNonceIndex")]
+class InvalidTxErrorInvalidReceiverId(BaseModel):
+    receiver_id: str
+
+
+class InvalidTxErrorInvalidSignerId(BaseModel):
+    signer_id: str
+
+
+class InvalidTxErrorNonceTooLarge(BaseModel):
+    tx_nonce: Annotated[int, Field(ge=0)]
+    upper_bound: Annotated[int, Field(ge=0)]
+
+
+class InvalidTxErrorShardCongested(BaseModel):
+    congestion_level: float
+    shard_id: Annotated[int, Field(ge=0)]
+
+
+class InvalidTxErrorShardStuck(BaseModel):
+    missed_chunks: Annotated[int, Field(ge=0)]
+    shard_id: Annotated[int, Field(ge=0)]
+
+
+class InvalidTxErrorSignerDoesNotExist(BaseModel):
+    signer_id: AccountId
+
+
+class InvalidTxErrorTransactionSizeExceeded(BaseModel):
+    limit: Annotated[int, Field(ge=0)]
+    size: Annotated[int, Field(ge=0)]
 
 
 class JsonRpcRequestForGenesisConfig(BaseModel):
@@ -1102,119 +741,45 @@ class QueryErrorResult(BaseModel):
     logs: list[str]
 
 
-class Data(BaseModel):
+class ReceiptEnumViewData(BaseModel):
     data: str | None = None
     data_id: CryptoHash
     is_promise_resume: bool = False
 
 
-class ReceiptEnumView2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    Data_1: Annotated[Data, Field(alias="Data")]
-
-
-class InvalidPredecessorId(BaseModel):
+class ReceiptValidationErrorInvalidDataReceiverId(BaseModel):
     account_id: str
 
 
-class ReceiptValidationError1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidPredecessorId_1: Annotated[
-        InvalidPredecessorId, Field(alias="InvalidPredecessorId")
-    ]
-
-
-class InvalidReceiverId1(BaseModel):
+class ReceiptValidationErrorInvalidPredecessorId(BaseModel):
     account_id: str
 
 
-class ReceiptValidationError2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidReceiverId: InvalidReceiverId1
-
-
-class InvalidSignerId1(BaseModel):
+class ReceiptValidationErrorInvalidReceiverId(BaseModel):
     account_id: str
 
 
-class ReceiptValidationError3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidSignerId: InvalidSignerId1
-
-
-class InvalidDataReceiverId(BaseModel):
+class ReceiptValidationErrorInvalidRefundTo(BaseModel):
     account_id: str
 
 
-class ReceiptValidationError4(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidDataReceiverId_1: Annotated[
-        InvalidDataReceiverId, Field(alias="InvalidDataReceiverId")
-    ]
+class ReceiptValidationErrorInvalidSignerId(BaseModel):
+    account_id: str
 
 
-class ReturnedValueLengthExceeded(BaseModel):
-    length: Annotated[int, Field(ge=0)]
-    limit: Annotated[int, Field(ge=0)]
-
-
-class ReceiptValidationError5(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ReturnedValueLengthExceeded_1: Annotated[
-        ReturnedValueLengthExceeded, Field(alias="ReturnedValueLengthExceeded")
-    ]
-
-
-class NumberInputDataDependenciesExceeded(BaseModel):
+class ReceiptValidationErrorNumberInputDataDependenciesExceeded(BaseModel):
     limit: Annotated[int, Field(ge=0)]
     number_of_input_data_dependencies: Annotated[int, Field(ge=0)]
 
 
-class ReceiptValidationError6(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NumberInputDataDependenciesExceeded_1: Annotated[
-        NumberInputDataDependenciesExceeded,
-        Field(alias="NumberInputDataDependenciesExceeded"),
-    ]
-
-
-class ReceiptSizeExceeded(BaseModel):
+class ReceiptValidationErrorReceiptSizeExceeded(BaseModel):
     limit: Annotated[int, Field(ge=0)]
     size: Annotated[int, Field(ge=0)]
 
 
-class ReceiptValidationError8(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ReceiptSizeExceeded_1: Annotated[
-        ReceiptSizeExceeded, Field(alias="ReceiptSizeExceeded")
-    ]
-
-
-class InvalidRefundTo(BaseModel):
-    account_id: str
-
-
-class ReceiptValidationError9(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InvalidRefundTo_1: Annotated[InvalidRefundTo, Field(alias="InvalidRefundTo")]
+class ReceiptValidationErrorReturnedValueLengthExceeded(BaseModel):
+    length: Annotated[int, Field(ge=0)]
+    limit: Annotated[int, Field(ge=0)]
 
 
 class RpcBlockError2(BaseModel):
@@ -1910,7 +1475,7 @@ class RpcViewStateErrorUNKNOWNACCOUNTInfo(BaseModel):
 
 
 class ShardId(RootModel[int]):
-    root: Annotated[int, Field(ge=0)]
+    root: Annotated[int, Field(ge=0, le=18446744073709551615)]
 
 
 class ShardLayoutV0(BaseModel):
@@ -2087,7 +1652,16 @@ class StateChangeKindView(
     )
 
 
-class Change(BaseModel):
+class StateChangeWithCauseViewAccessKeyDeletionChange(BaseModel):
+    account_id: AccountId
+    public_key: PublicKeyHandle
+
+
+class StateChangeWithCauseViewAccountDeletionChange(BaseModel):
+    account_id: AccountId
+
+
+class StateChangeWithCauseViewAccountUpdateChange(BaseModel):
     account_id: AccountId
     amount: NearToken
     code_hash: CryptoHash
@@ -2098,65 +1672,20 @@ class Change(BaseModel):
     storage_usage: Annotated[int, Field(ge=0)]
 
 
-class StateChangeWithCauseView1(BaseModel):
-    cause: StateChangeCauseView
-    change: Change
-    type: Literal["account_update"]
-
-
-class Change1(BaseModel):
+class StateChangeWithCauseViewContractCodeDeletionChange(BaseModel):
     account_id: AccountId
 
 
-class StateChangeWithCauseView2(BaseModel):
-    cause: StateChangeCauseView
-    change: Change1
-    type: Literal["account_deletion"]
-
-
-class Change3(BaseModel):
-    account_id: AccountId
-    public_key: PublicKeyHandle
-
-
-class StateChangeWithCauseView4(BaseModel):
-    cause: StateChangeCauseView
-    change: Change3
-    type: Literal["access_key_deletion"]
-
-
-class Change4(BaseModel):
-    account_id: AccountId
-    index: Annotated[int, Field(ge=0, le=65535)]
-    nonce: Annotated[int, Field(ge=0)]
-    public_key: PublicKeyHandle
-
-
-class StateChangeWithCauseView5(BaseModel):
-    cause: StateChangeCauseView
-    change: Change4
-    type: Literal["gas_key_nonce_update"]
-
-
-class Change7(BaseModel):
+class StateChangeWithCauseViewContractCodeUpdateChange(BaseModel):
     account_id: AccountId
     code_base64: str
 
 
-class StateChangeWithCauseView8(BaseModel):
-    cause: StateChangeCauseView
-    change: Change7
-    type: Literal["contract_code_update"]
-
-
-class Change8(BaseModel):
+class StateChangeWithCauseViewGasKeyNonceUpdateChange(BaseModel):
     account_id: AccountId
-
-
-class StateChangeWithCauseView9(BaseModel):
-    cause: StateChangeCauseView
-    change: Change8
-    type: Literal["contract_code_deletion"]
+    index: Annotated[int, Field(ge=0, le=65535)]
+    nonce: Annotated[int, Field(ge=0)]
+    public_key: PublicKeyHandle
 
 
 class StatusSyncInfo(BaseModel):
@@ -2278,31 +1807,13 @@ class TrackedShardsConfig(
     )
 
 
-class Nonce1(BaseModel):
-    nonce: Annotated[int, Field(ge=0)]
-
-
-class TransactionNonce1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    Nonce: Nonce1
-
-
-class GasKeyNonce(BaseModel):
+class TransactionNonceGasKeyNonce(BaseModel):
     nonce: Annotated[int, Field(ge=0)]
     nonce_index: Annotated[int, Field(ge=0, le=65535)]
 
 
-class TransactionNonce2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    GasKeyNonce_1: Annotated[GasKeyNonce, Field(alias="GasKeyNonce")]
-
-
-class TransactionNonce(RootModel[TransactionNonce1 | TransactionNonce2]):
-    root: TransactionNonce1 | TransactionNonce2
+class TransactionNonceNonce(BaseModel):
+    nonce: Annotated[int, Field(ge=0)]
 
 
 class TransferAction(BaseModel):
@@ -2364,97 +1875,29 @@ class ValidatorInfo(BaseModel):
     account_id: AccountId
 
 
-class NotEnoughBlocks(BaseModel):
+class ValidatorKickoutReasonNotEnoughBlocks(BaseModel):
     expected: Annotated[int, Field(ge=0)]
     produced: Annotated[int, Field(ge=0)]
 
 
-class ValidatorKickoutReason1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NotEnoughBlocks_1: Annotated[NotEnoughBlocks, Field(alias="NotEnoughBlocks")]
-
-
-class NotEnoughChunks(BaseModel):
+class ValidatorKickoutReasonNotEnoughChunkEndorsements(BaseModel):
     expected: Annotated[int, Field(ge=0)]
     produced: Annotated[int, Field(ge=0)]
 
 
-class ValidatorKickoutReason2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NotEnoughChunks_1: Annotated[NotEnoughChunks, Field(alias="NotEnoughChunks")]
+class ValidatorKickoutReasonNotEnoughChunks(BaseModel):
+    expected: Annotated[int, Field(ge=0)]
+    produced: Annotated[int, Field(ge=0)]
 
 
-class NotEnoughStake(BaseModel):
+class ValidatorKickoutReasonNotEnoughStake(BaseModel):
     stake_u128: NearToken
     threshold_u128: NearToken
 
 
-class ValidatorKickoutReason3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NotEnoughStake_1: Annotated[NotEnoughStake, Field(alias="NotEnoughStake")]
-
-
-class NotEnoughChunkEndorsements(BaseModel):
-    expected: Annotated[int, Field(ge=0)]
-    produced: Annotated[int, Field(ge=0)]
-
-
-class ValidatorKickoutReason4(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NotEnoughChunkEndorsements_1: Annotated[
-        NotEnoughChunkEndorsements, Field(alias="NotEnoughChunkEndorsements")
-    ]
-
-
-class ProtocolVersionTooOld(BaseModel):
+class ValidatorKickoutReasonProtocolVersionTooOld(BaseModel):
     network_version: Annotated[int, Field(ge=0)]
     version: Annotated[int, Field(ge=0)]
-
-
-class ValidatorKickoutReason5(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ProtocolVersionTooOld_1: Annotated[
-        ProtocolVersionTooOld, Field(alias="ProtocolVersionTooOld")
-    ]
-
-
-class ValidatorKickoutReason(
-    RootModel[
-        Literal["_UnusedSlashed"]
-        | ValidatorKickoutReason1
-        | ValidatorKickoutReason2
-        | Literal["Unstaked"]
-        | ValidatorKickoutReason3
-        | Literal["DidNotGetASeat"]
-        | ValidatorKickoutReason4
-        | ValidatorKickoutReason5
-    ]
-):
-    root: (
-        Literal["_UnusedSlashed"]
-        | ValidatorKickoutReason1
-        | ValidatorKickoutReason2
-        | Literal["Unstaked"]
-        | ValidatorKickoutReason3
-        | Literal["DidNotGetASeat"]
-        | ValidatorKickoutReason4
-        | ValidatorKickoutReason5
-    )
-
-
-class ValidatorKickoutView(BaseModel):
-    account_id: AccountId
-    reason: ValidatorKickoutReason
 
 
 class ValidatorStakeViewV1(BaseModel):
@@ -2590,321 +2033,342 @@ class AccountWithPublicKey(BaseModel):
     public_key: PublicKey
 
 
-class DeleteKeyDoesNotExist(BaseModel):
+class ActionErrorKind1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AccountAlreadyExists: ActionErrorKindAccountAlreadyExists
+
+
+class ActionErrorKind2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AccountDoesNotExist: ActionErrorKindAccountDoesNotExist
+
+
+class ActionErrorKind3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    CreateAccountOnlyByRegistrar: ActionErrorKindCreateAccountOnlyByRegistrar
+
+
+class ActionErrorKind4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    CreateAccountNotAllowed: ActionErrorKindCreateAccountNotAllowed
+
+
+class ActionErrorKind5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ActorNoPermission: ActionErrorKindActorNoPermission
+
+
+class ActionErrorKind8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteAccountStaking: ActionErrorKindDeleteAccountStaking
+
+
+class ActionErrorKind10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TriesToUnstake: ActionErrorKindTriesToUnstake
+
+
+class ActionErrorKind15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    OnlyImplicitAccountCreationAllowed: (
+        ActionErrorKindOnlyImplicitAccountCreationAllowed
+    )
+
+
+class ActionErrorKind16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteAccountWithLargeState: ActionErrorKindDeleteAccountWithLargeState
+
+
+class ActionErrorKind17(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionSenderDoesNotMatchTxReceiver: (
+        ActionErrorKindDelegateActionSenderDoesNotMatchTxReceiver
+    )
+
+
+class ActionErrorKind19(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionInvalidNonce: ActionErrorKindDelegateActionInvalidNonce
+
+
+class ActionErrorKind20(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionNonceTooLarge: ActionErrorKindDelegateActionNonceTooLarge
+
+
+class ActionErrorKind25(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionInvalidNonceIndex: ActionErrorKindDelegateActionInvalidNonceIndex
+
+
+class ActionErrorKindAddKeyAlreadyExists(BaseModel):
     account_id: AccountId
     public_key: PublicKey
 
 
-class ActionErrorKind6(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeleteKeyDoesNotExist_1: Annotated[
-        DeleteKeyDoesNotExist, Field(alias="DeleteKeyDoesNotExist")
-    ]
-
-
-class AddKeyAlreadyExists(BaseModel):
+class ActionErrorKindDeleteKeyDoesNotExist(BaseModel):
     account_id: AccountId
     public_key: PublicKey
 
 
-class ActionErrorKind7(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    AddKeyAlreadyExists_1: Annotated[
-        AddKeyAlreadyExists, Field(alias="AddKeyAlreadyExists")
-    ]
-
-
-class LackBalanceForState(BaseModel):
-    account_id: AccountId
-    amount: NearToken
-
-
-class ActionErrorKind9(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    LackBalanceForState_1: Annotated[
-        LackBalanceForState, Field(alias="LackBalanceForState")
-    ]
-
-
-class TriesToStake(BaseModel):
+class ActionErrorKindGasKeyBalanceTooHigh(BaseModel):
     account_id: AccountId
     balance: NearToken
-    locked: NearToken
-    stake: NearToken
+    public_key: PublicKey | None = None
 
 
-class ActionErrorKind11(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    TriesToStake_1: Annotated[TriesToStake, Field(alias="TriesToStake")]
-
-
-class InsufficientStake(BaseModel):
+class ActionErrorKindGasKeyDoesNotExist(BaseModel):
     account_id: AccountId
-    minimum_stake: NearToken
-    stake: NearToken
+    public_key: PublicKey
 
 
-class ActionErrorKind12(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InsufficientStake_1: Annotated[InsufficientStake, Field(alias="InsufficientStake")]
-
-
-class GlobalContractDoesNotExist(BaseModel):
+class ActionErrorKindGlobalContractDoesNotExist(BaseModel):
     identifier: GlobalContractIdentifier
 
 
-class ActionErrorKind21(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    GlobalContractDoesNotExist_1: Annotated[
-        GlobalContractDoesNotExist, Field(alias="GlobalContractDoesNotExist")
-    ]
-
-
-class GasKeyDoesNotExist(BaseModel):
-    account_id: AccountId
-    public_key: PublicKey
-
-
-class ActionErrorKind22(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    GasKeyDoesNotExist_1: Annotated[
-        GasKeyDoesNotExist, Field(alias="GasKeyDoesNotExist")
-    ]
-
-
-class InsufficientGasKeyBalance(BaseModel):
+class ActionErrorKindInsufficientGasKeyBalance(BaseModel):
     account_id: AccountId
     balance: NearToken
     public_key: PublicKey
     required: NearToken
 
 
-class ActionErrorKind23(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    InsufficientGasKeyBalance_1: Annotated[
-        InsufficientGasKeyBalance, Field(alias="InsufficientGasKeyBalance")
-    ]
+class ActionErrorKindInsufficientStake(BaseModel):
+    account_id: AccountId
+    minimum_stake: NearToken
+    stake: NearToken
 
 
-class GasKeyBalanceTooHigh(BaseModel):
+class ActionErrorKindLackBalanceForState(BaseModel):
+    account_id: AccountId
+    amount: NearToken
+
+
+class ActionErrorKindTriesToStake(BaseModel):
     account_id: AccountId
     balance: NearToken
-    public_key: PublicKey | None = None
+    locked: NearToken
+    stake: NearToken
 
 
-class ActionErrorKind24(BaseModel):
+class ActionView1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    GasKeyBalanceTooHigh_1: Annotated[
-        GasKeyBalanceTooHigh, Field(alias="GasKeyBalanceTooHigh")
-    ]
+    DeployContract: ActionViewDeployContract
 
 
-class FunctionCall(BaseModel):
+class ActionView7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteAccount: ActionViewDeleteAccount
+
+
+class ActionView10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeployGlobalContract: ActionViewDeployGlobalContract
+
+
+class ActionView11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeployGlobalContractByAccountId: ActionViewDeployGlobalContractByAccountId
+
+
+class ActionView13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    UseGlobalContractByAccountId: ActionViewUseGlobalContractByAccountId
+
+
+class ActionViewDeleteKey(BaseModel):
+    public_key: PublicKey
+
+
+class ActionViewDeterministicStateInit(BaseModel):
+    code: GlobalContractIdentifierView
+    data: dict[str, str]
+    deposit: NearToken
+
+
+class ActionViewFunctionCall(BaseModel):
     args: FunctionArgs
     deposit: NearToken
     gas: NearGas
     method_name: str
 
 
-class ActionView2(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    FunctionCall_1: Annotated[FunctionCall, Field(alias="FunctionCall")]
-
-
-class Transfer(BaseModel):
-    deposit: NearToken
-
-
-class ActionView3(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    Transfer_1: Annotated[Transfer, Field(alias="Transfer")]
-
-
-class Stake(BaseModel):
+class ActionViewStake(BaseModel):
     public_key: PublicKey
     stake: NearToken
 
 
-class ActionView4(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    Stake_1: Annotated[Stake, Field(alias="Stake")]
+class ActionViewTransfer(BaseModel):
+    deposit: NearToken
 
 
-class DeleteKey(BaseModel):
+class ActionViewTransferToGasKey(BaseModel):
+    deposit: NearToken
     public_key: PublicKey
 
 
-class ActionView6(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeleteKey_1: Annotated[DeleteKey, Field(alias="DeleteKey")]
-
-
-class UseGlobalContract(BaseModel):
+class ActionViewUseGlobalContract(BaseModel):
     code_hash: CryptoHash
 
 
-class ActionView12(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    UseGlobalContract_1: Annotated[UseGlobalContract, Field(alias="UseGlobalContract")]
-
-
-class DeterministicStateInit(BaseModel):
-    code: GlobalContractIdentifierView
-    data: dict[str, str]
-    deposit: NearToken
-
-
-class ActionView14(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DeterministicStateInit_1: Annotated[
-        DeterministicStateInit, Field(alias="DeterministicStateInit")
-    ]
-
-
-class TransferToGasKey(BaseModel):
-    deposit: NearToken
-    public_key: PublicKey
-
-
-class ActionView15(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    TransferToGasKey_1: Annotated[TransferToGasKey, Field(alias="TransferToGasKey")]
-
-
-class WithdrawFromGasKey(BaseModel):
+class ActionViewWithdrawFromGasKey(BaseModel):
     amount: NearToken
     public_key: PublicKey
 
 
-class ActionView16(BaseModel):
+class ActionsValidationError2(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    WithdrawFromGasKey_1: Annotated[
-        WithdrawFromGasKey, Field(alias="WithdrawFromGasKey")
-    ]
+    TotalNumberOfActionsExceeded: ActionsValidationErrorTotalNumberOfActionsExceeded
 
 
-class TotalPrepaidGasExceeded(BaseModel):
+class ActionsValidationError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddKeyMethodNamesNumberOfBytesExceeded: (
+        ActionsValidationErrorAddKeyMethodNamesNumberOfBytesExceeded
+    )
+
+
+class ActionsValidationError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddKeyMethodNameLengthExceeded: ActionsValidationErrorAddKeyMethodNameLengthExceeded
+
+
+class ActionsValidationError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidAccountId: ActionsValidationErrorInvalidAccountId
+
+
+class ActionsValidationError6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ContractSizeExceeded: ActionsValidationErrorContractSizeExceeded
+
+
+class ActionsValidationError7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCallMethodNameLengthExceeded: (
+        ActionsValidationErrorFunctionCallMethodNameLengthExceeded
+    )
+
+
+class ActionsValidationError8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCallArgumentsLengthExceeded: (
+        ActionsValidationErrorFunctionCallArgumentsLengthExceeded
+    )
+
+
+class ActionsValidationError10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    UnsupportedProtocolFeature: ActionsValidationErrorUnsupportedProtocolFeature
+
+
+class ActionsValidationError11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidDeterministicStateInitReceiver: (
+        ActionsValidationErrorInvalidDeterministicStateInitReceiver
+    )
+
+
+class ActionsValidationError12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeterministicStateInitKeyLengthExceeded: (
+        ActionsValidationErrorDeterministicStateInitKeyLengthExceeded
+    )
+
+
+class ActionsValidationError13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeterministicStateInitValueLengthExceeded: (
+        ActionsValidationErrorDeterministicStateInitValueLengthExceeded
+    )
+
+
+class ActionsValidationError14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyInvalidNumNonces: ActionsValidationErrorGasKeyInvalidNumNonces
+
+
+class ActionsValidationError16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TotalNumberOfDeployActionsExceeded: (
+        ActionsValidationErrorTotalNumberOfDeployActionsExceeded
+    )
+
+
+class ActionsValidationErrorAddGasKeyWithNonZeroBalance(BaseModel):
+    balance: NearToken
+
+
+class ActionsValidationErrorTotalPrepaidGasExceeded(BaseModel):
     limit: NearGas
     total_prepaid_gas: NearGas
 
 
-class ActionsValidationError1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    TotalPrepaidGasExceeded_1: Annotated[
-        TotalPrepaidGasExceeded, Field(alias="TotalPrepaidGasExceeded")
-    ]
-
-
-class UnsuitableStakingKey(BaseModel):
+class ActionsValidationErrorUnsuitableStakingKey(BaseModel):
     public_key: PublicKey
-
-
-class ActionsValidationError9(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    UnsuitableStakingKey_1: Annotated[
-        UnsuitableStakingKey, Field(alias="UnsuitableStakingKey")
-    ]
-
-
-class AddGasKeyWithNonZeroBalance(BaseModel):
-    balance: NearToken
-
-
-class ActionsValidationError15(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    AddGasKeyWithNonZeroBalance_1: Annotated[
-        AddGasKeyWithNonZeroBalance, Field(alias="AddGasKeyWithNonZeroBalance")
-    ]
-
-
-class ActionsValidationError(
-    RootModel[
-        Literal["DeleteActionMustBeFinal"]
-        | ActionsValidationError1
-        | ActionsValidationError2
-        | ActionsValidationError3
-        | ActionsValidationError4
-        | Literal["IntegerOverflow"]
-        | ActionsValidationError5
-        | ActionsValidationError6
-        | ActionsValidationError7
-        | ActionsValidationError8
-        | ActionsValidationError9
-        | Literal["FunctionCallZeroAttachedGas"]
-        | Literal["DelegateActionMustBeOnlyOne"]
-        | ActionsValidationError10
-        | ActionsValidationError11
-        | ActionsValidationError12
-        | ActionsValidationError13
-        | ActionsValidationError14
-        | ActionsValidationError15
-        | Literal["GasKeyFunctionCallAllowanceNotAllowed"]
-        | ActionsValidationError16
-    ]
-):
-    root: (
-        Literal["DeleteActionMustBeFinal"]
-        | ActionsValidationError1
-        | ActionsValidationError2
-        | ActionsValidationError3
-        | ActionsValidationError4
-        | Literal["IntegerOverflow"]
-        | ActionsValidationError5
-        | ActionsValidationError6
-        | ActionsValidationError7
-        | ActionsValidationError8
-        | ActionsValidationError9
-        | Literal["FunctionCallZeroAttachedGas"]
-        | Literal["DelegateActionMustBeOnlyOne"]
-        | ActionsValidationError10
-        | ActionsValidationError11
-        | ActionsValidationError12
-        | ActionsValidationError13
-        | ActionsValidationError14
-        | ActionsValidationError15
-        | Literal["GasKeyFunctionCallAllowanceNotAllowed"]
-        | ActionsValidationError16
-    )
 
 
 class BandwidthRequest(BaseModel):
@@ -3491,128 +2955,117 @@ class InternalError(BaseModel):
     name: Literal["INTERNAL_ERROR"]
 
 
-class AccessKeyNotFound(BaseModel):
+class InvalidAccessKeyError2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ReceiverMismatch: InvalidAccessKeyErrorReceiverMismatch
+
+
+class InvalidAccessKeyError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    MethodNameMismatch: InvalidAccessKeyErrorMethodNameMismatch
+
+
+class InvalidAccessKeyErrorAccessKeyNotFound(BaseModel):
     account_id: AccountId
     public_key: PublicKey
 
 
-class InvalidAccessKeyError1(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    AccessKeyNotFound_1: Annotated[AccessKeyNotFound, Field(alias="AccessKeyNotFound")]
-
-
-class NotEnoughAllowance(BaseModel):
+class InvalidAccessKeyErrorNotEnoughAllowance(BaseModel):
     account_id: AccountId
     allowance: NearToken
     cost: NearToken
     public_key: PublicKey
 
 
-class InvalidAccessKeyError4(BaseModel):
+class InvalidTxError2(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    NotEnoughAllowance_1: Annotated[
-        NotEnoughAllowance, Field(alias="NotEnoughAllowance")
-    ]
+    InvalidSignerId: InvalidTxErrorInvalidSignerId
 
 
-class InvalidAccessKeyError(
-    RootModel[
-        InvalidAccessKeyError1
-        | InvalidAccessKeyError2
-        | InvalidAccessKeyError3
-        | Literal["RequiresFullAccess"]
-        | InvalidAccessKeyError4
-        | Literal["DepositWithFunctionCall"]
-        | Literal["DelegateActionRequiresNonGasKey"]
-        | Literal["DelegateActionRequiresGasKey"]
-    ]
-):
-    root: (
-        InvalidAccessKeyError1
-        | InvalidAccessKeyError2
-        | InvalidAccessKeyError3
-        | Literal["RequiresFullAccess"]
-        | InvalidAccessKeyError4
-        | Literal["DepositWithFunctionCall"]
-        | Literal["DelegateActionRequiresNonGasKey"]
-        | Literal["DelegateActionRequiresGasKey"]
-    )
-
-
-class InvalidTxError1(BaseModel):
+class InvalidTxError3(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    InvalidAccessKeyError_1: Annotated[
-        InvalidAccessKeyError, Field(alias="InvalidAccessKeyError")
-    ]
+    SignerDoesNotExist: InvalidTxErrorSignerDoesNotExist
 
 
-class NotEnoughBalance(BaseModel):
-    balance: NearToken
-    cost: NearToken
-    signer_id: AccountId
-
-
-class InvalidTxError7(BaseModel):
+class InvalidTxError4(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    NotEnoughBalance_1: Annotated[NotEnoughBalance, Field(alias="NotEnoughBalance")]
+    InvalidNonce: InvalidTxErrorInvalidNonce
 
 
-class LackBalanceForState1(BaseModel):
+class InvalidTxError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NonceTooLarge: InvalidTxErrorNonceTooLarge
+
+
+class InvalidTxError6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidReceiverId: InvalidTxErrorInvalidReceiverId
+
+
+class InvalidTxError10(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TransactionSizeExceeded: InvalidTxErrorTransactionSizeExceeded
+
+
+class InvalidTxError12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ShardCongested: InvalidTxErrorShardCongested
+
+
+class InvalidTxError13(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ShardStuck: InvalidTxErrorShardStuck
+
+
+class InvalidTxError14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidNonceIndex: InvalidTxErrorInvalidNonceIndex
+
+
+class InvalidTxErrorLackBalanceForState(BaseModel):
     amount: NearToken
     signer_id: AccountId
 
 
-class InvalidTxError8(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    LackBalanceForState: LackBalanceForState1
-
-
-class InvalidTxError9(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    ActionsValidation: ActionsValidationError
-
-
-class NotEnoughGasKeyBalance(BaseModel):
+class InvalidTxErrorNotEnoughBalance(BaseModel):
     balance: NearToken
     cost: NearToken
     signer_id: AccountId
 
 
-class InvalidTxError15(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NotEnoughGasKeyBalance_1: Annotated[
-        NotEnoughGasKeyBalance, Field(alias="NotEnoughGasKeyBalance")
-    ]
-
-
-class NotEnoughBalanceForDeposit(BaseModel):
+class InvalidTxErrorNotEnoughBalanceForDeposit(BaseModel):
     balance: NearToken
     cost: NearToken
     reason: DepositCostFailureReason
     signer_id: AccountId
 
 
-class InvalidTxError16(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    NotEnoughBalanceForDeposit_1: Annotated[
-        NotEnoughBalanceForDeposit, Field(alias="NotEnoughBalanceForDeposit")
-    ]
+class InvalidTxErrorNotEnoughGasKeyBalance(BaseModel):
+    balance: NearToken
+    cost: NearToken
+    signer_id: AccountId
 
 
 class JsonRpcRequestForEXPERIMENTALReceipt(BaseModel):
@@ -3838,7 +3291,14 @@ class PeerInfoView(BaseModel):
     tracked_shards: list[ShardId]
 
 
-class GlobalContractDistribution(BaseModel):
+class ReceiptEnumView2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Data: ReceiptEnumViewData
+
+
+class ReceiptEnumViewGlobalContractDistribution(BaseModel):
     already_delivered_shards: list[ShardId]
     code: str
     id: GlobalContractIdentifier
@@ -3846,46 +3306,62 @@ class GlobalContractDistribution(BaseModel):
     target_shard: ShardId
 
 
-class ReceiptEnumView3(BaseModel):
+class ReceiptValidationError1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    GlobalContractDistribution_1: Annotated[
-        GlobalContractDistribution, Field(alias="GlobalContractDistribution")
-    ]
+    InvalidPredecessorId: ReceiptValidationErrorInvalidPredecessorId
 
 
-class ReceiptValidationError7(BaseModel):
+class ReceiptValidationError2(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    ActionsValidation: ActionsValidationError
+    InvalidReceiverId: ReceiptValidationErrorInvalidReceiverId
 
 
-class ReceiptValidationError(
-    RootModel[
-        ReceiptValidationError1
-        | ReceiptValidationError2
-        | ReceiptValidationError3
-        | ReceiptValidationError4
-        | ReceiptValidationError5
-        | ReceiptValidationError6
-        | ReceiptValidationError7
-        | ReceiptValidationError8
-        | ReceiptValidationError9
-    ]
-):
-    root: (
-        ReceiptValidationError1
-        | ReceiptValidationError2
-        | ReceiptValidationError3
-        | ReceiptValidationError4
-        | ReceiptValidationError5
-        | ReceiptValidationError6
-        | ReceiptValidationError7
-        | ReceiptValidationError8
-        | ReceiptValidationError9
+class ReceiptValidationError3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
     )
+    InvalidSignerId: ReceiptValidationErrorInvalidSignerId
+
+
+class ReceiptValidationError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidDataReceiverId: ReceiptValidationErrorInvalidDataReceiverId
+
+
+class ReceiptValidationError5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ReturnedValueLengthExceeded: ReceiptValidationErrorReturnedValueLengthExceeded
+
+
+class ReceiptValidationError6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NumberInputDataDependenciesExceeded: (
+        ReceiptValidationErrorNumberInputDataDependenciesExceeded
+    )
+
+
+class ReceiptValidationError8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ReceiptSizeExceeded: ReceiptValidationErrorReceiptSizeExceeded
+
+
+class ReceiptValidationError9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidRefundTo: ReceiptValidationErrorInvalidRefundTo
 
 
 class RpcBlockError1(BaseModel):
@@ -4953,27 +4429,51 @@ class ShardLayout(RootModel[ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLa
     root: ShardLayout1 | ShardLayout2 | ShardLayout3 | ShardLayout4
 
 
-class Change5(BaseModel):
+class StateChangeWithCauseView1(BaseModel):
+    cause: StateChangeCauseView
+    change: StateChangeWithCauseViewAccountUpdateChange
+    type: Literal["account_update"]
+
+
+class StateChangeWithCauseView2(BaseModel):
+    cause: StateChangeCauseView
+    change: StateChangeWithCauseViewAccountDeletionChange
+    type: Literal["account_deletion"]
+
+
+class StateChangeWithCauseView4(BaseModel):
+    cause: StateChangeCauseView
+    change: StateChangeWithCauseViewAccessKeyDeletionChange
+    type: Literal["access_key_deletion"]
+
+
+class StateChangeWithCauseView5(BaseModel):
+    cause: StateChangeCauseView
+    change: StateChangeWithCauseViewGasKeyNonceUpdateChange
+    type: Literal["gas_key_nonce_update"]
+
+
+class StateChangeWithCauseView8(BaseModel):
+    cause: StateChangeCauseView
+    change: StateChangeWithCauseViewContractCodeUpdateChange
+    type: Literal["contract_code_update"]
+
+
+class StateChangeWithCauseView9(BaseModel):
+    cause: StateChangeCauseView
+    change: StateChangeWithCauseViewContractCodeDeletionChange
+    type: Literal["contract_code_deletion"]
+
+
+class StateChangeWithCauseViewDataDeletionChange(BaseModel):
+    account_id: AccountId
+    key_base64: StoreKey
+
+
+class StateChangeWithCauseViewDataUpdateChange(BaseModel):
     account_id: AccountId
     key_base64: StoreKey
     value_base64: StoreValue
-
-
-class StateChangeWithCauseView6(BaseModel):
-    cause: StateChangeCauseView
-    change: Change5
-    type: Literal["data_update"]
-
-
-class Change6(BaseModel):
-    account_id: AccountId
-    key_base64: StoreKey
-
-
-class StateChangeWithCauseView7(BaseModel):
-    cause: StateChangeCauseView
-    change: Change6
-    type: Literal["data_deletion"]
 
 
 class StateItem(BaseModel):
@@ -5008,6 +4508,24 @@ class StorageError(
     )
 
 
+class TransactionNonce1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Nonce: TransactionNonceNonce
+
+
+class TransactionNonce2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyNonce: TransactionNonceGasKeyNonce
+
+
+class TransactionNonce(RootModel[TransactionNonce1 | TransactionNonce2]):
+    root: TransactionNonce1 | TransactionNonce2
+
+
 class VMConfigView(BaseModel):
     bls12381_not_in_group_fix: bool | None = None
     chain_id_host_fn: bool | None = None
@@ -5030,6 +4548,70 @@ class VMConfigView(BaseModel):
     yield_with_id_host_fns: bool | None = None
     ml_dsa_verify_host_fn: bool | None = None
     sha3_host_fns: bool | None = None
+
+
+class ValidatorKickoutReason1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughBlocks: ValidatorKickoutReasonNotEnoughBlocks
+
+
+class ValidatorKickoutReason2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughChunks: ValidatorKickoutReasonNotEnoughChunks
+
+
+class ValidatorKickoutReason3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughStake: ValidatorKickoutReasonNotEnoughStake
+
+
+class ValidatorKickoutReason4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughChunkEndorsements: ValidatorKickoutReasonNotEnoughChunkEndorsements
+
+
+class ValidatorKickoutReason5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ProtocolVersionTooOld: ValidatorKickoutReasonProtocolVersionTooOld
+
+
+class ValidatorKickoutReason(
+    RootModel[
+        Literal["_UnusedSlashed"]
+        | ValidatorKickoutReason1
+        | ValidatorKickoutReason2
+        | Literal["Unstaked"]
+        | ValidatorKickoutReason3
+        | Literal["DidNotGetASeat"]
+        | ValidatorKickoutReason4
+        | ValidatorKickoutReason5
+    ]
+):
+    root: (
+        Literal["_UnusedSlashed"]
+        | ValidatorKickoutReason1
+        | ValidatorKickoutReason2
+        | Literal["Unstaked"]
+        | ValidatorKickoutReason3
+        | Literal["DidNotGetASeat"]
+        | ValidatorKickoutReason4
+        | ValidatorKickoutReason5
+    )
+
+
+class ValidatorKickoutView(BaseModel):
+    account_id: AccountId
+    reason: ValidatorKickoutReason
 
 
 class ValidatorStakeView(ValidatorStakeViewV1):
@@ -5141,30 +4723,199 @@ class ActionCreationConfigView(BaseModel):
     transfer_cost: Fee | None = None
 
 
-class ActionErrorKind14(BaseModel):
+class ActionErrorKind6(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    NewReceiptValidationError: ReceiptValidationError
+    DeleteKeyDoesNotExist: ActionErrorKindDeleteKeyDoesNotExist
 
 
-class ActionErrorKind18(BaseModel):
+class ActionErrorKind7(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    DelegateActionAccessKeyError: InvalidAccessKeyError
+    AddKeyAlreadyExists: ActionErrorKindAddKeyAlreadyExists
 
 
-class AddKey(BaseModel):
+class ActionErrorKind9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    LackBalanceForState: ActionErrorKindLackBalanceForState
+
+
+class ActionErrorKind11(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TriesToStake: ActionErrorKindTriesToStake
+
+
+class ActionErrorKind12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InsufficientStake: ActionErrorKindInsufficientStake
+
+
+class ActionErrorKind21(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GlobalContractDoesNotExist: ActionErrorKindGlobalContractDoesNotExist
+
+
+class ActionErrorKind22(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyDoesNotExist: ActionErrorKindGasKeyDoesNotExist
+
+
+class ActionErrorKind23(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InsufficientGasKeyBalance: ActionErrorKindInsufficientGasKeyBalance
+
+
+class ActionErrorKind24(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GasKeyBalanceTooHigh: ActionErrorKindGasKeyBalanceTooHigh
+
+
+class ActionView2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    FunctionCall: ActionViewFunctionCall
+
+
+class ActionView3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Transfer: ActionViewTransfer
+
+
+class ActionView4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Stake: ActionViewStake
+
+
+class ActionView6(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeleteKey: ActionViewDeleteKey
+
+
+class ActionView12(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    UseGlobalContract: ActionViewUseGlobalContract
+
+
+class ActionView14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DeterministicStateInit: ActionViewDeterministicStateInit
+
+
+class ActionView15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    TransferToGasKey: ActionViewTransferToGasKey
+
+
+class ActionView16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    WithdrawFromGasKey: ActionViewWithdrawFromGasKey
+
+
+class ActionViewAddKey(BaseModel):
     access_key: AccessKeyView
     public_key: PublicKey
 
 
-class ActionView5(BaseModel):
+class ActionsValidationError1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    AddKey_1: Annotated[AddKey, Field(alias="AddKey")]
+    TotalPrepaidGasExceeded: ActionsValidationErrorTotalPrepaidGasExceeded
+
+
+class ActionsValidationError9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    UnsuitableStakingKey: ActionsValidationErrorUnsuitableStakingKey
+
+
+class ActionsValidationError15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddGasKeyWithNonZeroBalance: ActionsValidationErrorAddGasKeyWithNonZeroBalance
+
+
+class ActionsValidationError(
+    RootModel[
+        Literal["DeleteActionMustBeFinal"]
+        | ActionsValidationError1
+        | ActionsValidationError2
+        | ActionsValidationError3
+        | ActionsValidationError4
+        | Literal["IntegerOverflow"]
+        | ActionsValidationError5
+        | ActionsValidationError6
+        | ActionsValidationError7
+        | ActionsValidationError8
+        | ActionsValidationError9
+        | Literal["FunctionCallZeroAttachedGas"]
+        | Literal["DelegateActionMustBeOnlyOne"]
+        | ActionsValidationError10
+        | ActionsValidationError11
+        | ActionsValidationError12
+        | ActionsValidationError13
+        | ActionsValidationError14
+        | ActionsValidationError15
+        | Literal["GasKeyFunctionCallAllowanceNotAllowed"]
+        | ActionsValidationError16
+    ]
+):
+    root: (
+        Literal["DeleteActionMustBeFinal"]
+        | ActionsValidationError1
+        | ActionsValidationError2
+        | ActionsValidationError3
+        | ActionsValidationError4
+        | Literal["IntegerOverflow"]
+        | ActionsValidationError5
+        | ActionsValidationError6
+        | ActionsValidationError7
+        | ActionsValidationError8
+        | ActionsValidationError9
+        | Literal["FunctionCallZeroAttachedGas"]
+        | Literal["DelegateActionMustBeOnlyOne"]
+        | ActionsValidationError10
+        | ActionsValidationError11
+        | ActionsValidationError12
+        | ActionsValidationError13
+        | ActionsValidationError14
+        | ActionsValidationError15
+        | Literal["GasKeyFunctionCallAllowanceNotAllowed"]
+        | ActionsValidationError16
+    )
 
 
 class BandwidthRequests(BaseModel):
@@ -5967,11 +5718,93 @@ class GenesisConfig(BaseModel):
     """
 
 
+class InvalidAccessKeyError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AccessKeyNotFound: InvalidAccessKeyErrorAccessKeyNotFound
+
+
+class InvalidAccessKeyError4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughAllowance: InvalidAccessKeyErrorNotEnoughAllowance
+
+
+class InvalidAccessKeyError(
+    RootModel[
+        InvalidAccessKeyError1
+        | InvalidAccessKeyError2
+        | InvalidAccessKeyError3
+        | Literal["RequiresFullAccess"]
+        | InvalidAccessKeyError4
+        | Literal["DepositWithFunctionCall"]
+        | Literal["DelegateActionRequiresNonGasKey"]
+        | Literal["DelegateActionRequiresGasKey"]
+    ]
+):
+    root: (
+        InvalidAccessKeyError1
+        | InvalidAccessKeyError2
+        | InvalidAccessKeyError3
+        | Literal["RequiresFullAccess"]
+        | InvalidAccessKeyError4
+        | Literal["DepositWithFunctionCall"]
+        | Literal["DelegateActionRequiresNonGasKey"]
+        | Literal["DelegateActionRequiresGasKey"]
+    )
+
+
+class InvalidTxError1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    InvalidAccessKeyError_1: Annotated[
+        InvalidAccessKeyError, Field(alias="InvalidAccessKeyError")
+    ]
+
+
+class InvalidTxError7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughBalance: InvalidTxErrorNotEnoughBalance
+
+
+class InvalidTxError8(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    LackBalanceForState: InvalidTxErrorLackBalanceForState
+
+
+class InvalidTxError9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ActionsValidation: ActionsValidationError
+
+
 class InvalidTxError11(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     StorageError_1: Annotated[StorageError, Field(alias="StorageError")]
+
+
+class InvalidTxError15(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughGasKeyBalance: InvalidTxErrorNotEnoughGasKeyBalance
+
+
+class InvalidTxError16(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NotEnoughBalanceForDeposit: InvalidTxErrorNotEnoughBalanceForDeposit
 
 
 class InvalidTxError(
@@ -6371,6 +6204,46 @@ class NonDelegateAction11(BaseModel):
     DeterministicStateInit: DeterministicStateInitAction
 
 
+class ReceiptEnumView3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    GlobalContractDistribution: ReceiptEnumViewGlobalContractDistribution
+
+
+class ReceiptValidationError7(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    ActionsValidation: ActionsValidationError
+
+
+class ReceiptValidationError(
+    RootModel[
+        ReceiptValidationError1
+        | ReceiptValidationError2
+        | ReceiptValidationError3
+        | ReceiptValidationError4
+        | ReceiptValidationError5
+        | ReceiptValidationError6
+        | ReceiptValidationError7
+        | ReceiptValidationError8
+        | ReceiptValidationError9
+    ]
+):
+    root: (
+        ReceiptValidationError1
+        | ReceiptValidationError2
+        | ReceiptValidationError3
+        | ReceiptValidationError4
+        | ReceiptValidationError5
+        | ReceiptValidationError6
+        | ReceiptValidationError7
+        | ReceiptValidationError8
+        | ReceiptValidationError9
+    )
+
+
 class RpcBlockResponse(BaseModel):
     author: AccountId
     chunks: list[ChunkHeaderView]
@@ -6612,42 +6485,22 @@ class RuntimeFeesConfigView(BaseModel):
     storage_usage_config: StorageUsageConfigView | None = None
 
 
-class Change2(BaseModel):
+class StateChangeWithCauseView6(BaseModel):
+    cause: StateChangeCauseView
+    change: StateChangeWithCauseViewDataUpdateChange
+    type: Literal["data_update"]
+
+
+class StateChangeWithCauseView7(BaseModel):
+    cause: StateChangeCauseView
+    change: StateChangeWithCauseViewDataDeletionChange
+    type: Literal["data_deletion"]
+
+
+class StateChangeWithCauseViewAccessKeyUpdateChange(BaseModel):
     access_key: AccessKeyView
     account_id: AccountId
     public_key: PublicKeyHandle
-
-
-class StateChangeWithCauseView3(BaseModel):
-    cause: StateChangeCauseView
-    change: Change2
-    type: Literal["access_key_update"]
-
-
-class StateChangeWithCauseView(
-    RootModel[
-        StateChangeWithCauseView1
-        | StateChangeWithCauseView2
-        | StateChangeWithCauseView3
-        | StateChangeWithCauseView4
-        | StateChangeWithCauseView5
-        | StateChangeWithCauseView6
-        | StateChangeWithCauseView7
-        | StateChangeWithCauseView8
-        | StateChangeWithCauseView9
-    ]
-):
-    root: (
-        StateChangeWithCauseView1
-        | StateChangeWithCauseView2
-        | StateChangeWithCauseView3
-        | StateChangeWithCauseView4
-        | StateChangeWithCauseView5
-        | StateChangeWithCauseView6
-        | StateChangeWithCauseView7
-        | StateChangeWithCauseView8
-        | StateChangeWithCauseView9
-    )
 
 
 class SyncConfig1(BaseModel):
@@ -6687,6 +6540,20 @@ class ActionErrorKind13(BaseModel):
         extra="forbid",
     )
     FunctionCallError_1: Annotated[FunctionCallError, Field(alias="FunctionCallError")]
+
+
+class ActionErrorKind14(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    NewReceiptValidationError: ReceiptValidationError
+
+
+class ActionErrorKind18(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateActionAccessKeyError: InvalidAccessKeyError
 
 
 class ActionErrorKind(
@@ -6749,6 +6616,13 @@ class ActionErrorKind(
         | ActionErrorKind24
         | ActionErrorKind25
     )
+
+
+class ActionView5(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AddKey: ActionViewAddKey
 
 
 class AddKeyAction(BaseModel):
@@ -7310,11 +7184,6 @@ class RpcQueryResponse(
     )
 
 
-class RpcStateChangesInBlockResponse(BaseModel):
-    block_hash: CryptoHash
-    changes: list[StateChangeWithCauseView]
-
-
 class RpcStatusResponse(BaseModel):
     chain_id: str
     detailed_debug_status: DetailedDebugStatus | None = None
@@ -7347,6 +7216,38 @@ class RuntimeConfigView(BaseModel):
     transaction_costs: RuntimeFeesConfigView | None = None
     wasm_config: VMConfigView | None = None
     witness_config: WitnessConfigView | None = None
+
+
+class StateChangeWithCauseView3(BaseModel):
+    cause: StateChangeCauseView
+    change: StateChangeWithCauseViewAccessKeyUpdateChange
+    type: Literal["access_key_update"]
+
+
+class StateChangeWithCauseView(
+    RootModel[
+        StateChangeWithCauseView1
+        | StateChangeWithCauseView2
+        | StateChangeWithCauseView3
+        | StateChangeWithCauseView4
+        | StateChangeWithCauseView5
+        | StateChangeWithCauseView6
+        | StateChangeWithCauseView7
+        | StateChangeWithCauseView8
+        | StateChangeWithCauseView9
+    ]
+):
+    root: (
+        StateChangeWithCauseView1
+        | StateChangeWithCauseView2
+        | StateChangeWithCauseView3
+        | StateChangeWithCauseView4
+        | StateChangeWithCauseView5
+        | StateChangeWithCauseView6
+        | StateChangeWithCauseView7
+        | StateChangeWithCauseView8
+        | StateChangeWithCauseView9
+    )
 
 
 class StateSyncConfig(BaseModel):
@@ -7466,29 +7367,6 @@ class JsonRpcResponseForRpcQueryResponseAndRpcQueryError(
         JsonRpcResponseForRpcQueryResponseAndRpcQueryError1
         | JsonRpcResponseForRpcQueryResponseAndRpcQueryError2,
         Field(title="JsonRpcResponse_for_RpcQueryResponse_and_RpcQueryError"),
-    ]
-
-
-class JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError1(
-    BaseModel
-):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    result: RpcStateChangesInBlockResponse
-
-
-class JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError(
-    RootModel[
-        JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError1
-        | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError2
-    ]
-):
-    root: Annotated[
-        JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError1
-        | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError2,
-        Field(
-            title="JsonRpcResponse_for_RpcStateChangesInBlockResponse_and_RpcStateChangesError"
-        ),
     ]
 
 
@@ -7685,6 +7563,11 @@ class RpcProtocolConfigResponse(BaseModel):
     transaction_validity_period: Annotated[int | None, Field(ge=0)] = None
 
 
+class RpcStateChangesInBlockResponse(BaseModel):
+    block_hash: CryptoHash
+    changes: list[StateChangeWithCauseView]
+
+
 class TxExecutionError1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -7703,70 +7586,14 @@ class VersionedDelegateActionPayload(BaseModel):
     V2: DelegateActionV2
 
 
-class Delegate(BaseModel):
+class ActionViewDelegate(BaseModel):
     delegate_action: DelegateAction
     signature: Signature
 
 
-class ActionView8(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    Delegate_1: Annotated[Delegate, Field(alias="Delegate")]
-
-
-class DelegateV2(BaseModel):
+class ActionViewDelegateV2(BaseModel):
     delegate_action: VersionedDelegateActionPayload
     signature: Signature
-
-
-class ActionView9(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    DelegateV2_1: Annotated[DelegateV2, Field(alias="DelegateV2")]
-
-
-class ActionView(
-    RootModel[
-        Literal["CreateAccount"]
-        | ActionView1
-        | ActionView2
-        | ActionView3
-        | ActionView4
-        | ActionView5
-        | ActionView6
-        | ActionView7
-        | ActionView8
-        | ActionView9
-        | ActionView10
-        | ActionView11
-        | ActionView12
-        | ActionView13
-        | ActionView14
-        | ActionView15
-        | ActionView16
-    ]
-):
-    root: (
-        Literal["CreateAccount"]
-        | ActionView1
-        | ActionView2
-        | ActionView3
-        | ActionView4
-        | ActionView5
-        | ActionView6
-        | ActionView7
-        | ActionView8
-        | ActionView9
-        | ActionView10
-        | ActionView11
-        | ActionView12
-        | ActionView13
-        | ActionView14
-        | ActionView15
-        | ActionView16
-    )
 
 
 class ExecutionStatusView1(BaseModel):
@@ -7857,57 +7684,83 @@ class JsonRpcResponseForRpcProtocolConfigResponseAndRpcProtocolConfigError(
     ]
 
 
-class Action(BaseModel):
-    actions: list[ActionView]
-    gas_price: NearToken
-    input_data_ids: list[CryptoHash]
-    is_promise_yield: bool = False
-    output_data_receivers: list[DataReceiverView]
-    refund_to: AccountId | None = None
-    signer_id: AccountId
-    signer_public_key: PublicKey
+class JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError1(
+    BaseModel
+):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcStateChangesInBlockResponse
 
 
-class ReceiptEnumView1(BaseModel):
+class JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError(
+    RootModel[
+        JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError1
+        | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError1
+        | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError2,
+        Field(
+            title="JsonRpcResponse_for_RpcStateChangesInBlockResponse_and_RpcStateChangesError"
+        ),
+    ]
+
+
+class ActionView8(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    Action_1: Annotated[Action, Field(alias="Action")]
+    Delegate: ActionViewDelegate
 
 
-class ReceiptEnumView(
-    RootModel[ReceiptEnumView1 | ReceiptEnumView2 | ReceiptEnumView3]
+class ActionView9(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    DelegateV2: ActionViewDelegateV2
+
+
+class ActionView(
+    RootModel[
+        Literal["CreateAccount"]
+        | ActionView1
+        | ActionView2
+        | ActionView3
+        | ActionView4
+        | ActionView5
+        | ActionView6
+        | ActionView7
+        | ActionView8
+        | ActionView9
+        | ActionView10
+        | ActionView11
+        | ActionView12
+        | ActionView13
+        | ActionView14
+        | ActionView15
+        | ActionView16
+    ]
 ):
-    root: ReceiptEnumView1 | ReceiptEnumView2 | ReceiptEnumView3
-
-
-class ReceiptView(BaseModel):
-    predecessor_id: AccountId
-    priority: Annotated[int, Field(ge=0)] = 0
-    receipt: ReceiptEnumView
-    receipt_id: CryptoHash
-    receiver_id: AccountId
-
-
-class RpcReceiptResponse(BaseModel):
-    predecessor_id: AccountId
-    priority: Annotated[int, Field(ge=0)] = 0
-    receipt: ReceiptEnumView
-    receipt_id: CryptoHash
-    receiver_id: AccountId
-
-
-class SignedTransactionView(BaseModel):
-    actions: list[ActionView]
-    hash: CryptoHash
-    nonce: Annotated[int, Field(ge=0)]
-    nonce_index: Annotated[int | None, Field(ge=0, le=65535)] = None
-    nonce_mode: NonceMode | None = None
-    priority_fee: Annotated[int, Field(ge=0)] = 0
-    public_key: PublicKey
-    receiver_id: AccountId
-    signature: Signature
-    signer_id: AccountId
+    root: (
+        Literal["CreateAccount"]
+        | ActionView1
+        | ActionView2
+        | ActionView3
+        | ActionView4
+        | ActionView5
+        | ActionView6
+        | ActionView7
+        | ActionView8
+        | ActionView9
+        | ActionView10
+        | ActionView11
+        | ActionView12
+        | ActionView13
+        | ActionView14
+        | ActionView15
+        | ActionView16
+    )
 
 
 class ExecutionOutcomeView(BaseModel):
@@ -7929,11 +7782,75 @@ class ExecutionOutcomeWithIdView(BaseModel):
     proof: list[MerklePathItem]
 
 
+class ReceiptEnumViewAction(BaseModel):
+    actions: list[ActionView]
+    gas_price: NearToken
+    input_data_ids: list[CryptoHash]
+    is_promise_yield: bool = False
+    output_data_receivers: list[DataReceiverView]
+    refund_to: AccountId | None = None
+    signer_id: AccountId
+    signer_public_key: PublicKey
+
+
+class SignedTransactionView(BaseModel):
+    actions: list[ActionView]
+    hash: CryptoHash
+    nonce: Annotated[int, Field(ge=0)]
+    nonce_index: Annotated[int | None, Field(ge=0, le=65535)] = None
+    nonce_mode: NonceMode | None = None
+    priority_fee: Annotated[int, Field(ge=0)] = 0
+    public_key: PublicKey
+    receiver_id: AccountId
+    signature: Signature
+    signer_id: AccountId
+
+
 class FinalExecutionOutcomeView(BaseModel):
     receipts_outcome: list[ExecutionOutcomeWithIdView]
     status: FinalExecutionStatus
     transaction: SignedTransactionView
     transaction_outcome: ExecutionOutcomeWithIdView
+
+
+class ReceiptEnumView1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Action: ReceiptEnumViewAction
+
+
+class ReceiptEnumView(
+    RootModel[ReceiptEnumView1 | ReceiptEnumView2 | ReceiptEnumView3]
+):
+    root: ReceiptEnumView1 | ReceiptEnumView2 | ReceiptEnumView3
+
+
+class ReceiptView(BaseModel):
+    predecessor_id: AccountId
+    priority: Annotated[int, Field(ge=0)] = 0
+    receipt: ReceiptEnumView
+    receipt_id: CryptoHash
+    receiver_id: AccountId
+
+
+class RpcChunkResponse(BaseModel):
+    author: AccountId
+    header: ChunkHeaderView
+    receipts: list[ReceiptView]
+    transactions: list[SignedTransactionView]
+
+
+class RpcReceiptResponse(BaseModel):
+    predecessor_id: AccountId
+    priority: Annotated[int, Field(ge=0)] = 0
+    receipt: ReceiptEnumView
+    receipt_id: CryptoHash
+    receiver_id: AccountId
+
+
+class RpcTransactionResponse3(FinalExecutionOutcomeView):
+    final_execution_status: TxExecutionStatus
 
 
 class FinalExecutionOutcomeWithReceiptView(BaseModel):
@@ -7942,6 +7859,25 @@ class FinalExecutionOutcomeWithReceiptView(BaseModel):
     status: FinalExecutionStatus
     transaction: SignedTransactionView
     transaction_outcome: ExecutionOutcomeWithIdView
+
+
+class JsonRpcResponseForRpcChunkResponseAndRpcChunkError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcChunkResponse
+
+
+class JsonRpcResponseForRpcChunkResponseAndRpcChunkError(
+    RootModel[
+        JsonRpcResponseForRpcChunkResponseAndRpcChunkError1
+        | JsonRpcResponseForRpcChunkResponseAndRpcChunkError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcChunkResponseAndRpcChunkError1
+        | JsonRpcResponseForRpcChunkResponseAndRpcChunkError2,
+        Field(title="JsonRpcResponse_for_RpcChunkResponse_and_RpcChunkError"),
+    ]
 
 
 class JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError1(BaseModel):
@@ -7963,18 +7899,7 @@ class JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError(
     ]
 
 
-class RpcChunkResponse(BaseModel):
-    author: AccountId
-    header: ChunkHeaderView
-    receipts: list[ReceiptView]
-    transactions: list[SignedTransactionView]
-
-
 class RpcTransactionResponse2(FinalExecutionOutcomeWithReceiptView):
-    final_execution_status: TxExecutionStatus
-
-
-class RpcTransactionResponse3(FinalExecutionOutcomeView):
     final_execution_status: TxExecutionStatus
 
 
@@ -7984,25 +7909,6 @@ class RpcTransactionResponse(
     ]
 ):
     root: RpcTransactionResponse2 | RpcTransactionResponse3 | RpcTransactionResponse1
-
-
-class JsonRpcResponseForRpcChunkResponseAndRpcChunkError1(BaseModel):
-    id: Any
-    jsonrpc: Literal["2.0"]
-    result: RpcChunkResponse
-
-
-class JsonRpcResponseForRpcChunkResponseAndRpcChunkError(
-    RootModel[
-        JsonRpcResponseForRpcChunkResponseAndRpcChunkError1
-        | JsonRpcResponseForRpcChunkResponseAndRpcChunkError2
-    ]
-):
-    root: Annotated[
-        JsonRpcResponseForRpcChunkResponseAndRpcChunkError1
-        | JsonRpcResponseForRpcChunkResponseAndRpcChunkError2,
-        Field(title="JsonRpcResponse_for_RpcChunkResponse_and_RpcChunkError"),
-    ]
 
 
 class JsonRpcResponseForRpcTransactionResponseAndRpcTransactionError1(BaseModel):

@@ -359,16 +359,20 @@ def _ref_for_single_allof(schema: Json, where: str) -> int:
 def inline_variant_objects(union: str, schema: dict[str, Json]) -> Iterator[tuple[str, dict[str, Json], str]]:
     """(component name, variant properties, member) of every inline object that is a member of
     an inline `oneOf`/`anyOf` variant of `schema`: named `<union>_<NAME>_<member>` in a variant
-    tagged by a one-value `name` enum (an error cause), else `<union>_<member>` (an externally
-    tagged variant)."""
+    tagged by a one-value `name` enum (an error cause) or, failing that, `type` enum (a state
+    change), else `<union>_<member>` (an externally tagged variant)."""
     for variant in [*schema.get("oneOf", []), *schema.get("anyOf", [])]:
         properties = variant.get("properties") if isinstance(variant, dict) else None
         if not isinstance(properties, dict):
             continue
-        tag = properties.get("name", {}).get("enum") if isinstance(properties.get("name"), dict) else None
-        prefix = f"{union}_{tag[0]}" if isinstance(tag, list) and len(tag) == 1 else union
+        tag_member, tag = next(
+            ((key, properties[key]["enum"]) for key in ("name", "type")
+             if isinstance(properties.get(key), dict) and len(properties[key].get("enum", [])) == 1),
+            (None, None),
+        )  # fmt: skip
+        prefix = f"{union}_{tag[0]}" if tag is not None else union
         for member, value in properties.items():
-            if member != "name" and isinstance(value, dict) and value.get("type") == "object":
+            if member != tag_member and isinstance(value, dict) and value.get("type") == "object":
                 yield f"{prefix}_{member}", properties, member
 
 

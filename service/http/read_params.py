@@ -42,6 +42,10 @@ def _hash(value: object) -> str:
 
 
 def _u64(value: object) -> int:
+    """A u64; an integral float (2.0) is the integer it equals, as JSON Schema (and `height_of`)
+    reads it, though nearcore refuses it."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_U64:
         return value
     raise _failed(f"invalid type: {_json_kind(value)}, expected u64")
@@ -82,7 +86,7 @@ def chunk_params(params: object) -> object:
     # untagged: the first variant whose members all parse
     if "block_id" in fields and "shard_id" in fields:
         if _fits(checked_block_id, fields["block_id"]) and _fits(_u64, fields["shard_id"]):
-            return {"block_id": checked_block_id(fields["block_id"]), "shard_id": fields["shard_id"]}
+            return {"block_id": checked_block_id(fields["block_id"]), "shard_id": _u64(fields["shard_id"])}
     if "chunk_id" in fields and _fits(_hash, fields["chunk_id"]):
         return {"chunk_id": fields["chunk_id"]}
     raise _failed("data did not match any variant of untagged enum ChunkReference")

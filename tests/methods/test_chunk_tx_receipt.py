@@ -66,6 +66,7 @@ def test_a_chunk_answers_by_hash_and_by_block_and_shard_in_every_form(
             {"block_id": block.hash, "shard_id": transfer.shard_id},
             [[block.height, transfer.shard_id]],
             [[block.hash, transfer.shard_id]],
+            {"block_id": float(block.height), "shard_id": float(transfer.shard_id)},  # integers, to JSON Schema
         ]
         answers = {_answered(reference, http, "chunk", form).raw for form in forms}
         assert len(answers) == 1  # the same bytes, whichever way it was asked
@@ -117,6 +118,8 @@ def test_chunk_errors(served: tuple[httpx.Client, ReadRows], reference: Path) ->
         ({}, "untagged enum ChunkReference"),
         ({"block_id": 12}, "untagged enum ChunkReference"),  # no shard_id
         ({"block_id": 12, "shard_id": -1}, "untagged enum ChunkReference"),
+        ({"block_id": 12, "shard_id": 2**64}, "untagged enum ChunkReference"),
+        ({"block_id": 12, "shard_id": 1.5}, "untagged enum ChunkReference"),
         ({"chunk_id": "not-base58!"}, "untagged enum ChunkReference"),
         ([], "invalid type: sequence, expected struct RpcChunkRequest"),
         ([[12]], "invalid length 1, expected a tuple of size 2"),
