@@ -1,6 +1,7 @@
-"""A fork's upstream as the handlers' `CallUpstream` (nearrpc.methods.view_calls): the fork asks,
-checks and keeps the answer (`ForkReader.call_function`); here its error answers become the
-RpcError the upstream answered, so a client meets the upstream's error as it was sent."""
+"""A fork's upstream as the handlers' `CallUpstream` and `ChangesUpstream` (nearrpc.methods.view_calls):
+the fork asks, checks and keeps the answer (`ForkReader.call_function`, `ForkReader.changes`);
+here its error answers become the RpcError the upstream answered, so a client meets the
+upstream's error as it was sent."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from nearrpc.methods import errors
 from nearrpc.store import StoredBlock
 
 
-def upstream_error(error: dict[str, Any]) -> errors.RpcError:
+def upstream_error(error: dict[str, Any], what: str = "the view call") -> errors.RpcError:
     """The upstream's error answer as the catalogue's RpcError (a cause the catalogue does not
-    know is INTERNAL_ERROR, naming it)."""
+    know is INTERNAL_ERROR, naming it and `what` was asked)."""
     named = error.get("cause")
     cause: dict[str, Any] = named if isinstance(named, dict) else {}
     data = error.get("data")
@@ -23,7 +24,7 @@ def upstream_error(error: dict[str, Any]) -> errors.RpcError:
     try:
         kind = errors.Cause(str(cause.get("name")))
     except ValueError:
-        return errors.internal_error(f"the upstream answered the view call with {cause.get('name')}: {text}")
+        return errors.internal_error(f"the upstream answered {what} with {cause.get('name')}: {text}")
     info = cause.get("info")
     return errors.RpcError(kind, info if isinstance(info, dict) else None, text)
 
@@ -42,6 +43,6 @@ class ForkCallUpstream:
     async def changes(self, method: str, params: dict[str, Any], block: StoredBlock) -> bytes:
         answer = await self._fork.changes(method, params, block)
         if answer.error is not None:
-            raise upstream_error(answer.error)
+            raise upstream_error(answer.error, method)
         assert answer.result is not None
         return answer.result

@@ -14,7 +14,8 @@ moves on, and a recording is replayed as it was taken; one not final yet is coun
 out (a later recording of the same height keeps it). An epoch's validators are recorded as of
 its last recorded block: an epoch that ended inside the range is kept as of its last block; a
 later batch of the same epoch replaces the record, so the epoch still running at the end of the
-range is held as of the range's last block.
+range is held as of the range's last block; a record as of a later block (an earlier run over
+higher heights) is left as it is.
 
 A node that does not serve one of these methods (METHOD_NOT_FOUND: an older node, a server of
 the five methods) is not asked it again; what it would have given is not recorded, and the
@@ -209,6 +210,10 @@ class ExecutionRecorder:
         last_of: dict[str, StoredBlock] = {}
         for height in sorted(by_height):
             last_of[by_height[height].epoch_id] = by_height[height]
+        for epoch_id, last in list(last_of.items()):
+            held = reader.validators(epoch_id)
+            if held is not None and held.height >= last.height:
+                del last_of[epoch_id]  # held as of a later block already (an overlapping run)
         records = await asyncio.gather(
             *(self._validators(epoch_id, last, by_height, reader) for epoch_id, last in last_of.items())
         )
