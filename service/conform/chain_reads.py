@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nearrpc.conform.bad_requests import info_member, refused
+from nearrpc.conform.bad_requests import info_member, or_not_held, refused
 from nearrpc.conform.facts import UNKNOWN_HASH, EndpointFacts
 from nearrpc.conform.forms import ABSENT, Expect, form_probe
 from nearrpc.conform.probes import Probe, RequestIds
@@ -112,8 +112,13 @@ def _changes_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, 
         references.insert(0, ("block_id height", {"block_id": height}))
     if block_hash is not None:
         references.insert(1, ("block_id hash", {"block_id": block_hash}))
-    probes = [(form_probe(method, check, reference, at_final, facts, ids), "")
+    # every change of a block needs every shard: an endpoint holding some (a recording of chosen
+    # accounts) says INTERNAL_ERROR, within the rules (a note)
+    whole_block = Expect(block_hash=block_hash, may_fail=(Cause.INTERNAL_ERROR,))
+    probes = [(form_probe(method, check, reference, whole_block, facts, ids), "")
               for method in _CHANGES for check, reference in references]  # fmt: skip
+    # a recording of chosen accounts answers the changes of the accounts it holds only: that it
+    # does not hold the rest is a note (as for the views), not a fault
     account = facts.account
     why_not = "" if account else _NO_ACCOUNT
     accounts = {"account_ids": [account]}
@@ -122,13 +127,14 @@ def _changes_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, 
         ("data_changes", {**accounts, "key_prefix_base64": ""}),
     ]  # fmt: skip
     for method in _CHANGES_BY_TYPE:
-        probes += [(form_probe(method, f"{kind} finality final", {"changes_type": kind, **members, "finality": "final"},
-                               at_final, facts, ids), why_not) for kind, members in kinds]  # fmt: skip
+        probes += [(or_not_held(form_probe(method, f"{kind} finality final",
+                                           {"changes_type": kind, **members, "finality": "final"}, at_final, facts,
+                                           ids)), why_not) for kind, members in kinds]  # fmt: skip
     tx = facts.transaction
     key = [{"account_id": tx.signer_id, "public_key": tx.public_key}] if tx else []
     keys = {"changes_type": "single_access_key_changes", "keys": key, "finality": "final"}
-    probes.append((form_probe("EXPERIMENTAL_changes", "single_access_key_changes of the transaction's key", keys,
-                              at_final, facts, ids), "" if tx else _NO_TRANSACTION))  # fmt: skip
+    probes.append((or_not_held(form_probe("EXPERIMENTAL_changes", "single_access_key_changes of the transaction's key",
+                                          keys, at_final, facts, ids)), "" if tx else _NO_TRANSACTION))  # fmt: skip
     return probes
 
 
