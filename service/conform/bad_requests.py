@@ -31,7 +31,7 @@ UNKNOWN_METHOD = "nearrpc_conform_no_such_method"
 _ANY_METHOD_ERRORS = "block"  # whose error schema judges errors that no method owns (request validation)
 
 
-def _info_member(member: str, expected: object) -> Any:
+def info_member(member: str, expected: object) -> Any:
     def check(answer: Answer) -> list[Violation]:
         cause = answer.error.get("cause") if answer.error else None
         info = cause.get("info") if isinstance(cause, dict) else None
@@ -85,7 +85,7 @@ def bad_request_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Prob
     valid = request_body("block", {"finality": "final"}, ids.take())
     probes: list[tuple[Probe, str]] = [
         (refused(UNKNOWN_METHOD, "unknown method", {}, Cause.METHOD_NOT_FOUND, facts, ids, row_method=ENDPOINT,
-                  extra=_info_member("method_name", UNKNOWN_METHOD)), ""),
+                  extra=info_member("method_name", UNKNOWN_METHOD)), ""),
         (_not_json_rpc(facts, ids), ""),
         (Probe(ENDPOINT, "malformed JSON", "a body cut short", valid[: len(valid) // 2],
                _plain_text_refusal(400, "a body that is not JSON")), ""),
@@ -104,7 +104,7 @@ def bad_request_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Prob
     no_account = "" if account else "no account known (name one with --account)"
     probes.append((refused("EXPERIMENTAL_view_account", "unknown block: height above the head", view_far,
                             Cause.UNKNOWN_BLOCK, facts, ids,
-                            extra=_info_member("block_reference", {"block_id": far})), no_account))
+                            extra=info_member("block_reference", {"block_id": far})), no_account))
     absent = facts.absent_height
     no_absent = "" if absent is not None else "no height below the head without a block was found"
     probes.append((refused("block", "unknown block: height below the head (422)", {"block_id": absent},
@@ -114,7 +114,7 @@ def bad_request_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Prob
     missing = {"account_id": MISSING_ACCOUNT, "finality": "final"}
     probes.append((or_not_held(refused("EXPERIMENTAL_view_account", "unknown account", missing,
                                         Cause.UNKNOWN_ACCOUNT, facts, ids,
-                                        extra=_info_member("requested_account_id", MISSING_ACCOUNT))), ""))
+                                        extra=info_member("requested_account_id", MISSING_ACCOUNT))), ""))
     return probes
 
 

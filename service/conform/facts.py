@@ -13,6 +13,26 @@ UNKNOWN_HASH = "81v2QWTQXkyafn62p64L4nJ1NWNnPLcJ7sh6sGigzvd8"
 FAR_AHEAD = 10**12
 
 
+@dataclass(frozen=True, slots=True)
+class SeenChunk:
+    """A new chunk of a block near the final one: what the `chunk` forms ask for."""
+
+    chunk_hash: str
+    block_hash: str  # the block that included it
+    height: int
+    shard_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeenTransaction:
+    """A transaction of a chunk near the final block: what the `tx` forms ask for."""
+
+    tx_hash: str
+    signer_id: str
+    public_key: str
+    receipt_id: str | None  # the receipt its outcome names first (None: it named none)
+
+
 @dataclass
 class EndpointFacts:
     chain_id: str | None = None
@@ -25,6 +45,9 @@ class EndpointFacts:
     contract: tuple[str, str] | None = None
     absent_height: int | None = None  # a height below the head without a block (skipped, pruned, pre-genesis)
     first_results: dict[str, Any] = field(default_factory=dict)  # parameterless methods: the first result
+    final_chunks: list[Any] = field(default_factory=list)  # the final block's chunk headers
+    chunk: SeenChunk | None = None
+    transaction: SeenTransaction | None = None
 
     @property
     def final_height(self) -> int | None:
@@ -34,6 +57,11 @@ class EndpointFacts:
     @property
     def final_hash(self) -> str | None:
         value = self.final_header.get("hash") if self.final_header else None
+        return value if isinstance(value, str) else None
+
+    @property
+    def epoch_id(self) -> str | None:
+        value = self.final_header.get("epoch_id") if self.final_header else None
         return value if isinstance(value, str) else None
 
     @property
@@ -53,5 +81,7 @@ class EndpointFacts:
     def learn_final_block(self, result: Any) -> None:
         if isinstance(result, dict) and isinstance(result.get("header"), dict):
             self.final_header = result["header"]
+            chunks = result.get("chunks")
+            self.final_chunks = chunks if isinstance(chunks, list) else []
             author = result.get("author")
             self.final_author = author if isinstance(author, str) else None

@@ -41,10 +41,17 @@ class Expect:
     max_height: int | None = None  # not above it (earliest_available)
     may_fail: tuple[Cause, ...] = ()  # errors within the rules here (noted, not violations)
     same_as_first: bool = False  # the same result as the method's first parameterless form
+    # (path in the result, the value the request names there): the chunk, transaction or receipt
+    # asked for; ABSENT: the answer has no such member
+    members: tuple[tuple[tuple[str, ...], object], ...] = ()
 
 
-# where a result names the block it was read at (protocol configs name none)
-_BLOCK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+ABSENT: Any = object()  # Expect.members: the answer must not have this member
+
+
+# where a result names the block it was read at (protocol configs name none; the changes
+# methods name its hash only)
+_BLOCK_FIELDS: dict[str, tuple[tuple[str, ...] | None, tuple[str, ...]]] = {
     "block": (("header", "height"), ("header", "hash")),
     "EXPERIMENTAL_view_account": (("block_height",), ("block_hash",)),
     # beyond interface 1.2.14
@@ -53,6 +60,10 @@ _BLOCK_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "EXPERIMENTAL_view_code": (("block_height",), ("block_hash",)),
     "EXPERIMENTAL_call_function": (("block_height",), ("block_hash",)),
     "EXPERIMENTAL_view_state": (("block_height",), ("block_hash",)),
+    "EXPERIMENTAL_changes_in_block": (None, ("block_hash",)),
+    "block_effects": (None, ("block_hash",)),
+    "EXPERIMENTAL_changes": (None, ("block_hash",)),
+    "changes": (None, ("block_hash",)),
 }
 
 
@@ -66,11 +77,13 @@ def _block_fit(method: str, result: dict[str, Any], expect: Expect) -> list[Viol
     if method not in _BLOCK_FIELDS:
         return []
     height_keys, hash_keys = _BLOCK_FIELDS[method]
-    height, block_hash = _at(result, height_keys), _at(result, hash_keys)
-    height_path, hash_path = field_path("result", height_keys), field_path("result", hash_keys)
+    block_hash, hash_path = _at(result, hash_keys), field_path("result", hash_keys)
     found = []
     if expect.block_hash is not None and block_hash != expect.block_hash:
         found.append(Violation(hash_path, Kind.MISMATCH, f"{block_hash!r}, the request asked for {expect.block_hash}"))
+    if height_keys is None:
+        return found
+    height, height_path = _at(result, height_keys), field_path("result", height_keys)
     if not isinstance(height, int):
         return found
     if expect.height is not None and height != expect.height:
@@ -93,10 +106,24 @@ def _chain_fit(method: str, result: dict[str, Any], facts: EndpointFacts) -> lis
     return found
 
 
+def _members_fit(result: dict[str, Any], expect: Expect) -> list[Violation]:
+    found = []
+    for keys, expected in expect.members:
+        parent = _at(result, keys[:-1])
+        present = isinstance(parent, dict) and keys[-1] in parent
+        value = parent.get(keys[-1]) if present and isinstance(parent, dict) else None
+        path = field_path("result", keys)
+        if expected is ABSENT and present:
+            found.append(Violation(path, Kind.MISMATCH, "present, nearcore's answer to this method has no such member"))
+        elif expected is not ABSENT and value != expected:
+            found.append(Violation(path, Kind.MISMATCH, f"{value!r}, the request asked for {expected!r}"))
+    return found
+
+
 def _fit(method: str, result: Any, expect: Expect, facts: EndpointFacts) -> list[Violation]:
     if not isinstance(result, dict):
         return []  # the schema check has said what is wrong
-    found = _block_fit(method, result, expect) + _chain_fit(method, result, facts)
+    found = _block_fit(method, result, expect) + _chain_fit(method, result, facts) + _members_fit(result, expect)
     if expect.same_as_first:
         first = facts.first_results.setdefault(method, result)
         if result != first:

@@ -2,17 +2,21 @@
 
 Order matters: `genesis_config` first (chain id, genesis height, validators), then `block` at
 `final` (a height, a hash, an author), then a short walk back from the final block for a
-height without a block (for the 422 rule), then everything else.
+height without a block (for the 422 rule), then everything else; before the reads of chunks,
+transactions and receipts, a walk back from the final block for a chunk and a transaction.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from nearrpc.conform.answers import Answer, not_held
 from nearrpc.conform.bad_requests import bad_request_probes
+from nearrpc.conform.chain_reads import chain_read_probes
+from nearrpc.conform.chain_walk import learn_chain_reads
 from nearrpc.conform.endpoint import BudgetExhausted, Endpoint, Limits, Unreachable
 from nearrpc.conform.extension import extension_probes
 from nearrpc.conform.facts import EndpointFacts
@@ -121,6 +125,24 @@ class _Run:
         error = answer.get("error") if is_json and isinstance(answer, dict) else None
         return error if isinstance(error, dict) else None
 
+    def ask(self, ids: RequestIds) -> Callable[[str, object], Any]:
+        """A request's result for what the checker learns (not a check): None for an error, no
+        answer or the budget spent (which stops the run)."""
+
+        def result(method: str, params: object) -> Any:
+            if self.report.stopped:
+                return None
+            try:
+                is_json, answer = self.endpoint.post(request_body(method, params, ids.take())).json()
+            except BudgetExhausted as exc:
+                self.stop(str(exc))
+                return None
+            except Unreachable:
+                return None
+            return answer.get("result") if is_json and isinstance(answer, dict) else None
+
+        return result
+
     def absent_height(self, facts: EndpointFacts, ids: RequestIds) -> int | None:
         """A height below the final block that has no block: below genesis if genesis is above
         0, else a skipped height found by walking back from the final block."""
@@ -197,6 +219,9 @@ def run_conformance(options: Options) -> Report:
         for probe, why_not in bad_request_probes(facts, ids):
             run.probe(probe, why_not)
         for probe, why_not in extension_probes(facts, ids):  # beyond interface 1.2.14
+            run.probe(probe, why_not)
+        learn_chain_reads(facts, run.ask(ids))
+        for probe, why_not in chain_read_probes(facts, ids):
             run.probe(probe, why_not)
         report.requests, report.retries = endpoint.requests, endpoint.retries
     if options.spec is not None and undescribed_methods():

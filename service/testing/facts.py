@@ -1,6 +1,7 @@
 """Facts about the chain a test server serves, read from its store: what a client test can
 ask for and compare with (heights, hashes, accounts, their access keys, contract code hashes,
-and ones that do not exist). A fork's are asked of the server instead (`read_served_facts`)."""
+chunks, transactions and receipts, and ones that do not exist). A fork's are asked of the server
+instead (`read_served_facts`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,13 @@ import httpx
 
 from nearrpc.store import ACCOUNTS_CHOSEN, ChainReader, StoredBlock, StoreLocation, describe_location, open_store
 from nearrpc.store.held import held_account
+from nearrpc.testing.transaction_facts import (
+    ChunkFact,
+    ReceiptFact,
+    TransactionFact,
+    served_transaction_facts,
+    stored_transaction_facts,
+)
 
 # Heights below the head that block_heights / skipped_heights cover at most (big recordings).
 HEIGHT_SPAN = 100_000
@@ -46,6 +54,15 @@ class ChainFacts:
     # a height below the head without a block (UNKNOWN_BLOCK, HTTP 422): the lowest skipped
     # height known, else the height below a genesis above 0; None when the chain shows neither
     absent_height: int | None = None
+    # the new chunks of the blocks `block_heights` covers, (height, shard_id, chunk_hash), by
+    # height and shard: what `chunk` answers by hash, or by the block at that height and the shard
+    chunks: tuple[ChunkFact, ...] = ()
+    # the transactions those chunks included, (tx_hash, signer_id, height), by height and hash:
+    # what `tx` and `EXPERIMENTAL_tx_status` answer for that hash and signer
+    transactions: tuple[TransactionFact, ...] = ()
+    # the receipts those transactions led to, (receipt_id, receiver_id, tx_hash), each
+    # transaction's in its receipts_outcome order: what `EXPERIMENTAL_receipt` answers
+    receipts: tuple[ReceiptFact, ...] = ()
 
 
 def _absent_height(skipped: list[int] | tuple[int, ...], genesis_height: int) -> int | None:
@@ -157,6 +174,7 @@ def read_chain_facts(store: StoreLocation) -> ChainFacts:
         authors = [str(json.loads(b.view_json)["author"]) for b in (head, final)]
         accounts = _existing_accounts(reader, genesis, authors, final.height)
         skipped = sorted(set(range(first, head.height + 1)) - set(heights))
+        happened = stored_transaction_facts(reader, first)
         return ChainFacts(
             chain_id=str(genesis["chain_id"]),
             genesis_height=int(genesis["genesis_height"]),
@@ -180,6 +198,9 @@ def read_chain_facts(store: StoreLocation) -> ChainFacts:
             contract_code_hashes=tuple(sorted(code_hash for code_hash, _ in reader.iter_contract_codes())),
             contracts=_contracts(reader, final.height),
             absent_height=_absent_height(skipped, int(genesis["genesis_height"])),
+            chunks=happened.chunks,
+            transactions=happened.transactions,
+            receipts=happened.receipts,
         )
     finally:
         reader.close()
@@ -277,7 +298,9 @@ def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
     `near_final_*` and `final_*` are the head's `last_ds_final_block` and `last_final_block`, which
     `near-final` and `final` name. What differs from a store's facts: `block_heights` and
     `skipped_heights` cover the final block up to the head only (`FORK_WALK` blocks at most), and
-    `contract_code_hashes` the code of `accounts` only."""
+    so do `chunks`; `transactions` (and their `receipts`) are those of the final block, ten at
+    most (each chunk and transaction asked of the server);
+    `contract_code_hashes` holds the code of `accounts` only."""
     with httpx.Client(timeout=timeout) as client:
         rpc = _Rpc(client, url)
         genesis = rpc.found("genesis_config", None)
@@ -318,6 +341,7 @@ def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
             and rpc.result("EXPERIMENTAL_view_code", {"account_id": name, "block_id": at_final},
                            absent=("NO_CONTRACT_CODE",)) is not None
         }  # fmt: skip
+        happened = served_transaction_facts(rpc.found, rpc.result, heights, int(final["header"]["height"]))
         return ChainFacts(
             chain_id=str(genesis["chain_id"]),
             genesis_height=int(genesis["genesis_height"]),
@@ -340,4 +364,7 @@ def read_served_facts(url: str, *, timeout: float = 60.0) -> ChainFacts:
             absent_height=_served_absent_height(
                 rpc, skipped, int(genesis["genesis_height"]), int(final["header"]["height"])
             ),
+            chunks=happened.chunks,
+            transactions=happened.transactions,
+            receipts=happened.receipts,
         )

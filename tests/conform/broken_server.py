@@ -101,6 +101,24 @@ def _client_config_with_empty_object(request: dict[str, Any], answer: dict[str, 
     return request.get("method") == "client_config" and _params(request) == {}
 
 
+def _legacy_tx(request: dict[str, Any], answer: dict[str, Any]) -> bool:
+    return request.get("method") == "tx" and isinstance(_params(request), list) and "result" in answer
+
+
+def _with_receipts(answer: dict[str, Any]) -> None:
+    answer["result"]["receipts"] = []  # EXPERIMENTAL_tx_status's shape, where `tx` has none
+
+
+def _chunk_by_height(request: dict[str, Any], answer: dict[str, Any]) -> bool:
+    params = _params(request)
+    return (request.get("method") == "chunk" and isinstance(params, dict)
+            and isinstance(params.get("block_id"), int) and "result" in answer)  # fmt: skip
+
+
+def _another_shard(answer: dict[str, Any]) -> None:
+    answer["result"]["header"]["shard_id"] += 1
+
+
 DEFECTS = (
     Defect("block", "block_id height", "result.header.hash", "missing required", _block_by_height,
            _drop_header_hash),
@@ -114,6 +132,9 @@ DEFECTS = (
            _renamed_cause),
     Defect("(endpoint)", "unknown method", "HTTP status", "breaks nearcore's rule", _unknown_method, _ok_status),
     Defect("client_config", "params {}", "body", "not JSON-RPC", _client_config_with_empty_object, _html_page),
+    Defect("tx", "[hash, sender]", "result.receipts", "contradicts the request", _legacy_tx, _with_receipts),
+    Defect("chunk", "{block_id height, shard_id}", "result.header.shard_id", "contradicts the request",
+           _chunk_by_height, _another_shard),
 )
 
 

@@ -36,7 +36,10 @@ def test_this_service_conforms_to_its_own_openrpc_document(server: LiveServer) -
     assert code == 0, json.dumps(report, indent=1)[:3000]
     assert report["spec"] == "openrpc.json" and report["interface_version"] == "1.2.14"
     assert set(rows(report)) == FORMS | BAD_REQUESTS  # every check runs, as with spec/openapi.json
-    assert {row["outcome"] for row in report["checks"]} == {"pass"}
+    # validators by the final block's height: VALIDATOR_INFO_UNAVAILABLE (a note) unless it ends its epoch
+    by_block = ("validators", "{block_id} final height")
+    assert {row["outcome"] for key, row in rows(report).items() if key != by_block} == {"pass"}
+    assert rows(report)[by_block]["outcome"] in ("pass", "note")
     held = "openrpc.json is OpenRPC 1.3.2: every answer is held to its methods' result schemas"
     assert report["spec_notes"] == [held]
 
@@ -52,7 +55,13 @@ def test_nearcore_s_own_openrpc_document_finds_exactly_where_1_2_14_departs_from
     assert any("describes no errors" in note for note in notes)
     no_query = "nearcore-openrpc-2026-03-18.json does not describe query: answers held to nearcore's error rules only"
     assert no_query in notes
-    found = {(row["method"], v["path"]) for row in report["checks"] for v in row["violations"]}
+    every = {(row["method"], v["path"], v["kind"]) for row in report["checks"] for v in row["violations"]}
+    # its RpcTransactionResponse is a oneOf whose last shape, "Empty" ({final_execution_status}),
+    # every transaction status also fits: no answer of tx or EXPERIMENTAL_tx_status can match one
+    # shape only, nearcore's own included (a flaw of the document, not of the answers)
+    transactions = {(method, path, kind) for method, path, kind in every if method in ("tx", "EXPERIMENTAL_tx_status")}
+    assert transactions == {(method, "result", "no matching shape") for method in ("tx", "EXPERIMENTAL_tx_status")}
+    found = {(method, path) for method, path, _ in every if method not in ("tx", "EXPERIMENTAL_tx_status")}
     assert {method for method, _ in found} == {"genesis_config", "EXPERIMENTAL_protocol_config", "client_config"}
     assert {path for _, path in found} == DEPARTURES_1_2_14
     # the methods whose 1.2.14 answers its schemas describe pass: blocks, accounts, the extension

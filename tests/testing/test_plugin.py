@@ -64,6 +64,26 @@ def run_pytest(folder: Path, *args: str, env: dict[str, str] | None = None) -> s
     )
 
 
+def happened_on_the_sample(heights: range, served_final: int | None = None) -> tuple[list[list[Any]], ...]:
+    """The sample's new chunks and transactions at `heights`, with their receipts, as a store's
+    facts list them (JSON: lists) and in their order: chunks by height and shard, transactions by
+    height and hash, each one's receipts in its receipts_outcome order. As a fork's facts list
+    them (`served_final`: its final height): the transactions of the final block only, the first
+    ten, less those whose receipts ran above `heights` (a fork pinned there answers TIMEOUT_ERROR)."""
+    chain = sample_chain()
+    chunks = sorted([c.height, c.shard_id, c.chunk_hash] for c in chain.chunks if c.height in heights)
+    tx_heights = heights if served_final is None else range(served_final, served_final + 1)
+    transactions = sorted((t for t in chain.transactions if t.height in tx_heights),
+                          key=lambda t: (t.height, t.tx_hash))  # fmt: skip
+    if served_final is not None:
+        ran_at = {r.receipt_id: r.height for r in chain.receipts}
+        outcomes = {t.tx_hash: json.loads(t.view_json)["receipts_outcome"] for t in transactions}
+        transactions = [t for t in transactions[:10] if all(ran_at[o["id"]] in heights for o in outcomes[t.tx_hash])]
+    receipts = [[outcome["id"], outcome["outcome"]["executor_id"], t.tx_hash]
+                for t in transactions for outcome in json.loads(t.view_json)["receipts_outcome"]]  # fmt: skip
+    return chunks, [[t.tx_hash, t.signer_id, t.height] for t in transactions], receipts
+
+
 def test_the_plugin_is_registered_for_pytest() -> None:
     (entry,) = [e for e in metadata.entry_points(group="pytest11") if e.name == "nearrpc"]
     assert entry.value == "nearrpc.testing.plugin"
@@ -105,6 +125,8 @@ def test_a_session_serves_the_sample_chain_and_its_facts(tmp_path: Path) -> None
         [expected.contract_account, ["decrement", "get_num", "increment", "reset"]],
         [expected.token_account, ["ft_balance_of", "ft_metadata", "ft_total_supply", "ft_transfer"]],
     ]
+    assert facts["chunks"] and facts["transactions"] and facts["receipts"]
+    assert (facts["chunks"], facts["transactions"], facts["receipts"]) == happened_on_the_sample(range(0, 1 << 62))
 
     # stopped with the session, its log kept
     assert not Path(f"/proc/{served['pid']}").exists()
@@ -275,6 +297,11 @@ def test_a_suite_records_through_an_upstream_and_replays_the_cassette_without_it
     }
     assert facts["contract_code_hashes"] == []  # no validator has a contract
     assert facts["contracts"] == []  # a fork's facts name none (docs/CLIENT_TESTING.md)
+    # what happened in the stretch it walked (transactions: the final block's), each chunk and
+    # transaction asked through the fork
+    happened = happened_on_the_sample(window, facts["final_height"])
+    assert (facts["chunks"], facts["transactions"], facts["receipts"]) == happened
+    assert facts["transactions"], "the final block has no transaction"
 
     # a cassette replayed under another pinned height is refused in one line
     moved = run_pytest(tmp_path, "-o", f"nearrpc_fork_height={pinned + 1}", "-k", "facts",
