@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import hashlib
 
+from nearrpc.store import kept_receipt
+
 
 def _digest(*parts: bytes) -> str:
     """One SHA-256 over `parts`, each prefixed by its length (so no two lists of parts meet)."""
@@ -72,7 +74,7 @@ def call(account_id: str, method_name: str, args: bytes, block_hash: str) -> str
 
 
 def receipt(receipt_id: str) -> str:
-    return f"receipt/{receipt_id}"
+    return kept_receipt(receipt_id)
 
 
 def validators_current(epoch_id: str, height: int) -> str:

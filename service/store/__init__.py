@@ -38,7 +38,7 @@ from nearrpc.store.base import (
     WriteBatch,
     block_from_view,
 )
-from nearrpc.store.held import ACCOUNTS_CHOSEN, contract_state_not_held, held_account
+from nearrpc.store.held import ACCOUNTS_CHOSEN, contract_state_not_held, held_account, kept_receipt
 from nearrpc.store.locations import (
     StoreLocation,
     StoreMode,
@@ -81,6 +81,7 @@ __all__ = [
     "describe_location",
     "held_account",
     "is_file_location",
+    "kept_receipt",
     "open_store",
     "upgrade_store",
 ]

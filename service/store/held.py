@@ -30,3 +30,10 @@ def held_account(account_id: str) -> str:
 def contract_state_not_held(account_id: str, height: int) -> str:
     """The mark of a held account whose contract state at `height` the recording could not get."""
     return f"contract-state/not-held/{account_id}/{height}"
+
+
+def kept_receipt(receipt_id: str) -> str:
+    """The kept answer (`WriteBatch.put_kept_answer`) of a receipt a fork fetched by id: its
+    upstream's EXPERIMENTAL_receipt answer, which does not say in which block the receipt ran, so
+    it cannot be a receipt row. Every reader serves it, a plain `serve` of a fork's store too."""
+    return f"receipt/{receipt_id}"

@@ -5,6 +5,7 @@ to upstream 1.2.13's schemas."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,9 @@ import orjson
 import pytest
 
 from nearrpc.sample import build_sample_store
+from nearrpc.sample.build import sample_chain, write_chain
 from nearrpc.spec import validate_component
+from nearrpc.store import open_store
 from tests.support.live_server import running_server
 from tests.support.read_rows import SIGNER, ReadRows, fake_hash, write_read_rows
 from tests.support.rpc import Answer, call, checked
@@ -92,14 +95,10 @@ def test_a_block_whose_shard_had_no_new_chunk_answers_the_previous_chunk(
 
 
 def test_chunk_errors(served: tuple[httpx.Client, ReadRows], reference: Path) -> None:
-    http, rows = served
+    http = served[0]
     error = _error(_answered(reference, http, "chunk", {"chunk_id": UNKNOWN}), "UNKNOWN_CHUNK", 200)
     assert error["cause"]["info"] == {"chunk_hash": UNKNOWN}
     assert error["data"] == f"Chunk Missing (unavailable on the node): ChunkHash(`{UNKNOWN}`) \n Cause: Unknown"
-    # a block whose chunk for the shard is not stored: the chunk its header names is unknown
-    header = next(h for h in orjson.loads(rows.block_at(13).view_json)["chunks"] if h["shard_id"] == 1)
-    error = _error(_answered(reference, http, "chunk", [[13, 1]]), "UNKNOWN_CHUNK", 200)
-    assert error["cause"]["info"] == {"chunk_hash": header["chunk_hash"]}
     error = _error(_answered(reference, http, "chunk", {"block_id": 12, "shard_id": 9}), "INVALID_SHARD_ID", 200)
     assert (error["cause"]["info"], error["data"]) == ({"shard_id": 9}, "Shard id 9 does not exist")
     # a skipped height below the head: 422, as for every UNKNOWN_BLOCK by such a height
@@ -109,6 +108,25 @@ def test_chunk_errors(served: tuple[httpx.Client, ReadRows], reference: Path) ->
     error = _error(_answered(reference, http, "chunk", {"block_id": UNKNOWN, "shard_id": 0}), "UNKNOWN_BLOCK", 200)
     assert error["data"] == f"DB Not Found Error: BLOCK: {UNKNOWN} \n Cause: Unknown"
     _error(_answered(reference, http, "chunk", {"block_id": 10**6, "shard_id": 0}), "UNKNOWN_BLOCK", 200)
+
+
+def test_a_block_whose_chunk_is_not_stored_answers_the_chunk_its_header_names_as_unknown(
+    tmp_path: Path, reference: Path
+) -> None:
+    # A store with the sample's blocks but none of its chunk records (a recording of blocks only):
+    # the block is found, the chunk its header names for the shard is not.
+    chain = dataclasses.replace(sample_chain(), chunks=())
+    with open_store(tmp_path / "store.sqlite", "write") as writer:
+        write_chain(writer, chain)
+    block = next(b for b in chain.blocks if b.height == 13)
+    header = next(h for h in orjson.loads(block.view_json)["chunks"] if h["shard_id"] == 1)
+    with (
+        running_server(tmp_path / "store.sqlite", tmp_path / "server.log") as live,
+        httpx.Client(base_url=live.url) as http,
+    ):
+        for params in ([[13, 1]], {"block_id": 13, "shard_id": 1}, {"chunk_id": header["chunk_hash"]}):
+            error = _error(_answered(reference, http, "chunk", params), "UNKNOWN_CHUNK", 200)
+            assert error["cause"]["info"] == {"chunk_hash": header["chunk_hash"]}
 
 
 @pytest.mark.parametrize(

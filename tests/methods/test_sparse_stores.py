@@ -180,7 +180,10 @@ def large_state(tmp_path_factory: pytest.TempPathFactory, sample_store: Path) ->
 
 
 def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
-    http: httpx.Client, genesis_only: httpx.Client, empty: httpx.Client, damaged: httpx.Client,
+    http: httpx.Client,
+    genesis_only: httpx.Client,
+    empty: httpx.Client,
+    damaged: httpx.Client,
     large_state: httpx.Client,
 ) -> None:
     """The README's cause table is the catalogue (tests/methods/test_errors.py); here each
@@ -240,11 +243,10 @@ def test_every_cause_the_catalogue_lists_is_answered_to_some_input(
             large_state, {"account_id": "large.localnet", **prefix, "finality": "final"},
         ),
         ("EXPERIMENTAL_view_state", Cause.INTERNAL_ERROR): (damaged, {**account, **prefix, "finality": "final"}),
-        # issue 30's reads, on the sample chain alone (no chunk, transaction, receipt or
-        # validators record stored)
+        # issue 30's reads: hashes and ids the sample chain does not hold
         ("chunk", Cause.UNKNOWN_BLOCK): (http, {"block_id": 10**9, "shard_id": 0}),
         ("chunk", Cause.INVALID_SHARD_ID): (http, {"block_id": 10, "shard_id": 99}),
-        ("chunk", Cause.UNKNOWN_CHUNK): (http, {"block_id": 10, "shard_id": 0}),
+        ("chunk", Cause.UNKNOWN_CHUNK): (http, {"chunk_id": "1" * 32}),
         ("chunk", Cause.INTERNAL_ERROR): (damaged, {"block_id": 10, "shard_id": 0}),
         ("tx", Cause.UNKNOWN_TRANSACTION): (http, {**transaction, "wait_until": "NONE"}),
         ("tx", Cause.TIMEOUT_ERROR): (http, transaction),

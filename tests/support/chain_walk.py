@@ -85,8 +85,8 @@ def _reachable(status: dict[str, Any]) -> list[str]:
 
 
 class _Walker:
-    def __init__(self, rpc: _Rpc, walk: Walk, receipts: bool) -> None:
-        self.rpc, self.walk, self.receipts = rpc, walk, receipts
+    def __init__(self, rpc: _Rpc, walk: Walk) -> None:
+        self.rpc, self.walk = rpc, walk
         self.heights: dict[str, int] = {}  # block hash -> height, of every block met
 
     def height_of(self, block_hash: str) -> int:
@@ -115,7 +115,7 @@ class _Walker:
         _expect(by_hash["header"] == chunk_header, f"chunk {chunk_hash}: its header differs from block {height}'s")
         _expect(chunk_header["height_included"] == height, f"new chunk {chunk_hash} included at another height")
         self.walk.chunks.append(chunk_hash)
-        for receipt in by_hash["receipts"] if self.receipts else ():
+        for receipt in by_hash["receipts"]:
             stored = self.rpc.result("EXPERIMENTAL_receipt", {"receipt_id": receipt["receipt_id"]})
             _expect(stored == receipt, f"chunk {chunk_hash}: receipt {receipt['receipt_id']} answers otherwise")
         for transaction in by_hash["transactions"]:
@@ -126,10 +126,14 @@ class _Walker:
         answers the chunk the block's header names), included below this block."""
         shard_id = chunk_header["shard_id"]
         chunk = self.rpc.result("chunk", {"block_id": block_header["hash"], "shard_id": shard_id})
-        _expect(chunk["header"]["chunk_hash"] == chunk_header["chunk_hash"],
-                f"block {block_header['height']} shard {shard_id}: not the chunk its header names")
-        _expect(chunk["header"]["height_included"] < block_header["height"],
-                f"block {block_header['height']} shard {shard_id}: a chunk not new is included at its height")
+        _expect(
+            chunk["header"]["chunk_hash"] == chunk_header["chunk_hash"],
+            f"block {block_header['height']} shard {shard_id}: not the chunk its header names",
+        )
+        _expect(
+            chunk["header"]["height_included"] < block_header["height"],
+            f"block {block_header['height']} shard {shard_id}: a chunk not new is included at its height",
+        )
         self.walk.old_chunks.append(chunk_header["chunk_hash"])
 
     def transaction(self, transaction: dict[str, Any], block_header: dict[str, Any]) -> None:
@@ -141,8 +145,10 @@ class _Walker:
         status = self.rpc.result("EXPERIMENTAL_tx_status", named)
         legacy = self.rpc.result("EXPERIMENTAL_tx_status", [tx_hash, signer])
         _expect(legacy == status, f"EXPERIMENTAL_tx_status {tx_hash}: [hash, signer] answers otherwise")
-        _expect({k: v for k, v in status.items() if k != "receipts"} == answer,
-                f"tx {tx_hash}: answers otherwise than EXPERIMENTAL_tx_status without its receipts")
+        _expect(
+            {k: v for k, v in status.items() if k != "receipts"} == answer,
+            f"tx {tx_hash}: answers otherwise than EXPERIMENTAL_tx_status without its receipts",
+        )
         _expect(answer["transaction"] == transaction, f"tx {tx_hash}: another transaction than the chunk's")
         executed = answer["final_execution_status"]
         _expect(executed in EXECUTED_STATUSES, f"tx {tx_hash}: final_execution_status {executed}")
@@ -157,37 +163,42 @@ class _Walker:
     def transaction_receipts(self, status: dict[str, Any], transaction: dict[str, Any], height: int) -> None:
         tx_hash = transaction["hash"]
         order = _reachable(status)
-        _expect(sorted(order) == sorted(o["id"] for o in status["receipts_outcome"]),
-                f"tx {tx_hash}: receipts_outcome holds outcomes its receipts do not lead to")
+        _expect(
+            sorted(order) == sorted(o["id"] for o in status["receipts_outcome"]),
+            f"tx {tx_hash}: receipts_outcome holds outcomes its receipts do not lead to",
+        )
         listed = {r["receipt_id"]: r for r in status["receipts"]}
         _expect(set(listed) <= set(order), f"tx {tx_hash}: receipts lists receipts its outcomes do not name")
         outcomes = {o["id"]: o for o in status["receipts_outcome"]}
         for index, receipt_id in enumerate(order):
             executed = outcomes[receipt_id]
-            _expect(self.height_of(executed["block_hash"]) >= height,
-                    f"receipt {receipt_id}: executed below the block that included its transaction")
+            _expect(
+                self.height_of(executed["block_hash"]) >= height,
+                f"receipt {receipt_id}: executed below the block that included its transaction",
+            )
             if receipt_id not in self.walk.receipts:
                 self.walk.receipts.append(receipt_id)
-            if not self.receipts:
-                continue
             receipt = self.rpc.result("EXPERIMENTAL_receipt", {"receipt_id": receipt_id})
             _expect(receipt["receipt_id"] == receipt_id, f"receipt {receipt_id} answers {receipt['receipt_id']}")
             _expect(listed.get(receipt_id, receipt) == receipt, f"tx {tx_hash}: receipt {receipt_id} differs")
-            _expect(executed["outcome"]["executor_id"] == receipt["receiver_id"],
-                    f"receipt {receipt_id}: executed by another than its receiver")
+            _expect(
+                executed["outcome"]["executor_id"] == receipt["receiver_id"],
+                f"receipt {receipt_id}: executed by another than its receiver",
+            )
             if index == 0:  # the transaction's own receipt: from its signer to its receiver
-                _expect((receipt["predecessor_id"], receipt["receiver_id"])
-                        == (transaction["signer_id"], transaction["receiver_id"]),
-                        f"tx {tx_hash}: its first receipt is not from its signer to its receiver")
+                _expect(
+                    (receipt["predecessor_id"], receipt["receiver_id"])
+                    == (transaction["signer_id"], transaction["receiver_id"]),
+                    f"tx {tx_hash}: its first receipt is not from its signer to its receiver",
+                )
 
 
-def walk_chain(url: str, heights: Iterable[int], *, receipts: bool = True, timeout: float = 30.0) -> Walk:
+def walk_chain(url: str, heights: Iterable[int], *, timeout: float = 30.0) -> Walk:
     """Walk the blocks at `heights` of the server at `url` (its JSON-RPC endpoint, `/`);
-    raises WalkError at the first answer that does not fit. `receipts=False` leaves out the
-    EXPERIMENTAL_receipt requests (the outcomes' receipt ids are still followed and checked)."""
+    raises WalkError at the first answer that does not fit."""
     walk = Walk()
     with httpx.Client(timeout=timeout) as client:
-        walker = _Walker(_Rpc(client, url, walk), walk, receipts)
+        walker = _Walker(_Rpc(client, url, walk), walk)
         for height in heights:
             walker.block(height)
     return walk
