@@ -16,7 +16,7 @@ import pytest
 from nearrpc.sample import build_sample_store
 from nearrpc.spec import validate_component
 from tests.support.live_server import running_server
-from tests.support.read_rows import ReadRows, fake_hash, write_read_rows
+from tests.support.read_rows import ReadRows, fake_hash, serving_read_rows
 from tests.support.rpc import Answer, call, checked
 from tests.support.upstream_schema import check_upstream
 
@@ -25,14 +25,8 @@ pytestmark = pytest.mark.live
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, ReadRows]]:
-    folder = tmp_path_factory.mktemp("validators")
-    build_sample_store(folder / "store.sqlite")
-    rows = write_read_rows(folder / "store.sqlite")
-    with (
-        running_server(folder / "store.sqlite", folder / "server.log") as live,
-        httpx.Client(base_url=live.url) as http,
-    ):
-        yield http, rows
+    with serving_read_rows(tmp_path_factory.mktemp("validators")) as served:
+        yield served
 
 
 def _answered(reference: Path, http: httpx.Client, method: str, params: Any) -> Answer:

@@ -13,15 +13,19 @@ there). Every epoch gets a validators record, as of its last block (the head's f
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import based58
+import httpx
 import orjson
 
-from nearrpc.sample import sample_chain
+from nearrpc.sample import build_sample_store, sample_chain
 from nearrpc.store import StoredBlock, StoredChunk, StoredReceipt, StoredTransaction, StoredValidators, open_store
+from tests.support.live_server import running_server
 
 SIGNER = "alice.localnet"
 RECEIVER = "bob.localnet"
@@ -212,3 +216,16 @@ def write_read_rows(store: Path | str) -> ReadRows:
             records.append(StoredValidators(epoch_id, members[-1].height, orjson.dumps(view)))
             batch.put_validators(records[-1])
     return ReadRows(tuple(transfers), tuple(records), blocks)
+
+
+@contextmanager
+def serving_read_rows(folder: Path) -> Iterator[tuple[httpx.Client, ReadRows]]:
+    """A real server over a store in `folder` holding the sample chain plus these rows, and a
+    client of it; what was written."""
+    build_sample_store(folder / "store.sqlite")
+    rows = write_read_rows(folder / "store.sqlite")
+    with (
+        running_server(folder / "store.sqlite", folder / "server.log") as live,
+        httpx.Client(base_url=live.url) as http,
+    ):
+        yield http, rows
