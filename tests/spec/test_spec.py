@@ -40,7 +40,7 @@ def test_exactly_the_methods_and_the_shared_endpoint() -> None:
     assert set(spec_sync.METHODS) == set(METHODS)
     assert spec_sync.SERVICE_METHODS == ("rpc.discover",)  # spec/DEVIATIONS.md, overlay ext-rpc-discover
     for path, item in paths.items():
-        assert set(item) == ({"post", "get"} if path == "/status" else {"post"}), path  # wire-get-status
+        assert set(item) == ({"post", "get"} if path in ("/status", "/health") else {"post"}), path  # wire-get-*
 
 
 def test_every_schema_is_reachable_from_the_methods() -> None:
