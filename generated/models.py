@@ -1228,19 +1228,19 @@ class RpcStateChangesErrorUNKNOWNBLOCKInfo(BaseModel):
 
 class RpcStateChangesInBlockByTypeRequest6(BaseModel):
     finality: Finality
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["account_changes"]
 
 
 class RpcStateChangesInBlockByTypeRequest8(BaseModel):
     finality: Finality
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["all_access_key_changes"]
 
 
 class RpcStateChangesInBlockByTypeRequest9(BaseModel):
     finality: Finality
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["contract_code_changes"]
 
 
@@ -3884,31 +3884,31 @@ class RpcStateChangesErrorSHARDNOTAPPLIEDInfo(BaseModel):
 
 class RpcStateChangesInBlockByTypeRequest1(BaseModel):
     block_id: BlockId
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["account_changes"]
 
 
 class RpcStateChangesInBlockByTypeRequest2(BaseModel):
     block_id: BlockId
     changes_type: Literal["single_access_key_changes"]
-    keys: list[AccountWithPublicKey]
+    keys: Annotated[list[AccountWithPublicKey], Field(max_length=1000)]
 
 
 class RpcStateChangesInBlockByTypeRequest3(BaseModel):
     block_id: BlockId
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["all_access_key_changes"]
 
 
 class RpcStateChangesInBlockByTypeRequest4(BaseModel):
     block_id: BlockId
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["contract_code_changes"]
 
 
 class RpcStateChangesInBlockByTypeRequest5(BaseModel):
     block_id: BlockId
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["data_changes"]
     key_prefix_base64: StoreKey
 
@@ -3916,43 +3916,43 @@ class RpcStateChangesInBlockByTypeRequest5(BaseModel):
 class RpcStateChangesInBlockByTypeRequest7(BaseModel):
     finality: Finality
     changes_type: Literal["single_access_key_changes"]
-    keys: list[AccountWithPublicKey]
+    keys: Annotated[list[AccountWithPublicKey], Field(max_length=1000)]
 
 
 class RpcStateChangesInBlockByTypeRequest10(BaseModel):
     finality: Finality
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["data_changes"]
     key_prefix_base64: StoreKey
 
 
 class RpcStateChangesInBlockByTypeRequest11(BaseModel):
     sync_checkpoint: SyncCheckpoint
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["account_changes"]
 
 
 class RpcStateChangesInBlockByTypeRequest12(BaseModel):
     sync_checkpoint: SyncCheckpoint
     changes_type: Literal["single_access_key_changes"]
-    keys: list[AccountWithPublicKey]
+    keys: Annotated[list[AccountWithPublicKey], Field(max_length=1000)]
 
 
 class RpcStateChangesInBlockByTypeRequest13(BaseModel):
     sync_checkpoint: SyncCheckpoint
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["all_access_key_changes"]
 
 
 class RpcStateChangesInBlockByTypeRequest14(BaseModel):
     sync_checkpoint: SyncCheckpoint
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["contract_code_changes"]
 
 
 class RpcStateChangesInBlockByTypeRequest15(BaseModel):
     sync_checkpoint: SyncCheckpoint
-    account_ids: list[AccountId]
+    account_ids: Annotated[list[AccountId], Field(max_length=1000)]
     changes_type: Literal["data_changes"]
     key_prefix_base64: StoreKey
 

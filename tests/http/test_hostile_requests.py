@@ -172,3 +172,26 @@ def test_a_value_as_long_as_the_echo_limit_is_echoed_whole(served: Served) -> No
         assert _error_message(over) == (
             f'Failed parsing args: invalid value: "{"a" * 128}… (129 characters)", the Account ID is too long'
         )
+
+
+MAX_ASKED = 1000  # spec/openapi.json's maxItems on a changes request's lists (wire-changes-asked-count)
+
+
+@pytest.mark.parametrize("method", ["EXPERIMENTAL_changes", "changes"])
+def test_a_changes_request_asks_about_at_most_a_thousand_accounts_or_keys(served: Served, method: str) -> None:
+    """Each asked id is checked on the event loop: 100,000 of them (1.6 MB) held the server for
+    over a second. The longest list the spec allows is answered; one more is refused unread."""
+    key = {"account_id": "test.near", "public_key": "ed25519:" + "1" * 32}
+    with httpx.Client(base_url=served.url, timeout=60) as http:
+        for name, one, changes_type in (("account_ids", "test.near", "account_changes"),
+                                        ("account_ids", "test.near", "data_changes"),
+                                        ("keys", key, "single_access_key_changes")):
+            request = {"changes_type": changes_type, "finality": "final", "key_prefix_base64": ""}
+            allowed = _rpc(http, method, {**request, name: [one] * MAX_ASKED})
+            assert allowed.status_code == 200 and "result" in allowed.json(), allowed.text[:300]
+            for count in (MAX_ASKED + 1, 100_000):
+                refused = _rpc(http, method, {**request, name: [one] * count})
+                assert refused.status_code == 400, (changes_type, count)
+                assert _error_message(refused) == (
+                    f"Failed parsing args: invalid length {count}, expected at most {MAX_ASKED} elements in `{name}`"
+                )
