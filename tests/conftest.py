@@ -63,11 +63,12 @@ def http(server: LiveServer) -> Iterator[httpx.Client]:
         yield client
 
 
-# Fixtures that drive a toolchain outside this Python: npm packages (near-api-js, tsc, the spec's
-# linters, the mock server) and the wheel installed into a fresh venv. A test using one is in the
-# `toolchain` tier, which ./check runs in a pytest run of its own after the rest (each reports its
-# time); the Chromium test is marked where it is written (tests/http/test_docs_page.py).
-TOOLCHAIN_FIXTURES = frozenset({"near_api_js", "node_tools", "lint_tools", "prism", "installed"})
+# Fixtures that drive a toolchain outside this Python: npm packages (near-api-js, tsc, the OpenRPC
+# generator and meta-schema, the spec's linters, the mock server) and the wheel installed into a
+# fresh venv. A test using one is in the `toolchain` tier, which `./check --all` runs in a pytest
+# run of its own after the rest (each reports its time); the Chromium test is marked where it is
+# written (tests/http/test_docs_page.py).
+TOOLCHAIN_FIXTURES = frozenset({"near_api_js", "node_tools", "node_modules", "lint_tools", "prism", "installed"})
 
 
 def pytest_itemcollected(item: pytest.Item) -> None:

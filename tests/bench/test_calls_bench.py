@@ -35,6 +35,7 @@ def _balance(store: Path, account: str) -> int:
 
 
 @pytest.mark.live
+@pytest.mark.deep  # a load generator against a server: a scenario
 @pytest.mark.long(0.4)  # a sample store, a server, 9 short wrk runs: started first (tests/conftest.py)
 def test_calls_bench_prints_rows_goals_and_the_answers_it_measured(sample_store: Path) -> None:
     ensure_package("wrk", lambda: shutil.which("wrk"))

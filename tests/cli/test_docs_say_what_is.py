@@ -48,7 +48,7 @@ def test_import_genesis_help_names_every_record_kind_it_keeps() -> None:
 
 
 def test_the_readme_names_the_reference_data_variable_beside_the_test_command() -> None:
-    check = README.index("./check\n```")
+    check = README.index("./check --all\n```")
     assert "NEARRPC_REFERENCE_DIR" in README[check : check + 1200]
 
 

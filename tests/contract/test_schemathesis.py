@@ -5,7 +5,9 @@ Three passes of `schemathesis run spec/openapi.json` as subprocesses over HTTP a
 each with a fixed seed and no example database, so a run is reproducible, and each bounded by
 its number of cases (`--max-examples` per operation), never by seconds: on a loaded machine a
 pass takes longer and still checks every case (a 600 s cap once failed a pass of 5,798 cases
-with no failure). Each pass is one test per operation of the spec (see OPERATIONS):
+with no failure). Each pass is a few tests, each one schemathesis run over a group of the spec's
+operations (STEERED_GROUPS, UNSTEERED_GROUPS); together they cover every operation. These are the `deep` tier's
+(`./check --all`):
 
 * the steered pass: the configuration tests/contract/schemathesis.toml and the hooks
   tests/contract/hooks.py, which steer cases towards the stored blocks and accounts, with many
@@ -42,7 +44,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,8 @@ from tests.support.backends import store_on
 from tests.support.http_stub import StubHandler, serving_stub
 from tests.support.live_server import LiveServer, running_server
 from tests.support.sample_facts import sample_facts
+
+pytestmark = pytest.mark.deep  # fuzzing passes: ./check --all runs them
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -130,7 +134,7 @@ def inputless_operations() -> set[str]:
 def run_and_check(
     request: pytest.FixtureRequest,
     tmp_path: Path,
-    operation: str,
+    operations: tuple[str, ...],
     *,
     options: list[str],
     env: dict[str, str],
@@ -138,12 +142,12 @@ def run_and_check(
     max_examples: int,
     min_fuzzing_cases: int,
 ) -> RunSummary:
-    """Run one pass over one operation, leave its summary for the terminal, and hold it to
-    finding nothing."""
+    """Run one pass over `operations`, leave its summary for the terminal, and hold it to
+    finding nothing, with every operation drawn as the pass asks."""
     reports = tmp_path / "reports"
     command = [
         *schemathesis_command(), *options,
-        "--include-name", operation,
+        *(option for operation in operations for option in ("--include-name", operation)),
         "--seed", str(seed),
         "--generation-database", "none",
         "--max-examples", str(max_examples),
@@ -178,82 +182,105 @@ def run_and_check(
     assert junit, "schemathesis wrote no JUnit report"
     assert summary.failures == 0 and not summary.errors, run.stdout[-20000:]
     assert run.returncode == 0, run.stdout[-20000:] + run.stderr
-    assert set(summary.operations) == {operation}
-    drawn = summary.operations[operation]
-    if operation in inputless_operations():
-        assert drawn.cases >= 1, operation
-        return summary
+    assert set(summary.operations) == set(operations)
     config = options[options.index("--config-file") + 1] if "--config-file" in options else None
     caps = example_caps(Path(config)) if config else {}
-    # an operation the configuration caps is held to its cap (rpc.discover: one answer)
-    least = min(min_fuzzing_cases, caps.get(operation, min_fuzzing_cases))
-    assert drawn.by_phase["fuzzing"] >= least, operation
     phases = options[options.index("--phases") + 1] if "--phases" in options else "coverage"
-    assert drawn.by_phase["coverage"] > 0 or "coverage" not in phases, operation
-    assert drawn.by_mode["positive"] > 0 and drawn.by_mode["negative"] > 0, operation
+    for operation in operations:
+        drawn = summary.operations[operation]
+        if operation in inputless_operations():
+            assert drawn.cases >= 1, operation
+            continue
+        # an operation the configuration caps is held to its cap (rpc.discover: one answer)
+        least = min(min_fuzzing_cases, caps.get(operation, min_fuzzing_cases))
+        assert drawn.by_phase["fuzzing"] >= least, operation
+        assert drawn.by_phase["coverage"] > 0 or "coverage" not in phases, operation
+        assert drawn.by_mode["positive"] > 0 and drawn.by_mode["negative"] > 0, operation
     return summary
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def twin(
     sample_store: Path, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LiveServer]:
     """A server over the sample chain copied into PostgreSQL, beside the suite's SQLite one; one
-    per worker for all the steered pass's operations."""
+    per worker for all the steered pass's groups (a module-scoped one was started again each
+    time the long-first order moved a worker between modules)."""
     log = tmp_path_factory.mktemp("twin") / "twin.log"
     with running_server(store_on("postgresql", sample_store, request), log) as live:
         yield live
 
 
-# Each pass runs as one schemathesis run per operation (`--include-name`), so xdist spreads a
-# pass over its workers instead of one worker carrying it whole (the steered pass alone was the
-# suite's critical path). Same seed, example count and checks per operation, and the start of a
-# run costs about a second. A run of one operation draws its coverage and fuzzing phases' case
-# counts as the whole spec's run did, but not byte for byte the same cases (the positive/negative
-# mix moves a little), and its examples phase sends a few cases fewer on some operations (3 to 7
-# on the hash- and key-taking ones, compared 2026-11-26 on the plain and bare passes).
-OPERATIONS = sorted(spec_operations())
+OPERATIONS = tuple(sorted(spec_operations()))
+
+# Seconds one run of an operation took where it stands out (the steered pass, from `pytest
+# --durations` on a 2-core machine, 2026-11-26); the rest took about `default`. They only balance
+# the groups and hand the longest out first.
+STEERED_SECONDS = {
+    "POST /": 70, "POST /EXPERIMENTAL_view_access_key": 45, "POST /EXPERIMENTAL_view_account": 33,
+    "POST /EXPERIMENTAL_changes": 33, "POST /changes": 27, "POST /query": 27,
+    "POST /EXPERIMENTAL_call_function": 26, "POST /EXPERIMENTAL_view_state": 19, "POST /EXPERIMENTAL_tx_status": 19,
+    "POST /EXPERIMENTAL_view_access_key_list": 19, "POST /EXPERIMENTAL_view_code": 18, "POST /tx": 17, "default": 9,
+}  # fmt: skip
+UNSTEERED_SECONDS = {
+    "POST /": 60, "POST /query": 17, "POST /changes": 12, "POST /EXPERIMENTAL_changes": 12, "default": 5,
+}  # fmt: skip
+STEERED_GROUPS = 3
 
 
-# Minutes a pass's test of an operation takes where it stands out; the rest take about `default`.
-# The `long` marker hands the longest out first (tests/conftest.py), so they start at once and the
-# short ones fill in around them. Shares measured on a loaded machine, scaled to the old totals.
-STEERED_MINUTES = {"POST /EXPERIMENTAL_view_access_key": 2.5, "POST /": 2.0, "POST /query": 1.3, "default": 0.5}
-UNSTEERED_MINUTES = {"POST /": 0.8, "POST /EXPERIMENTAL_view_access_key": 0.5, "POST /query": 0.5, "default": 0.2}
+def balanced_groups(operations: tuple[str, ...], seconds: Mapping[str, float], count: int) -> list[tuple[str, ...]]:
+    """`operations` in at most `count` groups of about equal time: each, longest first, joins the
+    group with the least so far."""
+    groups: list[list[str]] = [[] for _ in range(count)]
+    loads = [0.0] * count
+    for operation in sorted(operations, key=lambda name: (-seconds.get(name, seconds["default"]), name)):
+        lightest = loads.index(min(loads))
+        groups[lightest].append(operation)
+        loads[lightest] += seconds.get(operation, seconds["default"])
+    return [tuple(sorted(group)) for group in groups if group]
 
 
-def _operations(minutes: dict[str, float]) -> list[Any]:
-    """OPERATIONS as parameters, each marked `long` by its share, named without spaces."""
+# A pass runs as a few schemathesis runs, each over a group of operations (`--include-name`,
+# repeated), so xdist spreads a pass over its workers, and each run builds its strategies (the
+# CryptoHash pattern's alone take seconds, launcher.py) and starts once for many operations. One
+# run per operation had cost 84 runs' starts and builds: the bare pass took 291 s of the suite's
+# time so, and 95 s as one run. Same seed, example count and checks per operation. A run draws
+# each operation's coverage and fuzzing case counts as a run of the whole spec does, but not byte
+# for byte the same cases (the positive/negative mix moves a little with the group).
+def _groups_as_params(groups: list[tuple[str, ...]], seconds: Mapping[str, float]) -> list[Any]:
+    """Groups as parameters, each marked `long` by its minutes, named by its first operation."""
     return [
         pytest.param(
-            operation,
-            marks=pytest.mark.long(minutes.get(operation, minutes["default"])),
-            id=operation.replace(" ", ""),  # "POST/block"
+            group,
+            marks=pytest.mark.long(sum(seconds.get(name, seconds["default"]) for name in group) / 60),
+            id=f"{group[0].replace(' ', '')}+{len(group) - 1}",  # "POST/block+8": POST /block and 8 more
         )
-        for operation in OPERATIONS
+        for group in groups
     ]
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("operation", _operations(STEERED_MINUTES))
+@pytest.mark.parametrize("operations", _groups_as_params(balanced_groups(OPERATIONS, STEERED_SECONDS, STEERED_GROUPS),
+                                                         STEERED_SECONDS))
 @pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # the twin is the PostgreSQL one
 def test_schemathesis_finds_no_failure(
-    server: LiveServer, twin: LiveServer, operation: str, tmp_path: Path, request: pytest.FixtureRequest
+    server: LiveServer, twin: LiveServer, operations: tuple[str, ...], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """The steered pass: this project's configuration and hooks, many examples, on both backends."""
     options = ["--config-file", str(CONFIG), "run", str(SPEC), "--url", server.url, "--mode", "all"]
     summary = run_and_check(
         request,
         tmp_path,
-        operation,
+        operations,
         options=options,
         env={**hooks_environment(), TWIN_URL_ENV: twin.url},
         seed=SEED,
         max_examples=MAX_EXAMPLES,
         min_fuzzing_cases=MIN_FUZZING_CASES,
     )
-    checked = summary.operations[operation]
-    assert checked.checked["same_answer_from_the_twin"] == checked.cases, operation
+    for operation in operations:
+        checked = summary.operations[operation]
+        assert checked.checked["same_answer_from_the_twin"] == checked.cases, operation
 
 
 @dataclass(frozen=True)
@@ -293,15 +320,17 @@ UNSTEERED_PASSES = {
 # statuses. The bare pass, which has no configuration by definition, leaves that one check out on
 # them (every other check still runs), and the plain pass, whose root schemathesis.toml accepts
 # 408, runs their coverage phase in its place, so those cases are still held to acceptance.
-TIMEOUT_OPERATIONS = frozenset({"POST /", "POST /tx", "POST /EXPERIMENTAL_tx_status"})
+TIMEOUT_OPERATIONS = ("POST /", "POST /EXPERIMENTAL_tx_status", "POST /tx")
+# Each unsteered pass in two runs: the operations that carry a transaction status, and the rest.
+UNSTEERED_GROUPS = [tuple(name for name in OPERATIONS if name not in TIMEOUT_OPERATIONS), TIMEOUT_OPERATIONS]
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("operation", _operations(UNSTEERED_MINUTES))
+@pytest.mark.parametrize("operations", _groups_as_params(UNSTEERED_GROUPS, UNSTEERED_SECONDS))
 @pytest.mark.parametrize("name", list(UNSTEERED_PASSES))
 @pytest.mark.parametrize("server", ["sqlite"], indirect=True)  # the spec's passes: one backend is enough
 def test_unsteered_schemathesis_finds_no_failure(
-    server: LiveServer, name: str, operation: str, tmp_path: Path, request: pytest.FixtureRequest
+    server: LiveServer, name: str, operations: tuple[str, ...], tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     """The plain and the bare pass (UNSTEERED_PASSES): the spec alone must be exact about what
     the server accepts."""
@@ -309,7 +338,7 @@ def test_unsteered_schemathesis_finds_no_failure(
     assert not any(tmp_path.iterdir())  # the CLI's folder: nothing schemathesis would read
     config = [] if settings.config is None else ["--config-file", str(settings.config)]
     phases, excluded = settings.phases, []
-    if operation in TIMEOUT_OPERATIONS:
+    if operations == TIMEOUT_OPERATIONS:
         if settings.config is None:
             excluded = ["--exclude-checks", "positive_data_acceptance"]
         else:
@@ -321,7 +350,7 @@ def test_unsteered_schemathesis_finds_no_failure(
     run_and_check(
         request,
         tmp_path,
-        operation,
+        operations,
         options=options,
         env=plain_environment(),
         seed=settings.seed,

@@ -25,7 +25,7 @@ from tests.support.load import block_request, run_load, tally
 from tests.support.postgres import PostgresServer, dump, start_server, stop_server
 from tests.support.sample_facts import sample_facts
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 REPO = Path(__file__).resolve().parents[2]
 SECRET = "hunter2-not-to-be-shown"
 

@@ -22,7 +22,7 @@ from tests.support.load import block_request, run_load, tally
 from tests.support.postgres import PostgresServer
 from tests.support.sample_facts import sample_facts
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 README = Path(__file__).resolve().parents[2] / "README.md"
 JSON = {"content-type": "application/json"}
 

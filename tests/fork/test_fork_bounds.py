@@ -11,7 +11,7 @@ import pytest
 from tests.fork.upstream_proxy import UpstreamProxy
 from tests.support.serve_process import serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 
 def test_an_upstream_rate_below_one_a_second_spaces_the_requests_out(proxy: UpstreamProxy, tmp_path: Path) -> None:

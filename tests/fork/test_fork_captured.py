@@ -14,7 +14,7 @@ from tests.conform.captured_stub import BLOCK_FILE, captured_node
 from tests.support.backends import BACKENDS
 from tests.support.serve_process import serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 
 def _requests(height: int, block_hash: str) -> list[dict[str, object]]:

@@ -13,7 +13,7 @@ from tests.fork.upstream_proxy import rpc
 from tests.support.sample_facts import sample_facts
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 
 def test_a_cassette_without_the_epoch_of_a_block_answers_unknown_block(upstream: Served, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from tests.support.backends import BACKENDS
 from tests.support.sample_facts import sample_facts
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 # blocks whose chunks carry the sample's transactions are found by walking these heights
 _WALKED: Final = range(1, 100)

@@ -21,7 +21,7 @@ from tests.support.cli import nearrpc
 from tests.support.postgres import PostgresServer
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 FAULT_FLAGS = ("--miss-timeout", "2", "--upstream-retries", "1", "--upstream-timeout", "1")
 

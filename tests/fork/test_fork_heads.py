@@ -16,7 +16,7 @@ from nearrpc.store import open_store
 from tests.fork.upstream_proxy import UpstreamProxy, rpc
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 FAULT_FLAGS = ("--miss-timeout", "2", "--upstream-retries", "1", "--upstream-timeout", "1")
 OPTIMISTIC = {"finality": "optimistic"}

@@ -16,7 +16,7 @@ import pytest
 from tests.fork.upstream_proxy import UpstreamProxy, rpc
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 
 def test_a_skipped_height_is_kept_for_good_and_one_above_the_final_head_is_asked_again(

@@ -14,7 +14,7 @@ import pytest
 from tests.fork.upstream_proxy import UpstreamProxy, rpc
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 Lie = Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
 

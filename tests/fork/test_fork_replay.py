@@ -18,7 +18,7 @@ from tests.support.backends import BACKENDS
 from tests.support.cli import REPO, nearrpc
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 # The README's examples: `rpc '<body>'` lines and `curl ... localhost:3030<path> ... -d '<body>'`.
 _RPC_LINE: Final = re.compile(r"^rpc '(?P<body>\{.*\})'$", re.MULTILINE)

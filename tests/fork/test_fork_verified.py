@@ -19,7 +19,7 @@ from tests.support.cli import nearrpc
 from tests.support.http_stub import StubHandler, serving_stub
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 FLAGS = ("--miss-timeout", "3", "--upstream-retries", "0", "--upstream-timeout", "2")
 

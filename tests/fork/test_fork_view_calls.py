@@ -21,7 +21,7 @@ from tests.support.backends import BACKENDS
 from tests.support.cli import nearrpc
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 HEIGHTS: Final = (30, 100)  # alice's balance and the count differ between them
 # what the calls below read (service/sample/contracts/*.wat): the count, and alice's balance

@@ -25,7 +25,7 @@ from tests.fork.upstream_proxy import rpc, upstream_proxy
 from tests.support.cli import nearrpc
 from tests.support.serve_process import Served, serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 KEEP_ALIVE = 1.0
 REQUEST = 4.0  # well apart from KEEP_ALIVE: each deadline is told from the other

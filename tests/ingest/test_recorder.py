@@ -28,7 +28,7 @@ from tests.support.cli import nearrpc
 from tests.support.live_server import LiveServer, running_server
 from tests.support.sample_facts import SampleFacts, sample_facts
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 FROM, TO = 20, 95  # crosses the epoch boundaries at 25, 52 (protocol upgrade) and 79
 

@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.cli import REPO, nearrpc
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 _CREATOR = """
 import sys

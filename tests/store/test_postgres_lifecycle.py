@@ -24,7 +24,7 @@ from tests.support.cli import REPO, nearrpc
 from tests.support.postgres import PostgresServer, start_server, stop_server
 from tests.support.serve_process import serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 
 def test_a_replica_is_healthy_at_its_first_health_check(

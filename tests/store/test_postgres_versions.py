@@ -16,7 +16,7 @@ from tests.support.debian import PackageUnavailable, ensure_package
 from tests.support.postgres import PostgresServer, debian_postgres_bin, dump, start_server, stop_server
 from tests.support.serve_process import serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 BLOCK_BY_HEIGHT = b'{"jsonrpc":"2.0","id":1,"method":"block","params":{"block_id":50}}'
 

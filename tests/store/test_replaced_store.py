@@ -24,7 +24,7 @@ from tests.support.cli import nearrpc
 from tests.support.live_server import LiveServer, running_server
 from tests.support.load import Outcome, run_load, tally
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 FINAL = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "block", "params": {"finality": "final"}})
 SAMPLE_FINAL_HEIGHT = 108  # the sample chain's head is 110, its last final block 108

@@ -20,7 +20,7 @@ from nearrpc.sample import sample_chain
 from tests.support.sample_facts import sample_facts
 from tests.support.serve_process import serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 CLIENT_TESTS = '''
 import dataclasses, json, os

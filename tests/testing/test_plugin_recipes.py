@@ -17,7 +17,7 @@ from tests.support.sample_facts import sample_facts
 from tests.support.serve_process import Served, serving
 from tests.testing.test_plugin import run_pytest
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 SHOWS_THE_SERVER = '''
 import os

@@ -21,7 +21,7 @@ from tests.support.chain_walk import Walk, walk_chain
 from tests.support.sample_facts import sample_facts
 from tests.support.serve_process import serving
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.deep]
 
 # past a fork's settle window: what it answers after this comes from its store (tests/fork)
 SETTLE_SECONDS = 2.1
