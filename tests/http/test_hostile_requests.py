@@ -195,3 +195,19 @@ def test_a_changes_request_asks_about_at_most_a_thousand_accounts_or_keys(served
                 assert _error_message(refused) == (
                     f"Failed parsing args: invalid length {count}, expected at most {MAX_ASKED} elements in `{name}`"
                 )
+
+
+@pytest.mark.parametrize("method", ["EXPERIMENTAL_changes", "changes"])
+def test_only_a_list_is_counted_against_the_thousand(served: Served, method: str) -> None:
+    """A long text, a map of many members or a number where the list belongs is refused as
+    the wrong type, as before the limit: never as too long, never a 500."""
+    text, many = "a" * (MAX_ASKED + 1), {str(index): 1 for index in range(MAX_ASKED + 1)}
+    shown_text = f'string "{"a" * 128}… ({MAX_ASKED + 1} characters)"'
+    with httpx.Client(base_url=served.url, timeout=60) as http:
+        for name, changes_type in (("account_ids", "account_changes"), ("keys", "single_access_key_changes")):
+            for value, kind in ((text, shown_text), (many, "map"), (5, "integer `5`")):
+                refused = _rpc(http, method, {"changes_type": changes_type, "finality": "final", name: value})
+                assert refused.status_code == 400, (name, kind, refused.text[:300])
+                assert _error_message(refused) == (
+                    f"Failed parsing args: invalid type: {kind}, expected a sequence for `{name}`"
+                )

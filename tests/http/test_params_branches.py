@@ -130,3 +130,48 @@ def test_each_query_branch_has_its_own_key() -> None:
     assert {"view_account", "view_state", "call_function", "view_access_key"} <= request_types
     assert {key[1] for key in table} == {"block_id", "finality", "sync_checkpoint"}
     assert len(table) == 3 * len(request_types)
+
+
+CHANGES: list[dict[str, Any]] = [
+    {"changes_type": "account_changes", "account_ids": ["alice.localnet", "counter.localnet"]},
+    {"changes_type": "all_access_key_changes", "account_ids": ["alice.localnet"]},
+    {"changes_type": "contract_code_changes", "account_ids": ["counter.localnet"]},
+    {"changes_type": "data_changes", "account_ids": ["counter.localnet"], "key_prefix_base64": ""},
+    {"changes_type": "single_access_key_changes", "keys": [{"account_id": "alice.localnet", "public_key": KEY}]},
+]
+CHANGES_REFUSED: list[dict[str, Any]] = [
+    {"changes_type": "account_changes", "account_ids": ["alice.localnet", "Not An Id"]},
+    {"changes_type": "account_changes", "account_ids": "alice.localnet"},  # not a list
+    {"changes_type": "data_changes", "account_ids": ["counter.localnet"], "key_prefix_base64": 5},
+    {"changes_type": "single_access_key_changes",
+     "keys": [{"account_id": "alice.localnet", "public_key": "ed25519:x"}]},
+    {"changes_type": "single_access_key_changes", "keys": [{"account_id": "alice.localnet"}]},
+]
+
+
+@pytest.mark.parametrize("reference", REFERENCES, ids=lambda reference: "-".join(map(str, reference.items())))
+def test_a_changes_request_is_validated_against_the_branch_its_changes_type_names(reference: dict[str, Any]) -> None:
+    """The whole union checked every asked id once per branch (15 of them); the branch the
+    `changes_type` and reference member name is picked first, and it is the one the union picks.
+    Refusals read the same either way."""
+    model = models.RpcStateChangesInBlockByTypeRequest
+    for name in ("EXPERIMENTAL_changes", "changes"):
+        method = METHODS[name]
+        for request in CHANGES:
+            params = {**request, **reference}
+            branch = branch_of(model, normalise(method, params))
+            assert branch is not None, (name, params)  # picked, not left to the whole union
+            assert type(model.model_validate(normalise(method, params), strict=True).root) is branch, params
+            typed, union = _both_ways(method, params)
+            assert typed == union, params
+        for request in CHANGES_REFUSED:
+            params = {**request, **reference}
+            typed, union = _both_ways(method, params)
+            assert typed[0] == "refused" and typed == union, params
+
+
+def test_each_changes_branch_has_its_own_key() -> None:
+    table = branches(models.RpcStateChangesInBlockByTypeRequest)
+    changes_types = {"account_changes", "single_access_key_changes", "all_access_key_changes",
+                     "contract_code_changes", "data_changes"}  # fmt: skip
+    assert set(table) == set(itertools.product(changes_types, ("block_id", "finality", "sync_checkpoint")))
