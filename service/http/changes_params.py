@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
+from nearrpc.nearcore.account_id import account_id_problem
 from nearrpc.nearcore.echo import shown
+from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 
 # each variant's members, in the order serde reports a missing one
 CHANGES_TYPES: Final[dict[str, tuple[str, ...]]] = {
@@ -46,5 +48,46 @@ def changes_members(
         asked = fields[name]
         if isinstance(asked, list) and len(asked) > MAX_ASKED:
             raise failed(f"invalid length {len(asked)}, expected at most {MAX_ASKED} elements in `{name}`")
+        if isinstance(asked, list):
+            asked = _read_keys(asked, failed) if name == "keys" else _read_account_ids(asked, failed)
         members[name] = asked
     return members
+
+
+# The items of the lists are read here as nearcore reads them, in serde's order (item by item,
+# an item's account id before its key), so a refusal is in nearcore's words: the spec's patterns
+# in the model's refusal are regular expressions, the key's of a thousand characters. From the
+# first item of another JSON type on, the items are left to the model, which words that as serde.
+
+
+def _account_id_problem(value: str, failed: Callable[[str], Exception]) -> Exception | None:
+    problem = account_id_problem(value)
+    return None if problem is None else failed(f'invalid value: "{shown(value)}", {problem}')
+
+
+def _read_account_ids(account_ids: list[Any], failed: Callable[[str], Exception]) -> list[Any]:
+    for value in account_ids:
+        if not isinstance(value, str):
+            break
+        refusal = _account_id_problem(value, failed)
+        if refusal is not None:
+            raise refusal
+    return account_ids
+
+
+def _read_keys(keys: list[Any], failed: Callable[[str], Exception]) -> list[Any]:
+    """`keys` with each public key read as nearcore reads one (a bare base58 key is ed25519)."""
+    read: list[Any] = []
+    for index, item in enumerate(keys):
+        if not (isinstance(item, dict) and isinstance(item.get("account_id"), str)):
+            return read + keys[index:]
+        refusal = _account_id_problem(item["account_id"], failed)
+        if refusal is not None:
+            raise refusal
+        if not isinstance(item.get("public_key"), str):
+            return read + keys[index:]
+        try:
+            read.append({**item, "public_key": canonical_public_key(item["public_key"])})
+        except PublicKeyError as problem:
+            raise failed(str(problem)) from None
+    return read

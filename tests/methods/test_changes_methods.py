@@ -379,6 +379,23 @@ def test_a_store_without_blocks(no_blocks: httpx.Client, method: str) -> None:
         _error(_ask(no_blocks, method, {**reference, **extra}), 200, {"name": "UNKNOWN_BLOCK", "info": {}})
 
 
+def _keys(first_account: str, second_key: str) -> dict[str, Any]:
+    """A single_access_key_changes request of two items: `first_account` with a valid key, then
+    test.near with `second_key`."""
+    return {"block_id": 2, "changes_type": "single_access_key_changes", "keys": [
+        {"account_id": first_account, "public_key": "ed25519:" + "1" * 32},
+        {"account_id": "test.near", "public_key": second_key},
+    ]}  # fmt: skip
+
+
+@pytest.mark.parametrize("method", CHANGES_METHODS)
+def test_a_bare_base58_key_is_an_ed25519_key(chain: tuple[httpx.Client, dict[int, str]], method: str) -> None:
+    """nearcore reads a key without its type as ed25519, in a changes request as in the views."""
+    http, _ = chain
+    bare, typed = (_ask(http, method, _keys("test.near", key)) for key in ("1" * 32, "ed25519:" + "1" * 32))
+    assert bare.status == typed.status == 200 and bare.result == typed.result
+
+
 @pytest.mark.parametrize("method", CHANGES_METHODS)
 def test_requests_nearcore_refuses(chain: tuple[httpx.Client, dict[int, str]], method: str) -> None:
     """serde reads the flattened block reference first, then the request tagged by changes_type."""
@@ -402,6 +419,15 @@ def test_requests_nearcore_refuses(chain: tuple[httpx.Client, dict[int, str]], m
         ({"block_id": 2, "changes_type": 7}, "invalid type: integer `7`, expected variant identifier"),
         # no block reference: refused before the variant is read
         ({"changes_type": "everything"}, "no variant of enum BlockReference found in flattened data"),
+        # a key as nearcore reads one (not the spec pattern's thousand characters), in the order
+        # serde reads the items: the first item's bad account id is found before the second's key
+        (_keys("test.near", "ed25519:abc"), "invalid key length: expected the input of 32 bytes, but 3 was given"),
+        (_keys("test.near", "secp256k1:zz"), "invalid key length: expected the input of 64 bytes, but 2 was given"),
+        (_keys("test.near", "rsa:" + "1" * 44), "unknown key type 'rsa'"),
+        (_keys("Bad", "ed25519:abc"),
+         "invalid value: \"Bad\", the Account ID contains an invalid character 'B' at index 0"),
+        ({"block_id": 2, "changes_type": "account_changes", "account_ids": ["test.near", "a"]},
+         'invalid value: "a", the Account ID is too short'),
     ):
         answer = _ask(http, method, params)
         assert answer.status == 400 and answer.error["cause"]["name"] == "PARSE_ERROR", params
