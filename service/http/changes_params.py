@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from nearrpc.nearcore.account_id import account_id_problem
+from nearrpc.nearcore.account_id import account_id_refusal
 from nearrpc.nearcore.echo import shown
 from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 
@@ -60,18 +60,13 @@ def changes_members(
 # first item of another JSON type on, the items are left to the model, which words that as serde.
 
 
-def _account_id_problem(value: str, failed: Callable[[str], Exception]) -> Exception | None:
-    problem = account_id_problem(value)
-    return None if problem is None else failed(f'invalid value: "{shown(value)}", {problem}')
-
-
 def _read_account_ids(account_ids: list[Any], failed: Callable[[str], Exception]) -> list[Any]:
     for value in account_ids:
         if not isinstance(value, str):
             break
-        refusal = _account_id_problem(value, failed)
+        refusal = account_id_refusal(value)
         if refusal is not None:
-            raise refusal
+            raise failed(refusal)
     return account_ids
 
 
@@ -81,9 +76,9 @@ def _read_keys(keys: list[Any], failed: Callable[[str], Exception]) -> list[Any]
     for index, item in enumerate(keys):
         if not (isinstance(item, dict) and isinstance(item.get("account_id"), str)):
             return read + keys[index:]
-        refusal = _account_id_problem(item["account_id"], failed)
+        refusal = account_id_refusal(item["account_id"])
         if refusal is not None:
-            raise refusal
+            raise failed(refusal)
         if not isinstance(item.get("public_key"), str):
             return read + keys[index:]
         try:

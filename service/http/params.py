@@ -30,7 +30,7 @@ from nearrpc.http.query_params import (
 )
 from nearrpc.methods.blocks import height_of
 from nearrpc.methods.errors import RpcError, parse_error
-from nearrpc.nearcore.account_id import account_id_problem
+from nearrpc.nearcore.account_id import account_id_refusal
 from nearrpc.nearcore.base58 import HASH_CHARS, Base58Error, decode_onto
 from nearrpc.nearcore.echo import shown
 
@@ -109,16 +109,20 @@ def _expect_object(params: object, struct: str) -> dict[str, Any]:
     return params
 
 
+def checked_account_id(value: object) -> str:
+    """An AccountId as serde reads one, or its refusal."""
+    if not isinstance(value, str):
+        raise _failed(f"invalid type: {_json_kind(value)}, expected a string")
+    refusal = account_id_refusal(value)
+    if refusal is not None:
+        raise _failed(refusal)
+    return value
+
+
 def _account_id(params: dict[str, Any]) -> str:
     if "account_id" not in params:
         raise _failed("missing field `account_id`")
-    value = params["account_id"]
-    if not isinstance(value, str):
-        raise _failed(f"invalid type: {_json_kind(value)}, expected a string")
-    problem = account_id_problem(value)
-    if problem is not None:
-        raise _failed(f'invalid value: "{shown(value)}", {problem}')
-    return value
+    return checked_account_id(params["account_id"])
 
 
 def _gas_price(params: object) -> tuple[object]:

@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final
 
-from nearrpc.http.params import _failed, _json_kind, checked_block_id, is_block_hash
+from nearrpc.http.params import _failed, _json_kind, checked_account_id, checked_block_id, is_block_hash
 from nearrpc.methods.errors import RpcError, parse_error
-from nearrpc.nearcore.account_id import account_id_problem
 from nearrpc.nearcore.echo import shown
 
 MAX_U64: Final = 2**64 - 1
@@ -49,15 +48,6 @@ def _u64(value: object) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_U64:
         return value
     raise _failed(f"invalid type: {_json_kind(value)}, expected u64")
-
-
-def _account_id(value: object) -> str:
-    if not isinstance(value, str):
-        raise _failed(f"invalid type: {_json_kind(value)}, expected a string")
-    problem = account_id_problem(value)
-    if problem is not None:
-        raise _failed(f'invalid value: "{shown(value)}", {problem}')
-    return value
 
 
 def _struct(params: object, name: str) -> dict[str, Any]:
@@ -106,13 +96,13 @@ def tx_params(params: object) -> object:
     if isinstance(params, list) and len(params) == 1:
         raise parse_error(_SIGNED_TX_REFUSED)
     if isinstance(params, list) and len(params) == 2:
-        return (_hash(params[0]), _account_id(params[1]))
+        return (_hash(params[0]), checked_account_id(params[1]))
     fields = _struct(params, "RpcTransactionStatusRequest")
     wait_until = _wait_until(fields)
     if "tx_hash" in fields and "sender_account_id" in fields:
         return {
             "tx_hash": _hash(fields["tx_hash"]),
-            "sender_account_id": _account_id(fields["sender_account_id"]),
+            "sender_account_id": checked_account_id(fields["sender_account_id"]),
             "wait_until": wait_until,
         }
     if "signed_tx_base64" in fields:

@@ -4,6 +4,8 @@ near-account-id crate, which nearcore puts in its parse errors."""
 
 from __future__ import annotations
 
+from nearrpc.nearcore.echo import shown
+
 MIN_LEN = 2
 MAX_LEN = 64
 _SEPARATORS = frozenset("-_.")
@@ -29,3 +31,10 @@ def account_id_problem(account_id: str) -> str | None:
         last = len(account_id) - 1
         return f"the Account ID has a redundant separator '{account_id[last]}' at index {last}"
     return None
+
+
+def account_id_refusal(value: str) -> str | None:
+    """serde's words refusing `value` as an AccountId (the value cut as echoes are), or None when
+    it is one."""
+    problem = account_id_problem(value)
+    return None if problem is None else f'invalid value: "{shown(value)}", {problem}'
