@@ -416,6 +416,15 @@ class ForkReader:
         repair = await self._contradicted(block, prev_height, what, by_hash=False, canonical=canonical)
         return block, self._keep_block(block, repair, canonical=canonical)
 
+    # through the block lookups, which fetch what the store lacks and check the pin
+    async def block_json_by_height(self, height: int) -> bytes | None:
+        block = await self.block_by_height(height)
+        return None if block is None else block.view_json
+
+    async def block_json_by_hash(self, block_hash: str) -> bytes | None:
+        block = await self.block_by_hash(block_hash)
+        return None if block is None else block.view_json
+
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         block = await self.local.block_by_hash(block_hash)
         if block is not None:

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import pydantic
 
-_REFERENCE_MEMBERS: Final = ("block_id", "finality", "sync_checkpoint")
+REFERENCE_MEMBERS: Final = ("block_id", "finality", "sync_checkpoint")  # a block reference's, in the spec's order
 _TAGS: Final = ("request_type", "changes_type")  # the members whose literal names a branch
 BranchKey = tuple[str | None, str]  # (the tag's value or None, the reference member)
 _UNION_TYPE: Final = type(int | str)  # how `A | B` annotations are typed (typing.Union's other spelling)
@@ -44,7 +44,7 @@ def _key(branch: type[pydantic.BaseModel]) -> BranchKey | None:
     if "root" in branch.model_fields:  # a tuple form or a nested union: never picked here
         return None
     fields = branch.model_fields
-    required = [name for name in _REFERENCE_MEMBERS if name in fields and fields[name].is_required()]
+    required = [name for name in REFERENCE_MEMBERS if name in fields and fields[name].is_required()]
     if len(required) != 1:
         return None
     tag = next((fields[name] for name in _TAGS if name in fields), None)
@@ -77,7 +77,7 @@ def branch_of(model: type[pydantic.BaseModel], params: object) -> type[pydantic.
     """The one branch of `model`'s union that `params` (normalised) can fit, or None."""
     if not isinstance(params, dict):
         return None
-    present = [name for name in _REFERENCE_MEMBERS if name in params]
+    present = [name for name in REFERENCE_MEMBERS if name in params]
     if len(present) != 1:
         return None
     tag = next((params[name] for name in _TAGS if name in params), None)

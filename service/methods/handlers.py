@@ -223,8 +223,15 @@ class ChainHandlers:
 
     @store_failures_are_internal
     async def block(self, params: models.RpcBlockRequest) -> bytes:
-        try:
-            return (await self._resolve("block", reference_of(params))).view_json
+        reference = reference_of(params)
+        if reference.kind == "block_id":  # most requests: the stored result alone, read at once
+            height_or_hash = reference.value
+            found = await (self._reader.block_json_by_height(height_or_hash) if isinstance(height_or_hash, int)
+                           else self._reader.block_json_by_hash(height_or_hash))  # fmt: skip
+            if found is not None:
+                return found
+        try:  # the other references, and an unknown block's error
+            return (await self._resolve("block", reference)).view_json
         except NoEarliestBlock:
             raise errors.not_synced_yet() from None
 

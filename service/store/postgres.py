@@ -170,6 +170,8 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "earliest": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical ORDER BY height ASC LIMIT 1",
     "block_by_height": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE height = %s AND canonical",
     "block_by_hash": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE hash = %s",
+    "block_json_by_height": "SELECT view_json FROM blocks WHERE height = %s AND canonical",
+    "block_json_by_hash": "SELECT view_json FROM blocks WHERE hash = %s",
     "epoch": f"SELECT {EPOCH_COLUMNS} FROM epochs WHERE epoch_id = %s",
     "account": "SELECT view_json FROM account_states WHERE account_id = %s AND height <= %s "
     "ORDER BY height DESC LIMIT 1",

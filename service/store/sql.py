@@ -124,6 +124,16 @@ class SqlChainReader(ABC):
     def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         return block_from_row(self._one("block_by_hash", block_hash))
 
+    def block_json_by_height(self, height: int) -> bytes | None:
+        """`block_by_height(height).view_json`, reading nothing else of the row."""
+        row = self._one("block_json_by_height", height) if height_in_range(height) else None
+        return None if row is None else bytes(row[0])
+
+    def block_json_by_hash(self, block_hash: str) -> bytes | None:
+        """`block_by_hash(block_hash).view_json`, reading nothing else of the row."""
+        row = self._one("block_json_by_hash", block_hash)
+        return None if row is None else bytes(row[0])
+
     def genesis_block(self) -> StoredBlock | None:
         height = self._meta("genesis_height")
         return None if height is None else self.block_by_height(int(height))

@@ -190,6 +190,8 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "earliest": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 ORDER BY height ASC LIMIT 1",
     "block_by_height": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE height = ? AND canonical = 1",
     "block_by_hash": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE hash = ?",
+    "block_json_by_height": "SELECT view_json FROM blocks WHERE height = ? AND canonical = 1",
+    "block_json_by_hash": "SELECT view_json FROM blocks WHERE hash = ?",
     "epoch": f"SELECT {EPOCH_COLUMNS} FROM epochs WHERE epoch_id = ?",
     "account": "SELECT view_json FROM account_states WHERE account_id = ? AND height <= ? ORDER BY height DESC LIMIT 1",
     "access_key": "SELECT view_json FROM access_keys WHERE account_id = ? AND public_key = ? AND height <= ? "
@@ -880,6 +882,12 @@ class SqliteServingReader:
 
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         return self._in_read().block_by_hash(block_hash)
+
+    async def block_json_by_height(self, height: int) -> bytes | None:
+        return self._in_read().block_json_by_height(height)
+
+    async def block_json_by_hash(self, block_hash: str) -> bytes | None:
+        return self._in_read().block_json_by_hash(block_hash)
 
     async def genesis_block(self) -> StoredBlock | None:
         return self._in_read().genesis_block()

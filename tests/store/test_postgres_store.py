@@ -82,6 +82,7 @@ def test_lookup_uses_an_index(filled: str, name: str) -> None:
     typed = {
         "metas": (["chain_id"],),
         "block_by_height": (5,),
+        "block_json_by_height": (5,),
         "account": ("x", 5),
         "access_key": ("x", "y", 5),
         "access_keys": ("x", 5),
