@@ -74,7 +74,7 @@ from nearrpc.store import (
     StoreVersion,
     WriteBatch,
 )
-from nearrpc.store.base import access_key_order
+from nearrpc.store.base import BlockJsonFromBlocks, access_key_order
 
 T = TypeVar("T")
 log = logging.getLogger("nearrpc.fork")
@@ -151,7 +151,7 @@ class _Bounded(dict[str, T], Generic[T]):
         self[key] = value
 
 
-class ForkReader:
+class ForkReader(BlockJsonFromBlocks):  # a block's view through the fetching lookups below
     """A `ServingReader` that reads through to an upstream node (module docstring)."""
 
     def __init__(
@@ -415,15 +415,6 @@ class ForkReader:
         canonical = block_hash in self._head_ancestors
         repair = await self._contradicted(block, prev_height, what, by_hash=False, canonical=canonical)
         return block, self._keep_block(block, repair, canonical=canonical)
-
-    # through the block lookups, which fetch what the store lacks and check the pin
-    async def block_json_by_height(self, height: int) -> bytes | None:
-        block = await self.block_by_height(height)
-        return None if block is None else block.view_json
-
-    async def block_json_by_hash(self, block_hash: str) -> bytes | None:
-        block = await self.block_by_hash(block_hash)
-        return None if block is None else block.view_json
 
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         block = await self.local.block_by_hash(block_hash)

@@ -474,6 +474,26 @@ class ChainReader(Protocol):
         ...
 
 
+class BlockJsonFromBlocks:
+    """`block_json_by_height` / `block_json_by_hash` answered through a serving reader's own block
+    lookups, for a backend whose block lookups do more than read a row (PostgreSQL's batch many
+    requests into one statement, a fork's fetch what its store lacks): their view alone."""
+
+    async def block_by_height(self, height: int) -> StoredBlock | None:
+        raise NotImplementedError
+
+    async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
+        raise NotImplementedError
+
+    async def block_json_by_height(self, height: int) -> bytes | None:
+        block = await self.block_by_height(height)
+        return None if block is None else block.view_json
+
+    async def block_json_by_hash(self, block_hash: str) -> bytes | None:
+        block = await self.block_by_hash(block_hash)
+        return None if block is None else block.view_json
+
+
 class ServingReader(Protocol):
     """What the server reads through: the lookups it needs, awaitable, so a backend that waits
     on the network (PostgreSQL) does not block the event loop. Same semantics as ChainReader."""

@@ -29,6 +29,7 @@ from typing import Any, Final
 import psycopg
 
 from nearrpc.store.base import (
+    BlockJsonFromBlocks,
     StoredBlock,
     StoredChunk,
     StoredEpoch,
@@ -79,7 +80,7 @@ POLL_SECONDS: Final = 0.2
 log = logging.getLogger("nearrpc.store")
 
 
-class PostgresServingReader:
+class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the batched lookups
     """`ServingReader` over PostgreSQL."""
 
     def __init__(self, location: str, options: StoreOptions) -> None:
@@ -233,15 +234,6 @@ class PostgresServingReader:
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         return await self._blocks_by_hash.load(block_hash)
 
-    # through the batched block lookups: one round trip for many concurrent requests is worth
-    # more than the columns a view-only query would leave unread
-    async def block_json_by_height(self, height: int) -> bytes | None:
-        block = await self.block_by_height(height)
-        return None if block is None else block.view_json
-
-    async def block_json_by_hash(self, block_hash: str) -> bytes | None:
-        block = await self.block_by_hash(block_hash)
-        return None if block is None else block.view_json
 
     async def genesis_block(self) -> StoredBlock | None:
         row = await self._fetch("meta", "genesis_height")
