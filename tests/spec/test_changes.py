@@ -33,6 +33,7 @@ def test_the_changelog_is_what_the_records_and_the_spec_make() -> None:
     )
 
 
+@pytest.mark.deep  # regenerates from an edited spec: a spec maintainer's round trip, ~10 s
 def test_a_spec_edit_makes_the_changelog_stale_until_regenerated(scratch_repo: Path) -> None:
     spec_path = scratch_repo / "spec" / "openapi.json"
     spec = json.loads(spec_path.read_text(encoding="utf-8"))

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 from tests.spec.scratch import regenerate
 from tools.regenerate import drift, render_generated
@@ -28,6 +30,7 @@ def test_golden_dispatch_table_describes_the_fixture() -> None:
     assert 'params_members=("block_id","finality","key",)' in "".join(methods.split())
 
 
+@pytest.mark.deep  # renders the whole of generated/ twice, ~5 s; the drift gate below renders it once
 def test_output_is_deterministic() -> None:
     spec = REPO / "spec" / "openapi.json"
     assert render_generated(spec) == render_generated(spec)
@@ -41,6 +44,7 @@ def test_generated_matches_spec() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.deep  # regenerates from an edited spec: a spec maintainer's round trip, ~10 s
 def test_adding_an_optional_field_trips_the_gate_until_regenerated(scratch_repo: Path) -> None:
     spec_path = scratch_repo / "spec" / "openapi.json"
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
@@ -64,6 +68,7 @@ def test_hand_edits_to_generated_are_caught(scratch_repo: Path) -> None:
     assert regenerate(scratch_repo, "--check").returncode == 1
 
 
+@pytest.mark.deep  # regenerates from an edited spec: a spec maintainer's round trip, ~10 s
 def test_a_new_optional_params_member_updates_models_and_stubs(scratch_repo: Path) -> None:
     spec_path = scratch_repo / "spec" / "openapi.json"
     spec = json.loads(spec_path.read_text(encoding="utf-8"))
