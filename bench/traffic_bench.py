@@ -10,9 +10,9 @@ repeats one: a block by height, by hash, an account's state at a random stored h
 twice, so a random row's later requests are partly cache hits (up to about half of them with the
 default 64 MiB, ~10,000 block answers, for 20,000 keys), and a faster server sees more of them in
 its seconds. The last row asks for every stored block by hash (200,000 keys: ~5% hits), which
-shows the store's own lookups best. Both servers run with their defaults (answer cache on), one worker, pinned to
---server-cpu; wrk and the PostgreSQL server (the pgserver wheel's, as the tests use) to
---load-cpu. Rounds alternate the backends (A B A B ...); the medians are printed with two
+shows the store's own lookups best. Both servers run with their defaults (answer cache on), one
+worker, pinned to --server-cpu; wrk and the PostgreSQL server (the pgserver wheel's, as the tests
+use) to --load-cpu. Rounds alternate the backends (A B A B ...); the medians are printed with two
 ratios: each row against the repeated request on the same backend, and PostgreSQL against
 SQLite. Without --store it writes a synthetic chain of 200,000 blocks and 20,000 accounts x 5
 states first (bench.generate_store's kind). Needs wrk; loopback only; everything it starts is

@@ -20,7 +20,8 @@ from typing import Any, Final
 
 import pydantic
 
-REFERENCE_MEMBERS: Final = ("block_id", "finality", "sync_checkpoint")  # a block reference's, in the spec's order
+# a block reference's members, in the spec's order
+REFERENCE_MEMBERS: Final = ("block_id", "finality", "sync_checkpoint")
 _TAGS: Final = ("request_type", "changes_type")  # the members whose literal names a branch
 BranchKey = tuple[str | None, str]  # (the tag's value or None, the reference member)
 _UNION_TYPE: Final = type(int | str)  # how `A | B` annotations are typed (typing.Union's other spelling)

@@ -9,6 +9,7 @@ three protocols and raises only `StoreError` (and its subclasses) for its own fa
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -474,16 +475,16 @@ class ChainReader(Protocol):
         ...
 
 
-class BlockJsonFromBlocks:
+class BlockJsonFromBlocks(ABC):
     """`block_json_by_height` / `block_json_by_hash` answered through a serving reader's own block
     lookups, for a backend whose block lookups do more than read a row (PostgreSQL's batch many
     requests into one statement, a fork's fetch what its store lacks): their view alone."""
 
-    async def block_by_height(self, height: int) -> StoredBlock | None:
-        raise NotImplementedError
+    @abstractmethod
+    async def block_by_height(self, height: int) -> StoredBlock | None: ...
 
-    async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
-        raise NotImplementedError
+    @abstractmethod
+    async def block_by_hash(self, block_hash: str) -> StoredBlock | None: ...
 
     async def block_json_by_height(self, height: int) -> bytes | None:
         block = await self.block_by_height(height)
