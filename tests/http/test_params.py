@@ -7,9 +7,10 @@ import base58
 import pytest
 
 from nearrpc.generated.methods import METHODS
-from nearrpc.http.params import is_block_hash, typed_params
 from nearrpc.methods.blocks import reference_of
 from nearrpc.methods.errors import RpcError
+from nearrpc.methods.params import typed_params
+from nearrpc.methods.params.readers import is_block_hash
 
 HASH = "4reLvkAWfqk5fsqio1KLudk46cqRz9erQdaHkWZKMJDZ"
 ALPHABET = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"

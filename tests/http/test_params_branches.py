@@ -1,4 +1,4 @@
-"""The params branch picked before validating (nearrpc.http.params_branches) is the branch the
+"""The params branch picked before validating (nearrpc.methods.params.branches) is the branch the
 whole union picks, and a request it refuses is worded as before: every recorded request of the
 fixtures and a spread of forms and refusals, validated both ways."""
 
@@ -14,9 +14,9 @@ import pytest
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import METHODS, MethodSpec
-from nearrpc.http.params import normalise, typed_params
-from nearrpc.http.params_branches import branch_of, branches
 from nearrpc.methods.errors import RpcError
+from nearrpc.methods.params.branches import branch_of, branches
+from nearrpc.methods.params.parse import normalise, typed_params
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 HASH = "ZgLb3Y85gjYiz7ZNS6nAAeSFNzGWXh1JM4rBZuwx3cN"

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from nearrpc.generated.methods import METHODS
-from nearrpc.http.params import typed_params
 from nearrpc.methods.blocks import BlockReference
 from nearrpc.methods.errors import RpcError
+from nearrpc.methods.params import typed_params
 
 VIEW_STATE = {"request_type": "view_state", "account_id": "alice.near", "prefix_base64": ""}
 REFERENCES: list[dict[str, Any]] = [{"finality": "final"}, {"block_id": 5}, {"sync_checkpoint": "genesis"}]

@@ -94,6 +94,11 @@ def test_validators_errors(served: tuple[httpx.Client, ReadRows], reference: Pat
         ({"block_id": "x"}, "untagged enum BlockId"),
         (["x"], "untagged enum BlockId"),
         ([None, None], "invalid type: sequence, expected struct RpcValidatorRequest"),
+        # a bare string, even the name of EpochReference's unit variant (what a client generated
+        # from an older upstream document sends): the request is a struct flattening the
+        # EpochReference, which serde reads from a map alone once the one-element array is ruled out
+        ("latest", 'Failed parsing args: invalid type: string "latest", expected struct RpcValidatorRequest'),
+        ("epoch_id", 'Failed parsing args: invalid type: string "epoch_id", expected struct RpcValidatorRequest'),
     ],
 )
 def test_validators_refuses_what_nearcore_refuses(

@@ -21,9 +21,9 @@ import pytest
 import wasmtime
 
 from nearrpc.generated.methods import METHODS
-from nearrpc.http.params import typed_params
 from nearrpc.methods.errors import RpcError
 from nearrpc.methods.handlers import ChainHandlers
+from nearrpc.methods.params import typed_params
 from nearrpc.methods.view_calls import ViewCallMetrics
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.sample import sample_chain

@@ -20,8 +20,8 @@ import base58
 import httpx
 import pytest
 
-from nearrpc.http.query_params import QUERY_DATA_MAX_SIZE, legacy_query
 from nearrpc.methods.errors import RpcError
+from nearrpc.methods.params.query import QUERY_DATA_MAX_SIZE, legacy_query
 from tests.support.rpc import call, checked
 from tests.support.sample_facts import SampleFacts, sample_facts
 

@@ -20,8 +20,8 @@ import pytest
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import METHODS
-from nearrpc.http.params import typed_params
 from nearrpc.methods.errors import RpcError
+from nearrpc.methods.params import typed_params
 from tests.conftest import REPO
 from tools.crypto_hash_pattern import ALPHABET, crypto_hash_pattern
 

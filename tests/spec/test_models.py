@@ -14,8 +14,8 @@ import pytest
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import METHODS
-from nearrpc.http.params import typed_params
 from nearrpc.methods.handlers import ChainHandlers
+from nearrpc.methods.params import typed_params
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.sample import build_sample_store, sample_chain
 from nearrpc.store import open_store

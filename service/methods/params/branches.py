@@ -1,4 +1,5 @@
-"""Which branch of a params union a request means, found before validating.
+"""Which branch of a params union a request means, found before validating, and the words of a
+refusal the generated model gives: the model's side of every family.
 
 A params model (`RpcQueryRequest`, `RpcBlockRequest`, ...) is a union: one branch per request type
 and block reference member (`query` has 27 object branches, and its legacy tuple forms). Pydantic
@@ -9,7 +10,7 @@ has one) and its one block reference member, and no other branch can fit: each r
 reference member and its own tag literal. So a request with exactly one reference member is validated
 against that branch alone, and wrapped in the union's model as pydantic would have. A request
 that fails there, or names no single branch, is validated against the whole union as before, so
-every refusal is worded from the same errors.
+every refusal is worded from the same errors (`refusal`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from functools import cache
 from typing import Any, Final
 
 import pydantic
+from pydantic_core import ErrorDetails
+
+from nearrpc.methods.params.readers import json_kind
 
 # a block reference's members, in the spec's order
 REFERENCE_MEMBERS: Final = ("block_id", "finality", "sync_checkpoint")
@@ -36,7 +40,6 @@ def _members(model: type[pydantic.BaseModel]) -> tuple[Any, ...]:
     if typing.get_origin(annotation) is typing.Annotated:
         annotation = typing.get_args(annotation)[0]
     return typing.get_args(annotation) if typing.get_origin(annotation) in (typing.Union, _UNION_TYPE) else ()
-
 
 
 def _key(branch: type[pydantic.BaseModel]) -> BranchKey | None:
@@ -86,3 +89,57 @@ def branch_of(model: type[pydantic.BaseModel], params: object) -> type[pydantic.
     if not table:
         return None
     return table.get((tag if isinstance(tag, str) else None, present[0]))
+
+
+# What a member of the wrong JSON type was expected to be, by pydantic's error type.
+_EXPECTED: Final = {
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "bool_type": "a boolean",
+    "string_type": "a string",
+    "dict_type": "a map",
+    "model_type": "a map",
+    "list_type": "a sequence",
+    "tuple_type": "a sequence",
+}
+
+
+def _of_another_branch(error: ErrorDetails) -> bool:
+    """An error that only says the request is another branch of the union: another shape,
+    reference member or `request_type` (the family's reader has already picked them)."""
+    kind, where = error["type"], error["loc"]
+    return (
+        kind == "literal_error"
+        or (kind == "missing" and where[-1] in REFERENCE_MEMBERS)
+        or (len(where) == 1 and kind in _EXPECTED)  # the branch's own shape: a map, a tuple
+    )
+
+
+def refusal(errors: list[ErrorDetails]) -> str:
+    """The first error of the branch the request means, in serde's words.
+
+    A params model is a union with a branch per reference member (and per `request_type` for
+    query); pydantic lists every branch's errors, first those of branches the request never
+    meant (RpcQueryRequest1 misses the `block_id` a request with a finality has no reason to
+    send). The meant branch is one without such errors; its first error names the member at
+    fault.
+    """
+    by_branch: dict[object, list[ErrorDetails]] = {}
+    for error in errors:
+        by_branch.setdefault(error["loc"][:1], []).append(error)
+    meant = next((found for found in by_branch.values() if not any(map(_of_another_branch, found))), errors)
+    error = meant[0]
+    member = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
+    given = json_kind(error["input"])
+    context = error.get("ctx") or {}
+    if error["type"] == "missing":
+        return f"missing field `{member}`"
+    if error["type"] in _EXPECTED:
+        return f"invalid type: {given}, expected {_EXPECTED[error['type']]} for `{member}`"
+    if error["type"] == "greater_than_equal":
+        return f"invalid value: {given}, expected at least {context['ge']} for `{member}`"
+    if error["type"] == "less_than_equal":
+        return f"invalid value: {given}, expected at most {context['le']} for `{member}`"
+    if error["type"] == "string_pattern_mismatch":
+        return f"invalid value: {given}, expected a string matching {context['pattern']} for `{member}`"
+    return f"invalid value: {given} for `{member}`"

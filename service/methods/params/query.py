@@ -1,21 +1,31 @@
-"""`query`'s params, as nearcore's chain/jsonrpc/src/api/query.rs reads them.
+"""The params of `query` and of the EXPERIMENTAL methods that each take one of its request
+types (nearcore's chain/jsonrpc/src/api/query.rs and view_*.rs): accounts, access keys,
+contract code, state and view calls.
 
-Two forms. A two-element array of strings is the legacy path form `[path, data]`
+`query` takes two forms. A two-element array of strings is the legacy path form `[path, data]`
 (`parse_path_data`): `account/<id>`, `access_key/<id>`, `access_key/<id>/<public key>`,
 `code/<id>`, `contract/<id>` (data: base58 key prefix), `call/<id>/<method>` (data: base58
 arguments), always at the optimistic head; its refusals carry nearcore's bare texts. Anything
-else is the object form: a block reference (the first member wins) and `request_type` with the
-members of that request type; unknown members are ignored. Both come out as the object the
-generated model takes.
+else is the object form: `request_type` with the members of that request type, then a block
+reference (the first member wins); unknown members are ignored. Both come out as the object the
+generated model takes. The EXPERIMENTAL methods take the object form without `request_type`.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
+from nearrpc.generated.methods import MethodSpec
 from nearrpc.methods.errors import parse_error
+from nearrpc.methods.params.readers import (
+    Reader,
+    block_reference,
+    checked_public_key,
+    expect_object,
+    failed,
+    required_account_id,
+)
 from nearrpc.nearcore.account_id import account_id_problem
 from nearrpc.nearcore.base58 import Base58Error, BufferTooSmall, decode_capped
 from nearrpc.nearcore.echo import shown
@@ -39,9 +49,15 @@ _OPTIONAL: Final = frozenset({"include_proof", "after_key_base64", "limit"})
 # (a state prefix, call arguments) decodes onto at most this many bytes less the path's length;
 # decode_capped reads no more of it than could fit, so a long text costs what a fitting one does.
 QUERY_DATA_MAX_SIZE: Final = 10 * 1024
+# The EXPERIMENTAL methods that take one request type's members (besides the account's), with
+# no `request_type`.
+REQUEST_TYPE_OF_METHOD: Final[dict[str, str]] = {
+    "EXPERIMENTAL_call_function": "call_function",
+    "EXPERIMENTAL_view_state": "view_state",
+}
 
 
-def is_legacy_form(params: object) -> bool:
+def is_legacy_form(params: object) -> TypeGuard[list[str]]:
     """nearcore's `try_pair`: exactly two elements, both strings."""
     return isinstance(params, list) and len(params) == 2 and all(isinstance(p, str) for p in params)
 
@@ -94,15 +110,8 @@ def legacy_query(path: str, data: str) -> dict[str, Any]:
     return request
 
 
-# The EXPERIMENTAL methods that take one request type's members, with no `request_type`.
-REQUEST_TYPE_OF_METHOD: Final[dict[str, str]] = {
-    "EXPERIMENTAL_call_function": "call_function",
-    "EXPERIMENTAL_view_state": "view_state",
-}
-
-
-def query_members(fields: dict[str, Any], failed: Callable[[str], Exception]) -> dict[str, Any]:
-    """`request_type` and its members from the object form (`failed(detail)` builds a refusal)."""
+def query_members(fields: dict[str, Any]) -> dict[str, Any]:
+    """`request_type` and its members from the object form."""
     if "request_type" not in fields:
         raise failed("missing field `request_type`")
     request_type = fields["request_type"]
@@ -111,10 +120,10 @@ def query_members(fields: dict[str, Any], failed: Callable[[str], Exception]) ->
             raise failed("invalid type: expected a string for `request_type`")
         expected = ", ".join(f"`{name}`" for name in REQUEST_MEMBERS)
         raise failed(f"unknown variant `{shown(request_type)}`, expected one of {expected}")
-    return {"request_type": request_type, **request_members(request_type, fields, failed)}
+    return {"request_type": request_type, **request_members(request_type, fields)}
 
 
-def request_members(request_type: str, fields: dict[str, Any], failed: Callable[[str], Exception]) -> dict[str, Any]:
+def request_members(request_type: str, fields: dict[str, Any]) -> dict[str, Any]:
     """The members `request_type` reads from an object form (query's, or its EXPERIMENTAL method's)."""
     members: dict[str, Any] = {}
     for name in REQUEST_MEMBERS[request_type]:
@@ -131,11 +140,52 @@ def request_members(request_type: str, fields: dict[str, Any], failed: Callable[
     return members
 
 
-def checked_public_key(value: object, failed: Callable[[str], Exception]) -> str:
-    if not isinstance(value, str):
-        raise failed("invalid type: expected a string for `public_key`")
-    try:
-        return canonical_public_key(value)
-    except PublicKeyError as problem:
-        raise failed(str(problem)) from None
+def query_params(method: MethodSpec, params: object) -> object:
+    if is_legacy_form(params):
+        return legacy_query(params[0], params[1])
+    fields = expect_object(params, method.params_schema)
+    normalised = query_members(fields)
+    if "account_id" in normalised:
+        normalised["account_id"] = required_account_id(fields)
+    if "public_key" in normalised:
+        normalised["public_key"] = checked_public_key(fields["public_key"])
+    normalised.update(block_reference(fields))  # the request's own members are checked first
+    return normalised
 
+
+def account_params(method: MethodSpec, params: object) -> object:
+    """`{account_id, <block reference>}`: an account, its access key list, its code."""
+    fields = expect_object(params, method.params_schema)
+    normalised = {"account_id": required_account_id(fields)}
+    normalised.update(block_reference(fields))
+    return normalised
+
+
+def access_key_params(method: MethodSpec, params: object) -> object:
+    fields = expect_object(params, method.params_schema)
+    normalised = {"account_id": required_account_id(fields)}
+    if "public_key" not in fields:
+        raise failed("missing field `public_key`")
+    normalised["public_key"] = checked_public_key(fields["public_key"])
+    normalised.update(block_reference(fields))
+    return normalised
+
+
+def request_type_params(method: MethodSpec, params: object) -> object:
+    """A view call's or a state's members (REQUEST_TYPE_OF_METHOD), without `request_type`."""
+    fields = expect_object(params, method.params_schema)
+    normalised = request_members(REQUEST_TYPE_OF_METHOD[method.name], fields)
+    normalised["account_id"] = required_account_id(fields)
+    normalised.update(block_reference(fields))
+    return normalised
+
+
+READERS: Final[dict[str, Reader]] = {
+    "query": query_params,
+    "EXPERIMENTAL_view_account": account_params,
+    "EXPERIMENTAL_view_access_key_list": account_params,
+    "EXPERIMENTAL_view_code": account_params,
+    "EXPERIMENTAL_view_access_key": access_key_params,
+    "EXPERIMENTAL_call_function": request_type_params,
+    "EXPERIMENTAL_view_state": request_type_params,
+}

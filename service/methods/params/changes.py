@@ -1,7 +1,10 @@
-"""The members of a state changes request (`EXPERIMENTAL_changes`, `changes`) as nearcore reads
-them: its StateChangesRequestView, an enum tagged by `changes_type` and flattened beside the
-block reference, which serde reads first. Unknown members are ignored; the chosen variant's
-members are required. Refusals read as serde's.
+"""The params of the state changes methods (nearcore's chain/jsonrpc/src/api/changes.rs).
+
+`EXPERIMENTAL_changes_in_block` and `block_effects` take an object holding a block reference.
+`EXPERIMENTAL_changes` and `changes` take one too, and beside it their StateChangesRequestView:
+an enum tagged by `changes_type` and flattened beside the block reference, which serde reads
+first. Unknown members are ignored; the chosen variant's members are required. Refusals read as
+serde's.
 
 nearcore takes any number of `account_ids` or `keys` its 10 MB body allows; checking each id
 here costs microseconds on the event loop, so 100,000 of them held every other request for a
@@ -10,9 +13,10 @@ longer list is refused before any is looked at."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
+from nearrpc.generated.methods import MethodSpec
+from nearrpc.methods.params.readers import Reader, block_reference, expect_object, failed, json_kind, reference_alone
 from nearrpc.nearcore.account_id import account_id_refusal
 from nearrpc.nearcore.echo import shown
 from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
@@ -29,11 +33,15 @@ _EXPECTED: Final = ", ".join(f"`{name}`" for name in CHANGES_TYPES)
 MAX_ASKED: Final = 1000  # account ids or keys in one request
 
 
-def changes_members(
-    fields: dict[str, Any], failed: Callable[[str], Exception], json_kind: Callable[[object], str]
-) -> dict[str, Any]:
-    """`changes_type` and its variant's members from the request object (`failed(detail)`
-    builds a refusal; `json_kind` names a value as serde does)."""
+def changes_params(method: MethodSpec, params: object) -> object:
+    fields = expect_object(params, method.params_schema)
+    normalised = block_reference(fields)  # the reference is read first, then the request
+    normalised.update(changes_members(fields))
+    return normalised
+
+
+def changes_members(fields: dict[str, Any]) -> dict[str, Any]:
+    """`changes_type` and its variant's members from the request object."""
     if "changes_type" not in fields:
         raise failed("missing field `changes_type`")
     changes_type = fields["changes_type"]
@@ -49,7 +57,7 @@ def changes_members(
         if isinstance(asked, list) and len(asked) > MAX_ASKED:
             raise failed(f"invalid length {len(asked)}, expected at most {MAX_ASKED} elements in `{name}`")
         if isinstance(asked, list):
-            asked = _read_keys(asked, failed) if name == "keys" else _read_account_ids(asked, failed)
+            asked = _read_keys(asked) if name == "keys" else _read_account_ids(asked)
         members[name] = asked
     return members
 
@@ -60,7 +68,7 @@ def changes_members(
 # first item of another JSON type on, the items are left to the model, which words that as serde.
 
 
-def _read_account_ids(account_ids: list[Any], failed: Callable[[str], Exception]) -> list[Any]:
+def _read_account_ids(account_ids: list[Any]) -> list[Any]:
     for value in account_ids:
         if not isinstance(value, str):
             break
@@ -70,7 +78,7 @@ def _read_account_ids(account_ids: list[Any], failed: Callable[[str], Exception]
     return account_ids
 
 
-def _read_keys(keys: list[Any], failed: Callable[[str], Exception]) -> list[Any]:
+def _read_keys(keys: list[Any]) -> list[Any]:
     """`keys` with each public key read as nearcore reads one (a bare base58 key is ed25519)."""
     read: list[Any] = []
     for index, item in enumerate(keys):
@@ -86,3 +94,11 @@ def _read_keys(keys: list[Any], failed: Callable[[str], Exception]) -> list[Any]
         except PublicKeyError as problem:
             raise failed(str(problem)) from None
     return read
+
+
+READERS: Final[dict[str, Reader]] = {
+    "EXPERIMENTAL_changes_in_block": reference_alone,
+    "block_effects": reference_alone,
+    "EXPERIMENTAL_changes": changes_params,
+    "changes": changes_params,
+}
