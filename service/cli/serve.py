@@ -144,6 +144,9 @@ def _prepare_fork(settings: ServeSettings) -> str | None:
         return None
     from nearrpc.fork.start import ForkRefused, ForkStart, prepare_store
 
+    if settings.store == DEFAULT_STORE:  # as without --upstream: the documented default's folder is ours to make
+        _make_folder_of(DEFAULT_STORE)
+
     start = ForkStart(_upstream_settings(settings), settings.store, settings.store_options(), settings.fork_height)
     try:
         return prepare_store(start)
