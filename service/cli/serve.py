@@ -137,6 +137,9 @@ def _prepare_fork(settings: ServeSettings) -> str | None:
     add to the start-up line); None when the server does not fork."""
     if settings.fork_height is not None and not settings.forks():
         raise Refused("--fork-height pins a fork's head: it needs --upstream (and --record-mode new)")
+    if settings.record_mode == "none" and settings.upstream is None:
+        raise Refused("--record-mode none says what a fork records: it needs --upstream (without one nothing "
+                      "is recorded)")  # fmt: skip
     if settings.verify_calls and not settings.forks():
         raise Refused("--verify-calls compares view calls with a fork's upstream: it needs --upstream (and "
                       "--record-mode new)")  # fmt: skip

@@ -57,6 +57,10 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
      r"no store at .*new.sqlite, and the upstream cannot fill it: cannot reach http://127.0.0.1:\d+/ "
      r"\(genesis_config\)"),
     (("serve", "--record-mode", "all"), {}, USAGE, r"invalid choice: 'all'"),
+    # refused as --fork-height and --verify-calls are without --upstream, not accepted silently (issue 43)
+    (("serve", "--store", "{sample}", "--record-mode", "none"), {}, USAGE,
+     r"^--record-mode none says what a fork records: it needs --upstream"),
+    (("serve", "--store", "{sample}"), {"NEARRPC_RECORD_MODE": "none"}, USAGE, r"^--record-mode none .*--upstream"),
     (("sample", ""), {}, USAGE, r"STORE is empty"),
     (("sample", "{sample}"), {}, USAGE, r"exists \(use --force to replace it\)"),
     (("sample", "{tmp}/typo/x.sqlite"), {}, USAGE, r"there is no folder .*/typo$"),
