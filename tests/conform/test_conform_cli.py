@@ -239,6 +239,20 @@ def test_an_endpoint_that_never_answers_times_out_in_one_line() -> None:
     assert done.stderr == f"nearrpc conform: cannot reach http://127.0.0.1:{port}: no answer within 0.5 s\n"
 
 
+def test_https_to_a_plain_http_port_says_so_at_once(tmp_path: Path) -> None:
+    """Issue 43: it said "operation not permitted" (OpenSSL's error number read as the system's)
+    after retries of a handshake that fails the same way every time."""
+    with plain_web_server(tmp_path) as url:
+        tls = url.replace("http://", "https://", 1)
+        started = time.monotonic()
+        done = nearrpc("conform", tls, "--retries", "6", timeout=90)
+        seconds = time.monotonic() - started
+    assert (done.returncode, done.stdout) == (2, ""), done
+    assert done.stderr == f"nearrpc conform: cannot reach {tls.rstrip('/')}/: the endpoint does not speak TLS (an " \
+                          "http:// URL?)\n"
+    assert seconds < 20  # not six retries with their backoff (25 s)
+
+
 def test_a_web_server_that_is_no_near_node_is_one_line_at_once(tmp_path: Path) -> None:
     """A plain HTTP server answers 501 pages to POSTs: that took 137 s of retries and a table of
     54 failed checks; the first answer now decides, in one line (exit 2)."""
