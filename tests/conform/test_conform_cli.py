@@ -269,6 +269,30 @@ def test_a_web_server_that_is_no_near_node_is_one_line_at_once(tmp_path: Path) -
 
 
 @pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/docs", "the URL's path /docs is not a JSON-RPC endpoint: /docs is the documentation page; conform the "
+                  "endpoint at {root}"),
+        ("/health", "the URL's path /health is not a JSON-RPC endpoint: POST /health answers the method health alone; "
+                    "conform the endpoint at {root}"),
+        ("/status", "the URL's path /status is not a JSON-RPC endpoint: POST /status answers the method status alone"),
+        ("/near/block", "the URL's path /…/block is not a JSON-RPC endpoint: POST /…/block answers the method block "
+                        "alone; conform the URL without /block"),
+        ("/nothing", "{root}… is not a NEAR JSON-RPC endpoint: genesis_config (params omitted) was answered with HTTP "
+                     "404, no Content-Type, empty body; it is the URL's path that answers so"),
+    ],
+)
+def test_a_path_that_is_no_json_rpc_endpoint_is_one_line(server: LiveServer, path: str, says: str) -> None:
+    """Issue 43: /docs was refused as the whole URL with the path masked ("/…"), the very part
+    that was wrong; /health ran the whole table of failures (its POST answers one method)."""
+    root = server.url.rstrip("/") + "/"
+    done = nearrpc("conform", server.url.rstrip("/") + path, *FAST, "--retries", "0", timeout=60)
+    assert (done.returncode, done.stdout) == (2, ""), done
+    assert done.stderr.startswith("nearrpc conform: " + says.format(root=root)), done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
     ("args", "environment", "message"),
     [
         (("ftp://example.org",), {}, "nearrpc conform: 'ftp://example.org': expected an http:// or https:// URL"),
