@@ -243,6 +243,11 @@ def run_conformance(options: Options) -> Report:
         facts.learn_genesis(facts.first_results.get("genesis_config"))
         facts.learn_final_block(run.probe(final_block_probe(facts, ids)))
         facts.account, report.account_note = _account(run, options, facts, ids)
+        if options.contract is None and facts.account:
+            report.call_note = (f"view calls ask get_num of {facts.account}, which may fail in its contract (name a "
+                                "contract's view method with --contract ACCOUNT:METHOD)")  # fmt: skip
+        elif options.contract is not None:
+            report.call_note = f"view calls ask {options.contract[1]} of {options.contract[0]} (--contract)"
         if not report.stopped:
             facts.absent_height = run.absent_height(facts, ids)
         for method in _BLOCK_METHODS:
