@@ -106,7 +106,8 @@ def render(report: Report, stream: TextIO) -> None:
     table.add_column("check", no_wrap=True)
     table.add_column("HTTP", justify="right")
     table.add_column("outcome", no_wrap=True)
-    table.add_column("violations and notes (field path: kind, detail)")
+    # wrapped, never cut: a word longer than the column (a hash, a JSON text) folds onto the next lines
+    table.add_column("violations and notes (field path: kind, detail)", overflow="fold")
     for check in report.checks:
         lines = [f"{v.path}: {v.kind}, {v.message}" for v in check.violations]
         if check.note:
