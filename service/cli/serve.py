@@ -137,12 +137,18 @@ def _prepare_fork(settings: ServeSettings) -> str | None:
     add to the start-up line); None when the server does not fork."""
     if settings.fork_height is not None and not settings.forks():
         raise Refused("--fork-height pins a fork's head: it needs --upstream (and --record-mode new)")
+    if settings.record_mode == "none" and settings.upstream is None:
+        raise Refused("--record-mode none says what a fork records: it needs --upstream (without one nothing "
+                      "is recorded)")  # fmt: skip
     if settings.verify_calls and not settings.forks():
         raise Refused("--verify-calls compares view calls with a fork's upstream: it needs --upstream (and "
                       "--record-mode new)")  # fmt: skip
     if not settings.forks():
         return None
     from nearrpc.fork.start import ForkRefused, ForkStart, prepare_store
+
+    if settings.store == DEFAULT_STORE:  # as without --upstream: the documented default's folder is ours to make
+        _make_folder_of(DEFAULT_STORE)
 
     start = ForkStart(_upstream_settings(settings), settings.store, settings.store_options(), settings.fork_height)
     try:
@@ -326,6 +332,42 @@ def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
             return 0
 
 
+def served_methods() -> tuple[list[str], list[str]]:
+    """The methods the server answers, from the dispatch table: those of the interface, and
+    those beyond it (the spec tags them `extension`)."""
+    from nearrpc.generated.methods import METHODS
+    from nearrpc.spec import spec_document
+
+    paths = spec_document()["paths"]
+    beyond = [name for name, method in METHODS.items() if "extension" in paths[method.path]["post"].get("tags", ())]
+    return [name for name in METHODS if name not in beyond], beyond
+
+
+def describe_serve() -> str:
+    from nearrpc.version import INTERFACE_VERSION
+
+    interface, beyond = served_methods()
+    return (
+        f"Serve {', '.join(interface)} (interface {INTERFACE_VERSION}) and, beyond it, {', '.join(beyond)} "
+        "at POST / and POST /<method>, with /health, /status, /metrics and the interface at /docs and "
+        "/openapi.json. Options fall back to NEARRPC_* variables."
+    )
+
+
+class _HelpWithMethods(argparse.Action):
+    """`serve --help`: the description names every method the dispatch table holds, read from
+    the spec when help is asked for (not each time the command line is parsed)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, _namespace: argparse.Namespace, _values: object,
+                 _option_string: str | None = None) -> None:  # fmt: skip
+        parser.description = describe_serve()
+        parser.print_help()
+        parser.exit()
+
+
 def _run(args: argparse.Namespace) -> int:
     return serve(load_settings(ServeSettings, given(args, *_FLAGS)), build_sample=args.sample)
 
@@ -334,11 +376,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run = commands.add_parser(
         "serve",
         help="serve the JSON-RPC interface (builds the sample store at the default path on first run)",
-        description="Serve genesis_config, EXPERIMENTAL_protocol_config, EXPERIMENTAL_view_account, "
-        "client_config and block (and, beyond interface 1.2.14, status, gas_price, query and the "
-        "EXPERIMENTAL key and code views) at POST / and POST /<method>, with /health, /status, /metrics "
-        "and the interface at /docs. Options fall back to NEARRPC_* variables.",
+        add_help=False,
     )
+    run.add_argument("-h", "--help", action=_HelpWithMethods, help="show this help message and exit")
     add_setting(run, ServeSettings, "host")
     add_setting(run, ServeSettings, "port")
     add_setting(run, ServeSettings, "store", help_text="an SQLite file (the sample chain is built at "

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nearrpc.conform.endpoint import Exchange
-from nearrpc.conform.violations import Kind, Violation, schema_violations, shorten
+from nearrpc.conform.violations import Kind, Violation, note_text, schema_violations, shorten
 from nearrpc.methods.errors import CATALOGUE, METHOD_CAUSES, Cause, RpcError
 
 # every method can answer these (request validation)
@@ -122,4 +122,4 @@ def not_held_judgement(
     found = error_violations(method, error_component, answer.error)
     found += status_violation(exchange, CATALOGUE[cause].http_status, cause)
     data = answer.error.get("data")
-    return found, shorten(f"the endpoint does not hold this account: {cause}: {data}")
+    return found, note_text(f"the endpoint does not hold this account: {cause}: {data}")

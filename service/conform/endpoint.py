@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import socket
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Final
 
 import httpx
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, stop_after_attempt
@@ -43,8 +45,32 @@ def _os_error(exc: BaseException) -> OSError | None:
     return seen
 
 
+# what OpenSSL says when the other side answers a handshake with no TLS at all (plain HTTP)
+_NOT_TLS: Final = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "HTTP_REQUEST", "PACKET_LENGTH_TOO_LONG",
+                             "UNEXPECTED_EOF_WHILE_READING", "TLSV1_ALERT_PROTOCOL_VERSION"})  # fmt: skip
+
+
+def tls_problem(exc: BaseException) -> str | None:
+    """Why the TLS handshake failed, in a few words, or None when no TLS failure is behind `exc`.
+    A handshake that fails fails the same way again: it is said at once, never retried."""
+    seen: BaseException | None = exc
+    while seen is not None and not isinstance(seen, ssl.SSLError):
+        seen = seen.__cause__ or seen.__context__
+    if seen is None:
+        return None
+    if isinstance(seen, ssl.SSLCertVerificationError):
+        return f"the TLS handshake failed: {seen.verify_message or 'the certificate is not trusted'}"
+    if seen.reason in _NOT_TLS:
+        return "the endpoint does not speak TLS (an http:// URL?)"
+    reason = (seen.reason or "").replace("_", " ").lower()
+    return f"the TLS handshake failed: {reason or 'no reason given'}"
+
+
 def transport_problem(exc: httpx.TransportError, timeout: float) -> str:
     """A transport failure in a few lowercase words, without exception names or errno numbers."""
+    tls = tls_problem(exc)
+    if tls is not None:  # an ssl.SSLError is an OSError whose errno is OpenSSL's, not the system's
+        return tls
     if isinstance(exc, httpx.ConnectTimeout):
         return f"no connection within {timeout:g} s"
     if isinstance(exc, httpx.TimeoutException):
@@ -149,6 +175,9 @@ class Endpoint:
         try:
             response = self._client.post(self.url, content=body, headers={"Content-Type": content_type})
         except httpx.TransportError as exc:
+            tls = tls_problem(exc)
+            if tls is not None:
+                raise Unreachable(f"cannot reach {public_url(self.url)}: {tls}") from None
             raise _Retryable(scrub_urls(transport_problem(exc, self.limits.timeout)), None, None) from exc
         exchange = Exchange(response.status_code, response.headers.get("content-type", ""), response.content)
         if response.status_code == 429 or (response.status_code >= 500 and not _is_json_rpc(response.content)):

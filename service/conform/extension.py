@@ -5,9 +5,10 @@ Each answer is judged as the five's are: the spec's schema, nearcore's error rul
 statuses, and the block it names (query and the views name theirs). `query` is asked for
 `view_account` on every reference form, for the account's access keys and code, and in the
 legacy `[path, data]` form; an account may have no contract (NO_CONTRACT_CODE is within the
-rules). A view call (`get_num`, no arguments) and a state listing are asked in every form, object
-and legacy, of the account: the call may fail in the contract (query: a result with an `error`
-text; EXPERIMENTAL_call_function: CONTRACT_EXECUTION_ERROR), a node may not track the shard
+rules). A view call and a state listing are asked in every form, object and legacy: the call of
+--contract's method, held to answering a result, or else `get_num` of the account, which may
+fail in the contract (query: a result with an `error` text; EXPERIMENTAL_call_function:
+CONTRACT_EXECUTION_ERROR); a node may not track the shard
 (UNAVAILABLE_SHARD, which the EXPERIMENTAL methods give as INTERNAL_ERROR) or refuse a state too
 large to list; an account that cannot exist is UNKNOWN_ACCOUNT on each.
 """
@@ -27,16 +28,27 @@ _CALL = {"method_name": "get_num", "args_base64": ""}
 _STATE = {"prefix_base64": ""}
 
 
-def _view_call_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
-    """query call_function / view_state in each form, and their EXPERIMENTAL methods."""
-    account, final = {"account_id": facts.account}, {"finality": "final"}
-    height, block_hash = facts.final_height, facts.final_hash
+def _call_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
+    """query call_function in each form, and EXPERIMENTAL_call_function: of --contract's method,
+    held to answering a result; without it, `get_num` of the account viewed, which may fail in
+    the contract (the report's account line says so and names --contract)."""
+    height, block_hash, final = facts.final_height, facts.final_hash, {"finality": "final"}
+    if facts.contract is not None:
+        account_id, method_name = facts.contract
+        call = {"account_id": account_id, "method_name": method_name, "args_base64": ""}
+        at_final = Expect(height, block_hash)
+        return [
+            form_probe("query", f"call_function {method_name} of --contract", {"request_type": "call_function",
+                       **call, **final}, at_final, facts, ids),
+            form_probe("query", f'["call/<contract>/{method_name}", ""]', [f"call/{account_id}/{method_name}", ""],
+                       Expect(min_height=height), facts, ids),
+            form_probe("EXPERIMENTAL_call_function", f"{method_name} of --contract", {**call, **final}, at_final,
+                       facts, ids),
+        ]  # fmt: skip
+    account = {"account_id": facts.account}
     call_may_fail = Expect(height, block_hash, may_fail=(Cause.UNAVAILABLE_SHARD,))
     experimental_call = Expect(height, block_hash, may_fail=(Cause.CONTRACT_EXECUTION_ERROR, Cause.INTERNAL_ERROR))
-    state_may_fail = Expect(height, block_hash, may_fail=(Cause.UNAVAILABLE_SHARD, Cause.TOO_LARGE_CONTRACT_STATE))
-    experimental_state = Expect(height, block_hash, may_fail=(Cause.TOO_LARGE_CONTRACT_STATE, Cause.INTERNAL_ERROR))
-    legacy_call = Expect(min_height=facts.final_height, may_fail=(Cause.UNAVAILABLE_SHARD,))
-    legacy_state = Expect(min_height=facts.final_height, may_fail=state_may_fail.may_fail)
+    legacy_call = Expect(min_height=height, may_fail=(Cause.UNAVAILABLE_SHARD,))
     return [
         form_probe("query", "call_function finality final", {"request_type": "call_function", **account, **_CALL,
                    **final}, call_may_fail, facts, ids),
@@ -44,6 +56,17 @@ def _view_call_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
                    ids),
         form_probe("EXPERIMENTAL_call_function", "finality final", {**account, **_CALL, **final}, experimental_call,
                    facts, ids),
+    ]  # fmt: skip
+
+
+def _view_state_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
+    """query view_state in each form, and EXPERIMENTAL_view_state, of the account viewed."""
+    account, final = {"account_id": facts.account}, {"finality": "final"}
+    height, block_hash = facts.final_height, facts.final_hash
+    state_may_fail = Expect(height, block_hash, may_fail=(Cause.UNAVAILABLE_SHARD, Cause.TOO_LARGE_CONTRACT_STATE))
+    experimental_state = Expect(height, block_hash, may_fail=(Cause.TOO_LARGE_CONTRACT_STATE, Cause.INTERNAL_ERROR))
+    legacy_state = Expect(min_height=facts.final_height, may_fail=state_may_fail.may_fail)
+    return [
         form_probe("query", "view_state finality final", {"request_type": "view_state", **account, **_STATE,
                    **final}, state_may_fail, facts, ids),
         form_probe("query", '["contract/<id>", ""]', [f"contract/{facts.account}", ""], legacy_state, facts, ids),
@@ -102,27 +125,21 @@ def _form_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, str
         (form_probe("EXPERIMENTAL_view_code", "finality final", {**account, **final}, code_may_fail, facts, ids),
          why_not),
     ]  # fmt: skip
-    probes += [(probe, why_not) for probe in _view_call_probes(facts, ids)]
-    probes += [(probe, "") for probe in _contract_probes(facts, ids)]
+    probes += [(probe, "" if facts.contract is not None else why_not) for probe in _call_probes(facts, ids)]
+    probes += [(probe, why_not) for probe in _view_state_probes(facts, ids)]
+    probes += [(probe, "") for probe in _contract_state_probes(facts, ids)]
     return probes
 
 
-def _contract_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
-    """With --contract: the view method answers a CallResult in each form (a failure in the
-    contract is then a violation), and the contract's state lists (or is refused as too large)."""
+def _contract_state_probes(facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
+    """With --contract: the contract's state lists (or is refused as too large)."""
     if facts.contract is None:
         return []
-    account_id, method_name = facts.contract
-    height, block_hash = facts.final_height, facts.final_hash
-    call = {"account_id": account_id, "method_name": method_name, "args_base64": "", "finality": "final"}
-    state = {"account_id": account_id, **_STATE, "finality": "final"}
-    at_final = Expect(height, block_hash)
+    state = {"account_id": facts.contract[0], **_STATE, "finality": "final"}
     return [
-        form_probe("query", f"call_function {method_name} of --contract", {"request_type": "call_function", **call},
-                   at_final, facts, ids),
-        form_probe("EXPERIMENTAL_call_function", f"{method_name} of --contract", call, at_final, facts, ids),
         form_probe("EXPERIMENTAL_view_state", "state of --contract", state,
-                   Expect(height, block_hash, may_fail=(Cause.TOO_LARGE_CONTRACT_STATE,)), facts, ids),
+                   Expect(facts.final_height, facts.final_hash, may_fail=(Cause.TOO_LARGE_CONTRACT_STATE,)), facts,
+                   ids),
     ]  # fmt: skip
 
 

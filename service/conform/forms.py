@@ -27,7 +27,7 @@ from nearrpc.conform.probes import (
     shown_params,
 )
 from nearrpc.conform.spec_map import method_schemas
-from nearrpc.conform.violations import Kind, Violation, field_path, schema_violations
+from nearrpc.conform.violations import Kind, Violation, field_path, schema_violations, shorten
 from nearrpc.methods.errors import Cause
 
 FINALITIES = ("optimistic", "near-final", "final")
@@ -149,7 +149,7 @@ def form_judge(method: str, request_id: str, params: Any, expect: Expect, facts:
             found += status_violation(exchange, expected_error_status(cause, params, facts.final_height), cause)
             if cause in expect.may_fail:
                 return Judgement(found, note=f"answered {error_summary(answer)}", answer=answer)
-        found.append(Violation("error", Kind.MISMATCH, f"expected a result, got {error_summary(answer)}"))
+        found.append(Violation("error", Kind.MISMATCH, shorten(f"expected a result, got {error_summary(answer)}")))
         return Judgement(found, answer=answer)
 
     return judge

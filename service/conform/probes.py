@@ -14,7 +14,7 @@ from typing import Any
 from nearrpc.conform.answers import Answer, error_violations, expected_error_status, read_answer, status_violation
 from nearrpc.conform.endpoint import Endpoint, Exchange
 from nearrpc.conform.report import CheckResult, Outcome
-from nearrpc.conform.violations import Kind, Violation, shorten, unique_paths
+from nearrpc.conform.violations import Kind, Violation, note_text, unique_paths
 from nearrpc.methods.errors import Cause
 
 OMITTED: Any = object()  # `params` left out of the request
@@ -81,7 +81,7 @@ def shown_params(params: Any) -> str:
 
 def error_summary(answer: Answer) -> str:
     data = answer.error.get("data") if answer.error else None
-    return shorten(f"{answer.cause}: {data}" if isinstance(data, str) and data else str(answer.cause))
+    return note_text(f"{answer.cause}: {data}" if isinstance(data, str) and data else str(answer.cause))
 
 
 def expect_error(

@@ -52,6 +52,7 @@ class Report:
     seconds: float = 0.0
     stopped: str = ""  # why the run stopped early (request budget), "" when it ran through
     account_note: str = ""  # which account the run views, and why that one
+    call_note: str = ""  # which contract's method the view calls ask, and how to name another
     spec: str = ""  # the --spec file answers were held to, "" for the packaged spec
     spec_notes: list[str] = field(default_factory=list)  # what that file does not describe
 
@@ -75,6 +76,7 @@ class Report:
             "seconds": round(self.seconds, 3),
             "stopped": self.stopped,
             "account": self.account_note,
+            "calls": self.call_note,
             **({"spec": self.spec, "spec_notes": self.spec_notes} if self.spec else {}),
         }
 
@@ -104,7 +106,8 @@ def render(report: Report, stream: TextIO) -> None:
     table.add_column("check", no_wrap=True)
     table.add_column("HTTP", justify="right")
     table.add_column("outcome", no_wrap=True)
-    table.add_column("violations and notes (field path: kind, detail)")
+    # wrapped, never cut: a word longer than the column (a hash, a JSON text) folds onto the next lines
+    table.add_column("violations and notes (field path: kind, detail)", overflow="fold")
     for check in report.checks:
         lines = [f"{v.path}: {v.kind}, {v.message}" for v in check.violations]
         if check.note:
@@ -116,8 +119,9 @@ def render(report: Report, stream: TextIO) -> None:
             Text(str(check.outcome), style=style), Text("\n".join(lines)),
         )
     console.print(table)
-    if report.account_note:
-        console.print(Text(report.account_note))
+    for line in (report.account_note, report.call_note):
+        if line:
+            console.print(Text(line))
     for note in report.spec_notes:
         console.print(Text(f"note: {note}"))
     console.print(Text(report.summary(), style="bold green" if report.passed else "bold red"))

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from nearrpc.conform.answers import Answer, not_held
 from nearrpc.conform.bad_requests import bad_request_probes
@@ -23,7 +24,7 @@ from nearrpc.conform.facts import EndpointFacts
 from nearrpc.conform.forms import final_block_probe, parameterless_probes, reference_probes
 from nearrpc.conform.probes import Probe, RequestIds, request_body
 from nearrpc.conform.report import CheckResult, Report
-from nearrpc.conform.spec_map import interface_version, undescribed_methods, use_interface
+from nearrpc.conform.spec_map import interface_version, method_schemas, undescribed_methods, use_interface
 from nearrpc.conform.spec_source import Interface
 from nearrpc.conform.violations import Kind
 from nearrpc.urls import public_url
@@ -43,6 +44,34 @@ class Options:
     contract: tuple[str, str] | None = None  # (account, view method without arguments) to call
 
 
+# what a path ending in one of these serves, where it is no JSON-RPC endpoint for every method:
+# the ops routes of a nearrpc server (and nearcore's GET /status and /health)
+_PAGES = {"docs": "the documentation page", "metrics": "the metrics page", "openapi.json": "the OpenAPI document",
+          "openrpc.json": "the OpenRPC document"}  # fmt: skip
+
+
+def path_problem(url: str) -> str | None:
+    """Why the URL's path is no JSON-RPC endpoint (one line), or None: a path ending in a
+    method's name (`POST /<method>` answers that method alone: /health, /block, /status) or in a
+    page of the server (/docs, /metrics). Any other path may well be one (a provider's
+    `/v3/<key>`), and is asked. Only the known name is shown: the rest of a path may be a key."""
+    parts = urlsplit(url)
+    segments = [segment for segment in parts.path.split("/") if segment]
+    if not segments:
+        return None
+    last = segments[-1]
+    shown = ("/" if len(segments) == 1 else "/…/") + last
+    root = f"{public_url(urlunsplit((parts.scheme, parts.netloc, '', '', '')))}/"
+    if last in method_schemas():
+        what = f"POST {shown} answers the method {last} alone"
+    elif last in _PAGES:
+        what = f"{shown} is {_PAGES[last]}"
+    else:
+        return None
+    instead = f"conform the endpoint at {root}" if len(segments) == 1 else f"conform the URL without {shown[2:]}"
+    return f"the URL's path {shown} is not a JSON-RPC endpoint: {what}; {instead}"
+
+
 class AccountRefused(Exception):
     """The account named with --account cannot be viewed at the endpoint (one line): the
     run stops before probing, as its account checks would only repeat that."""
@@ -54,6 +83,7 @@ class _Run:
     def __init__(self, endpoint: Endpoint, report: Report) -> None:
         self.endpoint = endpoint
         self.report = report
+        self.has_path = urlsplit(endpoint.url).path not in ("", "/")
         self.answered = False  # some HTTP answer came: the endpoint is there
 
     def stop(self, why: str) -> None:
@@ -87,9 +117,11 @@ class _Run:
         retries (137 s against a plain HTTP server)."""
         strange = [v for v in first.violations if v.kind is Kind.NOT_JSON_RPC]
         if strange:
+            # the path is shown as "/…" (it may hold a key): say that it is the path that answers so
+            path = "; it is the URL's path that answers so (a node serves JSON-RPC at /)" if self.has_path else ""
             raise Unreachable(
                 f"{self.report.url} is not a NEAR JSON-RPC endpoint: {first.method} ({first.request}) was answered "
-                f"with {' '.join(strange[0].message.removeprefix('not a JSON-RPC answer: ').split())}"
+                f"with {' '.join(strange[0].message.removeprefix('not a JSON-RPC answer: ').split())}{path}"
             )
 
     def holds(self, account: str, ids: RequestIds) -> bool:
@@ -196,6 +228,9 @@ def run_conformance(options: Options) -> Report:
     """Raises Unreachable when the endpoint gives no HTTP answer to the first request."""
     if options.spec is not None:
         use_interface(options.spec)
+    problem = path_problem(options.url)
+    if problem is not None:
+        raise Unreachable(problem)
     report = Report(public_url(options.url), interface_version())  # the report is shown and shared: no credentials
     if options.spec is not None:
         report.spec, report.spec_notes = options.spec.name, list(options.spec.notes)
@@ -208,6 +243,11 @@ def run_conformance(options: Options) -> Report:
         facts.learn_genesis(facts.first_results.get("genesis_config"))
         facts.learn_final_block(run.probe(final_block_probe(facts, ids)))
         facts.account, report.account_note = _account(run, options, facts, ids)
+        if options.contract is None and facts.account:
+            report.call_note = (f"view calls ask get_num of {facts.account}, which may fail in its contract (name a "
+                                "contract's view method with --contract ACCOUNT:METHOD)")  # fmt: skip
+        elif options.contract is not None:
+            report.call_note = f"view calls ask {options.contract[1]} of {options.contract[0]} (--contract)"
         if not report.stopped:
             facts.absent_height = run.absent_height(facts, ids)
         for method in _BLOCK_METHODS:

@@ -19,6 +19,7 @@ from jsonschema.exceptions import ValidationError
 from nearrpc.conform.spec_map import component_validator
 
 _MESSAGE_LIMIT = 200
+_NOTE_LIMIT = 4096
 
 
 class Kind(enum.StrEnum):
@@ -68,8 +69,14 @@ def field_path(prefix: str, parts: Iterable[str | int]) -> str:
     return text
 
 
-def shorten(text: str) -> str:
-    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…"
+def shorten(text: str, limit: int = _MESSAGE_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def note_text(text: str) -> str:
+    """A note in full (the table wraps it): a node's error texts are far shorter than the bound,
+    which only keeps what a hostile endpoint sends from filling the report."""
+    return shorten(text, _NOTE_LIMIT)
 
 
 def schema_violations(component: str, instance: object, prefix: str) -> list[Violation]:

@@ -51,7 +51,7 @@ from nearrpc.fork import marks
 from nearrpc.fork.calls import KEPT_CAUSES, CallAnswer, checked_error, checked_result
 from nearrpc.fork.changes import changes_kind, checked_changes, checked_changes_error
 from nearrpc.fork.contract_state import ContractState, Row, state_of, state_rows, value_rows
-from nearrpc.fork.upstream import Upstream, UpstreamError
+from nearrpc.fork.upstream import Upstream, UpstreamError, UpstreamUnreachable
 from nearrpc.fork.writer import AfterReading, ForkWriter, Keep, Writes
 from nearrpc.ingest import chain_records, jsonio
 from nearrpc.ingest.blocks_import import stored_block
@@ -225,7 +225,7 @@ class ForkReader(BlockJsonFromBlocks):  # a block's view through the fetching lo
                 await self._check_chain()
                 value, writes = await fetch()
         except TimeoutError:
-            raise UpstreamError(
+            raise UpstreamUnreachable(
                 f"{self.upstream.address} gave no answer for {key} within {self._miss_timeout:g} s (the miss timeout)"
             ) from None
         if writes is not None:  # after the deadline: a write once started is never abandoned half way
@@ -830,7 +830,12 @@ class ForkReader(BlockJsonFromBlocks):  # a block's view through the fetching lo
             self._count("hit")
             return None if self._above_the_pin(found.height) else found
         key = f"tx/{tx_hash}/{signer_id}"
-        found = await self._miss(key, lambda: self._fetch_transaction(tx_hash, signer_id))
+        try:
+            found = await self._miss(key, lambda: self._fetch_transaction(tx_hash, signer_id))
+        except UpstreamUnreachable:
+            # replayed offline: not held, answered as nearcore answers a transaction it does not
+            # hold (TIMEOUT_ERROR, UNKNOWN_TRANSACTION for wait_until NONE), as online
+            return None
         return None if found is None or self._above_the_pin(found.height) else found
 
     async def _fetch_receipt(self, receipt_id: str) -> tuple[StoredReceipt | None, Writes | None]:

@@ -16,7 +16,7 @@ from typing import Any, Final, TypeAlias
 
 from aiolimiter import AsyncLimiter
 
-from nearrpc.ingest.errors import IngestError
+from nearrpc.ingest.errors import IngestError, NodeUnreachableError
 from nearrpc.ingest.rpc_client import DEFAULT_MAX_ANSWER_BYTES, RetryPolicy, RpcClient, RpcReply
 from nearrpc.store import StoreError
 from nearrpc.urls import public_url, scrub_urls
@@ -31,6 +31,13 @@ _PROBE_SECONDS: Final = 5.0
 class UpstreamError(StoreError):
     """The upstream could not give an answer to store: unreachable, too slow, of another chain,
     or an answer the spec refuses. A StoreError, so a request answers nearcore's INTERNAL_ERROR."""
+
+
+class UpstreamUnreachable(UpstreamError):
+    """No answer at all from the upstream (unreachable, or none within the miss timeout), as
+    opposed to one refused: a fork replayed offline. Still an INTERNAL_ERROR, but where nearcore
+    answers a lookup it cannot make with something else (a transaction it does not hold), the
+    fork answers that."""
 
 
 def public_address(url: str) -> str:
@@ -89,6 +96,8 @@ class Upstream:
             reply = await self._client.call(method, params)
             outcome = "result" if reply.error is None else "error"
             return reply
+        except NodeUnreachableError as failure:
+            raise UpstreamUnreachable(self._hide(str(failure))) from None
         except IngestError as failure:
             raise UpstreamError(self._hide(str(failure))) from None
         except asyncio.CancelledError:

@@ -34,7 +34,7 @@ from nearrpc.http.ops import ops_router
 from nearrpc.methods.handlers import ChainHandlers
 from nearrpc.methods.view_calls import CallUpstream, ChangesUpstream, ViewCallMetrics
 from nearrpc.runtime_params import RuntimeParamStore
-from nearrpc.store import ServingReader, StoreError
+from nearrpc.store import Reachability, ServingReader, StoreError
 from nearrpc.version import SERVICE_VERSION
 
 log = logging.getLogger("nearrpc.serve")
@@ -146,7 +146,8 @@ def build_app(
     )
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(
-        handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe, heads_move=heads_move
+        handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe, heads_move=heads_move,
+        reachability=reader if isinstance(reader, Reachability) else None,
     )
     app = NearRpcApp(endpoint, reader, close_timeout, handlers.close)
 

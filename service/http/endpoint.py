@@ -37,6 +37,7 @@ from nearrpc.methods.blocks import reference_of
 from nearrpc.methods.errors import Cause, RpcError, internal_error, method_not_found, parse_error
 from nearrpc.methods.params import typed_params
 from nearrpc.nearcore.echo import MESSAGE_CHARS, shown
+from nearrpc.store import Reachability
 
 log = logging.getLogger("nearrpc.endpoint")
 
@@ -129,6 +130,15 @@ def _params_key(method: MethodSpec, params: object) -> bytes | None:
         return None
 
 
+class _Reachable:
+    """A store that is always there (a file): nothing to say."""
+
+    unreachable: str | None = None
+
+
+_ALWAYS_REACHABLE: Final = _Reachable()
+
+
 class JsonRpcEndpoint:
     """`await endpoint(scope, receive, send, path_method)`; path_method is None for POST /."""
 
@@ -141,10 +151,13 @@ class JsonRpcEndpoint:
         observe: Observer | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
         heads_move: bool = False,
+        reachability: Reachability | None = None,
     ) -> None:
         """`heads_move`: finality and `earliest_available` name other blocks from one request to
-        the next with no write here (a fork that follows its upstream); their answers are not kept."""
+        the next with no write here (a fork that follows its upstream); their answers are not kept.
+        `reachability`: a store on a database server, which says when it cannot be reached."""
         self._handlers = handlers
+        self._reachability = reachability if reachability is not None else _ALWAYS_REACHABLE
         self._heads_move = heads_move
         self._refresh = refresh
         self._answers = AnswerCache(cache_bytes)
@@ -205,6 +218,12 @@ class JsonRpcEndpoint:
             method = self._method(rpc.method, path_method)
         except RpcError as error:
             return self._error(id_json, error, rpc.params, name)
+        unreachable = self._reachability.unreachable
+        if unreachable is not None:
+            # docs/DEPLOYMENT.md: while the database is gone every request answers INTERNAL_ERROR
+            # at once (as /health answers 503), a kept answer too; the kept ones serve again when
+            # it is back (the store's version says whether they still hold)
+            return self._error(id_json, internal_error(unreachable), rpc.params, name)
         self._answers.forget(self._refresh())
         key = _params_key(method, rpc.params)
         answer = None if key is None else self._answers.get((method.name, key))

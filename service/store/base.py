@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 import based58
 
@@ -493,6 +493,15 @@ class BlockJsonFromBlocks(ABC):
     async def block_json_by_hash(self, block_hash: str) -> bytes | None:
         block = await self.block_by_hash(block_hash)
         return None if block is None else block.view_json
+
+
+@runtime_checkable
+class Reachability(Protocol):
+    """A serving reader on a database server says whether the server answers: `unreachable` is
+    why it does not (None while it does), kept current by the reader itself, so a caller may read
+    it per request (an attribute, never a round trip)."""
+
+    unreachable: str | None
 
 
 class ServingReader(Protocol):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias, overload
 
 from nearrpc.store import sqlite
-from nearrpc.store.base import ChainReader, ChainWriter, ServingReader, StoreError, StoreOptions
+from nearrpc.store.base import ChainReader, ChainWriter, ServingReader, StoreError, StoreLocationError, StoreOptions
 
 StoreLocation: TypeAlias = str | os.PathLike[str]
 StoreMode: TypeAlias = Literal["serve", "read", "write", "replace"]
@@ -31,8 +31,23 @@ def _is_postgres(location: StoreLocation) -> bool:
     return os.fspath(location).lower().startswith(("postgresql://", "postgres://"))
 
 
+def _malformed_postgres(text: str) -> str | None:
+    """Why a location that starts as a PostgreSQL URL but lacks its two slashes
+    (`postgresql:/host/db`) is no store location, or None; read as a file path it would name a
+    file (and `serve` would offer to build the sample chain there)."""
+    scheme, colon, rest = text.partition(":")
+    if not colon or scheme.lower() not in ("postgresql", "postgres") or rest.startswith("//"):
+        return None
+    shown = f"{scheme}:" + (f"…@{rest.rsplit('@', 1)[1]}" if "@" in rest else rest)  # never a password
+    return (f"{shown} is a malformed PostgreSQL URL: write {scheme.lower()}://user@host:port/database "
+            "(two slashes after the colon)")  # fmt: skip
+
+
 def _sqlite_path(location: StoreLocation) -> Path:
     text = os.fspath(location)
+    malformed = _malformed_postgres(text)
+    if malformed is not None:
+        raise StoreLocationError(malformed)
     if "://" in text:
         scheme = text.split("://", 1)[0]
         raise StoreError(f"unsupported store location {scheme}://...: {_EXPECTED}")

@@ -10,7 +10,8 @@ most `POLL_SECONDS` plus one round trip stale) and tells when the database is go
 - when a poll fails, the pool is closed (lookups waiting in it for a connection fail at once)
   and, while the database stays unreachable, every lookup fails at once with
   StoreUnavailableError (the server answers INTERNAL_ERROR, /health 503) instead of queuing
-  for `timeout` seconds;
+  for `timeout` seconds, and `unreachable` says why (the endpoint reads it per request: no kept
+  answer is served meanwhile);
 - a lookup that fails on a broken connection wakes the watcher at once;
 - when a poll succeeds again, a fresh pool is opened, so service resumes within one poll of
   the database's return.
@@ -92,7 +93,9 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
         self._polled = asyncio.Event()  # set once the first poll has ended, either way
         self._wake = asyncio.Event()
         self._version: StoreVersion | None = None
-        self._down: str | None = None  # why the last poll failed; None while the database answers
+        # why the last poll failed, one line; None while the database answers (store.Reachability:
+        # the endpoint reads it per request and answers INTERNAL_ERROR at once while it is set)
+        self.unreachable: str | None = None
         self._retired: set[asyncio.Task[None]] = set()
         # the lookups real traffic spreads over many keys, each batched (pg_batch.py)
         self._blocks_by_height = BatchedLookup[int, StoredBlock](self._fetch_blocks_by_height)
@@ -142,15 +145,15 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
             conn = await asyncio.wait_for(self._poll(conn), self._options.timeout)
         except (psycopg.Error, OSError, TimeoutError) as exc:
             why = reason(exc, self._location) or type(exc).__name__
-            if self._down is None:
+            if self.unreachable is None:
                 log.error("PostgreSQL %s is unreachable: %s", self._target, why)
-            self._down = why
+            self.unreachable = f"PostgreSQL {self._target} is unreachable: {why}"
             self._retire_pool()
             conn = None
         else:
-            if self._down is not None:
+            if self.unreachable is not None:
                 log.warning("PostgreSQL %s answers again; opening a new connection pool", self._target)
-                self._down = None
+                self.unreachable = None
             if self._pool is None:
                 self._pool = ConnectionPool(self._location, self._options)
                 self._pool.fill()
@@ -174,8 +177,8 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
         if not self._polled.is_set():
             await self._start()
         pool = self._pool
-        if self._down is not None or pool is None:
-            raise StoreUnavailableError(f"PostgreSQL {self._target} is unreachable: {self._down}")
+        if self.unreachable is not None or pool is None:
+            raise StoreUnavailableError(self.unreachable or f"PostgreSQL {self._target} is unreachable: no pool")
         conn = await pool.acquire()
         broken = True  # until the lookup ends normally or with an error that leaves it usable
         try:
@@ -347,8 +350,8 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
         poll, and while the database is down, StoreUnavailableError."""
         if self._watcher is None:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
-        if self._down is not None or self._version is None:
-            raise StoreUnavailableError(f"PostgreSQL {self._target} is unreachable: {self._down or 'not polled yet'}")
+        if self.unreachable is not None or self._version is None:
+            raise StoreUnavailableError(self.unreachable or f"PostgreSQL {self._target} is unreachable: not polled yet")
         return self._version
 
     async def close(self) -> None:

@@ -59,3 +59,16 @@ def test_the_readme_names_the_method_labels_metrics_use(http: httpx.Client) -> N
     assert re.search(r'^nearrpc_rpc_requests_total\{[^}]*method="gas_price"', http.get("/metrics").text, re.MULTILINE)
     (row,) = [line for line in README.splitlines() if line.startswith("| `nearrpc_rpc_requests_total")]
     assert "one of the five" not in row and "extension" in row, row
+
+
+def test_serve_help_names_every_method_the_server_answers() -> None:
+    """Issue 43: the description named the first methods only (no chunk, tx, validators, changes);
+    it names every method of the dispatch table, the interface's apart from those beyond it."""
+    from nearrpc.generated.methods import METHODS
+
+    text = " ".join(nearrpc("serve", "--help", timeout=60).stdout.split())
+    described = text[text.index("Serve ") : text.index("Options fall back")]
+    named = set(re.findall(r"[\w.]+", described))
+    assert set(METHODS) <= named, sorted(set(METHODS) - named)
+    beyond = described.index("beyond it")
+    assert described.index("block") < beyond < described.index("EXPERIMENTAL_changes_in_block")

@@ -47,6 +47,13 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
     (("serve", "--store", "postgresql://u@127.0.0.1:{port}/db"), {}, USAGE, r"connection failed"),
     (("serve", "--store", "postgresql://u@[bad"), {}, USAGE, r"not a usable PostgreSQL URL"),
     (("serve", "--store", "{tmp}/typo/x.sqlite", "--sample"), {}, USAGE, r"there is no folder "),
+    # one slash: a malformed PostgreSQL URL, never a file path to build the sample chain at (issue 43)
+    (("serve", "--store", "postgresql:/127.0.0.1/db"), {}, USAGE,
+     r"^postgresql:/127.0.0.1/db is a malformed PostgreSQL URL: write postgresql://user@host:port/database"),
+    (("serve", "--store", "postgresql:/u:SECRETPW@127.0.0.1/db", "--sample"), {}, USAGE,
+     r"^postgresql:…@127.0.0.1/db is a malformed PostgreSQL URL"),
+    (("sample", "postgres:/127.0.0.1/db"), {}, USAGE, r"^postgres:/127.0.0.1/db is a malformed PostgreSQL URL"),
+    (("store", "check", "--store", "postgresql:/127.0.0.1/db"), {}, USAGE, r"is a malformed PostgreSQL URL"),
     (("serve", "--upstream", "ftp://node.example/"), {}, USAGE, r"--upstream='ftp://node.example/': .*http:// or https://"),
     (("serve", "--upstream", "http://:80/"), {}, USAGE, r"--upstream=.*http:// or https:// URL"),
     (("serve",), {"NEARRPC_FORK_HEIGHT": "-1"}, USAGE, r"NEARRPC_FORK_HEIGHT='-1'"),
@@ -57,6 +64,10 @@ ROWS: Final[list[tuple[tuple[str, ...], dict[str, str], int, str]]] = [
      r"no store at .*new.sqlite, and the upstream cannot fill it: cannot reach http://127.0.0.1:\d+/ "
      r"\(genesis_config\)"),
     (("serve", "--record-mode", "all"), {}, USAGE, r"invalid choice: 'all'"),
+    # refused as --fork-height and --verify-calls are without --upstream, not accepted silently (issue 43)
+    (("serve", "--store", "{sample}", "--record-mode", "none"), {}, USAGE,
+     r"^--record-mode none says what a fork records: it needs --upstream"),
+    (("serve", "--store", "{sample}"), {"NEARRPC_RECORD_MODE": "none"}, USAGE, r"^--record-mode none .*--upstream"),
     (("sample", ""), {}, USAGE, r"STORE is empty"),
     (("sample", "{sample}"), {}, USAGE, r"exists \(use --force to replace it\)"),
     (("sample", "{tmp}/typo/x.sqlite"), {}, USAGE, r"there is no folder .*/typo$"),

@@ -62,6 +62,9 @@ FORMS = {
     ("EXPERIMENTAL_changes", "single_access_key_changes of the transaction's key"),
     ("health", "params null"), ("health", "params []"),
 }  # fmt: skip
+# the view call forms asked without --contract: get_num of the account viewed
+CALL_FORMS = {("query", "call_function finality final"), ("query", '["call/<id>/get_num", ""]'),
+              ("EXPERIMENTAL_call_function", "finality final")}  # fmt: skip
 BAD_REQUESTS = {
     ("(endpoint)", "unknown method"),
     ("(endpoint)", "not a JSON-RPC request"),
@@ -117,14 +120,21 @@ def test_this_service_conforms_in_every_form_and_error(server: LiveServer) -> No
               if method == "EXPERIMENTAL_view_account" and (method, check) in FORMS]  # fmt: skip
     assert viewed and all('"account_id":"counter.localnet"' in request for request in viewed)
     assert report["violations"] == 0 and report["passed"] and report["stopped"] == ""
+    # --contract's method is what every view call form asks (issue 43: get_num of --account was),
+    # held to answering a result
     contract_forms = {("query", "call_function ft_total_supply of --contract"),
+                      ("query", '["call/<contract>/ft_total_supply", ""]'),
                       ("EXPERIMENTAL_call_function", "ft_total_supply of --contract"),
                       ("EXPERIMENTAL_view_state", "state of --contract")}  # fmt: skip
-    assert set(rows(report)) == FORMS | BAD_REQUESTS | contract_forms
+    assert set(rows(report)) == (FORMS - CALL_FORMS) | BAD_REQUESTS | contract_forms
     assert all(rows(report)[form]["outcome"] == "pass" for form in contract_forms)
-    # get_num of the account viewed (counter.localnet: a result) may fail in another contract;
+    calls = [row["request"] for (method, check), row in rows(report).items() if "call" in method + check
+             and "unknown account" not in check]  # fmt: skip
+    assert len(calls) == 3 and all("token.localnet" in call and "ft_total_supply" in call for call in calls), calls
+    assert not [row for row in report["checks"] if "get_num" in row["request"] and "counter.localnet" in row["request"]]
+    assert report["calls"] == "view calls ask ft_total_supply of token.localnet (--contract)"
     # validators by the final block's height: VALIDATOR_INFO_UNAVAILABLE unless it ends its epoch
-    may_note = VIEW_CALL_FORMS | {("validators", "{block_id} final height")}
+    may_note = (VIEW_CALL_FORMS - CALL_FORMS) | {("validators", "{block_id} final height")}
     assert {row["outcome"] for (method, check), row in rows(report).items() if (method, check) not in may_note} \
         == {"pass"}
     assert all(rows(report)[form]["outcome"] in ("pass", "note") for form in may_note)
@@ -239,6 +249,20 @@ def test_an_endpoint_that_never_answers_times_out_in_one_line() -> None:
     assert done.stderr == f"nearrpc conform: cannot reach http://127.0.0.1:{port}: no answer within 0.5 s\n"
 
 
+def test_https_to_a_plain_http_port_says_so_at_once(tmp_path: Path) -> None:
+    """Issue 43: it said "operation not permitted" (OpenSSL's error number read as the system's)
+    after retries of a handshake that fails the same way every time."""
+    with plain_web_server(tmp_path) as url:
+        tls = url.replace("http://", "https://", 1)
+        started = time.monotonic()
+        done = nearrpc("conform", tls, "--retries", "6", timeout=90)
+        seconds = time.monotonic() - started
+    assert (done.returncode, done.stdout) == (2, ""), done
+    assert done.stderr == f"nearrpc conform: cannot reach {tls.rstrip('/')}/: the endpoint does not speak TLS (an " \
+                          "http:// URL?)\n"
+    assert seconds < 20  # not six retries with their backoff (25 s)
+
+
 def test_a_web_server_that_is_no_near_node_is_one_line_at_once(tmp_path: Path) -> None:
     """A plain HTTP server answers 501 pages to POSTs: that took 137 s of retries and a table of
     54 failed checks; the first answer now decides, in one line (exit 2)."""
@@ -252,6 +276,30 @@ def test_a_web_server_that_is_no_near_node_is_one_line_at_once(tmp_path: Path) -
                                   "omitted) was answered with HTTP 501, text/html")
     assert done.stderr.count("\n") == 1
     assert seconds < 30  # three retries of the 501 with their backoff, and nothing more
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("/docs", "the URL's path /docs is not a JSON-RPC endpoint: /docs is the documentation page; conform the "
+                  "endpoint at {root}"),
+        ("/health", "the URL's path /health is not a JSON-RPC endpoint: POST /health answers the method health alone; "
+                    "conform the endpoint at {root}"),
+        ("/status", "the URL's path /status is not a JSON-RPC endpoint: POST /status answers the method status alone"),
+        ("/near/block", "the URL's path /…/block is not a JSON-RPC endpoint: POST /…/block answers the method block "
+                        "alone; conform the URL without /block"),
+        ("/nothing", "{root}… is not a NEAR JSON-RPC endpoint: genesis_config (params omitted) was answered with HTTP "
+                     "404, no Content-Type, empty body; it is the URL's path that answers so"),
+    ],
+)
+def test_a_path_that_is_no_json_rpc_endpoint_is_one_line(server: LiveServer, path: str, says: str) -> None:
+    """Issue 43: /docs was refused as the whole URL with the path masked ("/…"), the very part
+    that was wrong; /health ran the whole table of failures (its POST answers one method)."""
+    root = server.url.rstrip("/") + "/"
+    done = nearrpc("conform", server.url.rstrip("/") + path, *FAST, "--retries", "0", timeout=60)
+    assert (done.returncode, done.stdout) == (2, ""), done
+    assert done.stderr.startswith("nearrpc conform: " + says.format(root=root)), done.stderr
+    assert done.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize(

@@ -151,6 +151,40 @@ def test_database_outage_while_serving_answers_internal_error_then_recovers(
     assert "is unreachable" in log and "answers again" in log
 
 
+def test_a_kept_answer_is_not_served_while_the_database_is_gone(sample_sqlite: Path, tmp_path: Path) -> None:
+    """Issue 43: a block asked by hash is kept with no dependency on later writes, and was served
+    from the answer cache while PostgreSQL was down; DEPLOYMENT.md says INTERNAL_ERROR at once,
+    as /health says 503. When the database is back the kept answer serves again, unchanged."""
+    database = start_server()  # its own server: this test stops it
+    try:
+        url = database.create_database()
+        copy_store(sample_sqlite, url)
+        with running_server(url, tmp_path / "server.log") as live:
+            by_hash = {"jsonrpc": "2.0", "id": 1, "method": "block",
+                       "params": {"block_id": sample_facts().final_hash}}  # fmt: skip
+            kept = httpx.post(live.url, json=by_hash)
+            assert kept.status_code == 200 and "result" in kept.json()
+            database.stop("fast")
+            deadline = time.monotonic() + 10
+            while httpx.get(f"{live.url}/health").status_code != 503:
+                assert time.monotonic() < deadline, "/health never said the database is gone"
+                time.sleep(0.05)
+            during = httpx.post(live.url, json=by_hash)
+            database.start()
+            deadline = time.monotonic() + 10
+            while httpx.get(f"{live.url}/health").status_code != 200:
+                assert time.monotonic() < deadline, "service never came back"
+                time.sleep(0.05)
+            after = httpx.post(live.url, json=by_hash)
+    finally:
+        stop_server(database)
+    assert during.status_code == 500, during.text
+    error = during.json()["error"]
+    assert error["cause"]["name"] == "INTERNAL_ERROR" and "is unreachable" in error["data"], error
+    assert database.password not in during.text
+    assert after.status_code == 200 and after.content == kept.content
+
+
 def _copy_killed_mid_way(source: str | Path, destination: str | Path, busy: Callable[[], bool]) -> None:
     command = [sys.executable, "-m", "nearrpc", "store", "copy", str(source), str(destination)]
     with subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
