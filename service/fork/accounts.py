@@ -4,7 +4,8 @@ Each is fetched from the upstream at the height asked for and kept as the store'
 height, with a mark (`marks.py`) saying it was asked, so the store answers it after: an account
 view, a key's state or the account's whole key list (rows at `height + 1` keep what the store
 answered above it), a code by its hash (asked of an account seen with it), and a contract's
-storage key by key, as anvil reads storage (`contract_state.py` plans the rows).
+storage as anvil reads it: a key at a time for a view call, a prefix's state whole for a listing
+(`contract_state.py` plans the rows); a state the upstream refuses as too large is marked so.
 """
 
 from __future__ import annotations
