@@ -8,6 +8,10 @@ as from any store; `start.prepare_store` readies the store before the server sta
     upstream.py  the node: bounded concurrency and rate, retries, outcomes, a secret-free address
     marks.py     the names of what was fetched where the store's rows cannot show it
     writer.py    the store's writer on a thread of its own: one batch per fetched answer
-    reader.py    the read-through reader: single flight per missing key, a deadline per miss
+    reader.py    the read-through reader (`ForkReader`), composed of the lookups by concern:
+    misses.py      single flight per missing key, a deadline per miss, the chain check
+    blocks.py      blocks, heads and epochs
+    accounts.py    accounts, access keys, contract code and contract state
+    records.py     chunks, transactions, receipts and validators
     start.py     before serving: the store created from the upstream, or checked against it
 """

@@ -1,5 +1,5 @@
 """The table layout both SQL stores share (SQLite and PostgreSQL hold the same tables, columns
-and `meta` keys; see `sqlite.py` for what each table holds), and the conversions from their
+and `meta` keys; see `sqlite_schema.py` for what each table holds), and the conversions from their
 rows to the store's records."""
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Literal, TypeAlias, overload
 
-from nearrpc.store import sqlite
+from nearrpc.store import sqlite, sqlite_serving
 from nearrpc.store.base import ChainReader, ChainWriter, ServingReader, StoreError, StoreLocationError, StoreOptions
 
 StoreLocation: TypeAlias = str | os.PathLike[str]
@@ -111,7 +111,7 @@ def open_store(
         return _open_postgres(os.fspath(location), mode, options or StoreOptions())
     path = _sqlite_path(location)
     if mode == "serve":
-        return sqlite.open_serving_reader(path)
+        return sqlite_serving.open_serving_reader(path)
     if mode == "read":
         return sqlite.open_reader(path)
     options = options or StoreOptions()

@@ -1,6 +1,6 @@
 """PostgreSQL implementation of the chain store: one database per chain.
 
-The tables are those of the SQLite store (see sqlite.py) with PostgreSQL types: text keys in
+The tables are those of the SQLite store (see sqlite_schema.py) with PostgreSQL types: text keys in
 the "C" collation (byte order, no locale work per comparison), BIGINT heights, BYTEA JSON kept
 byte for byte. Readers use read-only autocommit sessions (each lookup is one statement on a
 primary key or index); writers write each batch in one transaction, under a transaction-level

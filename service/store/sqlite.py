@@ -10,44 +10,15 @@ beside its path and renamed into place with its first committed batch. Every loo
 query on a primary key or index that reads a row or two, so its cost does not grow with the
 chain.
 
-Tables:
-- `nearrpc_schema(version)`: one row, the table layout version (`SCHEMA_VERSION`).
-- `meta(key, value)`: chain_id and genesis_height (from the genesis config), the row counts of
-  the three data tables and a change counter per kind of data (`StoreVersion`), kept up to date
-  by the writer, and a resumable import's progress note.
-- `config(name, json)`: the genesis_config and client_config results.
-- `blocks`: one row per block (forks too), keyed by hash; a partial unique index on height
-  over the canonical rows answers lookups by height.
-- `epochs`: per epoch id, its protocol version and epoch-level config values, and optionally
-  the whole protocol config a node answered for it (`protocol_config_json`, recorded imports).
-- `account_states`: (account_id, height) -> account view, NULL when deleted at that height.
-- `access_keys`: (account_id, public_key, height) -> access key view (nonce, permission), NULL
-  when deleted at that height; keys in their canonical spelling (`ed25519:...`).
-- `contract_codes`: code hash -> contract code (wasm bytes).
-- `contract_data`: (account_id, key, height) -> value of that storage key of the account's
-  contract (bytes; NULL when removed at that height). Keys and values are BLOBs, which SQLite
-  compares byte by byte (a shorter key first): nearcore's trie order.
-- `chunks`: chunk hash -> the block that included it, its height and shard, the `chunk` result.
-- `transactions`: transaction hash -> signer, the block whose chunk included it, its height and
-  shard, its EXPERIMENTAL_tx_status result; indexed by height (in shard order).
-- `receipts`: receipt id -> the block that executed it, its height and shard, its ReceiptView and
-  its execution outcome (NULL when unknown); indexed by height (in shard order).
-- `validators`: epoch id -> the `validators` result as of a height (replaced as the epoch goes on).
-  Account states, access keys and contract state are also indexed by height (the changes methods
-  list the rows written at one height).
-- `fetched(key)`, optional: what a fork (`nearrpc serve --upstream`) fetched from its upstream
-  where the other tables cannot show it (`WriteBatch.put_fetched`).
+The tables, what each holds, and the SQL text of the named lookups: `sqlite_schema.py`. The
+server's reader, which follows a file replaced at its path: `sqlite_serving.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import logging
 import os
 import sqlite3
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -64,7 +35,6 @@ from nearrpc.store.base import (
     StoredTransaction,
     StoredValidators,
     StoreError,
-    StoreInfo,
     StoreLocationError,
     StoreNotFoundError,
     StoreSchemaError,
@@ -72,170 +42,9 @@ from nearrpc.store.base import (
     WriteBatch,
 )
 from nearrpc.store.file_creation import CreationLock, publish
-from nearrpc.store.layout import (
-    BLOCK_COLUMNS,
-    CHUNK_COLUMNS,
-    COUNTERS,
-    EPOCH_COLUMNS,
-    FETCHED_TABLE,
-    RECEIPT_COLUMNS,
-    TRANSACTION_COLUMNS,
-    VALIDATORS_COLUMNS,
-    VERSION_KEYS,
-    version_from_rows,
-)
+from nearrpc.store.layout import COUNTERS, FETCHED_TABLE, VERSION_KEYS, version_from_rows
 from nearrpc.store.sql import MAX_PROBLEMS, SqlChainReader, SqlWriteBatch
-
-# The tables schema version 3 added (an upgrade from 2 creates them).
-_SCHEMA_3_TABLES: Final = (
-    """CREATE TABLE access_keys (
-        account_id TEXT NOT NULL,
-        public_key TEXT NOT NULL,
-        height INTEGER NOT NULL,
-        view_json BLOB,
-        PRIMARY KEY (account_id, public_key, height)
-    ) WITHOUT ROWID""",
-    "CREATE TABLE contract_codes (code_hash TEXT PRIMARY KEY, code BLOB NOT NULL) WITHOUT ROWID",
-)
-# The table schema version 4 added (an upgrade from 3 creates it). Its primary key answers a
-# key's value at a height (one seek) and an account's keys from a prefix (one range scan).
-_SCHEMA_4_TABLES: Final = (
-    """CREATE TABLE contract_data (
-        account_id TEXT NOT NULL,
-        key BLOB NOT NULL,
-        height INTEGER NOT NULL,
-        value BLOB,
-        PRIMARY KEY (account_id, key, height)
-    ) WITHOUT ROWID""",
-)
-# What schema version 5 added (an upgrade from 4 creates it): chunks, transactions and receipts
-# by hash, each also by height (a block's own, in shard order), an epoch's validators, and the
-# indexes that list the rows of account, key and contract state written at one height (the
-# changes methods), in account order.
-_SCHEMA_5_TABLES: Final = (
-    """CREATE TABLE chunks (
-        chunk_hash TEXT PRIMARY KEY,
-        block_hash TEXT NOT NULL,
-        height INTEGER NOT NULL,
-        shard_id INTEGER NOT NULL,
-        view_json BLOB NOT NULL
-    )""",
-    """CREATE TABLE transactions (
-        tx_hash TEXT PRIMARY KEY,
-        signer_id TEXT NOT NULL,
-        block_hash TEXT NOT NULL,
-        height INTEGER NOT NULL,
-        shard_id INTEGER NOT NULL,
-        view_json BLOB NOT NULL
-    )""",
-    "CREATE INDEX transactions_by_height ON transactions (height, shard_id, tx_hash)",
-    """CREATE TABLE receipts (
-        receipt_id TEXT PRIMARY KEY,
-        block_hash TEXT NOT NULL,
-        height INTEGER NOT NULL,
-        shard_id INTEGER NOT NULL,
-        view_json BLOB NOT NULL,
-        outcome_json BLOB
-    )""",
-    "CREATE INDEX receipts_by_height ON receipts (height, shard_id, receipt_id)",
-    """CREATE TABLE validators (
-        epoch_id TEXT PRIMARY KEY,
-        height INTEGER NOT NULL,
-        view_json BLOB NOT NULL
-    ) WITHOUT ROWID""",
-    "CREATE INDEX account_states_by_height ON account_states (height, account_id)",
-    "CREATE INDEX access_keys_by_height ON access_keys (height, account_id, public_key)",
-    "CREATE INDEX contract_data_by_height ON contract_data (height, account_id, key)",
-)
-_DDL: Final = (
-    "CREATE TABLE nearrpc_schema (version INTEGER NOT NULL)",
-    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
-    "CREATE TABLE config (name TEXT PRIMARY KEY, json BLOB NOT NULL) WITHOUT ROWID",
-    """CREATE TABLE blocks (
-        hash TEXT PRIMARY KEY,
-        height INTEGER NOT NULL,
-        prev_hash TEXT NOT NULL,
-        epoch_id TEXT NOT NULL,
-        last_final_block TEXT NOT NULL,
-        last_ds_final_block TEXT NOT NULL,
-        canonical INTEGER NOT NULL CHECK (canonical IN (0, 1)),
-        view_json BLOB NOT NULL
-    )""",
-    "CREATE UNIQUE INDEX blocks_canonical_height ON blocks (height) WHERE canonical = 1",
-    """CREATE TABLE epochs (
-        epoch_id TEXT PRIMARY KEY,
-        protocol_version INTEGER NOT NULL,
-        config_json BLOB NOT NULL,
-        protocol_config_json BLOB
-    ) WITHOUT ROWID""",
-    """CREATE TABLE account_states (
-        account_id TEXT NOT NULL,
-        height INTEGER NOT NULL,
-        view_json BLOB,
-        PRIMARY KEY (account_id, height)
-    ) WITHOUT ROWID""",
-    *_SCHEMA_3_TABLES,
-    *_SCHEMA_4_TABLES,
-    *_SCHEMA_5_TABLES,
-    f"CREATE TABLE {FETCHED_TABLE} (key TEXT PRIMARY KEY) WITHOUT ROWID",
-)
-# What turns a store of an older schema version into the next one (`upgrade_store`): only
-# additions, so nothing stored changes.
-_UPGRADES: Final = {2: _SCHEMA_3_TABLES, 3: _SCHEMA_4_TABLES, 4: _SCHEMA_5_TABLES}
-
-# The lookups readers run, by name. Tests check with EXPLAIN QUERY PLAN that each one is
-# answered from a primary key or index.
-LOOKUP_QUERIES: Final[dict[str, str]] = {
-    "head": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 ORDER BY height DESC LIMIT 1",
-    "earliest": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 ORDER BY height ASC LIMIT 1",
-    "block_by_height": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE height = ? AND canonical = 1",
-    "block_by_hash": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE hash = ?",
-    "block_json_by_height": "SELECT view_json FROM blocks WHERE height = ? AND canonical = 1",
-    "block_json_by_hash": "SELECT view_json FROM blocks WHERE hash = ?",
-    "epoch": f"SELECT {EPOCH_COLUMNS} FROM epochs WHERE epoch_id = ?",
-    "account": "SELECT view_json FROM account_states WHERE account_id = ? AND height <= ? ORDER BY height DESC LIMIT 1",
-    "access_key": "SELECT view_json FROM access_keys WHERE account_id = ? AND public_key = ? AND height <= ? "
-    "ORDER BY height DESC LIMIT 1",
-    # every state of the account's keys up to the height (sql.latest_access_keys picks each one's last)
-    "access_keys": "SELECT public_key, height, view_json FROM access_keys WHERE account_id = ? AND height <= ?",
-    "contract_code": "SELECT code FROM contract_codes WHERE code_hash = ?",
-    "contract_value": "SELECT value FROM contract_data WHERE account_id = ? AND key = ? AND height <= ? "
-    "ORDER BY height DESC LIMIT 1",
-    # each key's latest row at or below the height (SQLite takes a bare column from the max()
-    # row), walked in key order along the primary key by a co-routine that stops at the limit
-    # (an ORDER BY outside the subquery would sort all of it first)
-    "contract_state": "SELECT key, value FROM (SELECT key, value, max(height) FROM contract_data "
-    "WHERE account_id = ? AND key >= ? AND key < ? AND height <= ? GROUP BY key ORDER BY key) "
-    "WHERE value IS NOT NULL LIMIT ?",
-    "contract_state_open": "SELECT key, value FROM (SELECT key, value, max(height) FROM contract_data "
-    "WHERE account_id = ? AND key >= ? AND height <= ? GROUP BY key ORDER BY key) WHERE value IS NOT NULL LIMIT ?",
-    "chunk": f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_hash = ?",
-    "transaction": f"SELECT {TRANSACTION_COLUMNS} FROM transactions WHERE tx_hash = ?",
-    "receipt": f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE receipt_id = ?",
-    "validators": f"SELECT {VALIDATORS_COLUMNS} FROM validators WHERE epoch_id = ?",
-    "transactions_at": f"SELECT {TRANSACTION_COLUMNS} FROM transactions WHERE height = ? ORDER BY shard_id, tx_hash",
-    "receipts_at": f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE height = ? ORDER BY shard_id, receipt_id",
-    # the rows written at exactly one height, along the by-height indexes (account order)
-    "account_changes": "SELECT account_id, view_json FROM account_states WHERE height = ? ORDER BY account_id",
-    "access_key_changes": "SELECT account_id, public_key, view_json FROM access_keys WHERE height = ? "
-    "ORDER BY account_id, public_key",
-    "contract_data_changes": "SELECT account_id, key, value FROM contract_data WHERE height = ? "
-    "ORDER BY account_id, key",
-    "fetched": f"SELECT 1 FROM {FETCHED_TABLE} WHERE key = ?",
-    "config": "SELECT json FROM config WHERE name = ?",
-    "meta": "SELECT value FROM meta WHERE key = ?",
-    "version": f"SELECT key, value FROM meta WHERE key IN ({', '.join(repr(key) for key in VERSION_KEYS.values())})",
-    # epoch_start_height: a walk down the canonical heights from a block to the last block of
-    # the previous epoch (at most one epoch's blocks), then the canonical block after it
-    "previous_epoch_block": "SELECT height, hash FROM blocks WHERE canonical = 1 AND height < ? AND epoch_id != ? "
-    "ORDER BY height DESC LIMIT 1",
-    "next_block": f"SELECT {BLOCK_COLUMNS} FROM blocks WHERE canonical = 1 AND height > ? ORDER BY height ASC LIMIT 1",
-}
-
-log = logging.getLogger("nearrpc.store")
-
-VERSION_CHECK_SECONDS: Final = 0.001  # how old a serving reader's change counters may be
-FILE_CHECK_SECONDS: Final = 0.25  # how soon a serving reader notices its file was replaced
+from nearrpc.store.sqlite_schema import DDL, LOOKUP_QUERIES, UPGRADES, check_schema, schema_version
 
 # An SQLite store is its file plus, at times, these companions.
 _SIDE_FILES: Final = ("-wal", "-shm", "-journal")
@@ -261,30 +70,6 @@ def _uri(path: Path, mode: str, *, immutable: bool = False) -> str:
     return f"{path.resolve().as_uri()}?mode={mode}" + ("&immutable=1" if immutable else "")
 
 
-def _schema_version(conn: sqlite3.Connection, path: Path) -> object:
-    try:
-        rows = conn.execute("SELECT version FROM nearrpc_schema").fetchall()
-    except sqlite3.DatabaseError as exc:  # no such table, or not an SQLite file at all
-        raise StoreSchemaError(f"{path} is not a nearrpc store (no schema version table: {exc})") from exc
-    if len(rows) != 1:
-        raise StoreSchemaError(f"{path}: the schema version table has {len(rows)} rows, not 1")
-    version: object = rows[0][0]
-    return version
-
-
-def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
-    version = _schema_version(conn, path)
-    if version in _UPGRADES:
-        raise StoreSchemaError(
-            f"{path} has store schema version {version}, this build reads version {SCHEMA_VERSION}: upgrade it in "
-            f"place with `nearrpc store upgrade --store {path}` (it only adds tables)"
-        )
-    if version != SCHEMA_VERSION:
-        raise StoreSchemaError(
-            f"{path} has store schema version {version!r}, this build reads version {SCHEMA_VERSION}: "
-            f"rebuild it with this build (`nearrpc sample {path} --force` for the sample chain, "
-            "or import its data into a new store)"
-        )
 
 
 class _Connection:
@@ -599,7 +384,7 @@ def _fsync(path: Path) -> None:
 def _open_for_writing(path: Path) -> sqlite3.Connection:
     conn = _connect(path, "rw", check_same_thread=True)
     try:
-        _check_schema(conn, path)
+        check_schema(conn, path)
         conn.execute("PRAGMA journal_mode=WAL")
     except sqlite3.Error as exc:
         conn.close()
@@ -637,7 +422,7 @@ def _create(path: Path) -> sqlite3.Connection:
     conn = _connect(path, "rwc", check_same_thread=True)
     try:
         conn.execute("BEGIN IMMEDIATE")
-        for statement in _DDL:
+        for statement in DDL:
             conn.execute(statement)
         conn.execute("INSERT INTO nearrpc_schema (version) VALUES (?)", (SCHEMA_VERSION,))
         initial = [*COUNTERS.values(), *VERSION_KEYS.values()]
@@ -794,201 +579,6 @@ class SqliteChainWriter:
         self.close()
 
 
-class SqliteServingReader:
-    """`ServingReader` over an SQLite reader. SQLite lookups take microseconds and never wait on
-    a network, so they run inline on the event loop (a thread hop would cost more).
-    `version()` reads SQLite's data_version at most once per VERSION_CHECK_SECONDS: the pragma
-    costs about 4 us, a tenth of a whole request, and the server asks before every request. An
-    import's commit is thus seen by every request that starts a millisecond after it.
-
-    A store file replaced while served (`nearrpc sample --force`, a copy moved into place, a
-    restored backup) is another file at the same path, which data_version cannot see: at most
-    once per FILE_CHECK_SECONDS the path's identity (device, inode) is compared with the open
-    file's. A new file that opens as a store is served from then on, with a new generation in
-    the version, so everything cached is dropped; one that does not (or a path left empty)
-    leaves the open file served, and says why once in the log.
-
-    Lookups run inside a read transaction that lasts at most VERSION_CHECK_SECONDS (ended by a
-    timer, or by the next version check), so the statements of a busy millisecond share one lock
-    and a writer waits at most that long for it, as it would for the version check anyway.
-    """
-
-    def __init__(self, reader: SqliteChainReader, path: Path, identity: tuple[int, int]) -> None:
-        self._reader = reader
-        self._reading = False  # a read transaction is open (see _in_read)
-        self._path = path
-        self._identity = identity
-        self._generation = 0
-        self._version_checked = -VERSION_CHECK_SECONDS
-        self._version: StoreVersion | None = None
-        self._read_version: StoreVersion | None = None  # the reader's counters it was made from
-        self._file_checked = time.monotonic()
-        self._not_followed: str | None = None  # why the file at the path is not served (logged once)
-
-    def _follow_a_replaced_file(self) -> None:
-        try:
-            identity = _file_identity(self._path)
-        except OSError as exc:
-            self._keep_serving(f"{self._path} cannot be read ({exc.strerror or exc})")
-            return
-        if identity == self._identity:
-            return
-        try:
-            reader = open_reader(self._path)
-            info = reader.info()
-        except StoreError as exc:
-            self._keep_serving(f"{self._path} was replaced by a file that cannot be served: {exc}")
-            return
-        self._end_read()
-        previous, self._reader, self._identity = self._reader, reader, identity
-        self._generation += 1
-        self._version, self._not_followed = None, None
-        previous.close()
-        log.warning("%s was replaced; serving the new file (chain %s, schema %s)", self._path, info.chain_id,
-                    info.schema_version)  # fmt: skip
-
-    def _keep_serving(self, why: str) -> None:
-        if why != self._not_followed:
-            log.error("%s; still serving the store as it was when opened", why)
-            self._not_followed = why
-
-    def _in_read(self) -> SqliteChainReader:
-        """The reader, inside a read transaction (started now if none is open)."""
-        if not self._reading:
-            self._reader.begin_read()
-            self._reading = True
-            asyncio.get_running_loop().call_later(VERSION_CHECK_SECONDS, self._end_read)
-        return self._reader
-
-    def _end_read(self) -> None:
-        if self._reading:
-            self._reading = False
-            try:
-                self._reader.end_read()
-            except StoreError as failure:  # the next lookup meets the cause and answers with it
-                log.error("%s", failure)
-
-    async def genesis_config_json(self) -> bytes | None:
-        return self._in_read().genesis_config_json()
-
-    async def client_config_json(self) -> bytes | None:
-        return self._in_read().client_config_json()
-
-    async def head(self) -> StoredBlock | None:
-        return self._in_read().head()
-
-    async def block_by_height(self, height: int) -> StoredBlock | None:
-        return self._in_read().block_by_height(height)
-
-    async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
-        return self._in_read().block_by_hash(block_hash)
-
-    async def block_json_by_height(self, height: int) -> bytes | None:
-        return self._in_read().block_json_by_height(height)
-
-    async def block_json_by_hash(self, block_hash: str) -> bytes | None:
-        return self._in_read().block_json_by_hash(block_hash)
-
-    async def genesis_block(self) -> StoredBlock | None:
-        return self._in_read().genesis_block()
-
-    async def earliest_block(self) -> StoredBlock | None:
-        return self._in_read().earliest_block()
-
-    async def epoch(self, epoch_id: str) -> StoredEpoch | None:
-        return self._in_read().epoch(epoch_id)
-
-    async def account_json(self, account_id: str, height: int) -> bytes | None:
-        return self._in_read().account_json(account_id, height)
-
-    async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
-        return self._in_read().access_key_json(account_id, public_key, height)
-
-    async def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]:
-        return self._in_read().access_keys_json(account_id, height)
-
-    async def contract_code(self, code_hash: str) -> bytes | None:
-        return self._in_read().contract_code(code_hash)
-
-    async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
-        return self._in_read().contract_value(account_id, key, height)
-
-    def inline_contract_values(self) -> Callable[[str, bytes, int], bytes | None]:
-        return self._contract_value_now
-
-    def _contract_value_now(self, account_id: str, key: bytes, height: int) -> bytes | None:
-        return self._in_read().contract_value(account_id, key, height)
-
-    async def contract_state(
-        self, account_id: str, prefix: bytes, height: int, limit: int
-    ) -> list[tuple[bytes, bytes]]:
-        return self._in_read().contract_state(account_id, prefix, height, limit)
-
-    async def chunk(self, chunk_hash: str) -> StoredChunk | None:
-        return self._in_read().chunk(chunk_hash)
-
-    async def transaction(self, tx_hash: str, signer_id: str) -> StoredTransaction | None:
-        return self._in_read().transaction(tx_hash, signer_id)
-
-    async def receipt(self, receipt_id: str) -> StoredReceipt | None:
-        return self._in_read().receipt(receipt_id)
-
-    async def validators(self, epoch_id: str) -> StoredValidators | None:
-        return self._in_read().validators(epoch_id)
-
-    async def receipts_executed_at(self, height: int) -> list[StoredReceipt]:
-        return self._in_read().receipts_executed_at(height)
-
-    async def transactions_at(self, height: int) -> list[StoredTransaction]:
-        return self._in_read().transactions_at(height)
-
-    async def account_changes(self, height: int) -> list[tuple[str, bytes | None]]:
-        return self._in_read().account_changes(height)
-
-    async def access_key_changes(self, height: int) -> list[tuple[str, str, bytes | None]]:
-        return self._in_read().access_key_changes(height)
-
-    async def contract_data_changes(self, height: int) -> list[tuple[str, bytes, bytes | None]]:
-        return self._in_read().contract_data_changes(height)
-
-    async def fetched(self, key: str) -> bool:
-        return self._in_read().fetched(key)
-
-    async def kept_answer(self, key: str) -> bytes | None:
-        return self._in_read().kept_answer(key)
-
-    async def genesis_hash(self) -> str | None:
-        return self._in_read().genesis_hash()
-
-    async def info(self) -> StoreInfo:
-        return self._in_read().info()
-
-    async def account_count(self) -> int:
-        return self._in_read().account_count()
-
-    async def epoch_start_height(self, block: StoredBlock) -> int | None:
-        return self._in_read().epoch_start_height(block)
-
-    def version(self) -> StoreVersion:
-        now = time.monotonic()
-        if now - self._file_checked >= FILE_CHECK_SECONDS:
-            self._file_checked = now
-            self._follow_a_replaced_file()
-        if self._version is None or now - self._version_checked >= VERSION_CHECK_SECONDS:
-            self._end_read()  # a new snapshot, in which data_version sees what was committed since
-            read = self._reader.version()
-            if read is not self._read_version or self._version is None:
-                # the reader hands back the same counters until a commit; dataclasses.replace
-                # costs microseconds, once a millisecond on a busy server
-                self._read_version = read
-                self._version = dataclasses.replace(read, generation=self._generation)
-            self._version_checked = now
-        return self._version
-
-    async def close(self) -> None:
-        self._end_read()
-        self._reader.close()
-
 
 def _read_only_connection(path: Path) -> sqlite3.Connection:
     """A read-only connection, `immutable` for a store in WAL mode in a folder SQLite cannot
@@ -1024,22 +614,12 @@ def open_reader(path: Path) -> SqliteChainReader:
     conn = _read_only_connection(path)
     try:
         conn.execute("PRAGMA query_only = ON")
-        _check_schema(conn, path)
+        check_schema(conn, path)
     except BaseException:
         conn.close()
         raise
     return SqliteChainReader(_Connection(conn), path, owns_connection=True)
 
-
-def _file_identity(path: Path) -> tuple[int, int]:
-    found = os.stat(path)
-    return found.st_dev, found.st_ino
-
-
-def open_serving_reader(path: Path) -> SqliteServingReader:
-    """The server's reader of the store at `path`, which follows a file replaced there."""
-    identity = _file_identity(path) if path.is_file() else (0, 0)  # taken first: a later file is followed
-    return SqliteServingReader(open_reader(path), path, identity)
 
 
 def upgrade_store(path: Path) -> tuple[int, int]:
@@ -1050,15 +630,15 @@ def upgrade_store(path: Path) -> tuple[int, int]:
         raise StoreNotFoundError(f"no store at {path}")
     conn = _connect(path, "rw", check_same_thread=True)
     try:
-        _schema_version(conn, path)  # first: a file that is not a store says so before any lock
+        schema_version(conn, path)  # first: a file that is not a store says so before any lock
         conn.execute("BEGIN IMMEDIATE")
-        version = _schema_version(conn, path)
+        version = schema_version(conn, path)
         if version == SCHEMA_VERSION:
             conn.execute("ROLLBACK")
             return SCHEMA_VERSION, SCHEMA_VERSION
-        if not isinstance(version, int) or version not in _UPGRADES:
+        if not isinstance(version, int) or version not in UPGRADES:
             raise StoreSchemaError(f"{path} has store schema version {version!r}, which this build cannot upgrade")
-        for statement in (s for step in range(version, SCHEMA_VERSION) for s in _UPGRADES[step]):
+        for statement in (s for step in range(version, SCHEMA_VERSION) for s in UPGRADES[step]):
             conn.execute(statement)
         keys = [*COUNTERS.values(), *VERSION_KEYS.values()]
         conn.executemany("INSERT INTO meta (key, value) VALUES (?, '0') ON CONFLICT (key) DO NOTHING",

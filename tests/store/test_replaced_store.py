@@ -1,4 +1,4 @@
-"""A store file replaced while `nearrpc serve` reads it (service/store/sqlite.py, SqliteServingReader).
+"""A store file replaced while `nearrpc serve` reads it (service/store/sqlite_serving.py, SqliteServingReader).
 
 The replacements an operator makes: a store built elsewhere and moved into place, `nearrpc
 sample --force`, and, by mistake, a file that is no store. Under load: no request may fail, and

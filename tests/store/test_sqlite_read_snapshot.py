@@ -12,7 +12,7 @@ import pytest
 
 from nearrpc.sample import SampleChain
 from nearrpc.store import open_store
-from nearrpc.store.sqlite import VERSION_CHECK_SECONDS
+from nearrpc.store.sqlite_serving import VERSION_CHECK_SECONDS
 
 
 def _exclusive_lock_now(path: Path) -> bool:

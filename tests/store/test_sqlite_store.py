@@ -29,7 +29,8 @@ from nearrpc.store import (
     StoreSchemaError,
     open_store,
 )
-from nearrpc.store.sqlite import LOOKUP_QUERIES, SqliteChainReader, staging_path
+from nearrpc.store.sqlite import SqliteChainReader, staging_path
+from nearrpc.store.sqlite_schema import LOOKUP_QUERIES
 from tests.store.sqlite_files import dump
 from tests.support.stores import create_empty_store
 
