@@ -1,7 +1,8 @@
 """A fork's upstream as the handlers' `CallUpstream` and `ChangesUpstream` (nearrpc.methods.view_calls):
 the fork asks, checks and keeps the answer (`ForkReader.call_function`, `ForkReader.changes`);
 here its error answers become the RpcError the upstream answered, so a client meets the
-upstream's error as it was sent."""
+upstream's error as it was sent. (The fork's `CallVerifier` is `fork.verify.UpstreamVerifier`,
+which needs no RpcError.)"""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from nearrpc.fork.changes import upstream_params
 from nearrpc.fork.reader import ForkReader
 from nearrpc.methods import errors
 from nearrpc.store import StoredBlock
@@ -40,8 +42,8 @@ class ForkCallUpstream:
         assert answer.result is not None  # a CallAnswer holds one of the two
         return answer.result
 
-    async def changes(self, method: str, params: dict[str, Any], block: StoredBlock) -> bytes:
-        answer = await self._fork.changes(method, params, block)
+    async def changes(self, method: str, request: dict[str, Any], block: StoredBlock) -> bytes:
+        answer = await self._fork.changes(method, upstream_params(request), block)
         if answer.error is not None:
             raise upstream_error(answer.error, method)
         assert answer.result is not None

@@ -93,16 +93,18 @@ def app_from_env() -> FastAPI:
     configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, cap))
     reader = open_store(settings.store, "serve", settings.store_options())
     fork = _fork_reader(settings, reader) if settings.forks() else None
-    call_upstream = None
+    call_upstream = call_verifier = None
     if fork is not None:
         from nearrpc.cli.fork_calls import ForkCallUpstream
+        from nearrpc.fork.verify import UpstreamVerifier
 
         call_upstream = ForkCallUpstream(fork)  # the changes methods' upstream too
+        call_verifier = UpstreamVerifier(fork) if settings.verify_calls else None
     return build_app(
         reader if fork is None else fork, settings.cors_origins, metrics=settings.metrics,
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
         fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
-        verify_calls=settings.verify_calls and fork is not None, changes_upstream=call_upstream,
+        call_verifier=call_verifier, changes_upstream=call_upstream,
     )
 
 

@@ -1,7 +1,8 @@
 """A changes method's answer from the upstream (`EXPERIMENTAL_changes_in_block` / `block_effects`,
 `EXPERIMENTAL_changes` / `changes`), checked before a fork keeps it verbatim: the result is of
 the block asked for and validates against the method's spec component; an error answer is in
-nearcore's shape (and is never kept: what a node cannot answer at a block now, it may later)."""
+nearcore's shape (and is never kept: what a node cannot answer at a block now, it may later).
+`upstream_params` says what is asked."""
 
 from __future__ import annotations
 
@@ -24,6 +25,15 @@ _RESPONSES: Final = {
     "in-block": "JsonRpcResponse_for_RpcStateChangesInBlockByTypeResponse_and_RpcStateChangesError",
     "by-type": "JsonRpcResponse_for_RpcStateChangesInBlockResponse_and_RpcStateChangesError",
 }
+
+
+_BLOCK_REFERENCES: Final = ("block_id", "finality", "sync_checkpoint")
+
+
+def upstream_params(request: dict[str, Any]) -> dict[str, Any]:
+    """What the upstream is asked beside the block (the fork asks at the block it resolved, by
+    hash): the request without its block reference and without members left out (null)."""
+    return {key: value for key, value in request.items() if key not in _BLOCK_REFERENCES and value is not None}
 
 
 def changes_kind(method: str) -> str:

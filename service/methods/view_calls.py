@@ -3,9 +3,11 @@ the execution room (nearrpc.contracts), on the event loop within a slice where t
 without waiting, else in a worker thread, reading storage through the store's reader;
 `view_state` lists the stored contract state under a prefix.
 
-`CallUpstream` is the hook a fork provides: where local execution cannot run (a host function
-the executor lacks) the handlers answer its `call_function` result verbatim; with
-`verify_calls` they ask it for every local answer too and count each difference.
+`CallUpstream`, `CallVerifier` and `ChangesUpstream` are the hooks a fork provides (nearrpc.fork
+implements them, nearrpc.cli hands them over): where local execution cannot run (a host function
+the executor lacks) the handlers answer the upstream's `call_function` result verbatim; with a
+verifier they hand it every local answer to compare and count each difference; the changes
+methods are the upstream's answers at the resolved block. The handlers never know whose they are.
 """
 
 from __future__ import annotations
@@ -36,13 +38,23 @@ class CallUpstream(Protocol):
         ...
 
 
+class CallVerifier(Protocol):
+    """A second opinion on each view call answered here (a fork's `--verify-calls`)."""
+
+    async def differs(self, account_id: str, method_name: str, args: bytes, block: StoredBlock, local: bytes) -> bool:
+        """Whether the other answer to the same call differs from `local` (query's form: a
+        failed call is its result with an `error` text); a difference is logged by the verifier,
+        and no answer to compare with is no difference. Never raises: the local answer stands."""
+        ...
+
+
 class ChangesUpstream(Protocol):
     """An upstream node's answers to the changes methods, for a block it holds (a fork does not
     hold every row, so changes derived from its rows would leave some out)."""
 
-    async def changes(self, method: str, params: dict[str, Any], block: StoredBlock) -> bytes:
-        """The upstream's result JSON for `method` at `block`'s hash (`params`: the request
-        without its block reference), verbatim; raises RpcError as it answered."""
+    async def changes(self, method: str, request: dict[str, Any], block: StoredBlock) -> bytes:
+        """The upstream's result JSON for `method` at `block`'s hash, the block `request` (the
+        request as asked, in JSON form) refers to, verbatim; raises RpcError as it answered."""
         ...
 
 

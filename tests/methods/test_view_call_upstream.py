@@ -2,8 +2,9 @@
 chain plus one contract that imports a host function the executor does not implement:
 - without an upstream, that call answers INTERNAL_ERROR naming the function;
 - with one, the upstream's answer verbatim, counted as path "upstream";
-- with verify_calls, every local answer is compared with the upstream's: a same answer counts
-  nothing, a different one is counted and logged, and the local answer stands.
+- with a verifier (the fork's `--verify-calls`, over the same upstream), every local answer is
+  compared with the upstream's: a same answer counts nothing, a different one is counted and
+  logged, and the local answer stands.
 The fork's own CallUpstream (over its upstream client) is tested with the fork.
 """
 
@@ -20,6 +21,8 @@ import orjson
 import pytest
 import wasmtime
 
+from nearrpc.fork.calls import CallAnswer
+from nearrpc.fork.verify import UpstreamVerifier
 from nearrpc.generated.methods import METHODS
 from nearrpc.methods.errors import RpcError
 from nearrpc.methods.handlers import ChainHandlers
@@ -46,6 +49,21 @@ class StubUpstream:
     async def call_function(self, account_id: str, method_name: str, args: bytes, block: StoredBlock) -> bytes:
         self.asked.append((account_id, method_name, args, block.height))
         return self.answer
+
+
+class StubFork:
+    """`upstream` as the fork's verifier asks it (ForkReader.call_function: a CallAnswer)."""
+
+    def __init__(self, upstream: StubUpstream) -> None:
+        self.upstream = upstream
+
+    async def call_function(self, account_id: str, method_name: str, args: bytes, block: StoredBlock) -> CallAnswer:
+        return CallAnswer(await self.upstream.call_function(account_id, method_name, args, block), None)
+
+
+def _verifying(upstream: StubUpstream) -> dict[str, Any]:
+    """The handlers' options of a fork with --verify-calls over `upstream`."""
+    return {"call_upstream": upstream, "call_verifier": UpstreamVerifier(StubFork(upstream))}
 
 
 @pytest.fixture(scope="module")
@@ -119,14 +137,13 @@ def test_verify_mode_counts_and_logs_only_differences(store: Path, caplog: pytes
     local, _ = _ask(store, "query", _call(FACTS.contract_account, "get_num"))
     assert isinstance(local, bytes)
     same = StubUpstream(local)
-    answer, counted = _ask(store, "query", _call(FACTS.contract_account, "get_num"), call_upstream=same,
-                           verify_calls=True)  # fmt: skip
+    answer, counted = _ask(store, "query", _call(FACTS.contract_account, "get_num"), **_verifying(same))
     assert answer == local and counted == ["local/executed"] and len(same.asked) == 1
     lying = StubUpstream(orjson.dumps({**orjson.loads(local), "result": list(b"-1")}))
     with caplog.at_level(logging.WARNING, logger="nearrpc.view_calls"):
         answer, counted = _ask(store, "EXPERIMENTAL_call_function", {
             "account_id": FACTS.contract_account, "method_name": "get_num", "args_base64": "",
-            "block_id": FACTS.head_height}, call_upstream=lying, verify_calls=True)  # fmt: skip
+            "block_id": FACTS.head_height}, **_verifying(lying))  # fmt: skip
     assert answer == local  # the local answer stands
     assert counted == ["difference", "local/executed"]
     assert f"{FACTS.contract_account}.get_num at block {FACTS.head_hash}" in caplog.text
@@ -134,5 +151,5 @@ def test_verify_mode_counts_and_logs_only_differences(store: Path, caplog: pytes
     failed, _ = _ask(store, "query", _call(FACTS.contract_account, "no_such_method"))
     assert isinstance(failed, bytes)
     _, counted = _ask(store, "query", _call(FACTS.contract_account, "no_such_method"),
-                      call_upstream=StubUpstream(failed), verify_calls=True)  # fmt: skip
+                      **_verifying(StubUpstream(failed)))  # fmt: skip
     assert counted == ["local/failed"]
