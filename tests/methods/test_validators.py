@@ -154,6 +154,10 @@ def test_validators_ordered_lists_block_producers_by_stake(
     refused: list[tuple[Any, str]] = [
         (None, "invalid type: null, expected struct RpcValidatorsOrderedRequest"),
         ([], "invalid length 0, expected struct RpcValidatorsOrderedRequest with 1 element"),
+        # serde_json reads the struct's one field from the array, then refuses what is left over
+        ([None, None], "invalid length 2, expected fewer elements in array"),
+        (["x", None], "untagged enum BlockId"),  # the element first
+        ("latest", 'invalid type: string "latest", expected struct RpcValidatorsOrderedRequest'),
         ({"block_id": -3}, "untagged enum BlockId"),
     ]
     for bad, containing in refused:

@@ -7,7 +7,9 @@
   flattens it: a string names a unit variant (`"latest"`), an object of exactly one member names
   a variant and holds its value (`{"epoch_id": hash}`, `{"block_id": id}`, `{"latest": null}`);
   every other value is refused with serde's words (serde_json's `deserialize_enum`).
-- `EXPERIMENTAL_validators_ordered`: a plain struct, so `{block_id?}` or the one-element array.
+- `EXPERIMENTAL_validators_ordered` (`Params::parse` into the struct RpcValidatorsOrderedRequest):
+  `{block_id?}` (other members ignored), or the struct as an array: its one element, a longer
+  array refused once that element is read.
 """
 
 from __future__ import annotations
@@ -66,10 +68,13 @@ def epoch_reference(params: object) -> object:
 
 
 def validators_ordered_params(method: MethodSpec, params: object) -> object:
-    if isinstance(params, list):
-        if len(params) != 1:
-            raise failed(f"invalid length {len(params)}, expected struct RpcValidatorsOrderedRequest with 1 element")
-        return (maybe_block_id(params[0]),)
+    if isinstance(params, list):  # the struct as a sequence of its one field
+        if not params:
+            raise failed(f"invalid length 0, expected struct {method.params_schema} with 1 element")
+        block_id = maybe_block_id(params[0])
+        if len(params) > 1:  # serde_json: the whole array read, elements left over
+            raise failed(f"invalid length {len(params)}, expected fewer elements in array")
+        return (block_id,)
     fields = expect_object(params, method.params_schema)
     return {"block_id": maybe_block_id(fields.get("block_id"))}
 
