@@ -4134,13 +4134,15 @@ class RpcValidatorRequest(
         | RpcValidatorRequest2
         | RpcValidatorRequest3
         | RpcValidatorRequest4
+        | Literal["latest"]
     ]
 ):
     root: Annotated[
         RpcValidatorRequest1
         | RpcValidatorRequest2
         | RpcValidatorRequest3
-        | RpcValidatorRequest4,
+        | RpcValidatorRequest4
+        | Literal["latest"],
         Field(title="RpcValidatorRequest"),
     ]
 

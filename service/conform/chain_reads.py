@@ -12,7 +12,7 @@ last blocks carry no transaction runs the chunk forms only.
 `chunk` is asked in all four of nearcore's forms ({chunk_id}, {block_id, shard_id}, [chunk_id],
 [[block_id, shard_id]]), `tx` and EXPERIMENTAL_tx_status as {tx_hash, sender_account_id} (with and
 without wait_until) and as the legacy [hash, sender], `validators` as [null], {"latest": null},
-{"epoch_id"} and {"block_id"} (nearcore answers a block that does not end its epoch with
+"latest", {"epoch_id"} and {"block_id"} (nearcore answers a block that does not end its epoch with
 VALIDATOR_INFO_UNAVAILABLE: within the rules).
 """
 
@@ -84,6 +84,7 @@ def _validator_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe
     probes: list[tuple[Probe, str]] = [
         (form_probe("validators", "[null]", [None], Expect(), facts, ids), ""),
         (form_probe("validators", '{"latest": null}', {"latest": None}, Expect(), facts, ids), ""),
+        (form_probe("validators", '"latest"', "latest", Expect(), facts, ids), ""),  # EpochReference's unit variant
         (form_probe("EXPERIMENTAL_validators_ordered", "[null]", [None], Expect(), facts, ids), ""),
         (form_probe("EXPERIMENTAL_validators_ordered", '{"block_id": null}', {"block_id": None}, Expect(), facts,
                     ids), ""),

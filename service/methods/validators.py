@@ -36,7 +36,7 @@ def epoch_reference(params: models.RpcValidatorRequest) -> EpochReference:
         return EpochReference("epoch_id", request.epoch_id.root.root)
     if isinstance(request, models.RpcValidatorRequest2):
         return EpochReference("block_id", request.block_id.root.root)
-    if isinstance(request, models.RpcValidatorRequest3):
+    if isinstance(request, models.RpcValidatorRequest3) or request == "latest":  # {"latest": null}, "latest"
         return EpochReference("latest")
     (block_id,) = request.root  # [block_id or null]: null is the latest epoch
     return EpochReference("latest") if block_id is None else EpochReference("block_id", block_id.root.root)

@@ -51,7 +51,8 @@ FORMS = {
     *((method, form) for method in ("tx", "EXPERIMENTAL_tx_status") for form in (
         "{tx_hash, sender_account_id}", "{tx_hash, sender_account_id, wait_until}", "[hash, sender]")),
     ("EXPERIMENTAL_receipt", "{receipt_id}"),
-    ("validators", "[null]"), ("validators", '{"latest": null}'), ("validators", "{epoch_id} of the final block"),
+    ("validators", "[null]"), ("validators", '{"latest": null}'), ("validators", '"latest"'),
+    ("validators", "{epoch_id} of the final block"),
     ("validators", "{block_id} final height"),
     ("EXPERIMENTAL_validators_ordered", "[null]"), ("EXPERIMENTAL_validators_ordered", '{"block_id": null}'),
     ("EXPERIMENTAL_validators_ordered", "{block_id} final height"), ("EXPERIMENTAL_validators_ordered", "[final hash]"),
