@@ -38,7 +38,8 @@ log = logging.getLogger(STARTUP_LOGGER)
 
 _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
-    "answer_cache_mb", "store_pool_size", "store_timeout", "store_close_timeout", "store_check", "upstream",
+    "answer_cache_mb", "compiled_cache", "compiled_cache_mb", "store_pool_size", "store_timeout",
+    "store_close_timeout", "store_check", "upstream",
     "record_mode", "fork_height", "verify_calls",
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
     "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections",
@@ -92,6 +93,7 @@ def app_from_env() -> FastAPI:
     cap = settings.max_connections or ConnectionLimits().max_connections
     configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, cap))
     reader = open_store(settings.store, "serve", settings.store_options())
+    _use_compiled_cache(settings)
     fork = _fork_reader(settings, reader) if settings.forks() else None
     call_upstream = call_verifier = None
     if fork is not None:
@@ -106,6 +108,35 @@ def app_from_env() -> FastAPI:
         fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
         call_verifier=call_verifier, changes_upstream=call_upstream,
     )
+
+
+def _use_compiled_cache(settings: ServeSettings) -> None:
+    """This process's compiled contracts kept in the settings' folder (`serve` has checked it, and
+    turned it off where it cannot be used)."""
+    from nearrpc.contracts import open_compiled_cache, use_compiled_cache
+
+    folder = settings.compiled_cache_folder()
+    use_compiled_cache(None if folder is None else open_compiled_cache(folder, settings.compiled_cache_mb << 20))
+
+
+def _checked_compiled_cache(settings: ServeSettings) -> ServeSettings:
+    """The settings with the compiled-contract folder made ready (or turned off: said once here,
+    for every worker)."""
+    from nearrpc.contracts import CompiledCache
+    from nearrpc.contracts.compiled_cache import CacheUnavailable
+
+    folder = settings.compiled_cache_folder()
+    if folder is None:
+        if settings.compiled_cache is None:
+            log.info("compiled contracts are kept in memory only: the store is on a database server "
+                     "(--compiled-cache DIR keeps them on disk)")  # fmt: skip
+        return settings
+    try:
+        CompiledCache(folder, settings.compiled_cache_mb << 20)
+    except CacheUnavailable as why:
+        log.info("compiled contracts are kept in memory only: %s", why)
+        return settings.model_copy(update={"compiled_cache": "off"})
+    return settings.model_copy(update={"compiled_cache": str(folder)})
 
 
 def _upstream_settings(settings: ServeSettings) -> UpstreamSettings:
@@ -314,6 +345,7 @@ def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
         _port_is_free(settings.host, settings.port)
         fork = _prepare_fork(settings)
         info = _checked_store(settings, build_sample)
+        settings = _checked_compiled_cache(settings)
         sockets = _listen(settings.host, settings.port, settings.workers)
     except Refused as refused:
         print(f"{_PREFIX} {_one_line(str(refused))}", file=sys.stderr)
@@ -402,6 +434,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                 help_text="do not count requests nor serve GET /metrics (metrics are on by default)")
     add_setting(run, ServeSettings, "cors_origins")
     add_setting(run, ServeSettings, "answer_cache_mb")
+    add_setting(run, ServeSettings, "compiled_cache", metavar="DIR")
+    add_setting(run, ServeSettings, "compiled_cache_mb")
     add_setting(run, ServeSettings, "store_check", choices=["quick", "off"])
     fork = run.add_argument_group("fork of a live node", "Serve what the store lacks from an upstream node, and keep "
                                   "it: the next identical request is answered from the store alone.")

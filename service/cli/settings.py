@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any, Final, Literal, TypeVar
 from urllib.parse import urlsplit
 
@@ -18,7 +19,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from nearrpc.cli.logs import LogFormat
 from nearrpc.cli.refusals import value_problem
-from nearrpc.store import StoreOptions, describe_location
+from nearrpc.store import StoreOptions, describe_location, is_file_location
 from nearrpc.urls import scrub_urls
 
 DEFAULT_STORE = "data/nearrpc.sqlite"
@@ -75,6 +76,14 @@ class ServeSettings(StoreSettings, LogSettings):
     workers: int = Field(1, ge=1, le=256, description="worker processes")
     access_log: bool = Field(False, description="log every request (it costs about 20%% throughput)")
     answer_cache_mb: int = Field(64, ge=0, le=65536, description="memory for answers kept between requests, MiB")
+    # compiled contracts kept across restarts (contracts/compiled_cache.py)
+    compiled_cache: str | None = Field(
+        None, description="folder for compiled contracts kept across restarts (default: <store>.compiled beside an "
+        "SQLite store, none for a PostgreSQL one; off: in memory only)",
+    )
+    compiled_cache_mb: int = Field(
+        1024, ge=1, le=1 << 20, description="disk for compiled contracts, MiB (past it the least recently used go)"
+    )
     metrics: bool = Field(True, description="count requests for GET /metrics")
     # a quick check reads every page once: seconds for the sample, minutes for a store of many GB
     store_check: Literal["quick", "off"] = Field(
@@ -185,6 +194,7 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}ACCESS_LOG": "1" if self.access_log else "0",
             f"{ENV_PREFIX}CORS_ORIGINS": ",".join(self.cors_origins),
             f"{ENV_PREFIX}ANSWER_CACHE_MB": str(self.answer_cache_mb),
+            f"{ENV_PREFIX}COMPILED_CACHE_MB": str(self.compiled_cache_mb),
             f"{ENV_PREFIX}STORE_CLOSE_TIMEOUT": repr(self.store_close_timeout),
             f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
             f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
@@ -198,8 +208,18 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}KEEP_ALIVE_TIMEOUT": repr(self.keep_alive_timeout),
             f"{ENV_PREFIX}REQUEST_TIMEOUT": repr(self.request_timeout),
         } | ({} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)}) | (
+            {} if self.compiled_cache is None else {f"{ENV_PREFIX}COMPILED_CACHE": self.compiled_cache}
+        ) | (
             {} if self.max_connections is None else {f"{ENV_PREFIX}MAX_CONNECTIONS": str(self.max_connections)}
         )
+
+    def compiled_cache_folder(self) -> Path | None:
+        """Where compiled contracts are kept: the folder given, else `<store>.compiled` beside an
+        SQLite store; None when turned off (`off`, "") or for a PostgreSQL store not given one."""
+        if self.compiled_cache is not None:
+            given = self.compiled_cache.strip()
+            return None if given.lower() in ("", "off") else Path(given)
+        return Path(f"{self.store}.compiled") if is_file_location(self.store) else None
 
     def forks(self) -> bool:
         """Whether the server reads through to an upstream (and writes the store)."""

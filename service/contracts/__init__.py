@@ -2,13 +2,16 @@
 functions for views and nearcore's gas, limits and error texts. It knows nothing of HTTP,
 JSON-RPC or the store: code and state come in through `run_view`'s arguments (`StateReader`)."""
 
-from nearrpc.contracts.engine import ViewEngine, ViewOutcome, default_engine, run_view
+from nearrpc.contracts.compiled_cache import CacheStats, CompiledCache, open_compiled_cache
+from nearrpc.contracts.engine import ViewEngine, ViewOutcome, default_engine, run_view, use_compiled_cache
 from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.gas import GasCosts, SliceExhausted
 from nearrpc.contracts.host import PROHIBITED_IN_VIEW, StateReader, ViewContext
 
 __all__ = [
     "PROHIBITED_IN_VIEW",
+    "CacheStats",
+    "CompiledCache",
     "GasCosts",
     "HostFunctionUnavailable",
     "SliceExhausted",
@@ -18,5 +21,7 @@ __all__ = [
     "ViewEngine",
     "ViewOutcome",
     "default_engine",
+    "open_compiled_cache",
     "run_view",
+    "use_compiled_cache",
 ]

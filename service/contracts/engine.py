@@ -1,5 +1,6 @@
 """Running a view method on Wasmtime: one engine and one linker for the process, compiled
-modules cached per code hash, a fresh store per call.
+modules cached per code hash (in memory, and on disk across restarts where a `CompiledCache` is
+given: compiled_cache.py), a fresh store per call.
 
 The order of checks is nearcore's (runtime/near-vm-runner/src/wasmtime_runner.rs,
 `WasmtimeVM::with_compiled_and_loaded` and `prepare`, and the gas counter's
@@ -24,6 +25,7 @@ from typing import Any
 import wasmtime
 
 from nearrpc.contracts import errors, wasm_api
+from nearrpc.contracts.compiled_cache import CompiledCache, executor_fingerprint
 from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.gas import GasCosts, GasCounter, GasExhausted
 from nearrpc.contracts.host import (
@@ -92,22 +94,35 @@ class _CallState(threading.local):
 _CALL = _CallState()
 
 
+# The engine's settings, as data: they make the compiled-module cache's key too (compiled_cache.py).
+ENGINE_SETTINGS: dict[str, object] = {
+    "consume_fuel": True,
+    "max_wasm_stack": WASM_STACK_BYTES,
+    # the features nearcore's wasmtime config leaves off (wasmtime_runner.rs `default_wasmtime_config`)
+    "wasm_threads": False,
+    "wasm_simd": False,
+    "wasm_relaxed_simd": False,
+    "wasm_multi_memory": False,
+    "wasm_memory64": False,
+    "wasm_tail_call": False,
+    "wasm_gc": False,
+    "wasm_function_references": False,
+    "wasm_exceptions": False,
+    "wasm_component_model": False,
+    "parallel_compilation": False,  # one request compiles on its own worker thread
+    # nearcore compiles without optimisation too (wasmtime_runner/mod.rs: OptLevel::None, and a
+    # single-pass register allocator with Winch, which this build lacks). Measured here on a
+    # 250 kB near-sdk contract: about half the compile time of "speed" for code some 10-40% slower
+    # on a tight loop; the single-pass allocator compiles another third faster but its code ran
+    # about twice as slow and is 1.75 times larger, so the default allocator stays.
+    "cranelift_opt_level": "none",
+}
+
+
 def _config() -> wasmtime.Config:
     config = wasmtime.Config()
-    config.consume_fuel = True
-    config.max_wasm_stack = WASM_STACK_BYTES
-    # the features nearcore's wasmtime config leaves off (wasmtime_runner.rs `default_wasmtime_config`)
-    config.wasm_threads = False
-    config.wasm_simd = False
-    config.wasm_relaxed_simd = False
-    config.wasm_multi_memory = False
-    config.wasm_memory64 = False
-    config.wasm_tail_call = False
-    config.wasm_gc = False
-    config.wasm_function_references = False
-    config.wasm_exceptions = False
-    config.wasm_component_model = False
-    config.parallel_compilation = False  # one request compiles on its own worker thread
+    for name, value in ENGINE_SETTINGS.items():
+        setattr(config, name, value)
     return config
 
 
@@ -147,7 +162,9 @@ def _host_callback(fn: HostFunction) -> Any:
 class ViewEngine:
     """The engine, its linker of host functions and the module cache; thread-safe."""
 
-    def __init__(self, cache_size: int = MODULE_CACHE_SIZE) -> None:
+    def __init__(self, cache_size: int = MODULE_CACHE_SIZE, compiled_cache: CompiledCache | None = None) -> None:
+        self.disk = compiled_cache  # compiled modules kept across restarts (None: in memory only)
+        self._fingerprint: bytes | None = None
         self.engine = wasmtime.Engine(_config())
         self.linker = wasmtime.Linker(self.engine)
         self._callbacks: list[Any] = []  # the linker's callbacks, kept alive as long as it is
@@ -162,8 +179,17 @@ class ViewEngine:
         self._lock = threading.Lock()
         self.compilations = 0  # modules compiled so far (a cache hit compiles none)
 
-    def _compile(self, code: bytes, costs: GasCosts) -> _Compiled | str:
-        """The compiled module, or the CompilationError text nearcore would answer."""
+    def _module(self, code: bytes, code_hash: str, costs: GasCosts) -> wasmtime.Module | str:
+        """The module loaded from the disk cache, else compiled (and kept there), or the
+        CompilationError text nearcore would answer."""
+        disk, key = self.disk, ""
+        if disk is not None:
+            if self._fingerprint is None:
+                self._fingerprint = executor_fingerprint(ENGINE_SETTINGS)
+            key = disk.key(code_hash, costs.initial_memory_pages, costs.max_memory_pages, self._fingerprint)
+            loaded = disk.load(self.engine, key)
+            if loaded is not None:
+                return loaded
         try:
             wasmtime.Module.validate(self.engine, code)
             prepared = prepare(code, costs.initial_memory_pages, costs.max_memory_pages)
@@ -173,6 +199,15 @@ class ViewEngine:
         except wasmtime.WasmtimeError:
             return errors.prepare_error("Deserialization")
         self.compilations += 1
+        if disk is not None:
+            disk.store(key, module)
+        return module
+
+    def _compile(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:
+        """The module ready to instantiate, or the CompilationError text nearcore would answer."""
+        module = self._module(code, code_hash, costs)
+        if isinstance(module, str):
+            return module
         exports: dict[str, tuple[bool, bool]] = {}
         for export in module.exports:
             ty = export.type
@@ -208,7 +243,7 @@ class ViewEngine:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        entry = self._compile(code, costs)
+        entry = self._compile(code, code_hash, costs)
         with self._lock:
             self._cache[key] = entry
             self._cache.move_to_end(key)
@@ -362,6 +397,11 @@ def default_engine() -> ViewEngine:
         if _ENGINE is None:
             _ENGINE = ViewEngine()
         return _ENGINE
+
+
+def use_compiled_cache(cache: CompiledCache | None) -> None:
+    """Keep the process's compiled modules in `cache` on disk (None: in memory only)."""
+    default_engine().disk = cache
 
 
 def run_view(
