@@ -506,10 +506,26 @@ HOST_FUNCTIONS: tuple[HostFunction, ...] = (
     _unavailable("bls12381_g2_decompress", 3, 1),
 )
 
-# host functions nearcore offers at protocol 87 whose signatures this room does not define: a
-# contract importing one is answered otherwise (HostFunctionUnavailable), never as a LinkError
-NOT_IMPLEMENTED = frozenset(
-    {"sha3_256", "sha3_384", "sha3_512", "p256_verify", "ml_dsa_verify", "chain_id", "sandbox_debug_log"}
-)
+# the host functions a protocol offers only with one of its wasm_config flags on (near-vm-runner
+# imports.rs: the `#[flag]` of an entry; runtime_configs 85.yaml and 87.yaml turn them on)
+REQUIRES_FLAG: dict[str, str] = {
+    "chain_id": "chain_id_host_fn",
+    "p256_verify": "p256_verify_host_fn",
+    "ml_dsa_verify": "ml_dsa_verify_host_fn",
+    "sha3_256": "sha3_host_fns",
+    "sha3_384": "sha3_host_fns",
+    "sha3_512": "sha3_host_fns",
+    "promise_batch_action_deploy_global_contract": "global_contract_host_fns",
+    "promise_batch_action_deploy_global_contract_by_account_id": "global_contract_host_fns",
+    "promise_batch_action_use_global_contract": "global_contract_host_fns",
+    "promise_batch_action_use_global_contract_by_account_id": "global_contract_host_fns",
+}
+_ALWAYS = frozenset(fn.name for fn in HOST_FUNCTIONS if fn.name not in REQUIRES_FLAG)
+
+
+def available_host_functions(flags: frozenset[str]) -> frozenset[str]:
+    """The `env` functions a protocol whose wasm_config has `flags` on links."""
+    return _ALWAYS | {name for name, flag in REQUIRES_FLAG.items() if flag in flags}
+
 
 PROHIBITED_IN_VIEW = tuple(fn.name for fn in HOST_FUNCTIONS if fn.failure and "ProhibitedInView" in fn.failure)
