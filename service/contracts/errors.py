@@ -175,9 +175,8 @@ def ml_dsa_invalid_input(message: str) -> str:
     return host_error(f"MlDsaVerifyInvalidInput {{ msg: {_rust_str(message)} }}")
 
 
-def alt_bn128_invalid_input(message: str) -> str:
-    return host_error(f"AltBn128InvalidInput {{ msg: {_rust_str(message)} }}")
-
-
-def bls12381_invalid_input(message: str) -> str:
-    return host_error(f"BLS12381InvalidInput {{ msg: {_rust_str(message)} }}")
+def unavailable(name: str) -> str:
+    """A host function this executor cannot run, with no upstream to ask: nearcore's
+    VMRunnerError::WasmUnknownError, the text it gives a failure that is not the contract's."""
+    message = f"the host function {name} is not implemented by nearrpc's executor"
+    return f"WasmUnknownError {{ debug_message: {_rust_str(message)} }}"

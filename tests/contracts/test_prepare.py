@@ -164,6 +164,16 @@ def test_bulk_memory_and_reference_types_from_protocol_84(body: str) -> None:
     assert run(code, "m", costs=at_version(84)).result == b""
 
 
+def test_host_functions_by_the_protocol_that_offers_them() -> None:
+    # p256_verify and chain_id from protocol 85's config on, sha3 from 87's (85.yaml, 87.yaml)
+    for name, params, first in (("chain_id", 1, 85), ("p256_verify", 6, 85), ("sha3_256", 3, 87)):
+        result = " (result i64)" if name == "p256_verify" else ""
+        imported = f'(import "env" "{name}" (func (param {" ".join(["i64"] * params)}){result}))'
+        code = module('(func (export "m"))', IMPORTS + imported)
+        assert refusal(code, at_version(first - 1)) == 'LinkError { msg: "unknown or invalid import" }', name
+        assert run(code, "m", costs=at_version(first)).result == b"", name
+
+
 def test_a_refusal_is_kept_per_code_hash() -> None:
     engine = ViewEngine()
     code = functions(10_003)
