@@ -399,6 +399,13 @@ class ViewLogic:
             )
         return int(crypto.ml_dsa_65_verify(signature, message, public_key))
 
+    def h_gas(self, opcodes: int) -> None:
+        # logic.rs `gas_seen_from_wasm`: opcodes * regular_op_cost, no `base`
+        try:
+            self.gas.pay((opcodes & 0xFFFF_FFFF) * self.costs.regular_op_cost)  # a u32
+        except GasExhausted:
+            raise Abort(errors.gas_limit_exceeded()) from None
+
     # --- chain and validators --------------------------------------------------------------------------
     def h_chain_id(self, register_id: int) -> None:
         self.pay("base")
@@ -621,6 +628,24 @@ HOST_FUNCTIONS: tuple[HostFunction, ...] = (
     _implemented(ViewLogic.h_storage_read, 3, 1),
     _prohibited("storage_remove", 3, 1),
     _implemented(ViewLogic.h_storage_has_key, 2, 1),
+    # newer functions, each refused in a view after `base` (logic.rs; signatures from imports.rs)
+    _prohibited("refund_to_account_id", 1),
+    _prohibited("promise_set_refund_to", 3),
+    _prohibited("promise_batch_action_state_init", 4, 1),
+    _prohibited("promise_batch_action_state_init_by_account_id", 4, 1),
+    _prohibited("set_state_init_data_entry", 6),
+    _prohibited("promise_yield_create_with_id", 9, 1),
+    HostFunction(
+        "promise_yield_resume_with_yield_id",
+        (I64,) * 4,
+        (I32,),
+        failure=errors.prohibited_in_view("promise_yield_resume_with_yield_id"),
+    ),
+    _prohibited("promise_batch_action_transfer_to_gas_key", 4),
+    _prohibited("promise_batch_action_add_gas_key_with_full_access", 4),
+    _prohibited("promise_batch_action_add_gas_key_with_function_call", 9),
+    # the gas meter's old entry point, still importable: burns `opcodes` regular operations
+    HostFunction("gas", (I32,), (), method=ViewLogic.h_gas),
     _deprecated("storage_iter_prefix", 2, 1),
     _deprecated("storage_iter_range", 4, 1),
     _deprecated("storage_iter_next", 3, 1),
@@ -629,15 +654,15 @@ HOST_FUNCTIONS: tuple[HostFunction, ...] = (
     _unavailable("alt_bn128_g1_multiexp", 3),
     _unavailable("alt_bn128_g1_sum", 3),
     _unavailable("alt_bn128_pairing_check", 2, 1),
-    _unavailable("bls12381_g1_sum", 3, 1),
-    _unavailable("bls12381_g2_sum", 3, 1),
+    _unavailable("bls12381_p1_sum", 3, 1),
+    _unavailable("bls12381_p2_sum", 3, 1),
     _unavailable("bls12381_g1_multiexp", 3, 1),
     _unavailable("bls12381_g2_multiexp", 3, 1),
     _unavailable("bls12381_map_fp_to_g1", 3, 1),
     _unavailable("bls12381_map_fp2_to_g2", 3, 1),
     _unavailable("bls12381_pairing_check", 2, 1),
-    _unavailable("bls12381_g1_decompress", 3, 1),
-    _unavailable("bls12381_g2_decompress", 3, 1),
+    _unavailable("bls12381_p1_decompress", 3, 1),
+    _unavailable("bls12381_p2_decompress", 3, 1),
 )
 
 # the host functions a protocol offers only with one of its wasm_config flags on (near-vm-runner
@@ -653,6 +678,11 @@ REQUIRES_FLAG: dict[str, str] = {
     "promise_batch_action_deploy_global_contract_by_account_id": "global_contract_host_fns",
     "promise_batch_action_use_global_contract": "global_contract_host_fns",
     "promise_batch_action_use_global_contract_by_account_id": "global_contract_host_fns",
+    "promise_yield_create_with_id": "yield_with_id_host_fns",
+    "promise_yield_resume_with_yield_id": "yield_with_id_host_fns",
+    "promise_batch_action_transfer_to_gas_key": "gas_key_host_fns",
+    "promise_batch_action_add_gas_key_with_full_access": "gas_key_host_fns",
+    "promise_batch_action_add_gas_key_with_function_call": "gas_key_host_fns",
 }
 _ALWAYS = frozenset(fn.name for fn in HOST_FUNCTIONS if fn.name not in REQUIRES_FLAG)
 

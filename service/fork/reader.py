@@ -85,6 +85,8 @@ _SETTLE_SECONDS: Final = 2.0
 _SETTLED_KEYS: Final = 10_000  # bounded: past it, the oldest are dropped
 _REMEMBERED: Final = 100_000  # epoch -> a block of it, code hash -> an account with it
 _NO_CODE: Final = "11111111111111111111111111111111"  # the hash of "no contract"
+# limit_config's max_contract_size, the same at every protocol version (runtime_configs parameters.yaml)
+MAX_CONTRACT_SIZE: Final = 4 * 1024 * 1024
 # How long heads come from the store after the upstream failed to give one, before it is asked
 # again: a request for `final` during an outage should not wait for the retries each time.
 _DOWN_SECONDS: Final = 5.0
@@ -617,6 +619,9 @@ class ForkReader(BlockJsonFromBlocks):  # a block's view through the fetching lo
         if answer.get("hash") != code_hash:
             raise UpstreamError(f"{self.upstream.address}: {what}: the code's hash is {answer.get('hash')}")
         code = self._parsed(lambda: base64.b64decode(answer["code_base64"], validate=True), what)
+        if len(code) > MAX_CONTRACT_SIZE:
+            # no protocol lets such code be deployed: it is not kept (the executor refuses it unread)
+            return code, lambda batch: None
         return code, lambda batch: batch.put_contract_code(code_hash, code)
 
     async def contract_code(self, code_hash: str) -> bytes | None:

@@ -211,3 +211,33 @@ def test_validators_the_store_lacks_are_answered_elsewhere() -> None:
     context = replace(CONTEXT, validators=Stakes(None))
     with pytest.raises(HostFunctionUnavailable):
         outcome(TOTAL, context=context)
+
+
+def test_the_gas_entry_point_burns_regular_operations() -> None:
+    # logic.rs `gas_seen_from_wasm` (imported as env.gas): opcodes * regular_op_cost, nothing else
+    imported = '(import "env" "gas" (func $gas (param i32)))'
+
+    def burnt(opcodes: int) -> int:
+        return run(module(f'(func (export "m") (call $gas (i32.const {opcodes})))', IMPORTS + imported), "m").burnt_gas
+
+    # two codes of one size (the loading fee is per byte): 1000 and 2000 take two LEB128 bytes each
+    assert burnt(2000) - burnt(1000) == 1000 * COSTS.regular_op_cost
+
+
+@pytest.mark.parametrize(
+    "name",
+    # nearcore's names of the curve operations (logic.rs `bls12381_impl!` and alt_bn128_*)
+    [
+        "alt_bn128_g1_multiexp", "alt_bn128_g1_sum", "bls12381_p1_sum", "bls12381_p2_sum", "bls12381_g1_multiexp",
+        "bls12381_g2_multiexp", "bls12381_map_fp_to_g1", "bls12381_map_fp2_to_g2", "bls12381_p1_decompress",
+        "bls12381_p2_decompress",
+    ],
+)  # fmt: skip
+def test_the_curve_operations_link_and_are_answered_elsewhere_when_called(name: str) -> None:
+    result = "" if name.startswith("alt_bn128") else " (result i64)"
+    imported = f'(import "env" "{name}" (func $f (param i64 i64 i64){result}))'
+    call = "(call $f (i64.const 0) (i64.const 0) (i64.const 0))"
+    code = module(f'(func (export "m")) (func (export "n") {f"(drop {call})" if result else call})', IMPORTS + imported)
+    assert run(code, "m").result == b""
+    with pytest.raises(HostFunctionUnavailable):
+        run(code, "n")
