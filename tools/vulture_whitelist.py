@@ -75,6 +75,8 @@ wasm_gc  # wasmtime.Config property, set for nearrpc.contracts' engine
 wasm_function_references  # wasmtime.Config property, set for nearrpc.contracts' engine
 wasm_exceptions  # wasmtime.Config property, set for nearrpc.contracts' engine
 wasm_component_model  # wasmtime.Config property, set for nearrpc.contracts' engine
+wasm_bulk_memory  # wasmtime.Config property, set for nearrpc.contracts' engines (off before protocol 84)
+wasm_reference_types  # wasmtime.Config property, set for nearrpc.contracts' engines (off before protocol 84)
 parallel_compilation  # wasmtime.Config property, set for nearrpc.contracts' engine
 consume_fuel  # wasmtime.Config property, set for nearrpc.contracts' engine
 max_wasm_stack  # wasmtime.Config property, set for nearrpc.contracts' engine

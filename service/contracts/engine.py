@@ -30,14 +30,14 @@ from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.gas import GasCosts, GasCounter, GasExhausted
 from nearrpc.contracts.host import (
     HOST_FUNCTIONS,
-    NOT_IMPLEMENTED,
     Abort,
     HostFunction,
     StateReader,
     ViewContext,
     ViewLogic,
+    available_host_functions,
 )
-from nearrpc.contracts.prepare import MEMORY_EXPORT, PrepareFailure, prepare
+from nearrpc.contracts.prepare import MEMORY_EXPORT, ContractTooLarge, PrepareFailure, PrepareRules, prepare
 from nearrpc.contracts.wasm_api import Fuel, LinearMemory
 
 MODULE_CACHE_SIZE = 64  # compiled modules kept (a contract's compiled code is about its wasm's size)
@@ -81,7 +81,6 @@ class _Compiled:
     link_error: str | None
     # export name -> (is a function, takes or returns nothing)
     exports: dict[str, tuple[bool, bool]]
-    missing: str | None  # an import nearcore has that this executor cannot link
 
 
 class _CallState(threading.local):
@@ -119,10 +118,15 @@ ENGINE_SETTINGS: dict[str, object] = {
 }
 
 
-def _config() -> wasmtime.Config:
+def _config(reftypes_bulk_memory: bool = True) -> wasmtime.Config:
     config = wasmtime.Config()
     for name, value in ENGINE_SETTINGS.items():
         setattr(config, name, value)
+    # protocols before 84 leave bulk memory and reference types off (features.rs, `reftypes_bulk_memory`):
+    # an engine of theirs only validates code, it compiles none
+    config.wasm_bulk_memory = reftypes_bulk_memory
+    config.wasm_reference_types = reftypes_bulk_memory
+    wasm_api.leave_component_async_off(config)
     return config
 
 
@@ -173,27 +177,33 @@ class ViewEngine:
             callback = _host_callback(fn)
             self._callbacks.append(callback)
             wasm_api.define(self.linker, "env", fn.name, ty, callback)
-        self._names = {fn.name: fn for fn in HOST_FUNCTIONS}
-        self._cache: OrderedDict[tuple[str, int, int], _Compiled | str] = OrderedDict()
+        # validates code for protocols whose wasm features are fewer (compiles nothing)
+        self._older = wasmtime.Engine(_config(reftypes_bulk_memory=False))
+        self._cache: OrderedDict[tuple[str, object, frozenset[str]], _Compiled | str] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self.compilations = 0  # modules compiled so far (a cache hit compiles none)
 
-    def _module(self, code: bytes, code_hash: str, costs: GasCosts) -> wasmtime.Module | str:
-        """The module loaded from the disk cache, else compiled (and kept there), or the
-        CompilationError text nearcore would answer."""
+    def _module(self, code: bytes, code_hash: str, rules: PrepareRules) -> wasmtime.Module | str:
+        """The module loaded from the disk cache, else prepared and compiled (and kept there), or
+        the CompilationError text nearcore would answer."""
         disk, key = self.disk, ""
-        if disk is not None:
+        if disk is not None and (rules.max_contract_size is None or len(code) <= rules.max_contract_size):
             if self._fingerprint is None:
                 self._fingerprint = executor_fingerprint(ENGINE_SETTINGS)
-            key = disk.key(code_hash, costs.initial_memory_pages, costs.max_memory_pages, self._fingerprint)
+            # the rules are part of the key: a module kept passed the prepare step under them alone
+            key = disk.key(code_hash, rules.initial_pages, rules.max_pages, self._fingerprint + repr(rules).encode())
             loaded = disk.load(self.engine, key)
             if loaded is not None:
                 return loaded
         try:
-            wasmtime.Module.validate(self.engine, code)
-            prepared = prepare(code, costs.initial_memory_pages, costs.max_memory_pages)
+            # nearcore's prepare step first (limits, imports, memory), then the engine's validation
+            # with the protocol's features
+            prepared = prepare(code, rules)
+            wasmtime.Module.validate(self.engine if rules.reftypes_bulk_memory else self._older, code)
             module = wasmtime.Module(self.engine, prepared)
+        except ContractTooLarge as too_large:
+            return errors.contract_size_exceeded(too_large.size, too_large.limit)
         except PrepareFailure as failure:
             return errors.prepare_error(str(failure))
         except wasmtime.WasmtimeError:
@@ -205,7 +215,7 @@ class ViewEngine:
 
     def _compile(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:
         """The module ready to instantiate, or the CompilationError text nearcore would answer."""
-        module = self._module(code, code_hash, costs)
+        module = self._module(code, code_hash, costs.prepare_rules)
         if isinstance(module, str):
             return module
         exports: dict[str, tuple[bool, bool]] = {}
@@ -215,29 +225,28 @@ class ViewEngine:
                 exports[export.name] = (True, not ty.params and not ty.results)
             elif export.name != MEMORY_EXPORT:
                 exports[export.name] = (False, False)
-        missing = None
-        link_error = None
-        pre = None
-        for imported in module.imports:
-            name = imported.name or ""
-            # a defined but unimplemented function fails only when called; one this room cannot
-            # even link (its signature unknown here) fails before the call
-            if imported.module == "env" and name not in self._names and name in NOT_IMPLEMENTED:
-                missing = name
-        if missing is None:
-            try:
-                pre = self.linker.instantiate_pre(module)
-            except wasmtime.WasmtimeError as failure:
-                link_error = errors.link_error(_link_message(str(failure)))
-        return _Compiled(pre, link_error, exports, missing)
+        # a host function the block's protocol does not offer yet is not linked there: nearcore's
+        # linker (imports.rs `for_each_available_import`) does not define it, an unknown import
+        available = available_host_functions(costs.flags)
+        if any(imported.module == "env" and (imported.name or "") not in available for imported in module.imports):
+            return _Compiled(None, errors.link_error("unknown or invalid import"), exports)
+        try:
+            return _Compiled(self.linker.instantiate_pre(module), None, exports)
+        except wasmtime.WasmtimeError as failure:
+            return _Compiled(None, errors.link_error(_link_message(str(failure))), exports)
+
+    @staticmethod
+    def _key(code_hash: str, costs: GasCosts) -> tuple[str, object, frozenset[str]]:
+        # what the module's preparation depends on: the protocol's limits, features and host functions
+        return (code_hash, costs.prepare_rules, costs.flags)
 
     def has_compiled(self, code_hash: str, costs: GasCosts) -> bool:
         """Whether the module for `code_hash` is cached (a run would not compile it)."""
         with self._lock:
-            return (code_hash, costs.initial_memory_pages, costs.max_memory_pages) in self._cache
+            return self._key(code_hash, costs) in self._cache
 
     def compiled(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:
-        key = (code_hash, costs.initial_memory_pages, costs.max_memory_pages)
+        key = self._key(code_hash, costs)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -278,8 +287,6 @@ class ViewEngine:
             raise ViewCallError(compiled)
         if not costs.fix_contract_loading_cost:
             _pay_loading(gas, len(code))
-        if compiled.missing is not None:
-            raise HostFunctionUnavailable(compiled.missing)
         if compiled.pre is None:
             raise ViewCallError(compiled.link_error or errors.link_error(""))
         export = compiled.exports.get(method_name)

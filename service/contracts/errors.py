@@ -155,3 +155,28 @@ def returned_value_length_exceeded(length: int, limit: int) -> str:
 
 def ed25519_invalid_input(message: str) -> str:
     return host_error(f"Ed25519VerifyInvalidInput {{ msg: {_rust_str(message)} }}")
+
+
+def contract_size_exceeded(size: int, limit: int) -> str:
+    # code over the protocol's max_contract_size, which no deployment could have stored
+    # (logic.rs `promise_batch_action_deploy_contract`; actions.rs for a DeployContract action)
+    return host_error(f"ContractSizeExceeded {{ size: {size}, limit: {limit} }}")
+
+
+def ecrecover_error(message: str) -> str:
+    return host_error(f"ECRecoverError {{ msg: {_rust_str(message)} }}")
+
+
+def p256_invalid_input(message: str) -> str:
+    return host_error(f"P256VerifyInvalidInput {{ msg: {_rust_str(message)} }}")
+
+
+def ml_dsa_invalid_input(message: str) -> str:
+    return host_error(f"MlDsaVerifyInvalidInput {{ msg: {_rust_str(message)} }}")
+
+
+def unavailable(name: str) -> str:
+    """A host function this executor cannot run, with no upstream to ask: nearcore's
+    VMRunnerError::WasmUnknownError, the text it gives a failure that is not the contract's."""
+    message = f"the host function {name} is not implemented by nearrpc's executor"
+    return f"WasmUnknownError {{ debug_message: {_rust_str(message)} }}"

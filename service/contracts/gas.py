@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nearrpc.contracts.prepare import PrepareRules
+
 
 @dataclass(frozen=True)
 class GasCosts:
@@ -37,6 +39,16 @@ class GasCosts:
     max_tables_per_contract: int
     fix_contract_loading_cost: bool
     max_elements_per_contract_table: int
+    # the prepare step's limits (None: the protocol sets none) and the wasm_config flags that are
+    # on (which host functions and wasm features the protocol offers); the chain's id
+    max_contract_size: int | None = None
+    max_functions_number_per_contract: int | None = None
+    max_locals_per_contract: int | None = None
+    max_function_body_size: int | None = None
+    prepare_max_tables: int | None = None
+    prepare_max_table_elements: int | None = None
+    flags: frozenset[str] = frozenset({"reftypes_bulk_memory"})
+    chain_id: str = ""
 
     @classmethod
     def from_protocol_config(
@@ -63,7 +75,35 @@ class GasCosts:
             fix_contract_loading_cost=bool(wasm.get("fix_contract_loading_cost", False)),
             max_tables_per_contract=int(limits.get("max_tables_per_contract") or 1),
             max_elements_per_contract_table=int(limits.get("max_elements_per_contract_table") or 10_000),
+            max_contract_size=_optional(limits, "max_contract_size"),
+            max_functions_number_per_contract=_optional(limits, "max_functions_number_per_contract"),
+            max_locals_per_contract=_optional(limits, "max_locals_per_contract"),
+            max_function_body_size=_optional(limits, "max_function_body_size"),
+            prepare_max_tables=_optional(limits, "max_tables_per_contract"),
+            prepare_max_table_elements=_optional(limits, "max_elements_per_contract_table"),
+            flags=frozenset(name for name, value in wasm.items() if value is True),
+            chain_id=str(protocol_config.get("chain_id") or ""),
         )
+
+    @property
+    def prepare_rules(self) -> PrepareRules:
+        """The prepare step's rules of this protocol (contracts.prepare)."""
+        return PrepareRules(
+            initial_pages=self.initial_memory_pages,
+            max_pages=self.max_memory_pages,
+            max_contract_size=self.max_contract_size,
+            max_functions=self.max_functions_number_per_contract,
+            max_locals=self.max_locals_per_contract,
+            max_function_body_size=self.max_function_body_size,
+            max_tables=self.prepare_max_tables,
+            max_table_elements=self.prepare_max_table_elements,
+            reftypes_bulk_memory="reftypes_bulk_memory" in self.flags,
+        )
+
+
+def _optional(limits: Mapping[str, Any], name: str) -> int | None:
+    value = limits.get(name)
+    return None if value is None else int(value)
 
 
 class GasExhausted(Exception):

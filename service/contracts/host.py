@@ -17,19 +17,33 @@ The `storage_iter_*` functions are `Deprecated` (logic.rs). Trie-node costs
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from nearrpc.contracts import errors
+from nearrpc.contracts import crypto, errors
+from nearrpc.contracts.errors import HostFunctionUnavailable
 from nearrpc.contracts.gas import GasCounter, GasExhausted
 from nearrpc.contracts.keccak import keccak
 
 U64_MAX = (1 << 64) - 1
 INLINE_DISK_VALUE_THRESHOLD = 4000  # near-primitives-core config: larger values cost a large-read overhead
+
+
+# near-primitives account id rules (AccountId::validate): 2 to 64 characters, parts of lowercase
+# letters and digits joined by `-` or `_`, separated by dots
+_ACCOUNT_ID = re.compile(r"(?:(?:[a-z\d]+[-_])*[a-z\d]+\.)*(?:[a-z\d]+[-_])*[a-z\d]+")
+
+
+class ValidatorStakes(Protocol):
+    """The stakes of the validators of the block's epoch, by account (what nearcore's
+    `EpochInfoProvider::validator_stake` reads); None when the store holds no record of them."""
+
+    def stakes(self) -> Mapping[str, int] | None: ...
 
 
 class StateReader(Protocol):
@@ -54,6 +68,8 @@ class ViewContext:
     account_locked_balance: int
     storage_usage: int
     random_seed: bytes
+    epoch_id: str = ""
+    validators: ValidatorStakes | None = None
 
 
 class Abort(Exception):
@@ -305,6 +321,125 @@ class ViewLogic:
             return 0
         return 1
 
+    def h_sha3_256(self, value_len: int, value_ptr: int, register_id: int) -> None:
+        self._digest("sha3_256", value_len, value_ptr, register_id, lambda v: crypto.sha3(256, v))
+
+    def h_sha3_384(self, value_len: int, value_ptr: int, register_id: int) -> None:
+        self._digest("sha3_384", value_len, value_ptr, register_id, lambda v: crypto.sha3(384, v))
+
+    def h_sha3_512(self, value_len: int, value_ptr: int, register_id: int) -> None:
+        self._digest("sha3_512", value_len, value_ptr, register_id, lambda v: crypto.sha3(512, v))
+
+    def h_ecrecover(
+        self, hash_len: int, hash_ptr: int, sig_len: int, sig_ptr: int, v: int, malleability_flag: int, register_id: int
+    ) -> int:
+        # logic.rs `ecrecover`: the signature, then v, then the hash, then the flag are judged
+        self.pay("ecrecover_base")
+        signature = self.memory_or_register(sig_ptr, sig_len)
+        if len(signature) != 64:
+            raise Abort(
+                errors.ecrecover_error(f"The length of the signature: {len(signature)}, exceeds the limit of 64 bytes")
+            )
+        if v >= 4:
+            raise Abort(errors.ecrecover_error(f"V recovery byte 0 through 3 are valid but was provided {v}"))
+        digest = self.memory_or_register(hash_ptr, hash_len)
+        if len(digest) != 32:
+            raise Abort(errors.ecrecover_error(f"The length of the hash: {len(digest)}, exceeds the limit of 32 bytes"))
+        if malleability_flag not in (0, 1):
+            raise Abort(
+                errors.ecrecover_error(f"Malleability flag needs to be 0 or 1, but is instead {malleability_flag}")
+            )
+        if not crypto.secp256k1_signature_values_ok(signature, malleability_flag != 0):
+            return 0
+        public_key = crypto.secp256k1_recover(digest, signature, v)
+        if public_key is None:
+            return 0
+        self.set_register(register_id, public_key)
+        return 1
+
+    def h_p256_verify(
+        self, sig_len: int, sig_ptr: int, msg_len: int, msg_ptr: int, pub_key_len: int, pub_key_ptr: int
+    ) -> int:
+        # logic.rs `p256_verify` (its tests, p256_verify.rs, fix the order of reads and charges)
+        self.pay("p256_verify_base")
+        signature = self.memory_or_register(sig_ptr, sig_len)
+        if len(signature) != 64:
+            raise Abort(errors.p256_invalid_input("invalid signature length"))
+        if not crypto.p256_signature_ok(signature):
+            return 0
+        message = self.memory_or_register(msg_ptr, msg_len)
+        self.pay("p256_verify_byte", len(message))
+        public_key = self.memory_or_register(pub_key_ptr, pub_key_len)
+        if len(public_key) != 33:
+            raise Abort(errors.p256_invalid_input("invalid public key length"))
+        return int(crypto.p256_verify(signature, message, public_key))
+
+    def h_ml_dsa_verify(
+        self, sig_len: int, sig_ptr: int, msg_len: int, msg_ptr: int, pub_key_len: int, pub_key_ptr: int
+    ) -> int:
+        # logic.rs `ml_dsa_verify`, ML-DSA-65 (its tests, ml_dsa_verify.rs, fix the reads, charges and texts)
+        self.pay("ml_dsa_verify_base")
+        signature = self.memory_or_register(sig_ptr, sig_len)
+        if len(signature) != crypto.ML_DSA_65_SIGNATURE_BYTES:
+            raise Abort(
+                errors.ml_dsa_invalid_input(
+                    f"invalid signature length: expected the input of {crypto.ML_DSA_65_SIGNATURE_BYTES} bytes, "
+                    f"but {len(signature)} was given"
+                )
+            )
+        message = self.memory_or_register(msg_ptr, msg_len)
+        self.pay("ml_dsa_verify_byte", len(message))
+        public_key = self.memory_or_register(pub_key_ptr, pub_key_len)
+        if len(public_key) != crypto.ML_DSA_65_PUBLIC_KEY_BYTES:
+            raise Abort(
+                errors.ml_dsa_invalid_input(
+                    f"invalid key length: expected the input of {crypto.ML_DSA_65_PUBLIC_KEY_BYTES} bytes, "
+                    f"but {len(public_key)} was given"
+                )
+            )
+        return int(crypto.ml_dsa_65_verify(signature, message, public_key))
+
+    def h_gas(self, opcodes: int) -> None:
+        # logic.rs `gas_seen_from_wasm`: opcodes * regular_op_cost, no `base`
+        try:
+            self.gas.pay((opcodes & 0xFFFF_FFFF) * self.costs.regular_op_cost)  # a u32
+        except GasExhausted:
+            raise Abort(errors.gas_limit_exceeded()) from None
+
+    # --- chain and validators --------------------------------------------------------------------------
+    def h_chain_id(self, register_id: int) -> None:
+        self.pay("base")
+        self.set_register(register_id, self.costs.chain_id.encode())
+
+    def _stakes(self, name: str) -> Mapping[str, int]:
+        stakes = None if self.context.validators is None else self.context.validators.stakes()
+        if stakes is None:
+            raise HostFunctionUnavailable(name)  # the store holds no validators for the epoch
+        return stakes
+
+    def h_validator_stake(self, account_id_len: int, account_id_ptr: int, stake_ptr: int) -> None:
+        # logic.rs `validator_stake`: the account id read and parsed (read_and_parse_account_id),
+        # then its stake in the block's epoch, zero for an account that is no validator
+        self.pay("base")
+        raw = self.memory_or_register(account_id_ptr, account_id_len)
+        self.pay("utf8_decoding_base")
+        self.pay("utf8_decoding_byte", len(raw))
+        try:
+            account_id = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Abort(errors.bad_utf8()) from None
+        if not 2 <= len(account_id) <= 64 or _ACCOUNT_ID.fullmatch(account_id) is None:
+            raise Abort(errors.host_error("InvalidAccountId"))
+        self.pay("validator_stake_base")
+        stake = self._stakes("validator_stake").get(account_id, 0)
+        self.write_memory(stake_ptr, stake.to_bytes(16, "little"))
+
+    def h_validator_total_stake(self, stake_ptr: int) -> None:
+        self.pay("base")
+        self.pay("validator_total_stake_base")
+        total = sum(self._stakes("validator_total_stake").values())
+        self.write_memory(stake_ptr, total.to_bytes(16, "little"))
+
     # --- miscellaneous ---------------------------------------------------------------------------------
     def h_value_return(self, value_len: int, value_ptr: int) -> None:
         self.pay("base")
@@ -451,7 +586,13 @@ HOST_FUNCTIONS: tuple[HostFunction, ...] = (
     _implemented(ViewLogic.h_keccak512, 3),
     _implemented(ViewLogic.h_ed25519_verify, 6, 1),
     _implemented(ViewLogic.h_ripemd160, 3),
-    _unavailable("ecrecover", 7, 1),
+    _implemented(ViewLogic.h_ecrecover, 7, 1),
+    _implemented(ViewLogic.h_p256_verify, 6, 1),
+    _implemented(ViewLogic.h_ml_dsa_verify, 6, 1),
+    _implemented(ViewLogic.h_sha3_256, 3),
+    _implemented(ViewLogic.h_sha3_384, 3),
+    _implemented(ViewLogic.h_sha3_512, 3),
+    _implemented(ViewLogic.h_chain_id, 1),
     _implemented(ViewLogic.h_value_return, 2),
     _implemented(ViewLogic.h_panic, 0),
     _implemented(ViewLogic.h_panic_utf8, 2),
@@ -487,29 +628,68 @@ HOST_FUNCTIONS: tuple[HostFunction, ...] = (
     _implemented(ViewLogic.h_storage_read, 3, 1),
     _prohibited("storage_remove", 3, 1),
     _implemented(ViewLogic.h_storage_has_key, 2, 1),
+    # newer functions, each refused in a view after `base` (logic.rs; signatures from imports.rs)
+    _prohibited("refund_to_account_id", 1),
+    _prohibited("promise_set_refund_to", 3),
+    _prohibited("promise_batch_action_state_init", 4, 1),
+    _prohibited("promise_batch_action_state_init_by_account_id", 4, 1),
+    _prohibited("set_state_init_data_entry", 6),
+    _prohibited("promise_yield_create_with_id", 9, 1),
+    HostFunction(
+        "promise_yield_resume_with_yield_id",
+        (I64,) * 4,
+        (I32,),
+        failure=errors.prohibited_in_view("promise_yield_resume_with_yield_id"),
+    ),
+    _prohibited("promise_batch_action_transfer_to_gas_key", 4),
+    _prohibited("promise_batch_action_add_gas_key_with_full_access", 4),
+    _prohibited("promise_batch_action_add_gas_key_with_function_call", 9),
+    # the gas meter's old entry point, still importable: burns `opcodes` regular operations
+    HostFunction("gas", (I32,), (), method=ViewLogic.h_gas),
     _deprecated("storage_iter_prefix", 2, 1),
     _deprecated("storage_iter_range", 4, 1),
     _deprecated("storage_iter_next", 3, 1),
-    _unavailable("validator_stake", 3),
-    _unavailable("validator_total_stake", 1),
+    _implemented(ViewLogic.h_validator_stake, 3),
+    _implemented(ViewLogic.h_validator_total_stake, 1),
     _unavailable("alt_bn128_g1_multiexp", 3),
     _unavailable("alt_bn128_g1_sum", 3),
     _unavailable("alt_bn128_pairing_check", 2, 1),
-    _unavailable("bls12381_g1_sum", 3, 1),
-    _unavailable("bls12381_g2_sum", 3, 1),
+    _unavailable("bls12381_p1_sum", 3, 1),
+    _unavailable("bls12381_p2_sum", 3, 1),
     _unavailable("bls12381_g1_multiexp", 3, 1),
     _unavailable("bls12381_g2_multiexp", 3, 1),
     _unavailable("bls12381_map_fp_to_g1", 3, 1),
     _unavailable("bls12381_map_fp2_to_g2", 3, 1),
     _unavailable("bls12381_pairing_check", 2, 1),
-    _unavailable("bls12381_g1_decompress", 3, 1),
-    _unavailable("bls12381_g2_decompress", 3, 1),
+    _unavailable("bls12381_p1_decompress", 3, 1),
+    _unavailable("bls12381_p2_decompress", 3, 1),
 )
 
-# host functions nearcore offers at protocol 87 whose signatures this room does not define: a
-# contract importing one is answered otherwise (HostFunctionUnavailable), never as a LinkError
-NOT_IMPLEMENTED = frozenset(
-    {"sha3_256", "sha3_384", "sha3_512", "p256_verify", "ml_dsa_verify", "chain_id", "sandbox_debug_log"}
-)
+# the host functions a protocol offers only with one of its wasm_config flags on (near-vm-runner
+# imports.rs: the `#[flag]` of an entry; runtime_configs 85.yaml and 87.yaml turn them on)
+REQUIRES_FLAG: dict[str, str] = {
+    "chain_id": "chain_id_host_fn",
+    "p256_verify": "p256_verify_host_fn",
+    "ml_dsa_verify": "ml_dsa_verify_host_fn",
+    "sha3_256": "sha3_host_fns",
+    "sha3_384": "sha3_host_fns",
+    "sha3_512": "sha3_host_fns",
+    "promise_batch_action_deploy_global_contract": "global_contract_host_fns",
+    "promise_batch_action_deploy_global_contract_by_account_id": "global_contract_host_fns",
+    "promise_batch_action_use_global_contract": "global_contract_host_fns",
+    "promise_batch_action_use_global_contract_by_account_id": "global_contract_host_fns",
+    "promise_yield_create_with_id": "yield_with_id_host_fns",
+    "promise_yield_resume_with_yield_id": "yield_with_id_host_fns",
+    "promise_batch_action_transfer_to_gas_key": "gas_key_host_fns",
+    "promise_batch_action_add_gas_key_with_full_access": "gas_key_host_fns",
+    "promise_batch_action_add_gas_key_with_function_call": "gas_key_host_fns",
+}
+_ALWAYS = frozenset(fn.name for fn in HOST_FUNCTIONS if fn.name not in REQUIRES_FLAG)
+
+
+def available_host_functions(flags: frozenset[str]) -> frozenset[str]:
+    """The `env` functions a protocol whose wasm_config has `flags` on links."""
+    return _ALWAYS | {name for name, flag in REQUIRES_FLAG.items() if flag in flags}
+
 
 PROHIBITED_IN_VIEW = tuple(fn.name for fn in HOST_FUNCTIONS if fn.failure and "ProhibitedInView" in fn.failure)

@@ -194,3 +194,14 @@ class LinearMemory:
     def size(self) -> int:
         assert self._ref is not None, "bound at the first host call"
         return int(ffi.wasmtime_memory_data_size(self._context, self._ref))
+
+
+def leave_component_async_off(config: wasmtime.Config) -> None:
+    """Turn the component model's async features off (the package has no setter for them): they
+    need reference types, which an engine for protocols before 84 leaves off."""
+    for setter in (
+        ffi.wasmtime_config_wasm_component_model_async_set,
+        ffi.wasmtime_config_wasm_component_model_async_stackful_set,
+        ffi.wasmtime_config_wasm_component_model_more_async_builtins_set,
+    ):
+        setter(config.ptr(), False)

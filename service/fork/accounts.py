@@ -33,6 +33,8 @@ from nearrpc.store.base import access_key_order
 log = logging.getLogger("nearrpc.fork")
 
 _NO_CODE: Final = "11111111111111111111111111111111"  # the hash of "no contract"
+# limit_config's max_contract_size, the same at every protocol version (runtime_configs parameters.yaml)
+MAX_CONTRACT_SIZE: Final = 4 * 1024 * 1024
 
 
 class _TooLarge(enum.Enum):
@@ -179,6 +181,9 @@ class ForkAccounts(ForkBlocks):
         if answer.get("hash") != code_hash:
             raise UpstreamError(f"{self.upstream.address}: {what}: the code's hash is {answer.get('hash')}")
         code = self._parsed(lambda: base64.b64decode(answer["code_base64"], validate=True), what)
+        if len(code) > MAX_CONTRACT_SIZE:
+            # no protocol lets such code be deployed: it is not kept (the executor refuses it unread)
+            return code, lambda batch: None
         return code, lambda batch: batch.put_contract_code(code_hash, code)
 
     async def contract_code(self, code_hash: str) -> bytes | None:

@@ -17,7 +17,7 @@ import base64
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 import orjson
@@ -109,6 +109,44 @@ class _InlineState(StateReader):
         return self._read(self._account_id, key, self._height)
 
 
+class _EpochStakes:
+    """The validators' stakes of an epoch (the `validators` host functions, nearcore's
+    EpochInfoProvider::validator_stake): its stored validators record's current validators, read
+    when a contract first asks and kept per epoch. On the event loop (a sliced run) a read that
+    would wait is SliceExhausted: the call runs again on a worker, which waits for it."""
+
+    def __init__(
+        self, reader: ServingReader, epoch_id: str, loop: asyncio.AbstractEventLoop, kept: dict[str, Mapping[str, int]]
+    ) -> None:
+        self._reader = reader
+        self._epoch_id = epoch_id
+        self._loop = loop
+        self._kept = kept
+
+    def stakes(self) -> Mapping[str, int] | None:
+        kept = self._kept.get(self._epoch_id)
+        if kept is not None:
+            return kept
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # a worker thread: it may wait
+        else:
+            raise SliceExhausted
+        record = asyncio.run_coroutine_threadsafe(self._reader.validators(self._epoch_id), self._loop).result()
+        if record is None:
+            return None
+        current = orjson.loads(record.view_json).get("current_validators") or []
+        stakes = {str(validator["account_id"]): int(validator["stake"]) for validator in current}
+        while len(self._kept) >= KEPT_EPOCH_STAKES:
+            self._kept.pop(next(iter(self._kept)))
+        self._kept[self._epoch_id] = stakes
+        return stakes
+
+
+KEPT_EPOCH_STAKES: Final = 16
+
+
 class ViewRunner:
     """Runs view calls: on the event loop within a slice where the store reads without
     waiting and the module is compiled already, else (or when the slice runs out) on a small
@@ -122,6 +160,7 @@ class ViewRunner:
         self.inline_runs = 0  # answered on the loop
         self.slices_run_out = 0  # started on the loop, then run again on a worker
         self.threaded_runs = 0  # run on a worker thread (after a slice that ran out, or at once)
+        self._stakes: dict[str, Mapping[str, int]] = {}  # per epoch id, for the validator host functions
 
     async def run(
         self,
@@ -134,6 +173,8 @@ class ViewRunner:
         costs: GasCosts,
     ) -> ViewOutcome:
         engine = default_engine()
+        loop = asyncio.get_running_loop()
+        context = replace(context, validators=_EpochStakes(reader, context.epoch_id, loop, self._stakes))
         inline = reader.inline_contract_values()
         # a module not compiled yet is compiled on a thread: compiling a large contract takes long
         method = (code_hash, method_name)
@@ -153,7 +194,6 @@ class ViewRunner:
                 return outcome
         if self._closed:
             raise errors.internal_error("the server is shutting down: it runs no more view calls")
-        loop = asyncio.get_running_loop()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="nearrpc-view")
         state = _LoopState(reader, context.account_id, context.block_height, loop)
@@ -211,6 +251,7 @@ def view_context(
         account_locked_balance=int(account["locked"]),
         storage_usage=int(account["storage_usage"]),
         random_seed=facts.state_root(shard_id),
+        epoch_id=block.epoch_id,
     )
 
 

@@ -42,6 +42,8 @@ _HOST_DISPLAY: Final[dict[str, str]] = {
     "ValueLengthExceeded": "The length of a storage value {length} exceeds the limit {limit}",
     "TotalLogLengthExceeded": "The length of a log message {length} exceeds the limit {limit}",
     "ReturnedValueLengthExceeded": "The length of a returned value {length} exceeds the limit {limit}",
+    "ContractSizeExceeded": "The size of a contract code in DeployContract action {size} exceeds the limit {limit}",
+    "InvalidAccountId": "VM Logic returned an invalid account id",
     "Deprecated": "Attempted to call deprecated host function {method_name}",
     "ECRecoverError": "ECDSA recover error: {msg}",
     "AltBn128InvalidInput": "AltBn128 invalid input: {msg}",

@@ -1,6 +1,9 @@
 """The handlers' CallUpstream hook (what a fork provides), over a real SQLite store of the sample
-chain plus one contract that imports a host function the executor does not implement:
-- without an upstream, that call answers INTERNAL_ERROR naming the function;
+chain plus one contract that imports a host function the executor does not implement (a curve
+operation) and one that reads the epoch's validators' stakes:
+- without an upstream, that call is a failed call (the VM's WasmUnknownError naming the
+  function), never an internal error;
+- the validators' stakes are the stored validators record's, answered locally;
 - with one, the upstream's answer verbatim, counted as path "upstream";
 - with a verifier (the fork's `--verify-calls`, over the same upstream), every local answer is
   compared with the upstream's: a same answer counts nothing, a different one is counted and
@@ -11,6 +14,7 @@ The fork's own CallUpstream (over its upstream client) is tested with the fork.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import logging
 from pathlib import Path
@@ -35,8 +39,21 @@ from tests.support.sample_facts import sample_facts
 
 FACTS = sample_facts()
 STAKE = "stake.localnet"
-STAKE_WAT = """(module (import "env" "validator_total_stake" (func $stake (param i64)))
-  (memory (export "memory") 1) (func (export "total") (call $stake (i64.const 0))))"""
+STAKE_WAT = """(module (import "env" "alt_bn128_g1_sum" (func $sum (param i64 i64 i64)))
+  (memory (export "memory") 1) (func (export "total") (call $sum (i64.const 0) (i64.const 0) (i64.const 0))))"""
+VALIDATORS = "validators.localnet"
+VALIDATORS_WAT = """(module
+  (import "env" "validator_total_stake" (func $total (param i64)))
+  (import "env" "validator_stake" (func $stake (param i64 i64 i64)))
+  (import "env" "input" (func $input (param i64)))
+  (import "env" "register_len" (func $register_len (param i64) (result i64)))
+  (import "env" "read_register" (func $read_register (param i64 i64)))
+  (import "env" "value_return" (func $value_return (param i64 i64)))
+  (memory (export "memory") 1)
+  (func (export "total") (call $total (i64.const 0)) (call $value_return (i64.const 16) (i64.const 0)))
+  (func (export "stake_of") (call $input (i64.const 0)) (call $read_register (i64.const 0) (i64.const 100))
+    (call $stake (call $register_len (i64.const 0)) (i64.const 100) (i64.const 0))
+    (call $value_return (i64.const 16) (i64.const 0))))"""
 
 
 class StubUpstream:
@@ -70,13 +87,14 @@ def _verifying(upstream: StubUpstream) -> dict[str, Any]:
 def store(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("upstream") / "store.sqlite"
     path.write_bytes(sample_store.read_bytes())
-    code = bytes(wasmtime.wat2wasm(STAKE_WAT))
-    code_hash = base58.b58encode(hashlib.sha256(code).digest()).decode()
     counter = [row for row in sample_chain().account_states if row.account_id == FACTS.contract_account]
-    view = {**orjson.loads(counter[-1].view_json or b"{}"), "code_hash": code_hash}
     with open_store(path, "write") as writer, writer.batch() as batch:
-        batch.put_contract_code(code_hash, code)
-        batch.put_account_state(STAKE, FACTS.head_height, orjson.dumps(view))
+        for account_id, wat in ((STAKE, STAKE_WAT), (VALIDATORS, VALIDATORS_WAT)):
+            code = bytes(wasmtime.wat2wasm(wat))
+            code_hash = base58.b58encode(hashlib.sha256(code).digest()).decode()
+            view = {**orjson.loads(counter[-1].view_json or b"{}"), "code_hash": code_hash}
+            batch.put_contract_code(code_hash, code)
+            batch.put_account_state(account_id, FACTS.head_height, orjson.dumps(view))
     return path
 
 
@@ -106,11 +124,42 @@ def _call(account_id: str, method_name: str) -> dict[str, Any]:
             "args_base64": "", "block_id": FACTS.head_height}  # fmt: skip
 
 
-def test_a_missing_host_function_without_an_upstream_is_named(store: Path) -> None:
+def test_a_missing_host_function_without_an_upstream_is_a_failed_call(store: Path) -> None:
     answer, counted = _ask(store, "query", _call(STAKE, "total"))
-    assert isinstance(answer, RpcError) and answer.kind.cause == "INTERNAL_ERROR"
-    assert "imports the host function validator_total_stake" in answer.data
-    assert counted == []
+    assert isinstance(answer, bytes)
+    assert orjson.loads(answer)["error"] == (
+        "wasm execution failed with error: WasmUnknownError { debug_message: "
+        '"the host function alt_bn128_g1_sum is not implemented by nearrpc\'s executor" }'
+    )
+    assert counted == ["local/failed"]
+    params = {"account_id": STAKE, "method_name": "total", "args_base64": "", "block_id": FACTS.head_height}
+    answer, _ = _ask(store, "EXPERIMENTAL_call_function", params)
+    assert isinstance(answer, RpcError) and answer.kind.cause == "CONTRACT_EXECUTION_ERROR"
+
+
+def test_validator_stakes_are_the_epochs_stored_validators(store: Path) -> None:
+    async def current() -> list[dict[str, Any]]:
+        reader = open_store(store, "serve")
+        try:
+            head = await reader.block_by_height(FACTS.head_height)
+            assert head is not None
+            record = await reader.validators(head.epoch_id)
+            assert record is not None
+            validators: list[dict[str, Any]] = orjson.loads(record.view_json)["current_validators"]
+            return validators
+        finally:
+            await reader.close()
+
+    validators = asyncio.run(current())
+    answer, counted = _ask(store, "query", _call(VALIDATORS, "total"))
+    assert isinstance(answer, bytes) and counted == ["local/executed"]
+    total = int.from_bytes(bytes(orjson.loads(answer)["result"]), "little")
+    assert total == sum(int(validator["stake"]) for validator in validators) > 0
+    first = validators[0]
+    args = base64.b64encode(first["account_id"].encode()).decode()
+    answer, _ = _ask(store, "query", {**_call(VALIDATORS, "stake_of"), "args_base64": args})
+    assert isinstance(answer, bytes)
+    assert int.from_bytes(bytes(orjson.loads(answer)["result"]), "little") == int(first["stake"])
 
 
 def test_a_missing_host_function_is_the_upstreams_answer_verbatim(store: Path) -> None:

@@ -12,6 +12,7 @@ import orjson
 
 from nearrpc.contracts import HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.errors import VM_ERROR_PREFIX
+from nearrpc.contracts.errors import unavailable as vm_unavailable
 from nearrpc.generated import models
 from nearrpc.methods import errors
 from nearrpc.methods.handlers.resolution import Resolution, keep, store_failures_are_internal
@@ -139,7 +140,13 @@ class ContractMethods(Resolution):
         context = view_context(account_id, account, block, facts, shard_id, await self._epoch_height(block))
         costs = await self._gas_costs(block)
         try:
-            outcome = await self._views.run(self._reader, code, code_hash, method_name, args, context, costs)
+            try:
+                outcome = await self._views.run(self._reader, code, code_hash, method_name, args, context, costs)
+            except HostFunctionUnavailable as missing:
+                if self._call_upstream is not None:
+                    raise
+                # no upstream to ask: the VM's unknown error, a failed call rather than a 500
+                raise ViewCallError(vm_unavailable(missing.name)) from None
         except ViewCallError as failed:
             answer = contract_execution_result(failed.debug, block.height, block.hash)
             await self._verify(account_id, method_name, args, block, answer)
