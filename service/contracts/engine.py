@@ -184,15 +184,19 @@ class ViewEngine:
         self._lock = threading.Lock()
         self.compilations = 0  # modules compiled so far (a cache hit compiles none)
 
+    def disk_key(self, disk: CompiledCache, code_hash: str, rules: PrepareRules) -> str:
+        """The disk cache's key of a module: the code, the engine and executor, and the prepare
+        rules (a module kept passed the prepare step under them alone)."""
+        if self._fingerprint is None:
+            self._fingerprint = executor_fingerprint(ENGINE_SETTINGS)
+        return disk.key(code_hash, rules.initial_pages, rules.max_pages, self._fingerprint + repr(rules).encode())
+
     def _module(self, code: bytes, code_hash: str, rules: PrepareRules) -> wasmtime.Module | str:
         """The module loaded from the disk cache, else prepared and compiled (and kept there), or
         the CompilationError text nearcore would answer."""
         disk, key = self.disk, ""
         if disk is not None and (rules.max_contract_size is None or len(code) <= rules.max_contract_size):
-            if self._fingerprint is None:
-                self._fingerprint = executor_fingerprint(ENGINE_SETTINGS)
-            # the rules are part of the key: a module kept passed the prepare step under them alone
-            key = disk.key(code_hash, rules.initial_pages, rules.max_pages, self._fingerprint + repr(rules).encode())
+            key = self.disk_key(disk, code_hash, rules)
             loaded = disk.load(self.engine, key)
             if loaded is not None:
                 return loaded

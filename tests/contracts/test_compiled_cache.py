@@ -19,7 +19,7 @@ import pytest
 import wasmtime
 
 from nearrpc.contracts import ViewCallError, ViewEngine, engine
-from nearrpc.contracts.compiled_cache import CompiledCache, executor_fingerprint, open_compiled_cache
+from nearrpc.contracts.compiled_cache import CompiledCache, open_compiled_cache
 from tests.conftest import reference_dir
 from tests.contracts.support import COSTS, IMPORTS, DictState, module, run
 
@@ -110,8 +110,7 @@ def test_an_authentic_entry_wasmtime_refuses_is_rewritten(tmp_path: Path) -> Non
     # bytes this cache signed, of an engine with other settings (as after a settings change that
     # did not reach the key): Wasmtime's own check refuses them, and the module is compiled again
     cache = CompiledCache(tmp_path)
-    fingerprint = executor_fingerprint(engine.ENGINE_SETTINGS)
-    key = cache.key(_key_hash(GET), COSTS.initial_memory_pages, COSTS.max_memory_pages, fingerprint)
+    key = _engine(tmp_path).disk_key(cache, _key_hash(GET), COSTS.prepare_rules)
     config = wasmtime.Config()
     config.consume_fuel = False
     cache.store(key, wasmtime.Module(wasmtime.Engine(config), '(module (func (export "get")))'))
