@@ -35,7 +35,7 @@ from nearrpc.http.envelope import read_request
 from nearrpc.methods.answers import BY_ID, FOLLOW_THE_HEAD, Answer, AnswerCache, depends_on
 from nearrpc.methods.blocks import reference_of
 from nearrpc.methods.errors import Cause, RpcError, internal_error, method_not_found, parse_error
-from nearrpc.methods.params import typed_params
+from nearrpc.methods.params.parse import typed_params
 from nearrpc.nearcore.echo import MESSAGE_CHARS, shown
 from nearrpc.store import Reachability
 
