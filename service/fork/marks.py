@@ -12,6 +12,8 @@ cannot tell "fetched, and this is the answer" from "never asked":
   same name; so are a receipt asked for by id (the answer does not say where it was executed,
   which a receipt row holds) and a block's state changes (a fork does not hold every row they
   would be derived from);
+- that the store holds chosen accounts only (`store.ACCOUNTS_CHOSEN`, with every batch): a plain
+  server over it reads the account marks above (`store.held`) before it answers "no such account";
 - an epoch's validators kept while it was the head's epoch, as of the head then: once the head
   has moved on (or into a later epoch) the record is asked again; a record without the mark (an
   ended epoch's, or one a recording or the sample wrote) holds for good.
@@ -23,18 +25,16 @@ name stays short enough for any store's index.
 
 from __future__ import annotations
 
-import hashlib
+from nearrpc.store import (
+    kept_receipt,
+    prefix_digest,
+    seen_access_key,
+    seen_access_key_list,
+    seen_account,
+    seen_contract_state,
+)
 
-from nearrpc.store import kept_receipt
-
-
-def _digest(*parts: bytes) -> str:
-    """One SHA-256 over `parts`, each prefixed by its length (so no two lists of parts meet)."""
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(len(part).to_bytes(8, "big"))
-        digest.update(part)
-    return digest.hexdigest()
+_digest = prefix_digest
 
 
 def skipped_height(height: int) -> str:
@@ -45,24 +45,15 @@ def unserved_hash(block_hash: str) -> str:
     return f"unserved/{block_hash}"
 
 
-def account(account_id: str, height: int) -> str:
-    return f"account/{account_id}/{height}"
-
-
-def access_key(account_id: str, public_key: str, height: int) -> str:
-    return f"access-key/{account_id}/{public_key}/{height}"
-
-
-def access_key_list(account_id: str, height: int) -> str:
-    return f"access-keys/{account_id}/{height}"
+# the marks a plain server over the fork's store reads too (`store.held`): named there
+account = seen_account
+access_key = seen_access_key
+access_key_list = seen_access_key_list
+contract_state = seen_contract_state
 
 
 def contract_value(account_id: str, key: bytes, height: int) -> str:
     return f"contract-value/{account_id}/{height}/{_digest(key)}"
-
-
-def contract_state(account_id: str, prefix: bytes, height: int) -> str:
-    return f"contract-state/{account_id}/{height}/{_digest(prefix)}"
 
 
 def state_too_large(account_id: str, height: int) -> str:

@@ -20,7 +20,15 @@ from nearrpc.fork.upstream import Upstream, UpstreamError, UpstreamSettings
 from nearrpc.ingest import jsonio
 from nearrpc.ingest.blocks_import import stored_block
 from nearrpc.spec import SchemaViolation
-from nearrpc.store import StoreError, StoreLocation, StoreNotFoundError, StoreOptions, describe_location, open_store
+from nearrpc.store import (
+    ACCOUNTS_CHOSEN,
+    StoreError,
+    StoreLocation,
+    StoreNotFoundError,
+    StoreOptions,
+    describe_location,
+    open_store,
+)
 
 log = logging.getLogger("nearrpc.fork")
 
@@ -62,6 +70,7 @@ def _stored_chain(start: ForkStart) -> tuple[str | None, int | None] | None:
 def _write(start: ForkStart, writes: list[tuple[str, Any]]) -> None:
     try:
         with open_store(start.store, "write", start.store_options) as writer, writer.batch() as batch:
+            batch.put_fetched(ACCOUNTS_CHOSEN)  # a store of the accounts asked for (`ForkWriter`)
             for kind, value in writes:
                 if kind == "genesis_config":
                     batch.put_genesis_config(jsonio.compact(value))

@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from nearrpc.store import ChainReader, ChainWriter, StoreLocation, StoreOptions, WriteBatch, open_store
+from nearrpc.store import ACCOUNTS_CHOSEN, ChainReader, ChainWriter, StoreLocation, StoreOptions, WriteBatch, open_store
 
 Writes = Callable[[WriteBatch], None]
 
@@ -50,6 +50,10 @@ class ForkWriter:
             writes = writes.plan(self._writer.reader())
         with self._writer.batch() as batch:
             writes(batch)
+            # a fork holds the accounts it was asked for, each at the heights asked: its store
+            # says so (`store.held`), so a plain server over it never takes a row it lacks for
+            # "no such account"; with every batch, so a store forked before the mark gets it too
+            batch.put_fetched(ACCOUNTS_CHOSEN)
 
     async def write(self, writes: Keep) -> None:
         """Run `writes` in one batch: committed whole when this returns, or not at all."""

@@ -31,8 +31,9 @@ async def _store_gaps(reader: ServingReader, info: StoreInfo, genesis_stored: bo
         )
     if await reader.fetched(ACCOUNTS_CHOSEN):
         gaps.append(
-            "a recording of chosen accounts: a view of any other account answers that the store does not hold "
-            "it (INTERNAL_ERROR, from query UNAVAILABLE_SHARD), not UNKNOWN_ACCOUNT"
+            "a recording of chosen accounts (or a fork's store): served alone, a view of any other account, or of "
+            "one at a height the store did not see it, answers that the store does not hold it (INTERNAL_ERROR, "
+            "from query UNAVAILABLE_SHARD), not UNKNOWN_ACCOUNT"
         )
     return gaps
 

@@ -28,7 +28,7 @@ import asyncio
 import base64
 import binascii
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -452,6 +452,33 @@ async def _check_range(rpc: RpcClient, recording: Recording, genesis_height: int
             )
 
 
+def _accounts_to_record(recording: Recording, reader: ChainReader) -> tuple[str, ...]:
+    """The accounts a run records: its own, then those the store already holds (`store.held`).
+
+    A held account's mark says the store holds its state at every stored block, so absence
+    there means "no such account": a run that adds blocks records every held account at them
+    too, and a run may add an account only where it records every block the store holds (else
+    the blocks recorded without it would answer UNKNOWN_ACCOUNT for it). A store without the
+    marks says nothing of what it holds: a store of genesis records (every account) is not
+    narrowed, and a recording made before the marks gets them from this run as it names them."""
+    if not reader.fetched(ACCOUNTS_CHOSEN):
+        return recording.accounts
+    prefix = held_account("")
+    held = sorted(mark.removeprefix(prefix) for mark in reader.iter_fetched() if mark.startswith(prefix))
+    added = [account for account in recording.accounts if account not in held]
+    info = reader.info()
+    if added and info.earliest_height is not None and info.latest_height is not None:
+        first, last = info.earliest_height, info.latest_height
+        if recording.from_height > first or recording.to_height < last:
+            where = describe_location(recording.store)
+            raise IngestError(
+                f"--accounts {','.join(added)}: {where} holds blocks {first} to {last} recorded without "
+                f"{'it' if len(added) == 1 else 'them'}, and a recording holds its accounts at every block it "
+                f"stores: record from --from-height {first} to at least --to-height {last}, or into a new store"
+            )
+    return tuple(dict.fromkeys((*recording.accounts, *held)))
+
+
 def _holds_genesis_records(reader: ChainReader) -> bool:
     """Whether the store holds the accounts of genesis records (a genesis import, the sample):
     the genesis validators' states at the genesis height."""
@@ -502,6 +529,7 @@ async def _record(recording: Recording, target: ChainWriter, progress: Progress 
             where = describe_location(recording.store)
             raise IngestError(f"{where} holds chain {stored_chain!r}; the node serves {summary.chain_id!r}")
         await _check_range(rpc, recording, int(genesis["genesis_height"]))
+        recording = replace(recording, accounts=_accounts_to_record(recording, target.reader()))
 
         job = _Job(summary.chain_id, recording.from_height, recording.to_height, recording.accounts)
         start = job.resume_height(target.reader().import_progress())

@@ -297,12 +297,14 @@ def unavailable_shard(shard_id: int) -> RpcError:
 
 
 def account_not_held(method: str, account_id: str, shard_id: int) -> RpcError:
-    """An account a recording of chosen accounts does not hold (`store.held`): nearcore's answer
+    """An account a recording of chosen accounts (or a fork's store) does not hold at the block
+    asked (`store.held`): nearcore's answer
     for state of a shard the node does not track, which `query` gives as UNAVAILABLE_SHARD and
     the EXPERIMENTAL views fold into INTERNAL_ERROR with the same text; the reason is added."""
     text = (
         f"The node does not track the shard ID {shard_id} (this store is a recording of chosen accounts "
-        f"and holds no state of {account_id}; record it with `nearrpc import rpc --accounts`)"
+        f"and holds no state of {account_id} at this block; record it with `nearrpc import rpc --accounts`, "
+        "or fetch it with `nearrpc serve --upstream`)"
     )
     if method == "query":
         return RpcError(Cause.UNAVAILABLE_SHARD, {"requested_shard_id": shard_id}, text)
@@ -314,7 +316,7 @@ def contract_state_not_held(method: str, account_id: str, shard_id: int) -> RpcE
     or did not track the shard; `store.held`): answered as `account_not_held` is."""
     text = (
         f"The node does not track the shard ID {shard_id} (this store is a recording that could not get the "
-        f"contract state of {account_id} at this block)"
+        f"contract state of {account_id} at this block, or did not ask for it)"
     )
     if method == "query":
         return RpcError(Cause.UNAVAILABLE_SHARD, {"requested_shard_id": shard_id}, text)

@@ -39,7 +39,17 @@ from nearrpc.store.base import (
     WriteBatch,
     block_from_view,
 )
-from nearrpc.store.held import ACCOUNTS_CHOSEN, contract_state_not_held, held_account, kept_receipt
+from nearrpc.store.held import (
+    ACCOUNTS_CHOSEN,
+    contract_state_not_held,
+    held_account,
+    kept_receipt,
+    prefix_digest,
+    seen_access_key,
+    seen_access_key_list,
+    seen_account,
+    seen_contract_state,
+)
 from nearrpc.store.locations import (
     StoreLocation,
     StoreMode,
@@ -85,5 +95,10 @@ __all__ = [
     "is_file_location",
     "kept_receipt",
     "open_store",
+    "prefix_digest",
+    "seen_access_key",
+    "seen_access_key_list",
+    "seen_account",
+    "seen_contract_state",
     "upgrade_store",
 ]

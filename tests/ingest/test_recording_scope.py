@@ -236,3 +236,37 @@ def test_a_recording_copied_into_postgresql_says_the_same(
         params = {"account_id": RECORDED[0], "block_id": TO}
         assert call(on_pg.url, "EXPERIMENTAL_view_account", params) == call(server_a.url, "EXPERIMENTAL_view_account",
                                                                             params)
+
+
+def test_a_later_run_neither_claims_an_account_it_adds_nor_drops_one_the_store_holds(
+    recording: Path, tmp_path: Path, server_a: LiveServer
+) -> None:
+    """Issue 43 item 7: a run into a store that already holds a recording. An account added
+    where blocks were recorded without it would be "no such account" there: the run is refused
+    and the store keeps answering that it does not hold it; a run that names no account still
+    records the held ones at its blocks, so they are never a row of an earlier height."""
+    store = tmp_path / "grown.sqlite"
+    shutil.copyfile(recording, store)
+    above = (TO + 1, TO + 2)
+    added = nearrpc("import", "rpc", "--url", server_a.url, "--from-height", str(above[0]), "--to-height",
+                    str(above[1]), "--accounts", UNRECORDED, "--store", store)  # fmt: skip
+    assert added.returncode != 0, added.stdout
+    assert f"--accounts {UNRECORDED}: " in added.stderr and f"holds blocks {FROM} to {TO}" in added.stderr
+    grown = nearrpc("import", "rpc", "--url", server_a.url, "--from-height", str(above[0]), "--to-height",
+                    str(above[1]), "--store", store)  # fmt: skip
+    assert grown.returncode == 0, grown.stderr
+    with running_server(store, tmp_path / "grown.log") as server:
+        _, error = _error(server.url, "EXPERIMENTAL_view_account", {"account_id": UNRECORDED, "block_id": FROM})
+        assert error["cause"]["name"] == "INTERNAL_ERROR" and "holds no state of" in error["data"], error
+        for height in above:
+            for method, params in [
+                ("EXPERIMENTAL_view_account", {"account_id": "alice.localnet", "block_id": height}),
+                ("query", {"request_type": "view_access_key_list", "account_id": "alice.localnet", "block_id": height}),
+                ("EXPERIMENTAL_view_account", {"account_id": "nobody.localnet", "block_id": height}),
+            ]:
+                assert call(server.url, method, params) == call(server_a.url, method, params), (method, params)
+    reader = open_store(store, "read")
+    try:
+        assert reader.fetched(held_account("alice.localnet")) and not reader.fetched(held_account(UNRECORDED))
+    finally:
+        reader.close()

@@ -9,7 +9,7 @@ from nearrpc.methods import errors
 from nearrpc.methods.handlers.resolution import Resolution, store_failures_are_internal
 from nearrpc.methods.queries import access_key_list, with_block
 from nearrpc.nearcore.public_key import canonical_public_key
-from nearrpc.store import StoredBlock
+from nearrpc.store import StoredBlock, seen_access_key, seen_access_key_list
 
 
 class AccountMethods(Resolution):
@@ -45,17 +45,27 @@ class AccountMethods(Resolution):
         return with_block(await self._account_view(account_id, block, method), block.height, block.hash)
 
     async def _access_key(self, account_id: str, public_key: str, block: StoredBlock, method: str) -> bytes | None:
-        view = await self._reader.access_key_json(account_id, canonical_public_key(public_key), block.height)
+        public_key = canonical_public_key(public_key)
+        view = await self._reader.access_key_json(account_id, public_key, block.height)
         if view is None:
-            await self._check_held(account_id, block, method)
+            await self._check_held(account_id, block, method, *self._key_seen(account_id, public_key, block))
             await self._holds_access_keys()
             return None
         return with_block(view, block.height, block.hash)
 
+    @staticmethod
+    def _key_seen(account_id: str, public_key: str, block: StoredBlock) -> tuple[str, str]:
+        """The marks of a store that saw the key at `block`: the key itself, or the whole list."""
+        height = block.height
+        return seen_access_key(account_id, public_key, height), seen_access_key_list(account_id, height)
+
     async def _access_keys(self, account_id: str, block: StoredBlock, method: str) -> bytes:
         keys = await self._reader.access_keys_json(account_id, block.height)
+        # a store that saw some of the account's keys (a fork asked one at a time) holds a list
+        # only where it saw the list whole: checked whether or not rows were found
+        if not keys or await self._chosen_only():
+            await self._check_held(account_id, block, method, seen_access_key_list(account_id, block.height))
         if not keys:
-            await self._check_held(account_id, block, method)
             await self._holds_access_keys()
         return with_block(access_key_list(keys), block.height, block.hash)
 

@@ -37,7 +37,7 @@ from nearrpc.methods.view_calls import (
     view_context,
 )
 from nearrpc.methods.vm_errors import rpc_function_call_error
-from nearrpc.store import ContractStateTooLarge, StoredBlock
+from nearrpc.store import ContractStateTooLarge, StoredBlock, seen_contract_state
 
 # a listing without pagination reads every row under the prefix (the size limit bounds it)
 _ALL_ROWS = 2**31 - 1
@@ -110,6 +110,8 @@ class ContractMethods(Resolution):
             raise errors.no_contract_code(account_id, block.height, block.hash)
         code = await self._reader.contract_code(code_hash)
         if code is None:
+            if await self._chosen_only():  # a store of the accounts asked for (a fork's) never got it
+                raise errors.account_not_held(method, account_id, await self._shard_id(account_id, block))
             raise errors.internal_error(f"the store holds no contract code with hash {code_hash} (of {account_id})")
         return with_block(code_view(code, code_hash), block.height, block.hash)
 
@@ -226,7 +228,15 @@ class ContractMethods(Resolution):
         after. No `proof` (DEVIATIONS: the store holds no trie)."""
         paginated = limit is not None or after_key is not None
         account_view = await self._account_view(account_id, block, method)
-        await self._check_state_held(account_id, block, method)
+        # seen whole under the prefix scanned, or under every prefix (a fork's marks)
+        scanned = prefix if after_key is None else b""
+        await self._check_state_held(
+            account_id,
+            block,
+            method,
+            seen_contract_state(account_id, scanned, block.height),
+            seen_contract_state(account_id, b"", block.height),
+        )
         if not paginated:
             size_limit = (await self._client_limits())[0]
             state_size = int(orjson.loads(account_view)["storage_usage"]) - await self._code_len(account_view)

@@ -31,6 +31,7 @@ from nearrpc.store import (
     StoreVersion,
     contract_state_not_held,
     held_account,
+    seen_account,
 )
 
 _KEPT_LAYOUTS = 64  # shard layouts by epoch (a fork sees ever more epochs)
@@ -150,7 +151,7 @@ class Resolution:
         """The account's stored view at `block`, or UNKNOWN_ACCOUNT (or that it is not held)."""
         view = await self._reader.account_json(account_id, block.height)
         if view is None:
-            await self._check_held(account_id, block, method)
+            await self._check_held(account_id, block, method, seen_account(account_id, block.height))
             raise errors.unknown_account(account_id, block.height, block.hash)
         return view
 
@@ -163,17 +164,36 @@ class Resolution:
             self._accounts_chosen = await self._reader.fetched(ACCOUNTS_CHOSEN)
         return self._accounts_chosen
 
-    async def _check_held(self, account_id: str, block: StoredBlock, method: str) -> None:
-        """Raise that the store does not hold `account_id` when it is a recording of chosen
-        accounts without it: "no state" there means "not recorded", not "no such account"."""
-        if await self._chosen_only() and not await self._reader.fetched(held_account(account_id)):
+    async def _check_held(self, account_id: str, block: StoredBlock, method: str, *seen: str) -> None:
+        """Raise that the store does not hold `account_id` at `block` when it is a store of
+        chosen accounts that neither holds it at every block (a recording's `held_account`) nor
+        saw what is asked there (`seen`: the marks, any of which says so; a fork's store):
+        "no state" there means "not recorded", not "no such account"."""
+        if await self._chosen_only() and not await self._seen(account_id, seen):
             raise errors.account_not_held(method, account_id, await self._shard_id(account_id, block))
 
-    async def _check_state_held(self, account_id: str, block: StoredBlock, method: str) -> None:
+    async def _seen(self, account_id: str, seen: tuple[str, ...]) -> bool:
+        """Whether a store of chosen accounts holds `account_id` at every block, or one of the
+        `seen` marks."""
+        if await self._reader.fetched(held_account(account_id)):
+            return True
+        for mark in seen:
+            if await self._reader.fetched(mark):
+                return True
+        return False
+
+    async def _check_state_held(self, account_id: str, block: StoredBlock, method: str, *seen: str) -> None:
         """A recording that could not get the account's contract state at this block (too
-        large, or a shard the node did not track) says so with a mark: answered as state the
-        store does not hold, not as an empty state."""
-        if await self._chosen_only() and await self._reader.fetched(contract_state_not_held(account_id, block.height)):
+        large, or a shard the node did not track) says so with a mark; a store that holds the
+        account only where it was seen (a fork's) holds its state only where `seen` marks say
+        it got that state whole (no `seen`: the state is read key by key, as a view call reads
+        it, where the account's own mark stands for it). Either is answered as state the store
+        does not hold, not as an empty state."""
+        if not await self._chosen_only():
+            return
+        if await self._reader.fetched(contract_state_not_held(account_id, block.height)):
+            raise errors.contract_state_not_held(method, account_id, await self._shard_id(account_id, block))
+        if not await self._seen(account_id, seen or (seen_account(account_id, block.height),)):
             raise errors.contract_state_not_held(method, account_id, await self._shard_id(account_id, block))
 
     async def _shard_id(self, account_id: str | None, block: StoredBlock) -> int:
