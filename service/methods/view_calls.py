@@ -250,6 +250,9 @@ class ViewRunner:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="nearrpc-view")
         interrupt = Interrupt(self.call_timeout)
+        task = asyncio.current_task()
+        if task is not None:
+            _BY_TASK[task] = interrupt  # the request's task: its connection may stop it (stop_calls_of)
         state = _LoopState(reader, context.account_id, context.block_height, loop, interrupt)
         self.threaded_runs += 1
         self._running.add(interrupt)
@@ -259,15 +262,15 @@ class ViewRunner:
                 None, None, interrupt,
             )  # fmt: skip
         except asyncio.CancelledError:
-            interrupt.stop(CANCELLED)  # nobody waits for the answer (the client went away)
+            interrupt.stop(CANCELLED)  # nobody waits for the answer
             raise
-        except ExecutionInterrupted as stopped:
+        except ExecutionInterrupted:
             self.interrupted += 1
-            if stopped.reason == DEADLINE:
-                raise errors.view_call_timeout() from None
-            raise _shutting_down() from None
+            raise
         finally:
             self._running.discard(interrupt)
+            if task is not None and _BY_TASK.get(task) is interrupt:
+                del _BY_TASK[task]
 
     def close(self) -> None:
         """End the worker threads (at the server's shutdown): calls queued and not started are
@@ -282,6 +285,27 @@ class ViewRunner:
 
 def _shutting_down() -> errors.RpcError:
     return errors.internal_error("the server is shutting down: it runs no more view calls")
+
+
+def interrupted_error(reason: str) -> errors.RpcError:
+    """The answer to a call stopped for `reason` (ExecutionInterrupted): past its deadline,
+    nearcore's query timeout; stopped with the server, the shutdown's INTERNAL_ERROR (a call whose
+    client went away is answered the same, to nobody)."""
+    return errors.view_call_timeout() if reason == DEADLINE else _shutting_down()
+
+
+# the call on a worker of each request task (a task runs one call at a time)
+_BY_TASK: dict[asyncio.Task[Any], Interrupt] = {}
+
+
+def stop_calls_of(task: asyncio.Task[Any]) -> bool:
+    """Stop the view call `task` waits for, if any (its client went away: the HTTP room calls
+    this when a connection is lost before its answer); whether there was one."""
+    interrupt = _BY_TASK.get(task)
+    if interrupt is None:
+        return False
+    interrupt.stop(CANCELLED)
+    return True
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from nearrpc.methods.errors import RpcError
-from nearrpc.methods.view_calls import VIEW_CALL_TIMEOUT, ViewRunner
+from nearrpc.contracts import CANCELLED, DEADLINE, SHUTDOWN, ExecutionInterrupted
+from nearrpc.http.connections import request_task
+from nearrpc.methods.view_calls import VIEW_CALL_TIMEOUT, ViewRunner, interrupted_error, stop_calls_of
 from nearrpc.store import open_store
 from tests.contracts.support import CONTEXT, IMPORTS, module, with_limit
 
@@ -28,11 +29,11 @@ COSTS = with_limit(10**13)
 
 
 def test_a_loop_past_its_deadline_is_answered_timeout(sample_store: Path) -> None:
-    async def call() -> RpcError:
+    async def call() -> str:
         reader = open_store(sample_store, "serve")
         runner = ViewRunner(call_timeout=0.2)
         try:
-            with pytest.raises(RpcError) as failed:
+            with pytest.raises(ExecutionInterrupted) as failed:
                 await runner.run(reader, LOOP, "deadline-loop", "m", b"", CONTEXT, FOREVER)
             assert runner.interrupted == 1
             # the worker is free again: a quick call answers
@@ -40,10 +41,13 @@ def test_a_loop_past_its_deadline_is_answered_timeout(sample_store: Path) -> Non
         finally:
             runner.close()
             await reader.close()
-        return failed.value
+        return failed.value.reason
 
-    error = asyncio.run(call())
-    assert (str(error.kind.cause), error.info) == ("INTERNAL_ERROR", {"error_message": "Timeout"})
+    assert asyncio.run(call()) == DEADLINE
+    error = interrupted_error(DEADLINE)  # nearcore's answer to a query its view client did not answer in time
+    assert (str(error.kind.cause), error.info, error.kind.http_status) == (
+        "INTERNAL_ERROR", {"error_message": "Timeout"}, 500,
+    )  # fmt: skip
 
 
 def test_a_call_whose_client_goes_away_is_stopped(sample_store: Path) -> None:
@@ -66,21 +70,22 @@ def test_a_call_whose_client_goes_away_is_stopped(sample_store: Path) -> None:
 
 
 def test_a_call_running_when_the_server_stops_is_stopped(sample_store: Path) -> None:
-    async def call() -> RpcError:
+    async def call() -> str:
         reader = open_store(sample_store, "serve")
         runner = ViewRunner(call_timeout=60)
         try:
             task = asyncio.create_task(runner.run(reader, LOOP, "stop-loop", "m", b"", CONTEXT, FOREVER))
             await asyncio.sleep(0.2)
             runner.close()
-            with pytest.raises(RpcError) as failed:
+            with pytest.raises(ExecutionInterrupted) as failed:
                 await asyncio.wait_for(task, 5)
         finally:
             await reader.close()
-        return failed.value
+        return failed.value.reason
 
-    error = asyncio.run(call())
-    assert error.info == {"error_message": "the server is shutting down: it runs no more view calls"}
+    assert asyncio.run(call()) == SHUTDOWN
+    stopping = "the server is shutting down: it runs no more view calls"
+    assert interrupted_error(SHUTDOWN).info == {"error_message": stopping}
 
 
 class _WaitingReader:
@@ -118,7 +123,7 @@ def test_a_storage_read_in_flight_is_cancelled_with_its_call(how: str) -> None:
                 task.cancel()
             elif how == "shutdown":
                 runner.close()
-            with pytest.raises((RpcError, asyncio.CancelledError)):
+            with pytest.raises((ExecutionInterrupted, asyncio.CancelledError)):
                 await asyncio.wait_for(task, 5)
             for _ in range(100):  # the cancellation reaches the read on the loop
                 if reader.cancelled:
@@ -130,6 +135,37 @@ def test_a_storage_read_in_flight_is_cancelled_with_its_call(how: str) -> None:
 
     reader = asyncio.run(call())
     assert (reader.begun, reader.cancelled) == (1, 1)
+
+
+def test_a_lost_connection_stops_the_call_its_request_task_waits_for(sample_store: Path) -> None:
+    class Cycle:  # uvicorn's request cycle: its task runs `run_asgi`
+        def __init__(self, runner: ViewRunner, reader: Any) -> None:
+            self.runner, self.reader = runner, reader
+
+        async def run_asgi(self) -> None:
+            await self.runner.run(self.reader, LOOP, "lost-loop", "m", b"", CONTEXT, FOREVER)
+
+    async def call() -> tuple[str, bool]:
+        reader = open_store(sample_store, "serve")
+        runner = ViewRunner(call_timeout=60)
+        try:
+            cycle = Cycle(runner, reader)
+            other = asyncio.create_task(asyncio.sleep(10))
+            task = asyncio.create_task(cycle.run_asgi())
+            await asyncio.sleep(0.2)
+            found = request_task([other, task], cycle)  # what the protocol does on connection_lost
+            assert found is task and request_task([other], cycle) is None
+            assert stop_calls_of(task)
+            with pytest.raises(ExecutionInterrupted) as failed:
+                await asyncio.wait_for(task, 5)
+            other.cancel()
+            return failed.value.reason, stop_calls_of(task)
+        finally:
+            runner.close()
+            await reader.close()
+
+    # stopped; and the finished task is forgotten (nothing left to stop)
+    assert asyncio.run(call()) == (CANCELLED, False)
 
 
 def test_the_default_deadline_is_the_serve_flag_default() -> None:
