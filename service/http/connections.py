@@ -17,7 +17,9 @@ descriptor) for good, and enough of them left no descriptor for anyone else. Her
 A normal client at the cap so still gets its answer: only connections that are waiting on
 their own clients give way. A connection lost before its answer stops the view call its request
 waits for (`methods.view_calls.stop_calls_of`): nobody would read the answer, and the execution
-would hold a worker to its deadline. Found only then, by the request's task among the server's:
+would hold a worker to its deadline. So does a server that begins to stop (uvicorn asks each
+connection to shut down, then waits for the requests under way): the call is answered at once
+that the server is shutting down. Found only then, by the request's task among the server's:
 nothing is added to a request's way. `nearrpc serve` sets the limits (`configure`) before it listens.
 """
 
@@ -32,6 +34,7 @@ from typing import Any, Final
 
 from uvicorn.server import ServerState
 
+from nearrpc.contracts import CANCELLED, SHUTDOWN
 from nearrpc.http.single_write import SingleWriteHttpProtocol
 from nearrpc.methods.view_calls import stop_calls_of
 
@@ -89,12 +92,20 @@ class GuardedHttpProtocol(SingleWriteHttpProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._set_deadline(None)
         self._waiting.pop(self, None)
+        self._stop_call(CANCELLED)
+        super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        self._stop_call(SHUTDOWN)
+        super().shutdown()
+
+    def _stop_call(self, reason: str) -> None:
+        """Stop the view call of the request under way here, if any."""
         cycle = self.cycle
         if cycle is not None and not cycle.response_complete:
             task = request_task(self.tasks, cycle)
             if task is not None:
-                stop_calls_of(task)
-        super().connection_lost(exc)
+                stop_calls_of(task, reason)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()

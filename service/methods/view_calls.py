@@ -298,13 +298,14 @@ def interrupted_error(reason: str) -> errors.RpcError:
 _BY_TASK: dict[asyncio.Task[Any], Interrupt] = {}
 
 
-def stop_calls_of(task: asyncio.Task[Any]) -> bool:
-    """Stop the view call `task` waits for, if any (its client went away: the HTTP room calls
-    this when a connection is lost before its answer); whether there was one."""
+def stop_calls_of(task: asyncio.Task[Any], reason: str = CANCELLED) -> bool:
+    """Stop the view call `task` waits for, if any, for `reason`: the HTTP room calls this when
+    a connection is lost before its answer (CANCELLED: its client went away) and when the server
+    begins to stop (SHUTDOWN); whether there was one."""
     interrupt = _BY_TASK.get(task)
     if interrupt is None:
         return False
-    interrupt.stop(CANCELLED)
+    interrupt.stop(reason)
     return True
 
 

@@ -2,15 +2,19 @@
 `--view-call-timeout` a looping call is answered as nearcore answers a query its view client did
 not answer in time (INTERNAL_ERROR "Timeout", HTTP 500), long before its gas limit; a client that
 disconnects while its call runs stops the execution (counted as `cancelled`, not run on to its
-deadline); a `block` request answers meanwhile."""
+deadline); a `block` request answers meanwhile; a server told to stop answers the call under way
+at once that it is shutting down."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import socket
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -73,3 +77,22 @@ def test_a_client_that_disconnects_stops_its_call(live: LiveServer) -> None:
             time.sleep(0.05)
         # stopped because its client left, not run on to its deadline
         assert (_stopped(http, "cancelled"), _stopped(http, "deadline")) == (before[0] + 1, before[1])
+
+
+def test_a_call_running_when_the_server_stops_is_answered_and_stopped(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "stopping.sqlite"
+    path.write_bytes(sample_store.read_bytes())
+    _write_accounts(path)
+    # a deadline far off: only the stop ends the call before its gas limit
+    with running_server(path, tmp_path / "server.log", "--view-call-timeout", "60") as server:
+        with httpx.Client(base_url=server.url, timeout=60) as http, ThreadPoolExecutor(1) as pool:
+            looping = pool.submit(call, http, "query", _query_call(LOOP, "spin"))
+            time.sleep(0.3)  # the call runs on a worker
+            os.killpg(server.pid, signal.SIGTERM)
+            answer = looping.result(timeout=30)
+    assert answer.status == 500, answer
+    assert answer.error["cause"]["info"] == {
+        "error_message": "the server is shutting down: it runs no more view calls"
+    }  # not GasLimitExceeded: stopped, not run to its end
