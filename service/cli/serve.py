@@ -39,7 +39,7 @@ log = logging.getLogger(STARTUP_LOGGER)
 _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
     "answer_cache_mb", "compiled_cache", "compiled_cache_mb", "store_pool_size", "store_timeout",
-    "store_close_timeout", "store_check", "upstream",
+    "store_close_timeout", "store_check", "upstream", "view_call_timeout",
     "record_mode", "fork_height", "verify_calls",
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
     "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections",
@@ -94,6 +94,7 @@ def app_from_env() -> FastAPI:
     configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, cap))
     reader = open_store(settings.store, "serve", settings.store_options())
     _use_compiled_cache(settings)
+    _use_view_call_timeout(settings)
     fork = _fork_reader(settings, reader) if settings.forks() else None
     call_upstream = call_verifier = None
     if fork is not None:
@@ -108,6 +109,13 @@ def app_from_env() -> FastAPI:
         fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
         call_verifier=call_verifier, changes_upstream=call_upstream,
     )
+
+
+def _use_view_call_timeout(settings: ServeSettings) -> None:
+    """This process's view calls stopped at the settings' deadline."""
+    from nearrpc.methods.view_calls import use_view_call_timeout
+
+    use_view_call_timeout(settings.view_call_timeout)
 
 
 def _use_compiled_cache(settings: ServeSettings) -> None:
@@ -423,6 +431,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(run, ServeSettings, "store_pool_size")
     add_setting(run, ServeSettings, "store_timeout")
     add_setting(run, ServeSettings, "store_close_timeout")
+    add_setting(run, ServeSettings, "view_call_timeout")
     add_setting(run, ServeSettings, "workers")
     add_setting(run, ServeSettings, "keep_alive_timeout")
     add_setting(run, ServeSettings, "request_timeout")

@@ -89,6 +89,11 @@ class ServeSettings(StoreSettings, LogSettings):
     store_check: Literal["quick", "off"] = Field(
         "quick", description="check the store before serving: quick (refuse a damaged store), or off"
     )
+    view_call_timeout: float = Field(
+        10.0, gt=0, le=3600, description="seconds a view call run on a worker may take, from its arrival, beside its "
+        "gas limit; a slower one is stopped and answered INTERNAL_ERROR \"Timeout\" as nearcore answers a query "
+        "its view client did not answer in time",
+    )
     store_close_timeout: float = Field(
         5.0, gt=0, le=300, description="seconds a stopping server waits for the store to close (PostgreSQL "
         "connections) before it leaves them",
@@ -196,6 +201,7 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}ANSWER_CACHE_MB": str(self.answer_cache_mb),
             f"{ENV_PREFIX}COMPILED_CACHE_MB": str(self.compiled_cache_mb),
             f"{ENV_PREFIX}STORE_CLOSE_TIMEOUT": repr(self.store_close_timeout),
+            f"{ENV_PREFIX}VIEW_CALL_TIMEOUT": repr(self.view_call_timeout),
             f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
             f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
             f"{ENV_PREFIX}VERIFY_CALLS": "1" if self.verify_calls else "0",

@@ -7,13 +7,19 @@ from nearrpc.contracts.engine import ViewEngine, ViewOutcome, default_engine, ru
 from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.gas import GasCosts, SliceExhausted
 from nearrpc.contracts.host import PROHIBITED_IN_VIEW, StateReader, ViewContext
+from nearrpc.contracts.interrupt import CANCELLED, DEADLINE, SHUTDOWN, ExecutionInterrupted, Interrupt
 
 __all__ = [
+    "CANCELLED",
+    "DEADLINE",
     "PROHIBITED_IN_VIEW",
+    "SHUTDOWN",
     "CacheStats",
     "CompiledCache",
+    "ExecutionInterrupted",
     "GasCosts",
     "HostFunctionUnavailable",
+    "Interrupt",
     "SliceExhausted",
     "StateReader",
     "ViewCallError",

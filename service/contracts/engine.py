@@ -11,7 +11,10 @@ the loading cost per code byte; linking, done once per module with the compilati
 MethodInvalidSignature when it takes or returns values); then the call, whose traps map as the
 runner's `IntoVMError for anyhow::Error` maps them. Wasm instructions
 burn the engine's fuel, one unit per instruction at `regular_op_cost`, so a loop ends at the
-view's gas limit (GasLimitExceeded), never by a clock.
+view's gas limit (GasLimitExceeded). A call given an `Interrupt` (interrupt.py) also ends when it
+says so (a wall-clock deadline, its client gone, the server stopping): the engine runs with
+epoch interruption, and such a call's store asks the interrupt at each epoch tick, raising
+ExecutionInterrupted instead of an answer.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from nearrpc.contracts.host import (
     ViewLogic,
     available_host_functions,
 )
+from nearrpc.contracts.interrupt import EpochTicker, ExecutionInterrupted, Interrupt
 from nearrpc.contracts.prepare import MEMORY_EXPORT, ContractTooLarge, PrepareFailure, PrepareRules, prepare
 from nearrpc.contracts.wasm_api import Fuel, LinearMemory
 
@@ -88,14 +92,28 @@ class _CallState(threading.local):
     memory: LinearMemory | None = None
     fuel: Fuel | None = None
     granted: int = 0
+    interrupt: Interrupt | None = None
 
 
 _CALL = _CallState()
+# the epoch deadline of a store whose call has no interrupt (a sliced run on the event loop,
+# bounded by its slice): ticks at TICK_SECONDS never reach it
+_NO_EPOCH_DEADLINE = 1 << 40
+
+
+def _should_stop() -> bool:
+    interrupt = _CALL.interrupt
+    return interrupt is not None and interrupt.reason() is not None
+
+
+# one callback for every store of the process: it asks the interrupt of the call its thread runs
+_EPOCH_CALLBACK = wasm_api.epoch_callback(_should_stop)
 
 
 # The engine's settings, as data: they make the compiled-module cache's key too (compiled_cache.py).
 ENGINE_SETTINGS: dict[str, object] = {
     "consume_fuel": True,
+    "epoch_interruption": True,  # a call's Interrupt checked at each epoch tick (interrupt.py)
     "max_wasm_stack": WASM_STACK_BYTES,
     # the features nearcore's wasmtime config leaves off (wasmtime_runner.rs `default_wasmtime_config`)
     "wasm_threads": False,
@@ -183,6 +201,7 @@ class ViewEngine:
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self.compilations = 0  # modules compiled so far (a cache hit compiles none)
+        self.ticker = EpochTicker(self.engine.increment_epoch)
 
     def disk_key(self, disk: CompiledCache, code_hash: str, rules: PrepareRules) -> str:
         """The disk cache's key of a module: the code, the engine and executor, and the prepare
@@ -275,9 +294,14 @@ class ViewEngine:
         costs: GasCosts,
         slice_gas: int | None = None,
         slice_host_calls: int | None = None,
+        interrupt: Interrupt | None = None,
     ) -> ViewOutcome:
         """The call's outcome. With `slice_gas` (and `slice_host_calls`), a bounded attempt:
-        SliceExhausted when the run needs more (see GasCounter), to be run again without them."""
+        SliceExhausted when the run needs more (see GasCounter), to be run again without them.
+        With `interrupt`, ExecutionInterrupted as soon as it says stop (checked before and after
+        compiling, and at each epoch tick while the contract runs)."""
+        if interrupt is not None:
+            interrupt.check()  # e.g. a call that waited for a worker past its deadline
         gas = GasCounter(costs, slice_gas, slice_host_calls)
         if not method_name:
             raise ViewCallError(errors.method_empty_name())
@@ -287,6 +311,8 @@ class ViewEngine:
         if costs.fix_contract_loading_cost:
             _pay_loading(gas, len(code))
         compiled = self.compiled(code, code_hash, costs)
+        if interrupt is not None:
+            interrupt.check()
         if isinstance(compiled, str):
             raise ViewCallError(compiled)
         if not costs.fix_contract_loading_cost:
@@ -298,7 +324,13 @@ class ViewEngine:
             raise ViewCallError(errors.method_not_found())
         if not export[1]:
             raise ViewCallError(errors.method_invalid_signature())
-        return self._call(compiled.pre, method_name, args, context, state, gas)
+        if interrupt is None:
+            return self._call(compiled.pre, method_name, args, context, state, gas, None)
+        self.ticker.begin()
+        try:
+            return self._call(compiled.pre, method_name, args, context, state, gas, interrupt)
+        finally:
+            self.ticker.end()
 
     def _call(
         self,
@@ -308,8 +340,14 @@ class ViewEngine:
         context: ViewContext,
         state: StateReader,
         gas: GasCounter,
+        interrupt: Interrupt | None,
     ) -> ViewOutcome:
         store = wasmtime.Store(self.engine)
+        if interrupt is None:
+            store.set_epoch_deadline(_NO_EPOCH_DEADLINE)
+        else:
+            wasm_api.watch_epochs(store, _EPOCH_CALLBACK)
+            store.set_epoch_deadline(1)
         # the store's limits nearcore's runner sets (wasmtime_runner.rs `Ctx::new`)
         limits = gas.costs
         store.set_limits(
@@ -324,8 +362,8 @@ class ViewEngine:
         linear_memory = LinearMemory(store)
         fuel = Fuel(store)
         logic = ViewLogic(context, args, state, gas, linear_memory)
-        previous = (_CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted)
-        _CALL.logic, _CALL.memory, _CALL.fuel = logic, linear_memory, fuel
+        previous = (_CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted, _CALL.interrupt)
+        _CALL.logic, _CALL.memory, _CALL.fuel, _CALL.interrupt = logic, linear_memory, fuel, interrupt
         _CALL.granted = gas.fuel_left() + FUEL_HEADROOM
         fuel.set(_CALL.granted)
         try:
@@ -334,8 +372,10 @@ class ViewEngine:
             except Abort as abort:  # a start function's host call that failed
                 raise ViewCallError(abort.debug, logic.logs) from None
             except wasmtime.Trap as trap:  # a start function that trapped
+                _raise_if_interrupted(interrupt)
                 raise ViewCallError(_trap_text(trap, gas, _CALL.granted, fuel), logic.logs) from None
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
+                _raise_if_interrupted(interrupt)
                 raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
             memory = wasm_api.export(store, instance, MEMORY_EXPORT)
             func = wasm_api.export(store, instance, method_name)
@@ -346,7 +386,10 @@ class ViewEngine:
                 wasm_api.call(store, func.of.func)
             except Abort as abort:
                 raise ViewCallError(abort.debug, logic.logs) from None
-            except wasmtime.Trap as trap:
+            except (wasmtime.Trap, wasmtime.WasmtimeError) as trap:
+                _raise_if_interrupted(interrupt)
+                if not isinstance(trap, wasmtime.Trap):
+                    raise
                 raise ViewCallError(_trap_text(trap, gas, _CALL.granted, fuel), logic.logs) from None
             try:
                 gas.settle_fuel(_CALL.granted, fuel.get())
@@ -354,7 +397,16 @@ class ViewEngine:
                 raise ViewCallError(errors.gas_limit_exceeded(), logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
         finally:
-            _CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted = previous
+            _CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted, _CALL.interrupt = previous
+
+
+def _raise_if_interrupted(interrupt: Interrupt | None) -> None:
+    """A run that failed because its interrupt said stop (the epoch callback's error) is
+    ExecutionInterrupted, not the trap it shows as."""
+    if interrupt is not None:
+        reason = interrupt.reason()
+        if reason is not None:
+            raise ExecutionInterrupted(reason) from None
 
 
 def _pay_loading(gas: GasCounter, code_len: int) -> None:
@@ -425,10 +477,12 @@ def run_view(
     costs: GasCosts,
     slice_gas: int | None = None,
     slice_host_calls: int | None = None,
+    interrupt: Interrupt | None = None,
 ) -> ViewOutcome:
     """Run a view method as nearcore does; raises ViewCallError with nearcore's text, or
     HostFunctionUnavailable when the contract needs a host function not implemented here (and
-    SliceExhausted when a run given a slice needs more)."""
+    SliceExhausted when a run given a slice needs more, ExecutionInterrupted when `interrupt`
+    says stop)."""
     return default_engine().run_view(
-        code, code_hash, method_name, args, context, state, costs, slice_gas, slice_host_calls
+        code, code_hash, method_name, args, context, state, costs, slice_gas, slice_host_calls, interrupt
     )

@@ -205,3 +205,36 @@ def leave_component_async_off(config: wasmtime.Config) -> None:
         ffi.wasmtime_config_wasm_component_model_more_async_builtins_set,
     ):
         setter(config.ptr(), False)
+
+
+# wasmtime_update_deadline_kind_t: go on with the new deadline (rather than yield, for async stores)
+_UPDATE_DEADLINE_CONTINUE = 0
+# the C callback's type (the binding's own; ctypes keeps one class per signature)
+_EPOCH_CALLBACK_TYPE: Any = ctypes.CFUNCTYPE(
+    ctypes.c_size_t,
+    ctypes.POINTER(ffi.wasmtime_context_t),
+    ctypes.c_void_p,
+    ctypes.POINTER(ctypes.c_uint64),
+    ctypes.POINTER(ctypes.c_uint8),
+)
+
+
+def epoch_callback(should_stop: Callable[[], bool]) -> Any:
+    """A store's epoch deadline callback (run at each epoch tick the store's code sees): an error,
+    which ends the running call, when `should_stop()`, else the next deadline one tick on.
+    `should_stop` must not raise (there is no Python frame to raise into)."""
+
+    def call(_context: Any, _env: Any, delta: Any, kind: Any) -> int:
+        if should_stop():
+            error = ffi.wasmtime_error_new(b"interrupted")
+            return int(ctypes.cast(error, ctypes.c_void_p).value or 0)
+        delta[0] = 1
+        kind[0] = _UPDATE_DEADLINE_CONTINUE
+        return 0
+
+    return _EPOCH_CALLBACK_TYPE(call)
+
+
+def watch_epochs(store: wasmtime.Store, callback: Any) -> None:
+    """Have `store` ask `callback` (from epoch_callback; the caller keeps it alive) at each tick."""
+    ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), callback, None, _NO_FINALIZER)

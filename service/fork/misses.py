@@ -79,6 +79,8 @@ class ForkMisses:
     _observe: LookupObserver | None
     _entered: bool
     _running: dict[str, asyncio.Task[Any]]
+    _waiters: dict[str, int]
+    _writing: set[str]
     _settled: dict[str, tuple[float, Any]]
     _chain_checked_until: float
 
@@ -109,8 +111,22 @@ class ForkMisses:
             task = asyncio.get_running_loop().create_task(self._fetch_and_keep(key, fetch))
             self._running[key] = task
             task.add_done_callback(lambda done: self._settle(key, done, keep))
-        # shielded: a request that goes away does not cancel what the others wait for
-        return await asyncio.shield(task)
+        # shielded: a request that goes away does not cancel what the others wait for; the last
+        # one to go cancels it (a view call stopped, its client gone: nobody needs the answer),
+        # unless its answer is being written (a write once started is never abandoned half way)
+        self._waiters[key] = self._waiters.get(key, 0) + 1
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if self._waiters[key] == 1 and not task.done() and key not in self._writing:
+                task.cancel()
+            raise
+        finally:
+            left = self._waiters[key] - 1
+            if left:
+                self._waiters[key] = left
+            else:
+                del self._waiters[key]
 
     async def _fetch_and_keep(self, key: str, fetch: Callable[[], Awaitable[tuple[T, Keep | None]]]) -> T:
         try:
@@ -122,10 +138,13 @@ class ForkMisses:
                 f"{self.upstream.address} gave no answer for {key} within {self._miss_timeout:g} s (the miss timeout)"
             ) from None
         if writes is not None:  # after the deadline: a write once started is never abandoned half way
+            self._writing.add(key)
             try:
                 await self._writer.write(writes)
             except _REFUSED_ANSWERS as refused:
                 raise UpstreamError(f"{self.upstream.address}: the answer for {key} is refused: {refused}") from None
+            finally:
+                self._writing.discard(key)
         return value
 
     def _settle(self, key: str, done: asyncio.Task[Any], keep: bool) -> None:

@@ -64,6 +64,8 @@ class ForkReader(ForkAccounts, ForkRecords):
         self._observe = observe
         self._entered = False
         self._running: dict[str, asyncio.Task[Any]] = {}
+        self._waiters: dict[str, int] = {}  # per running fetch, the requests awaiting it
+        self._writing: set[str] = set()  # fetches whose answer is being written (never cancelled)
         self._settled: dict[str, tuple[float, Any]] = {}
         self._final_height = -1  # the highest final height the upstream has shown
         self._chain_checked_until = 0.0  # time.monotonic() until which the chain check holds

@@ -15,7 +15,12 @@ descriptor) for good, and enough of them left no descriptor for anyone else. Her
   connection is being answered, the new one is answered 503 and closed.
 
 A normal client at the cap so still gets its answer: only connections that are waiting on
-their own clients give way. `nearrpc serve` sets the limits (`configure`) before it listens.
+their own clients give way. A connection lost before its answer stops the view call its request
+waits for (`methods.view_calls.stop_calls_of`): nobody would read the answer, and the execution
+would hold a worker to its deadline. So does a server that begins to stop (uvicorn asks each
+connection to shut down, then waits for the requests under way): the call is answered at once
+that the server is shutting down. Found only then, by the request's task among the server's:
+nothing is added to a request's way. `nearrpc serve` sets the limits (`configure`) before it listens.
 """
 
 from __future__ import annotations
@@ -23,12 +28,15 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from uvicorn.server import ServerState
 
+from nearrpc.contracts import CANCELLED, SHUTDOWN
 from nearrpc.http.single_write import SingleWriteHttpProtocol
+from nearrpc.methods.view_calls import stop_calls_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +57,16 @@ _AT_CAPACITY: Final = (
 _waiting_by_server: weakref.WeakKeyDictionary[ServerState, OrderedDict[GuardedHttpProtocol, None]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def request_task(tasks: Iterable[asyncio.Task[Any]], cycle: object) -> asyncio.Task[Any] | None:
+    """The task running `cycle` (uvicorn runs each request as a task of `cycle.run_asgi`)
+    among the server's."""
+    for task in tasks:
+        frame = getattr(task.get_coro(), "cr_frame", None)
+        if frame is not None and frame.f_locals.get("self") is cycle:
+            return task
+    return None
 
 
 def configure(limits: ConnectionLimits) -> None:
@@ -74,7 +92,20 @@ class GuardedHttpProtocol(SingleWriteHttpProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._set_deadline(None)
         self._waiting.pop(self, None)
+        self._stop_call(CANCELLED)
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        self._stop_call(SHUTDOWN)
+        super().shutdown()
+
+    def _stop_call(self, reason: str) -> None:
+        """Stop the view call of the request under way here, if any."""
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            task = request_task(self.tasks, cycle)
+            if task is not None:
+                stop_calls_of(task, reason)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()

@@ -86,7 +86,8 @@ _UPSTREAM_LATENCY = Histogram(
 _VIEW_CALLS = Counter(
     "nearrpc_view_calls",
     "Contract view calls answered, by path (local: executed here; upstream: a fork's upstream answered) "
-    "and reason (executed; failed: the contract failed as nearcore reports; host_function: not implemented here)",
+    "and reason (executed; failed: the contract failed as nearcore reports; host_function: not implemented here; "
+    "deadline, cancelled, shutdown: stopped past its --view-call-timeout, its client gone, the server stopping)",
     ("path", "reason"),
     registry=None,
 )

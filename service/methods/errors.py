@@ -353,6 +353,14 @@ def timeout_error() -> RpcError:
     return RpcError(Cause.TIMEOUT_ERROR, None, "Timeout")
 
 
+def view_call_timeout() -> RpcError:
+    """A view call past its wall-clock deadline (`serve --view-call-timeout`). nearcore has no
+    deadline of the call itself; what it answers when the view client does not answer a query in
+    time (its AsyncSendError::Timeout, whose text is "Timeout") is query's INTERNAL_ERROR with
+    that text (chain/jsonrpc api/query.rs, `RpcFrom<AsyncSendError> for RpcQueryError`)."""
+    return internal_error("Timeout")
+
+
 def unknown_receipt(receipt_id: str) -> RpcError:
     # types/receipts.rs: this error's legacy `data` is the cause itself, as an object
     info: dict[str, object] = {"receipt_id": receipt_id}

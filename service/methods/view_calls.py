@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +23,18 @@ from typing import Any, Final, Protocol
 
 import orjson
 
-from nearrpc.contracts import SliceExhausted, StateReader, ViewContext, ViewOutcome, default_engine
+from nearrpc.contracts import (
+    CANCELLED,
+    DEADLINE,
+    SHUTDOWN,
+    ExecutionInterrupted,
+    Interrupt,
+    SliceExhausted,
+    StateReader,
+    ViewContext,
+    ViewOutcome,
+    default_engine,
+)
 from nearrpc.contracts.gas import GasCosts
 from nearrpc.methods import errors
 from nearrpc.nearcore.base58 import decode_onto
@@ -78,23 +90,60 @@ VIEW_WORKERS: Final = 2
 # One that needs more is run again, whole, on a worker thread: a view has no side effects.
 INLINE_SLICE_GAS: Final = 5 * 10**12
 INLINE_HOST_CALLS: Final = 256
+# The wall-clock deadline of a view call run on a worker, from its arrival (waiting for a worker
+# counts), beside its gas limit: a gas-limit loop takes about 2.4 s on a shared 2-core machine, a
+# call whose storage reads wait on a fork's upstream may take far longer. `serve
+# --view-call-timeout` sets it (`use_view_call_timeout`).
+VIEW_CALL_TIMEOUT: Final = 10.0
+_call_timeout: list[float] = [VIEW_CALL_TIMEOUT]  # this process's, set by `serve`
+
+
+def use_view_call_timeout(seconds: float) -> None:
+    """The deadline of the view calls of runners made from now on in this process."""
+    _call_timeout[0] = seconds
+
+
 # methods (code hash, name) whose last call ran out of its slice: their next calls go to a
 # worker at once instead of spending a slice first (a bounded set, the oldest forgotten)
 KEPT_LONG_METHODS: Final = 256
 
 
 class _LoopState(StateReader):
-    """Storage reads from the worker thread, answered by the reader on the event loop."""
+    """Storage reads from the worker thread, answered by the reader on the event loop. A read
+    waits at most until the call's deadline, and one in flight when the call is stopped is
+    cancelled (a fork's fetch for it among them): ExecutionInterrupted."""
 
-    def __init__(self, reader: ServingReader, account_id: str, height: int, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        reader: ServingReader,
+        account_id: str,
+        height: int,
+        loop: asyncio.AbstractEventLoop,
+        interrupt: Interrupt,
+    ) -> None:
         self._reader = reader
         self._account_id = account_id
         self._height = height
         self._loop = loop
+        self._interrupt = interrupt
 
     def storage_read(self, key: bytes) -> bytes | None:
+        interrupt = self._interrupt
+        interrupt.check()
         read = self._reader.contract_value(self._account_id, key, self._height)
-        return asyncio.run_coroutine_threadsafe(read, self._loop).result()
+        future = asyncio.run_coroutine_threadsafe(read, self._loop)
+        forget = interrupt.on_stop(future.cancel)
+        try:
+            return future.result(interrupt.remaining())
+        except concurrent.futures.CancelledError:
+            raise ExecutionInterrupted(interrupt.reason() or CANCELLED) from None
+        except TimeoutError:
+            if future.done():
+                raise  # the read's own failure
+            future.cancel()
+            raise ExecutionInterrupted(interrupt.reason() or DEADLINE) from None
+        finally:
+            forget()
 
 
 class _InlineState(StateReader):
@@ -152,14 +201,18 @@ class ViewRunner:
     waiting and the module is compiled already, else (or when the slice runs out) on a small
     pool of worker threads."""
 
-    def __init__(self, workers: int = VIEW_WORKERS) -> None:
+    def __init__(self, workers: int = VIEW_WORKERS, call_timeout: float | None = None) -> None:
         self._workers = workers
+        # the deadline of a call run on a worker (the process's, `use_view_call_timeout`, by default)
+        self.call_timeout = _call_timeout[0] if call_timeout is None else call_timeout
+        self._running: set[Interrupt] = set()  # the calls on (or waiting for) a worker
         self._pool: ThreadPoolExecutor | None = None  # made at the first call that needs it
         self._closed = False
         self._long: OrderedDict[tuple[str, str], None] = OrderedDict()
         self.inline_runs = 0  # answered on the loop
         self.slices_run_out = 0  # started on the loop, then run again on a worker
         self.threaded_runs = 0  # run on a worker thread (after a slice that ran out, or at once)
+        self.interrupted = 0  # stopped by their deadline or the server's shutdown
         self._stakes: dict[str, Mapping[str, int]] = {}  # per epoch id, for the validator host functions
 
     async def run(
@@ -193,22 +246,67 @@ class ViewRunner:
                 self.inline_runs += 1
                 return outcome
         if self._closed:
-            raise errors.internal_error("the server is shutting down: it runs no more view calls")
+            raise _shutting_down()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="nearrpc-view")
-        state = _LoopState(reader, context.account_id, context.block_height, loop)
+        interrupt = Interrupt(self.call_timeout)
+        task = asyncio.current_task()
+        if task is not None:
+            _BY_TASK[task] = interrupt  # the request's task: its connection may stop it (stop_calls_of)
+        state = _LoopState(reader, context.account_id, context.block_height, loop, interrupt)
         self.threaded_runs += 1
-        return await loop.run_in_executor(
-            self._pool, engine.run_view, code, code_hash, method_name, args, context, state, costs
-        )
+        self._running.add(interrupt)
+        try:
+            return await loop.run_in_executor(
+                self._pool, engine.run_view, code, code_hash, method_name, args, context, state, costs,
+                None, None, interrupt,
+            )  # fmt: skip
+        except asyncio.CancelledError:
+            interrupt.stop(CANCELLED)  # nobody waits for the answer
+            raise
+        except ExecutionInterrupted:
+            self.interrupted += 1
+            raise
+        finally:
+            self._running.discard(interrupt)
+            if task is not None and _BY_TASK.get(task) is interrupt:
+                del _BY_TASK[task]
 
     def close(self) -> None:
         """End the worker threads (at the server's shutdown): calls queued and not started are
-        dropped; one running ends with its run (at the latest at the view's gas limit)."""
+        dropped; one running is interrupted (within an epoch tick, or its storage read cancelled)."""
         self._closed = True
+        for interrupt in list(self._running):
+            interrupt.stop(SHUTDOWN)
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+def _shutting_down() -> errors.RpcError:
+    return errors.internal_error("the server is shutting down: it runs no more view calls")
+
+
+def interrupted_error(reason: str) -> errors.RpcError:
+    """The answer to a call stopped for `reason` (ExecutionInterrupted): past its deadline,
+    nearcore's query timeout; stopped with the server, the shutdown's INTERNAL_ERROR (a call whose
+    client went away is answered the same, to nobody)."""
+    return errors.view_call_timeout() if reason == DEADLINE else _shutting_down()
+
+
+# the call on a worker of each request task (a task runs one call at a time)
+_BY_TASK: dict[asyncio.Task[Any], Interrupt] = {}
+
+
+def stop_calls_of(task: asyncio.Task[Any], reason: str = CANCELLED) -> bool:
+    """Stop the view call `task` waits for, if any, for `reason`: the HTTP room calls this when
+    a connection is lost before its answer (CANCELLED: its client went away) and when the server
+    begins to stop (SHUTDOWN); whether there was one."""
+    interrupt = _BY_TASK.get(task)
+    if interrupt is None:
+        return False
+    interrupt.stop(reason)
+    return True
 
 
 @dataclass(frozen=True)

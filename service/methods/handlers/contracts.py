@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from nearrpc.contracts import HostFunctionUnavailable, ViewCallError
+from nearrpc.contracts import ExecutionInterrupted, HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.errors import VM_ERROR_PREFIX
 from nearrpc.contracts.errors import unavailable as vm_unavailable
 from nearrpc.generated import models
@@ -32,6 +32,7 @@ from nearrpc.methods.view_calls import (
     ViewRunner,
     block_facts,
     call_result,
+    interrupted_error,
     state_page,
     state_result,
     view_context,
@@ -149,6 +150,9 @@ class ContractMethods(Resolution):
                     raise
                 # no upstream to ask: the VM's unknown error, a failed call rather than a 500
                 raise ViewCallError(vm_unavailable(missing.name)) from None
+        except ExecutionInterrupted as stopped:
+            self._count("local", stopped.reason)
+            raise interrupted_error(stopped.reason) from None
         except ViewCallError as failed:
             answer = contract_execution_result(failed.debug, block.height, block.hash)
             await self._verify(account_id, method_name, args, block, answer)
