@@ -21,6 +21,7 @@ from docker.models.containers import Container
 from tests.support.debian import PackageUnavailable, ensure_package
 from tests.support.image_build import REPO
 from tests.support.live_server import free_port
+from tests.support.once import machine_lock
 from tests.support.rpc import call
 from tests.support.sample_facts import sample_facts
 from tests.support.standin import ensure_standins
@@ -120,7 +121,11 @@ def test_stack_comes_up_twice_over_one_volume_and_serves_through_the_balancer(
 ) -> None:
     compose, port = stack
     facts = sample_facts()
-    compose.run("up", "--detach", "--build")
+    # the build under the image fixture's lock: two builds of the Dockerfile at once each make
+    # their own deps layers, and a later rebuild's cache then mixes the two (test_image's
+    # rebuild test saw its `COPY --from=deps` built again)
+    with machine_lock("nearrpc-image"):
+        compose.run("up", "--detach", "--build")
     assert _final_block_through(port) == (facts.final_height, facts.final_hash)
     assert "copied" in _store_job_succeeded(compose, engine)
     rows = compose.row_counts()
