@@ -12,8 +12,7 @@ import httpx
 import orjson
 import pytest
 
-from bench import near_sdk_layout as sdk
-from bench.real_contracts_store import FT, NFT, STATUS, NftToken, RealContracts, Shape, build_real_store, plan
+from bench.real_contracts_store import FT, NFT, STATUS, NftToken, Shape, build_real_store, plan
 from tests.conftest import reference_dir
 from tests.support.live_server import running_server
 
@@ -104,48 +103,3 @@ def test_status_messages_with_their_log(url: str) -> None:
     answer = view(url, STATUS, "get_status", {"account_id": holder})
     assert answer == (orjson.dumps(CONTRACTS.statuses[holder]), [f"get_status for account_id {holder}"])
     assert view(url, STATUS, "get_status", {"account_id": HOLDERS[10]})[0] == b"null"  # past the 10 with one
-
-
-def test_the_plan_is_the_same_at_every_call() -> None:
-    assert plan(SHAPE) == CONTRACTS and isinstance(CONTRACTS, RealContracts)
-    assert plan(Shape(holders=50, nfts=20, statuses=10)).total_supply == CONTRACTS.total_supply
-
-
-def _check_avl(nodes: dict[int, tuple[bytes, int | None, int | None, int]], at: int | None) -> tuple[list[bytes], int]:
-    """In-order keys and height of the subtree at `at`; asserts each stored height and balance."""
-    if at is None:
-        return [], 0
-    key, lft, rgt, height = nodes[at]
-    left, left_height = _check_avl(nodes, lft)
-    right, right_height = _check_avl(nodes, rgt)
-    assert height == 1 + max(left_height, right_height) and abs(left_height - right_height) <= 1
-    return [*left, key, *right], height
-
-
-def _decode(node: bytes) -> tuple[int, tuple[bytes, int | None, int | None, int]]:
-    ident, size = int.from_bytes(node[:8], "little"), int.from_bytes(node[8:12], "little")
-    rest = node[12 + size :]
-
-    def link(data: bytes) -> tuple[int | None, bytes]:
-        return (None, data[1:]) if data[0] == 0 else (int.from_bytes(data[1:9], "little"), data[9:])
-
-    lft, rest = link(rest)
-    rgt, rest = link(rest)
-    assert len(rest) == 8
-    return ident, (node[12 : 12 + size], lft, rgt, int.from_bytes(rest, "little"))
-
-
-@pytest.mark.parametrize("keys", [[str(i) for i in range(100)], [str(i) for i in range(99, -1, -1)],
-                                  [f"k{(i * 37) % 101}" for i in range(101)]])  # fmt: skip
-def test_tree_map_is_an_avl_tree_of_its_keys(keys: list[str]) -> None:
-    """TreeMap's nodes after in-order, reverse and scattered inserts: ids in insert order, each
-    node's stored height right, balanced, the in-order walk sorted (what `nft_tokens` pages)."""
-    structure, records = sdk.tree_map(b"\x00", [(key, sdk.string("owner.localnet")) for key in keys])
-    nodes = dict(_decode(value) for key, value in records if key.startswith(b"\x00n"))
-    assert sorted(nodes) == list(range(len(keys)))
-    assert [nodes[i][0] for i in range(len(keys))] == [key.encode() for key in keys]
-    root = int.from_bytes(structure[:8], "little")
-    walked, height = _check_avl(nodes, root)
-    assert walked == sorted(key.encode() for key in keys)
-    assert height <= 8  # an AVL tree of 101 keys is at most 1.44 log2(n) high
-    assert structure[8:] == sdk.vec(b"\x00v") + sdk.u64(len(keys)) + sdk.vec(b"\x00n")
