@@ -7,6 +7,10 @@
 -- with a member the contract skips ("nonce", unique); the others ask for an account id never asked
 -- before (valid, without a balance). $RPC_RUN names the run (one per wrk run of a server's life), so
 -- runs never repeat each other.
+-- With $CALL_ARGS_FILE (one JSON arguments template a line, each holding @NONCE@) the fresh
+-- arguments are those lines in turn, from a point each thread picks at random, with @NONCE@ made
+-- unique (bench/real_calls_bench.py: many real holders, token ids, pages): the contract skips
+-- the member, the answer cache sees new params at every request.
 -- An answer counts as an error unless it is HTTP 200 holding $RPC_EXPECT (default "result").
 -- Prints one parseable line: RESULT rps=… p50_ms=… p99_ms=… errors=… requests=…
 local bodies = {}
@@ -20,6 +24,12 @@ for name in string.gmatch(os.getenv("CALL_HOLDERS") or "", "[^,]+") do
   holders[#holders + 1] = name
 end
 local holder_every = tonumber(os.getenv("CALL_HOLDER_EVERY") or "4")
+local templates = {}
+if os.getenv("CALL_ARGS_FILE") then
+  for line in io.lines(os.getenv("CALL_ARGS_FILE")) do
+    templates[#templates + 1] = line
+  end
+end
 local threads = {}
 
 local alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -45,11 +55,16 @@ function init(args)
   math.randomseed(os.time() + (tonumber(seed) or 0))
   errors = 0
   sent = 0
+  first_template = math.random(math.max(#templates, 1))
 end
 
 local function fresh_args()
   sent = sent + 1
   local tag = string.format("%s-t%s-%d", run, seed or "0", sent)
+  if #templates > 0 then
+    local template = templates[(first_template + sent) % #templates + 1]
+    return (string.gsub(template, "@NONCE@", tag, 1))
+  end
   if #holders > 0 and sent % holder_every == 0 then
     local holder = holders[math.floor(sent / holder_every) % #holders + 1]
     return string.format('{"account_id":"%s","nonce":"%s"}', holder, tag)

@@ -7,7 +7,7 @@ import hashlib
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from nearrpc.contracts import ViewCallError
+from nearrpc.contracts import ViewCallError, host
 from tests.contracts.support import CONTEXT, IMPORTS, DictState, module, run
 
 # returns register 0 (the pattern a contract uses to return what a host function wrote there)
@@ -204,3 +204,31 @@ def test_attached_deposit_writes_sixteen_zero_bytes() -> None:
         ' (func (export "m") (call $f (i64.const 0)) (call $value_return (i64.const 17) (i64.const 0)))'
     )
     assert run(module(body, imports), "m").result == bytes(16) + b"\xff"
+
+
+def _reads_twice(second: str) -> bytes:
+    """Reads key "k", then `second` (has_key), then "k" again, and returns the last value."""
+    body = f"""(data (i32.const 0) "k{second}")
+      (func (export "m")
+        (drop (call $storage_read (i64.const 1) (i64.const 0) (i64.const 0)))
+        (drop (call $storage_has_key (i64.const 1) (i64.const 1)))
+        (drop (call $storage_read (i64.const 1) (i64.const 0) (i64.const 0))) {RETURN_REGISTER_0})"""
+    return module(body, STORAGE)
+
+
+def test_a_key_read_again_is_asked_of_the_state_once_and_paid_each_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A view writes nothing: what a call read, it reads again from what it kept (near-sdk's
+    TreeMap walks from its root at every step), and pays every read as nearcore charges it."""
+    values = {b"k": b"value", b"j": b"other"}
+    state = DictState(values)
+    again = run(_reads_twice("k"), "m", state=state)
+    assert (again.result, state.reads) == (b"value", [b"k"])
+    # the same reads of another key cost the same: the kept ones are paid for
+    other = DictState(values)
+    assert run(_reads_twice("j"), "m", state=other).burnt_gas == again.burnt_gas
+    assert other.reads == [b"k", b"j"]
+    # past the bytes kept, the state is asked again
+    monkeypatch.setattr(host, "READS_KEPT_BYTES", 0)
+    state = DictState(values)
+    assert run(_reads_twice("k"), "m", state=state) == again
+    assert state.reads == [b"k", b"k", b"k"]
