@@ -94,6 +94,19 @@ class ServeSettings(StoreSettings, LogSettings):
         "gas limit; a slower one is stopped and answered INTERNAL_ERROR \"Timeout\" as nearcore answers a query "
         "its view client did not answer in time",
     )
+    max_slow_view_calls: int = Field(
+        8, ge=1, le=1024, description="view calls each worker holds in its slow lane (those still running 0.1 s "
+        "after they began, run on one thread of lowered priority), running or waiting; past it a slow call is "
+        "answered INTERNAL_ERROR at once, so slow calls never hold fresh ones",
+    )
+    view_memory_mb: int = Field(
+        256, ge=1, le=1 << 20, description="MiB the registers and return values of the view calls running on a "
+        "worker may hold together; a call that would take more is stopped and answered INTERNAL_ERROR",
+    )
+    module_cache_mb: int = Field(
+        256, ge=1, le=1 << 20, description="MiB of compiled contracts kept in memory (each counts its code's size; "
+        "at most 64 of them), past which the least recently used go",
+    )
     store_close_timeout: float = Field(
         5.0, gt=0, le=300, description="seconds a stopping server waits for the store to close (PostgreSQL "
         "connections) before it leaves them",
@@ -202,6 +215,9 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}COMPILED_CACHE_MB": str(self.compiled_cache_mb),
             f"{ENV_PREFIX}STORE_CLOSE_TIMEOUT": repr(self.store_close_timeout),
             f"{ENV_PREFIX}VIEW_CALL_TIMEOUT": repr(self.view_call_timeout),
+            f"{ENV_PREFIX}MAX_SLOW_VIEW_CALLS": str(self.max_slow_view_calls),
+            f"{ENV_PREFIX}VIEW_MEMORY_MB": str(self.view_memory_mb),
+            f"{ENV_PREFIX}MODULE_CACHE_MB": str(self.module_cache_mb),
             f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
             f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
             f"{ENV_PREFIX}VERIFY_CALLS": "1" if self.verify_calls else "0",

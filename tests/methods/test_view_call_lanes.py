@@ -1,0 +1,121 @@
+"""No number of slow view calls holds a fresh one (issue 43 item 1; methods.view_calls.ViewRunner):
+a call still running after its fast-lane slice goes on in the slow lane (one thread), which
+holds at most `max_slow_calls` calls, running or waiting; a slow call past that is refused at
+once (BUSY, INTERNAL_ERROR). A call's deadline counts from the moment a worker takes it up, not
+its wait in the slow lane's queue. Attacks scaled to seconds: loops that only the clock ends."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from nearrpc.contracts import BUSY, DEADLINE, ExecutionInterrupted, ViewCallError
+from nearrpc.methods.view_calls import ViewRunner, interrupted_error
+from nearrpc.store import ServingReader, open_store
+from tests.contracts.support import CONTEXT, module, with_limit
+
+FOREVER = with_limit(10**17)  # tens of seconds of looping: only the clock or a stop ends it soon
+GAS_LOOP = with_limit(10**14)  # a loop that ends at its gas limit within a fraction of a second
+QUICK_COSTS = with_limit(10**13)
+
+
+def _loop(tag: int) -> bytes:
+    # distinct code per tag: each its own module, not compiled yet (so never run on the event loop)
+    return module(f'(func (export "m") (loop $l (br $l))) (func (export "tag{tag}"))')
+
+
+QUICK = module('(func (export "m"))')
+
+
+async def _until(condition: object, seconds: float = 20) -> None:
+    for _ in range(int(seconds / 0.01)):
+        if callable(condition) and condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition never held")
+
+
+def _open(sample_store: Path) -> ServingReader:
+    return open_store(sample_store, "serve")
+
+
+def test_a_fresh_call_answers_while_slow_calls_hold_the_workers(sample_store: Path) -> None:
+    async def attack() -> tuple[list[bool], int]:
+        reader = _open(sample_store)
+        runner = ViewRunner(call_timeout=8, max_slow_calls=8)
+        loops = [
+            asyncio.create_task(runner.run(reader, _loop(i), f"fair-loop-{i}", "m", b"", CONTEXT, FOREVER))
+            for i in range(4)  # twice the fast lane's threads
+        ]
+        try:
+            await _until(lambda: runner.slow_runs == 4)  # every loop has left the fast lane
+            outcome = await asyncio.wait_for(runner.run(reader, QUICK, "fair-quick", "m", b"", CONTEXT, QUICK_COSTS), 6)
+            assert outcome.result == b""
+            # answered while every loop still runs: before, the loops held both workers to their deadline
+            return [loop.done() for loop in loops], runner.slow_calls
+        finally:
+            runner.close()
+            await asyncio.gather(*loops, return_exceptions=True)
+            await reader.close()
+
+    done, slow_calls = asyncio.run(attack())
+    assert done == [False] * 4 and slow_calls == 4
+
+
+def test_slow_calls_past_the_bound_are_refused_at_once(sample_store: Path) -> None:
+    async def attack() -> tuple[str, int]:
+        reader = _open(sample_store)
+        runner = ViewRunner(call_timeout=8, max_slow_calls=2)
+        loops = [
+            asyncio.create_task(runner.run(reader, _loop(10 + i), f"bound-loop-{i}", "m", b"", CONTEXT, FOREVER))
+            for i in range(2)
+        ]
+        try:
+            await _until(lambda: runner.slow_calls == 2)
+            with pytest.raises(ExecutionInterrupted) as refused:
+                await asyncio.wait_for(runner.run(reader, _loop(12), "bound-third", "m", b"", CONTEXT, FOREVER), 6)
+            # the two admitted still run: the refusal took nothing from them
+            assert not any(loop.done() for loop in loops)
+            return refused.value.reason, runner.refused
+        finally:
+            runner.close()
+            await asyncio.gather(*loops, return_exceptions=True)
+            await reader.close()
+
+    reason, refused = asyncio.run(attack())
+    assert (reason, refused) == (BUSY, 1)
+    error = interrupted_error(BUSY)
+    assert (str(error.kind.cause), error.kind.http_status) == ("INTERNAL_ERROR", 500)
+    assert "--max-slow-view-calls" in str(error.info)
+
+
+def test_the_deadline_does_not_count_the_wait_for_the_slow_lane(sample_store: Path) -> None:
+    async def queued() -> tuple[str, str]:
+        reader = _open(sample_store)
+        runner = ViewRunner(call_timeout=1.5)
+        runner.slow_after = 0.01
+        try:
+            first = asyncio.create_task(runner.run(reader, _loop(20), "queue-forever", "m", b"", CONTEXT, FOREVER))
+            await _until(lambda: runner.slow_calls == 1)
+            # this one ends at its gas limit well within its own 1.5 s, after waiting ~1.5 s for
+            # the slow lane's thread: counted from its arrival, it would be past its deadline
+            second = asyncio.create_task(runner.run(reader, _loop(21), "queue-gas", "m", b"", CONTEXT, GAS_LOOP))
+            first_failed = second_failed = ""
+            try:
+                await first
+            except ExecutionInterrupted as stopped:
+                first_failed = stopped.reason
+            try:
+                await second
+            except ViewCallError as failed:
+                second_failed = failed.debug
+            return first_failed, second_failed
+        finally:
+            runner.close()
+            await reader.close()
+
+    first, second = asyncio.run(queued())
+    assert first == DEADLINE
+    assert second == "HostError(GasLimitExceeded)"
