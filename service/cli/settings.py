@@ -96,7 +96,7 @@ class ServeSettings(StoreSettings, LogSettings):
     )
     max_slow_view_calls: int = Field(
         8, ge=1, le=1024, description="view calls each worker holds in its slow lane (those still running 0.1 s "
-        "after they began, run on one thread of lowered priority), running or waiting; past it a slow call is "
+        "after they began, run on two threads of lowered priority), running or waiting; past it a slow call is "
         "answered INTERNAL_ERROR at once, so slow calls never hold fresh ones",
     )
     view_memory_mb: int = Field(

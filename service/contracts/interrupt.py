@@ -46,12 +46,14 @@ class Interrupt:
         self._cancellers: list[Callable[[], object]] = []
         self._slice: float | None = None  # seconds of running before SLICE (`begin`)
         self._slice_end: float | None = None  # set when the run begins (`arm`)
+        self.began = time.monotonic()  # when a worker took the call up (`begin`)
 
     def begin(self, timeout: float | None, slice_seconds: float | None = None) -> None:
         """Start the clock as a worker takes the call up (its wait for the worker is not
         counted): the deadline `timeout` seconds from now, and, with `slice_seconds`, SLICE that
         long after the contract starts running (`arm`: compiling first is not counted)."""
-        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.began = time.monotonic()
+        self.deadline = None if timeout is None else self.began + timeout
         self._slice, self._slice_end = slice_seconds, None
 
     def arm(self) -> None:

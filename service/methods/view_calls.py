@@ -18,6 +18,7 @@ import concurrent.futures
 import contextlib
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -90,13 +91,15 @@ class ViewCallMetrics:
 # event loop for each storage read, so sharing the default executor with the loop's own blocking
 # work could starve both. Two lanes (issue 43 item 1): a call begins on the fast lane (two
 # threads); one still running `SLOW_AFTER` seconds after its contract began is stopped there and
-# run again, whole (a view has no side effects), on the slow lane, one thread at a lowered OS
+# run again, whole (a view has no side effects), on the slow lane, two threads at a lowered OS
 # priority; at most `MAX_SLOW_CALLS` calls are in the slow lane (running or waiting), a call that
 # finds it full is refused at once (BUSY). A method that went slow goes to the slow lane at once
-# next time. So no number of slow calls holds a fresh one for more than a fast lane's slice, nor
-# takes more than one core from the event loop's answers.
+# next time, until a run of it there is quick again (a fork's call once its storage is fetched).
+# So no number of slow calls holds a fresh one for more than a fast lane's slice, nor takes the
+# CPU from the event loop's answers. Instances run at most on the four threads, each within
+# nearcore's `max_memory_pages`.
 VIEW_WORKERS: Final = 2
-SLOW_WORKERS: Final = 1
+SLOW_WORKERS: Final = 2
 SLOW_AFTER: Final = 0.1
 MAX_SLOW_CALLS: Final = 8  # `serve --max-slow-view-calls`
 SLOW_NICENESS: Final = 10  # the slow lane's threads yield the CPU to the loop and the fast lane
@@ -327,7 +330,10 @@ class ViewRunner:
                     if stopped.reason != SLICE:
                         raise
                 _remember(self._slow, method)
-            return await self._slow_lane(interrupt, call)
+            outcome = await self._slow_lane(interrupt, call)
+            if time.monotonic() - interrupt.began < self.slow_after:
+                self._slow.pop(method, None)  # quick now (e.g. its storage fetched): the fast lane again
+            return outcome
         except asyncio.CancelledError:
             interrupt.stop(CANCELLED)  # nobody waits for the answer
             raise

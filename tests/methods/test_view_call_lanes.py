@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nearrpc.contracts import BUSY, DEADLINE, ExecutionInterrupted, ViewCallError
-from nearrpc.methods.view_calls import ViewRunner, interrupted_error
+from nearrpc.methods.view_calls import SLOW_WORKERS, ViewRunner, interrupted_error
 from nearrpc.store import ServingReader, open_store
 from tests.contracts.support import CONTEXT, module, with_limit
 
@@ -92,30 +92,34 @@ def test_slow_calls_past_the_bound_are_refused_at_once(sample_store: Path) -> No
 
 
 def test_the_deadline_does_not_count_the_wait_for_the_slow_lane(sample_store: Path) -> None:
-    async def queued() -> tuple[str, str]:
+    async def queued() -> tuple[list[str], str]:
         reader = _open(sample_store)
         runner = ViewRunner(call_timeout=1.5)
         runner.slow_after = 0.01
         try:
-            first = asyncio.create_task(runner.run(reader, _loop(20), "queue-forever", "m", b"", CONTEXT, FOREVER))
-            await _until(lambda: runner.slow_calls == 1)
+            holders = [
+                asyncio.create_task(runner.run(reader, _loop(20 + i), f"queue-forever-{i}", "m", b"", CONTEXT, FOREVER))
+                for i in range(SLOW_WORKERS)
+            ]
+            await _until(lambda: runner.slow_calls == SLOW_WORKERS)
             # this one ends at its gas limit well within its own 1.5 s, after waiting ~1.5 s for
-            # the slow lane's thread: counted from its arrival, it would be past its deadline
-            second = asyncio.create_task(runner.run(reader, _loop(21), "queue-gas", "m", b"", CONTEXT, GAS_LOOP))
-            first_failed = second_failed = ""
+            # a slow lane's thread: counted from its arrival, it would be past its deadline
+            queued = asyncio.create_task(runner.run(reader, _loop(29), "queue-gas", "m", b"", CONTEXT, GAS_LOOP))
+            reasons = []
+            for holder in holders:
+                try:
+                    await holder
+                except ExecutionInterrupted as stopped:
+                    reasons.append(stopped.reason)
             try:
-                await first
-            except ExecutionInterrupted as stopped:
-                first_failed = stopped.reason
-            try:
-                await second
+                await queued
             except ViewCallError as failed:
-                second_failed = failed.debug
-            return first_failed, second_failed
+                return reasons, failed.debug
+            return reasons, "answered"
         finally:
             runner.close()
             await reader.close()
 
-    first, second = asyncio.run(queued())
-    assert first == DEADLINE
-    assert second == "HostError(GasLimitExceeded)"
+    holders, queued = asyncio.run(queued())
+    assert holders == [DEADLINE] * SLOW_WORKERS
+    assert queued == "HostError(GasLimitExceeded)"
