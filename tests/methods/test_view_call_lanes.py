@@ -92,7 +92,7 @@ def test_slow_calls_past_the_bound_are_refused_at_once(sample_store: Path) -> No
 
 
 def test_the_deadline_does_not_count_the_wait_for_the_slow_lane(sample_store: Path) -> None:
-    async def queued() -> tuple[list[str], str]:
+    async def attack() -> tuple[list[str], str]:
         reader = _open(sample_store)
         runner = ViewRunner(call_timeout=1.5)
         runner.slow_after = 0.01
@@ -120,6 +120,6 @@ def test_the_deadline_does_not_count_the_wait_for_the_slow_lane(sample_store: Pa
             runner.close()
             await reader.close()
 
-    holders, queued = asyncio.run(queued())
+    holders, queued = asyncio.run(attack())
     assert holders == [DEADLINE] * SLOW_WORKERS
     assert queued == "HostError(GasLimitExceeded)"
