@@ -43,6 +43,7 @@ _FLAGS = (
     "module_cache_mb",
     "record_mode", "fork_height", "verify_calls",
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
+    "fork_fetches_per_call",
     "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
@@ -116,10 +117,11 @@ def _use_view_call_timeout(settings: ServeSettings) -> None:
     """This process's view calls stopped at the settings' deadline, its slow lane, memory budget
     and module cache bounded as they say."""
     from nearrpc.contracts import use_execution_limits
-    from nearrpc.methods.view_calls import use_max_slow_calls, use_view_call_timeout
+    from nearrpc.methods.view_calls import use_fetches_per_call, use_max_slow_calls, use_view_call_timeout
 
     use_view_call_timeout(settings.view_call_timeout)
     use_max_slow_calls(settings.max_slow_view_calls)
+    use_fetches_per_call(settings.fork_fetches_per_call)
     use_execution_limits(settings.module_cache_mb << 20, settings.view_memory_mb << 20)
 
 
@@ -465,5 +467,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(fork, ServeSettings, "upstream_timeout")
     add_setting(fork, ServeSettings, "upstream_retries")
     add_setting(fork, ServeSettings, "miss_timeout")
+    add_setting(fork, ServeSettings, "fork_fetches_per_call")
     add_setting(fork, ServeSettings, "upstream_max_answer_mb")
     run.set_defaults(func=_run)

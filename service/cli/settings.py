@@ -163,6 +163,10 @@ class ServeSettings(StoreSettings, LogSettings):
         10.0, gt=0, le=3600, description="seconds a miss may take, retries included, before it answers "
         "INTERNAL_ERROR (nothing is kept)",
     )
+    fork_fetches_per_call: int = Field(
+        200, ge=1, le=1_000_000, description="upstream requests one view call may cause for the contract storage "
+        "it reads (a state of up to 50,000 bytes is one request); past it the call is answered INTERNAL_ERROR",
+    )
 
     @field_validator("upstream")
     @classmethod
@@ -227,6 +231,7 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}UPSTREAM_RETRIES": str(self.upstream_retries),
             f"{ENV_PREFIX}UPSTREAM_MAX_ANSWER_MB": str(self.upstream_max_answer_mb),
             f"{ENV_PREFIX}MISS_TIMEOUT": repr(self.miss_timeout),
+            f"{ENV_PREFIX}FORK_FETCHES_PER_CALL": str(self.fork_fetches_per_call),
             f"{ENV_PREFIX}KEEP_ALIVE_TIMEOUT": repr(self.keep_alive_timeout),
             f"{ENV_PREFIX}REQUEST_TIMEOUT": repr(self.request_timeout),
         } | ({} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)}) | (

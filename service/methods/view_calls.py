@@ -46,7 +46,7 @@ from nearrpc.contracts import (
 from nearrpc.contracts.gas import GasCosts
 from nearrpc.methods import errors
 from nearrpc.nearcore.base58 import decode_onto
-from nearrpc.store import ServingReader, StoredBlock
+from nearrpc.store import CURRENT_FETCH_BUDGET, FETCHES_PER_CALL, FetchBudget, ServingReader, StoredBlock
 
 
 class CallUpstream(Protocol):
@@ -117,6 +117,7 @@ INLINE_HOST_CALLS: Final = 256
 VIEW_CALL_TIMEOUT: Final = 10.0
 _call_timeout: list[float] = [VIEW_CALL_TIMEOUT]  # this process's, set by `serve`
 _max_slow_calls: list[int] = [MAX_SLOW_CALLS]
+_fetches_per_call: list[int] = [FETCHES_PER_CALL]  # upstream requests one call may cause (a fork's)
 
 
 def use_view_call_timeout(seconds: float) -> None:
@@ -133,6 +134,11 @@ def use_max_slow_calls(calls: int) -> None:
 _Call = tuple[bytes, str, str, bytes, ViewContext, StateReader, GasCosts]
 
 
+def use_fetches_per_call(fetches: int) -> None:
+    """The upstream requests one call of the runners made from now on may cause."""
+    _fetches_per_call[0] = fetches
+
+
 def _lower_priority() -> None:
     """A slow-lane thread's initializer: a higher nice value for this thread alone (Linux sets it
     per thread); where that is refused, the thread runs at the process's priority."""
@@ -141,12 +147,22 @@ def _lower_priority() -> None:
 
 
 def _run_on_worker(
-    engine: ViewEngine, interrupt: Interrupt, timeout: float, slice_seconds: float | None, call: _Call
+    engine: ViewEngine,
+    interrupt: Interrupt,
+    timeout: float,
+    slice_seconds: float | None,
+    fetches: FetchBudget,
+    call: _Call,
 ) -> ViewOutcome:
-    """The call on the worker that took it up: its clock starts now."""
+    """The call on the worker that took it up: its clock starts now; the reads it hands to the
+    event loop carry its fetch budget (a context variable, copied with each)."""
     interrupt.begin(timeout, slice_seconds)
     code, code_hash, method_name, args, context, state, costs = call
-    return engine.run_view(code, code_hash, method_name, args, context, state, costs, None, None, interrupt)
+    token = CURRENT_FETCH_BUDGET.set(fetches)
+    try:
+        return engine.run_view(code, code_hash, method_name, args, context, state, costs, None, None, interrupt)
+    finally:
+        CURRENT_FETCH_BUDGET.reset(token)
 
 
 # methods (code hash, name) whose last call ran out of its slice: their next calls go to a
@@ -269,6 +285,7 @@ class ViewRunner:
         self.call_timeout = _call_timeout[0] if call_timeout is None else call_timeout
         self.max_slow_calls = _max_slow_calls[0] if max_slow_calls is None else max_slow_calls
         self.slow_after = SLOW_AFTER  # seconds of running on the fast lane before the slow lane
+        self.fetches_per_call = _fetches_per_call[0]
         self._running: set[Interrupt] = set()  # the calls on (or waiting for) a worker
         self._pool: ThreadPoolExecutor | None = None  # the fast lane, made at the first call that needs it
         self._slow_pool: ThreadPoolExecutor | None = None
@@ -320,17 +337,18 @@ class ViewRunner:
             _BY_TASK[task] = interrupt  # the request's task: its connection may stop it (stop_calls_of)
         loop_state = _LoopState(reader, context.account_id, context.block_height, loop, interrupt)
         call: _Call = (code, code_hash, method_name, args, context, loop_state, costs)
+        fetches = FetchBudget(self.fetches_per_call)  # both its runs together
         self.threaded_runs += 1
         self._running.add(interrupt)
         try:
             if method not in self._slow:
                 try:
-                    return await self._on_lane(False, interrupt, call)
+                    return await self._on_lane(False, interrupt, fetches, call)
                 except ExecutionInterrupted as stopped:
                     if stopped.reason != SLICE:
                         raise
                 _remember(self._slow, method)
-            outcome = await self._slow_lane(interrupt, call)
+            outcome = await self._slow_lane(interrupt, fetches, call)
             if time.monotonic() - interrupt.began < self.slow_after:
                 self._slow.pop(method, None)  # quick now (e.g. its storage fetched): the fast lane again
             return outcome
@@ -349,18 +367,18 @@ class ViewRunner:
             if task is not None and _BY_TASK.get(task) is interrupt:
                 del _BY_TASK[task]
 
-    async def _slow_lane(self, interrupt: Interrupt, call: _Call) -> ViewOutcome:
+    async def _slow_lane(self, interrupt: Interrupt, fetches: FetchBudget, call: _Call) -> ViewOutcome:
         """The call run on the slow lane, if it has room (else ExecutionInterrupted BUSY)."""
         if self.slow_calls >= self.max_slow_calls:
             raise ExecutionInterrupted(BUSY)
         self.slow_calls += 1
         self.slow_runs += 1
         try:
-            return await self._on_lane(True, interrupt, call)
+            return await self._on_lane(True, interrupt, fetches, call)
         finally:
             self.slow_calls -= 1
 
-    async def _on_lane(self, slow: bool, interrupt: Interrupt, call: _Call) -> ViewOutcome:
+    async def _on_lane(self, slow: bool, interrupt: Interrupt, fetches: FetchBudget, call: _Call) -> ViewOutcome:
         if self._closed:
             raise ExecutionInterrupted(SHUTDOWN)
         if slow:
@@ -376,7 +394,7 @@ class ViewRunner:
         slice_seconds = None if slow else self.slow_after
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
-            pool, _run_on_worker, default_engine(), interrupt, self.call_timeout, slice_seconds, call
+            pool, _run_on_worker, default_engine(), interrupt, self.call_timeout, slice_seconds, fetches, call
         )
 
     def close(self) -> None:
