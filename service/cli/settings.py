@@ -127,8 +127,8 @@ class ServeSettings(StoreSettings, LogSettings):
     )
     max_connections: int | None = Field(
         None, ge=1, le=1_000_000, description="connections each worker holds at most; at the cap a new one closes "
-        "the one waiting longest on its client (idle or slow to send), or is answered 503 if every other is being "
-        "answered (default: the open-file limit less 256)",
+        "the one waiting longest on its client (idle or slow to send) if it has waited over a second, else it is "
+        "answered 503 and closed unread (default: the open-file limit less 256)",
     )
 
     # a fork of a live node (`--upstream`): what it may ask of the node, and how long a miss may take
