@@ -12,6 +12,8 @@ per instance, times the workers that run calls (methods.view_calls).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import threading
 from typing import Final
 
@@ -40,3 +42,24 @@ class MemoryBudget:
     def give(self, size: int) -> None:
         with self._lock:
             self.used -= size
+
+
+# glibc's mallopt parameter: allocations from this size up are mapped apart and unmapped when freed
+_M_MMAP_THRESHOLD: Final = -3
+LARGE_BUFFER_BYTES: Final = 1 << 20
+
+
+def return_large_buffers() -> bool:
+    """Have the C allocator give large buffers (registers, memory reads, returns: up to 100 MiB
+    each) back to the system as soon as they are freed. By default glibc raises its threshold for
+    that after the first such buffer is freed, and then serves them from the worker threads'
+    arenas, which keep the memory: measured here, calls writing 16 MiB registers took the RSS to
+    1.25 GB while the budget held 256 MiB of registers. Whether it was set (glibc only)."""
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        libc = ctypes.CDLL(name)
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, LARGE_BUFFER_BYTES))
+    except (OSError, AttributeError):
+        return False

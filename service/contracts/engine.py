@@ -28,7 +28,7 @@ from typing import Any
 import wasmtime
 
 from nearrpc.contracts import errors, wasm_api
-from nearrpc.contracts.budget import EXECUTION_MEMORY_MB, MemoryBudget
+from nearrpc.contracts.budget import EXECUTION_MEMORY_MB, MemoryBudget, return_large_buffers
 from nearrpc.contracts.compiled_cache import CompiledCache, executor_fingerprint
 from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.gas import GasCosts, GasCounter, GasExhausted
@@ -422,6 +422,9 @@ class ViewEngine:
         finally:
             if logic.budget is not None and logic.held:
                 logic.budget.give(logic.held)  # what it held goes with it (the answer is its caller's now)
+            # a failure's traceback keeps this frame, and the logic with it, until the cyclic
+            # collector runs: the registers (up to 1 GiB a call) are let go now, not then
+            logic.registers.clear()
             _CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted, _CALL.interrupt = previous
 
 
@@ -498,6 +501,7 @@ def use_execution_limits(module_cache_bytes: int, memory_budget_bytes: int) -> N
     engine = default_engine()
     engine.cache_bytes = module_cache_bytes
     engine.budget = MemoryBudget(memory_budget_bytes)
+    return_large_buffers()
 
 
 def run_view(
