@@ -130,10 +130,6 @@ def use_max_slow_calls(calls: int) -> None:
     _max_slow_calls[0] = calls
 
 
-# what run_view is given: code, code hash, method, args, context, state, costs
-_Call = tuple[bytes, str, str, bytes, ViewContext, StateReader, GasCosts]
-
-
 def use_fetches_per_call(fetches: int) -> None:
     """The upstream requests one call of the runners made from now on may cause."""
     _fetches_per_call[0] = fetches
@@ -144,6 +140,10 @@ def _lower_priority() -> None:
     per thread); where that is refused, the thread runs at the process's priority."""
     with contextlib.suppress(OSError, AttributeError):
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SLOW_NICENESS)
+
+
+# what run_view is given: code, code hash, method, args, context, state, costs
+_Call = tuple[bytes, str, str, bytes, ViewContext, StateReader, GasCosts]
 
 
 def _run_on_worker(
