@@ -9,9 +9,11 @@ descriptor) for good, and enough of them left no descriptor for anyone else. Her
 - a request whose headers and body have not all arrived `request` seconds after its first
   byte is answered 408 (when nothing was answered yet) and closed; the time the server takes
   to answer is not counted;
+- a connection whose client reads nothing of its answer for `request` seconds is dropped with
+  what is unsent (closing it would wait for the client for good);
 - at most `max_connections` per process (below its open-file limit). At the cap a new
-  connection takes the place of the one that has waited longest on its client (idle, or
-  sending a request slowly), if that one has waited at least `grace` seconds; otherwise the
+  connection takes the place of the one that has waited longest on its client (idle, sending
+  a request slowly, or not reading its answer), if that one has waited at least `grace` seconds; otherwise the
   new one is answered 503 and closed before anything of it is read. A connection that just
   connected, or whose request is being answered, never gives way: a flood of new connections
   is refused at the door rather than paid for by the clients already in.
@@ -117,6 +119,9 @@ class GuardedHttpProtocol(SingleWriteHttpProtocol):
     _waiting_since: float | None = None
     _request_began: float | None = None  # a request's first byte, until all of it has arrived
     _refused = False  # closed at the cap before anything was read
+    # the sweep's view of the answer leaving: bytes unsent at the last tick, and since when none left
+    _unsent = 0
+    _stalled_since: float | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         now = _clock()
@@ -177,16 +182,27 @@ class GuardedHttpProtocol(SingleWriteHttpProtocol):
 
     def check_deadlines(self, now: float, limits: ConnectionLimits) -> None:
         """Close this connection if it is past a deadline (the sweep's, each tick)."""
-        if self.transport.is_closing():
+        transport = self.transport
+        unsent = transport.get_write_buffer_size()
+        if unsent and unsent == self._unsent:  # nothing of the answer left since the last tick
+            if self._stalled_since is None:
+                self._stalled_since = now
+            elif now - self._stalled_since >= limits.request:
+                transport.abort()  # a client that does not read: close() would wait on it for good
+                return
+        else:
+            self._stalled_since = None
+        self._unsent = unsent
+        if transport.is_closing():
             return
         began = self._request_began
         if began is not None:
             if now - began >= limits.request:
                 if not self._answering():
-                    self.transport.write(_REQUEST_TIMEOUT)
-                self.transport.close()
-        elif self._waiting_since is not None and now - self._waiting_since >= limits.keep_alive:
-            self.transport.close()
+                    transport.write(_REQUEST_TIMEOUT)
+                transport.close()
+        elif self._waiting_since is not None and now - self._waiting_since >= limits.keep_alive and not unsent:
+            transport.close()  # idle (an answer still leaving is not idle)
 
     def _answering(self) -> bool:
         """Whether an answer is being written on this connection (a 408 would break into it)."""
@@ -194,20 +210,29 @@ class GuardedHttpProtocol(SingleWriteHttpProtocol):
         return cycle is not None and cycle.response_started and not cycle.response_complete
 
     def _make_room(self, now: float) -> bool:
-        """Close the connection waiting longest on its client, if it has waited past the grace
-        period; whether one was closed. Only at the cap."""
+        """Close the connection that has waited longest on its client (idle, sending slowly, or
+        not reading its answer), if it has waited past the grace period; whether one was closed.
+        Only at the cap."""
         grace = min(_limits.grace, _limits.keep_alive)
         oldest: GuardedHttpProtocol | None = None
         since = now - grace
         for other in self.connections:
             if not isinstance(other, GuardedHttpProtocol):
                 continue
-            waiting = other._waiting_since
-            if waiting is not None and waiting <= since and not other.transport.is_closing():
+            if other._stalled_since is not None:
+                waiting: float | None = other._stalled_since
+            elif other._unsent:
+                continue  # an answer still leaving: being answered
+            else:
+                waiting = other._waiting_since
+            if waiting is not None and waiting <= since:
                 oldest, since = other, waiting
         if oldest is None:
             return False
-        oldest._waiting_since = None
-        oldest.transport.close()
+        oldest._waiting_since = oldest._stalled_since = None
+        if oldest.transport.get_write_buffer_size():
+            oldest.transport.abort()  # what it does not read is dropped, not waited for
+        else:
+            oldest.transport.close()
         self.connections.discard(oldest)  # its place is free now, not when its loss is reported
         return True

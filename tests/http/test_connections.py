@@ -276,3 +276,28 @@ def test_without_a_cap_given_the_cap_is_below_the_open_file_limit(sample_store: 
         finally:
             for sock in holders:
                 sock.close()
+
+
+def test_a_client_that_never_reads_its_answers_does_not_hold_its_connection(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """A client pipelines many requests and reads none of the answers: once the unsent answers
+    fill the socket, the server's answer waits on the client, and nothing of it leaves. After
+    the grace period that connection gives way to a new one at the cap, and after the request
+    timeout it is dropped with what is unsent (closing it would wait on the client for good)."""
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "3", "--max-connections", "1")
+    config = b'{"jsonrpc":"2.0","id":1,"method":"EXPERIMENTAL_protocol_config","params":{"finality":"final"}}'
+    request = _head(config) + config
+    with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
+        stalled = _connect(capped)
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            stalled.settimeout(0.5)
+            with contextlib.suppress(OSError):
+                for _ in range(2000):  # until the server stops reading them
+                    stalled.sendall(request * 10)
+            time.sleep(GRACE + 1.0)  # stalled past the grace period (sweeps note it within a tick)
+            with _connect(capped) as newcomer:
+                assert _asked(newcomer).startswith(b"HTTP/1.1 200 ")
+        finally:
+            stalled.close()
