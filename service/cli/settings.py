@@ -90,9 +90,9 @@ class ServeSettings(StoreSettings, LogSettings):
         "quick", description="check the store before serving: quick (refuse a damaged store), or off"
     )
     view_call_timeout: float = Field(
-        10.0, gt=0, le=3600, description="seconds a view call run on a worker may take, from its arrival, beside its "
-        "gas limit; a slower one is stopped and answered INTERNAL_ERROR \"Timeout\" as nearcore answers a query "
-        "its view client did not answer in time",
+        10.0, gt=0, le=3600, description="seconds a view call run on a worker may take, from the moment a worker "
+        "takes it up, beside its gas limit; a slower one is stopped and answered INTERNAL_ERROR \"Timeout\" as "
+        "nearcore answers a query its view client did not answer in time",
     )
     max_slow_view_calls: int = Field(
         8, ge=1, le=1024, description="view calls each worker holds in its slow lane (those still running 0.1 s "
