@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,48 @@ def test_the_deadline_does_not_count_the_wait_for_the_slow_lane(sample_store: Pa
     holders, queued = asyncio.run(attack())
     assert holders == [DEADLINE] * SLOW_WORKERS
     assert queued == "HostError(GasLimitExceeded)"
+
+
+class _ColdReader:
+    """A fork's reader in small: the first read of a key waits on the "upstream", later ones are
+    answered at once (the key is kept)."""
+
+    def __init__(self) -> None:
+        self.kept: set[bytes] = set()
+        self.asked = 0
+
+    def inline_contract_values(self) -> None:
+        return None
+
+    async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        self.asked += 1
+        if key not in self.kept:
+            await asyncio.sleep(0.3)
+            self.kept.add(key)
+        return None
+
+
+def test_a_method_slow_while_cold_returns_to_the_fast_lane_once_quick() -> None:
+    reads = module(
+        '(func (export "m") (drop (call $storage_read (i64.const 1) (i64.const 0) (i64.const 0))))',
+        '(import "env" "storage_read" (func $storage_read (param i64 i64 i64) (result i64)))',
+    )
+
+    cold = _ColdReader()
+
+    async def calls() -> list[int]:
+        reader: Any = cold
+        runner = ViewRunner(call_timeout=10)
+        slow_runs = []
+        try:
+            for _ in range(3):
+                await runner.run(reader, reads, "cold-then-warm", "m", b"", CONTEXT, QUICK_COSTS)
+                slow_runs.append(runner.slow_runs)
+        finally:
+            runner.close()
+        return slow_runs
+
+    # cold: past its slice waiting on the read, run in the slow lane (the read handed over, not
+    # asked again); the next call goes there at once and is quick; the third is the fast lane's
+    assert asyncio.run(calls()) == [1, 2, 2]
+    assert cold.asked == 3  # one read a call
