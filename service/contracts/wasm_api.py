@@ -96,7 +96,10 @@ def instantiate(pre: wasmtime.InstancePre, store: wasmtime.Store) -> wasmtime.In
     except (wasmtime.Trap, wasmtime.WasmtimeError):
         failure = _take_pending()
         if failure is not None:
-            raise failure from None
+            try:
+                raise failure from None
+            finally:
+                del failure  # no cycle through this frame (see `call`)
         raise
 
 
@@ -135,7 +138,13 @@ def call(store: wasmtime.Store, func: Any) -> None:
         return
     if failure is not None:
         del raised  # the trap only carried the failure out of wasm
-        raise failure
+        try:
+            raise failure
+        finally:
+            # else this frame, in the failure's traceback, would hold the failure: a cycle that
+            # keeps the call's buffers (its last register write, its store) until the cyclic
+            # collector runs
+            del failure
     raise raised
 
 
