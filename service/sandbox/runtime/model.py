@@ -41,6 +41,94 @@ class Account:
     storage_usage: int
 
 
+# core/primitives/src/action: the actions a transaction or receipt carries, decoded. Amounts
+# and gas are ints; keys and signatures in their canonical text ("ed25519:<base58>").
+@dataclass(frozen=True, slots=True)
+class CreateAccount:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class DeployContract:
+    code: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCall:
+    method_name: str
+    args: bytes
+    gas: int
+    deposit: int
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    deposit: int
+
+
+@dataclass(frozen=True, slots=True)
+class Stake:
+    stake: int
+    public_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddKey:
+    public_key: str
+    access_key: AccessKey
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteKey:
+    public_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteAccount:
+    beneficiary_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class DelegateAction:
+    """NEP-366: what a relayer's Delegate action carries, signed by `sender_id`'s key."""
+
+    sender_id: str
+    receiver_id: str
+    actions: tuple[NonDelegateAction, ...]
+    nonce: int
+    max_block_height: int
+    public_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Delegate:
+    delegate_action: DelegateAction
+    signature: str
+
+
+NonDelegateAction = CreateAccount | DeployContract | FunctionCall | Transfer | Stake | AddKey | DeleteKey | DeleteAccount
+Action = NonDelegateAction | Delegate
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction:
+    signer_id: str
+    public_key: str
+    nonce: int
+    receiver_id: str
+    block_hash: str  # base58
+    actions: tuple[Action, ...]
+    priority_fee: int | None = None  # Transaction::V1 only; None for V0
+
+
+@dataclass(frozen=True, slots=True)
+class SignedTransaction:
+    transaction: Transaction
+    signature: str
+    hash: str  # base58 of SHA-256 of the transaction's borsh bytes
+    size: int  # the signed transaction's borsh length (nearcore's size limit applies to it)
+
+
 class StateView(Protocol):
     """The chain's state as of the parent block, read synchronously (on the chain writer's
     thread). The runtime layers its own writes over it; it never writes through this."""
