@@ -106,7 +106,9 @@ class Delegate:
     signature: str
 
 
-NonDelegateAction = CreateAccount | DeployContract | FunctionCall | Transfer | Stake | AddKey | DeleteKey | DeleteAccount
+NonDelegateAction = (
+    CreateAccount | DeployContract | FunctionCall | Transfer | Stake | AddKey | DeleteKey | DeleteAccount
+)
 Action = NonDelegateAction | Delegate
 
 
