@@ -175,10 +175,14 @@ class BlockContext:
 @dataclass(frozen=True, slots=True)
 class Receipt:
     """A receipt waiting to be applied in a later block: its ReceiptView JSON (predecessor_id,
-    receiver_id, receipt_id, receipt, priority) and the block height it was produced at."""
+    receiver_id, receipt_id, receipt, priority) and the block height it was produced at.
+    `actions` are its actions decoded (the runtime's own, handed back as it gave them): a view
+    cannot always rebuild them, since nearcore's ActionView shows a DeployContract's code only by
+    its hash; empty, they are read from the view."""
 
     view: Mapping[str, Any]
     produced_at: int
+    actions: tuple[Action, ...] = ()
 
 
 @dataclass(slots=True)

@@ -1,0 +1,216 @@
+"""Action receipts as the runtime carries them, and their ReceiptView JSON.
+
+nearcore's refunds are action receipts from the system account with one Transfer
+(core/primitives receipt.rs): `Receipt::new_gas_refund` to the signer, signed for by the
+signer's own key (so the refund can restore a function-call key's allowance), and
+`Receipt::new_balance_refund` to the predecessor or a deleted account's beneficiary, with the
+empty ed25519 key; both carry gas price 0 and burn nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import based58
+
+from nearrpc.sandbox.runtime.model import (
+    AccessKey,
+    Action,
+    AddKey,
+    CreateAccount,
+    Delegate,
+    DelegateAction,
+    DeleteAccount,
+    DeleteKey,
+    DeployContract,
+    FunctionCall,
+    FunctionCallPermission,
+    NonDelegateAction,
+    Receipt,
+    Stake,
+    Transfer,
+)
+
+SYSTEM: Final = "system"
+EMPTY_PUBLIC_KEY: Final = "ed25519:" + "1" * 32  # PublicKey::empty(ED25519)
+
+
+@dataclass(frozen=True, slots=True)
+class ActionReceipt:
+    receipt_id: str
+    predecessor_id: str
+    receiver_id: str
+    signer_id: str
+    signer_public_key: str
+    gas_price: int
+    actions: tuple[Action, ...]
+
+    @property
+    def is_refund(self) -> bool:
+        return self.predecessor_id == SYSTEM
+
+    def view(self) -> dict[str, Any]:
+        """ReceiptView (core/primitives views.rs)."""
+        return {
+            "predecessor_id": self.predecessor_id,
+            "receiver_id": self.receiver_id,
+            "receipt_id": self.receipt_id,
+            "receipt": {
+                "Action": {
+                    "signer_id": self.signer_id,
+                    "signer_public_key": self.signer_public_key,
+                    "gas_price": str(self.gas_price),
+                    "output_data_receivers": [],
+                    "input_data_ids": [],
+                    "actions": [action_view(action) for action in self.actions],
+                    "is_promise_yield": False,
+                }
+            },
+            "priority": 0,
+        }
+
+    def carried(self, produced_at: int) -> Receipt:
+        return Receipt(view=self.view(), produced_at=produced_at, actions=self.actions)
+
+    @classmethod
+    def of(cls, receipt: Receipt) -> ActionReceipt:
+        view = receipt.view
+        body = view["receipt"]["Action"]
+        actions = receipt.actions or tuple(action_of_view(item) for item in body["actions"])
+        return cls(
+            receipt_id=view["receipt_id"],
+            predecessor_id=view["predecessor_id"],
+            receiver_id=view["receiver_id"],
+            signer_id=body["signer_id"],
+            signer_public_key=body["signer_public_key"],
+            gas_price=int(body["gas_price"]),
+            actions=actions,
+        )
+
+
+def _permission_view(permission: FunctionCallPermission | None) -> object:
+    if permission is None:
+        return "FullAccess"
+    allowance = None if permission.allowance is None else str(permission.allowance)
+    return {
+        "FunctionCall": {
+            "allowance": allowance,
+            "receiver_id": permission.receiver_id,
+            "method_names": list(permission.method_names),
+        }
+    }
+
+
+def action_view(action: Action) -> object:
+    """ActionView (views.rs `From<Action>`): a DeployContract shows its code's SHA-256."""
+    if isinstance(action, CreateAccount):
+        return "CreateAccount"
+    if isinstance(action, DeployContract):
+        return {"DeployContract": {"code": base64.b64encode(hashlib.sha256(action.code).digest()).decode()}}
+    if isinstance(action, FunctionCall):
+        return {
+            "FunctionCall": {
+                "method_name": action.method_name,
+                "args": base64.b64encode(action.args).decode(),
+                "gas": action.gas,
+                "deposit": str(action.deposit),
+            }
+        }
+    if isinstance(action, Transfer):
+        return {"Transfer": {"deposit": str(action.deposit)}}
+    if isinstance(action, Stake):
+        return {"Stake": {"stake": str(action.stake), "public_key": action.public_key}}
+    if isinstance(action, AddKey):
+        access_key = {"nonce": action.access_key.nonce, "permission": _permission_view(action.access_key.permission)}
+        return {"AddKey": {"public_key": action.public_key, "access_key": access_key}}
+    if isinstance(action, DeleteKey):
+        return {"DeleteKey": {"public_key": action.public_key}}
+    if isinstance(action, DeleteAccount):
+        return {"DeleteAccount": {"beneficiary_id": action.beneficiary_id}}
+    inner = action.delegate_action
+    return {
+        "Delegate": {
+            "delegate_action": {
+                "sender_id": inner.sender_id,
+                "receiver_id": inner.receiver_id,
+                "actions": [action_view(item) for item in inner.actions],
+                "nonce": inner.nonce,
+                "max_block_height": inner.max_block_height,
+                "public_key": inner.public_key,
+            },
+            "signature": action.signature,
+        }
+    }
+
+
+def _permission_of(view: object) -> FunctionCallPermission | None:
+    if view == "FullAccess":
+        return None
+    assert isinstance(view, Mapping)
+    call = view["FunctionCall"]
+    allowance = call.get("allowance")
+    return FunctionCallPermission(
+        allowance=None if allowance is None else int(allowance),
+        receiver_id=call["receiver_id"],
+        method_names=tuple(call["method_names"]),
+    )
+
+
+def action_of_view(view: object) -> Action:
+    """The action an ActionView stands for. A DeployContract's view holds its code's hash, not
+    the code: such a receipt is carried with its actions (model.Receipt.actions)."""
+    if view == "CreateAccount":
+        return CreateAccount()
+    assert isinstance(view, Mapping) and len(view) == 1, f"not an action view: {view!r}"
+    ((name, body),) = view.items()
+    if name == "DeployContract":
+        raise ValueError("a DeployContract's view does not carry its code")
+    if name == "FunctionCall":
+        args = base64.b64decode(body["args"])
+        return FunctionCall(body["method_name"], args, int(body["gas"]), int(body["deposit"]))
+    if name == "Transfer":
+        return Transfer(int(body["deposit"]))
+    if name == "Stake":
+        return Stake(int(body["stake"]), body["public_key"])
+    if name == "AddKey":
+        key = body["access_key"]
+        return AddKey(body["public_key"], AccessKey(int(key["nonce"]), _permission_of(key["permission"])))
+    if name == "DeleteKey":
+        return DeleteKey(body["public_key"])
+    if name == "DeleteAccount":
+        return DeleteAccount(body["beneficiary_id"])
+    inner = body["delegate_action"]
+    inner_actions: tuple[NonDelegateAction, ...] = tuple(
+        item for item in (action_of_view(entry) for entry in inner["actions"]) if not isinstance(item, Delegate)
+    )
+    return Delegate(
+        DelegateAction(
+            sender_id=inner["sender_id"],
+            receiver_id=inner["receiver_id"],
+            actions=inner_actions,
+            nonce=int(inner["nonce"]),
+            max_block_height=int(inner["max_block_height"]),
+            public_key=inner["public_key"],
+        ),
+        body["signature"],
+    )
+
+
+def public_key_borsh(public_key: str) -> bytes:
+    """A `<type>:<base58>` key's borsh bytes (KeyType u8, then the key's bytes)."""
+    kind, _, data = public_key.partition(":")
+    return bytes([0 if kind == "ed25519" else 1]) + based58.b58decode(data.encode())
+
+
+def access_key_borsh_len(access_key: AccessKey) -> int:
+    """borsh::object_length of an AccessKey: nonce, then the permission's tag and fields."""
+    permission = access_key.permission
+    if permission is None:
+        return 8 + 1
+    allowance = 1 if permission.allowance is None else 17
+    names = 4 + sum(4 + len(name.encode()) for name in permission.method_names)
+    return 8 + 1 + allowance + 4 + len(permission.receiver_id.encode()) + names
