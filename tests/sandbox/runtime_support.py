@@ -8,7 +8,7 @@ import base64
 import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import based58
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -32,6 +32,8 @@ from nearrpc.sandbox.runtime.model import (
 )
 from nearrpc.sandbox.runtime.receipts import action_view
 
+K = TypeVar("K")
+V = TypeVar("V")
 PROTOCOL_VERSION = 84
 GAS_PRICE = 100_000_000
 NEAR = 10**24
@@ -75,17 +77,20 @@ class MemoryState:
         return iter(sorted(key for owner, key in self.data if owner == account_id))
 
     def apply(self, changes: StateChanges) -> None:
-        for stores, updates in (
-            (self.accounts, changes.accounts),
-            (self.keys, changes.access_keys),
-            (self.data, changes.data),
-        ):
-            for key, value in updates.items():
-                if value is None:
-                    stores.pop(key, None)  # type: ignore[attr-defined]
-                else:
-                    stores[key] = value  # type: ignore[index]
+        for account_id, account in changes.accounts.items():
+            _put(self.accounts, account_id, account)
+        for key, access_key in changes.access_keys.items():
+            _put(self.keys, key, access_key)
+        for data_key, value in changes.data.items():
+            _put(self.data, data_key, value)
         self.codes.update(changes.codes)
+
+
+def _put(store: dict[K, V], key: K, value: V | None) -> None:
+    if value is None:
+        store.pop(key, None)
+    else:
+        store[key] = value
 
 
 @dataclass

@@ -7,6 +7,7 @@ import based58
 
 from nearrpc.sandbox.runtime.model import (
     AccessKey,
+    Action,
     AddKey,
     CreateAccount,
     DeleteAccount,
@@ -71,7 +72,7 @@ def test_account_creation_with_a_key_and_a_deposit() -> None:
     alice, carol = Signer("alice.test"), Signer("carol.alice.test")
     chain.add_account(alice, 10 * NEAR)
     full = AccessKey(nonce=0, permission=None)
-    actions = [CreateAccount(), Transfer(2 * NEAR), AddKey(carol.public_key, full)]
+    actions: list[Action] = [CreateAccount(), Transfer(2 * NEAR), AddKey(carol.public_key, full)]
     blocks = chain.run([alice.sign("carol.alice.test", actions, chain.block_hash)])
 
     conversion, receipt = outcomes(blocks)
