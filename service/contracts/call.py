@@ -182,7 +182,23 @@ def _unsupported(name: str) -> Callable[..., int | None]:
 
 # the functions nearcore offers calls only; those left of them (promises, yields, refunds) are
 # the cross-contract calls this executor does not run yet
-_CALL_ONLY = {name.removeprefix("c_"): method for name, method in vars(CallLogic).items() if name.startswith("c_")}
+_CALL_ONLY: dict[str, Callable[..., int | None]] = {
+    method.__name__.removeprefix("c_"): method
+    for method in (
+        CallLogic.c_signer_account_id,
+        CallLogic.c_signer_account_pk,
+        CallLogic.c_predecessor_account_id,
+        CallLogic.c_prepaid_gas,
+        CallLogic.c_used_gas,
+        CallLogic.c_attached_deposit,
+        CallLogic.c_account_balance,
+        CallLogic.c_storage_usage,
+        CallLogic.c_storage_write,
+        CallLogic.c_storage_remove,
+        CallLogic.c_promise_results_count,
+        CallLogic.c_promise_result,
+    )
+}
 _PROMISE_FUNCTIONS = tuple(
     fn.name
     for fn in HOST_FUNCTIONS

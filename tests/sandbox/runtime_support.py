@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import based58
@@ -30,7 +30,7 @@ from nearrpc.sandbox.runtime.model import (
     StateChanges,
     Transaction,
 )
-from nearrpc.sandbox.runtime.receipts import action_view
+from nearrpc.sandbox.runtime.views import action_view
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -193,7 +193,3 @@ def outcomes(blocks: Sequence[BlockResult]) -> list[dict[str, Any]]:
 
 def burnt(blocks: Sequence[BlockResult]) -> int:
     return sum(int(outcome["outcome"]["tokens_burnt"]) for outcome in outcomes(blocks))
-
-
-def replace_account(chain: Chain, account_id: str, **fields: Any) -> None:
-    chain.state.accounts[account_id] = replace(chain.state.accounts[account_id], **fields)

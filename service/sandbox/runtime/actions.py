@@ -17,7 +17,6 @@ once, as the action does in nearcore; the epoch's validator set is the chain wri
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import hashlib
 from collections.abc import Mapping
@@ -25,16 +24,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import based58
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from nearrpc.contracts.call import CallContext, CallFailed, run_call
 from nearrpc.contracts.call_errors import function_call_error
 from nearrpc.contracts.errors import HostFunctionUnavailable
 from nearrpc.contracts.gas import GasCosts
 from nearrpc.contracts.host import ViewContext
-from nearrpc.nearcore.transaction import action_bytes
-from nearrpc.sandbox.runtime.exec_fees import Fees, account_type, total_prepaid_gas
+from nearrpc.sandbox.runtime import fees
+from nearrpc.sandbox.runtime.fees import FeeConfig, account_type
 from nearrpc.sandbox.runtime.ids import random_seed
 from nearrpc.sandbox.runtime.model import (
     NO_CODE_HASH,
@@ -58,9 +55,9 @@ from nearrpc.sandbox.runtime.receipts import (
     SYSTEM,
     ActionReceipt,
     access_key_borsh_len,
-    action_view,
     public_key_borsh,
 )
+from nearrpc.sandbox.runtime.signature import verify_delegate
 from nearrpc.sandbox.runtime.state import ContractStorage, Overlay
 
 # core/primitives account.rs
@@ -143,11 +140,16 @@ class Env:
 
     overlay: Overlay
     context: BlockContext
-    fees: Fees
+    fees: FeeConfig
     costs: GasCosts
-    storage_amount_per_byte: int
     min_top_level_length: int
     registrar_account_id: str
+
+
+def is_implicit(config: FeeConfig, account_id: str) -> bool:
+    # core/primitives utils.rs `account_is_implicit`
+    kind = account_type(account_id)
+    return kind == "NearImplicitAccount" or (kind == "EthImplicitAccount" and config.eth_implicit_accounts)
 
 
 def is_top_level(account_id: str) -> bool:
@@ -170,7 +172,7 @@ def key_storage(public_key: str, access_key: AccessKey, extra: int) -> int:
 
 
 def _check_account_existence(env: Env, action: Action, account: Account | None, account_id: str, eligible: bool) -> Any:
-    implicit = env.fees.implicit_account_creation and env.fees.is_implicit(account_id)
+    implicit = env.fees.implicit_account_creation and is_implicit(env.fees, account_id)
     if isinstance(action, CreateAccount):
         if account is not None:
             return {"AccountAlreadyExists": {"account_id": account_id}}
@@ -200,7 +202,7 @@ def apply_action(
     env: Env, receipt: ActionReceipt, acting: Acting, action: Action, index: int, action_hash: str
 ) -> ActionResult:
     """lib.rs `Runtime::apply_action`."""
-    exec_fee = env.fees.exec_fee(action, receipt.receiver_id)
+    exec_fee = fees.exec_fee(env.fees, action, receipt.receiver_id)
     result = ActionResult(gas_burnt=exec_fee, gas_used=exec_fee)
     account_id = receipt.receiver_id
     eligible = len(receipt.actions) == 1 and not receipt.is_refund
@@ -425,49 +427,6 @@ def _function_call(
     acting.account = dataclasses.replace(account, amount=outcome.balance, storage_usage=outcome.storage_usage)
 
 
-# NEP-461's on-chain message discriminant for NEP-366 delegate actions: 2^30 + 366
-# (core/primitives action/delegate.rs `SignedDelegateAction::verify`, signable_message.rs)
-_DELEGATE_DISCRIMINANT = (1 << 30) + 366
-
-
-def _delegate_borsh(inner: DelegateAction) -> bytes:
-    def text(value: str) -> bytes:
-        return len(value.encode()).to_bytes(4, "little") + value.encode()
-
-    actions = b""
-    for action in inner.actions:
-        view = action_view(action)
-        if isinstance(action, DeployContract):
-            view = {"DeployContract": {"code": base64.b64encode(action.code).decode()}}
-        actions += action_bytes(view)  # type: ignore[arg-type]
-    return (
-        text(inner.sender_id)
-        + text(inner.receiver_id)
-        + len(inner.actions).to_bytes(4, "little")
-        + actions
-        + inner.nonce.to_bytes(8, "little")
-        + inner.max_block_height.to_bytes(8, "little")
-        + public_key_borsh(inner.public_key)
-    )
-
-
-def _delegate_signed(action: Delegate) -> bool:
-    """The sender's signature over SHA-256 of the SignableMessage (discriminant, DelegateAction).
-    ed25519 keys only here; a secp256k1 one is refused as an invalid signature."""
-    inner = action.delegate_action
-    kind, _, key = inner.public_key.partition(":")
-    sig_kind, _, signature = action.signature.partition(":")
-    if kind != "ed25519" or sig_kind != "ed25519":
-        return False
-    digest = hashlib.sha256(_DELEGATE_DISCRIMINANT.to_bytes(4, "little") + _delegate_borsh(inner)).digest()
-    try:
-        raw_key = based58.b58decode(key.encode())
-        Ed25519PublicKey.from_public_bytes(raw_key).verify(based58.b58decode(signature.encode()), digest)
-    except (InvalidSignature, ValueError):
-        return False
-    return True
-
-
 def _delegate_key_error(env: Env, inner: DelegateAction) -> Any:
     """actions.rs `validate_delegate_action_key`: the sender's key, its nonce, its permission;
     the key's nonce moves to the delegate action's."""
@@ -500,7 +459,7 @@ def _delegate(env: Env, receipt: ActionReceipt, action: Delegate, result: Action
     # actions.rs `apply_delegate_action`: checked, then a receipt from the sender with the inner
     # actions, paid by the relayer's prepaid gas (its send fees burnt here)
     inner = action.delegate_action
-    if not _delegate_signed(action):
+    if not verify_delegate(action):
         result.error = "DelegateActionInvalidSignature"
         return
     if env.context.height > inner.max_block_height:
@@ -522,12 +481,12 @@ def _delegate(env: Env, receipt: ActionReceipt, action: Delegate, result: Action
         receipt.gas_price,
         tuple(inner.actions),
     )
-    fees = env.fees
-    prepaid_send = fees.total_prepaid_send_fees(receipt.actions)
+    config = env.fees
+    prepaid_send = fees.total_prepaid_send_fees(config, receipt.actions)
     required = (
-        fees.total_prepaid_exec_fees(inner.actions, inner.receiver_id)
-        + total_prepaid_gas(inner.actions)
-        + fees.receipt_exec_fee
+        fees.total_prepaid_exec_fees(config, inner.actions, inner.receiver_id)
+        + fees.total_prepaid_gas(inner.actions)
+        + config.new_action_receipt.execution
     )
     result.gas_used += required + prepaid_send
     result.gas_burnt += prepaid_send

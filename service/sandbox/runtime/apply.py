@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nearrpc.contracts.gas import GasCosts
+from nearrpc.sandbox.runtime import fees
 from nearrpc.sandbox.runtime.actions import (
     Acting,
     ActionResult,
@@ -38,7 +39,8 @@ from nearrpc.sandbox.runtime.actions import (
     gas_refund,
 )
 from nearrpc.sandbox.runtime.charge import verify_and_charge
-from nearrpc.sandbox.runtime.exec_fees import Fees, total_deposit, total_prepaid_gas
+from nearrpc.sandbox.runtime.decode import TransactionDecodeError, decode_signed_transaction
+from nearrpc.sandbox.runtime.fees import FeeConfig
 from nearrpc.sandbox.runtime.ids import IdMaker
 from nearrpc.sandbox.runtime.model import (
     BlockContext,
@@ -50,8 +52,9 @@ from nearrpc.sandbox.runtime.model import (
     TransactionApplied,
     TransactionRefused,
 )
-from nearrpc.sandbox.runtime.receipts import ActionReceipt, action_view
+from nearrpc.sandbox.runtime.receipts import ActionReceipt
 from nearrpc.sandbox.runtime.state import Overlay
+from nearrpc.sandbox.runtime.views import signed_transaction_view
 
 ZERO_BALANCE_ACCOUNT_STORAGE_LIMIT = 770  # verifier.rs: accounts this small need no stake
 
@@ -83,21 +86,6 @@ def _outcome(
     }
 
 
-def transaction_view(signed: SignedTransaction) -> dict[str, Any]:
-    """SignedTransactionView (views.rs)."""
-    tx = signed.transaction
-    return {
-        "signer_id": tx.signer_id,
-        "public_key": tx.public_key,
-        "nonce": tx.nonce,
-        "receiver_id": tx.receiver_id,
-        "actions": [action_view(action) for action in tx.actions],
-        "priority_fee": tx.priority_fee or 0,
-        "signature": signed.signature,
-        "hash": signed.hash,
-    }
-
-
 @dataclass
 class _Block:
     """One block's application under way."""
@@ -117,9 +105,8 @@ def make_env(overlay: Overlay, context: BlockContext) -> Env:
     return Env(
         overlay=overlay,
         context=context,
-        fees=Fees(runtime_config),
+        fees=FeeConfig.from_runtime_config(runtime_config),
         costs=GasCosts.from_protocol_config(context.protocol_config),
-        storage_amount_per_byte=int(runtime_config["storage_amount_per_byte"]),
         min_top_level_length=int(creation["min_allowed_top_level_account_length"]),
         registrar_account_id=str(creation["registrar_account_id"]),
     )
@@ -130,8 +117,8 @@ class SandboxRuntime:
     chain writer hands each block its parent's state and keeps what comes back."""
 
     def check_transaction(self, state: StateView, context: BlockContext, signed: bytes) -> TransactionApplied:
-        from nearrpc.sandbox.runtime.decode import decode_signed_transaction
-
+        # bytes that are no signed transaction raise decode.TransactionDecodeError: nearcore answers
+        # them as a request's parse error, not as an InvalidTxError
         return self.check_decoded(state, context, decode_signed_transaction(signed))
 
     def check_decoded(self, state: StateView, context: BlockContext, signed: SignedTransaction) -> TransactionApplied:
@@ -154,19 +141,17 @@ class SandboxRuntime:
             {"version": 1},
         )
         return TransactionApplied(
-            signed.hash, tx.signer_id, context.shard_of(tx.signer_id), transaction_view(signed), outcome
+            signed.hash, tx.signer_id, context.shard_of(tx.signer_id), signed_transaction_view(signed), outcome
         )
 
     def apply_block(
         self, state: StateView, context: BlockContext, transactions: Sequence[bytes], receipts: Sequence[Receipt]
     ) -> BlockResult:
-        from nearrpc.sandbox.runtime.decode import decode_signed_transaction
-
         decoded = []
         for raw in transactions:
             try:
                 decoded.append(decode_signed_transaction(raw))
-            except TransactionRefused:
+            except TransactionDecodeError:
                 continue  # a chunk producer drops what it cannot decode
         return self.apply_decoded(state, context, decoded, receipts)
 
@@ -233,7 +218,7 @@ class SandboxRuntime:
         )
         block.transactions.append(
             TransactionApplied(
-                signed.hash, tx.signer_id, context.shard_of(tx.signer_id), transaction_view(signed), outcome
+                signed.hash, tx.signer_id, context.shard_of(tx.signer_id), signed_transaction_view(signed), outcome
             )
         )
         block.gas_burnt += gas_burnt
@@ -247,9 +232,10 @@ class SandboxRuntime:
         env = block.env
         overlay = env.overlay
         context = env.context
-        fees = env.fees
+        config = env.fees
         acting = Acting(account=overlay.account(receipt.receiver_id), actor_id=receipt.predecessor_id)
-        result = ActionResult(gas_burnt=fees.receipt_exec_fee, gas_used=fees.receipt_exec_fee)
+        receipt_fee = config.new_action_receipt.execution
+        result = ActionResult(gas_burnt=receipt_fee, gas_used=receipt_fee)
         error_index: int | None = None
         for index, action in enumerate(receipt.actions):
             action_hash = block.ids.action_hash(receipt.receipt_id, index)
@@ -265,7 +251,7 @@ class SandboxRuntime:
                 result.merge(ActionResult(error={"LackBalanceForState": lacking}))
         lost = 0
         if receipt.is_refund:
-            lost = total_deposit(receipt.actions) if result.error is not None else 0
+            lost = fees.total_deposit(receipt.actions) if result.error is not None else 0
         else:
             self._refunds(env, receipt, result)
         if result.error is None:
@@ -305,7 +291,7 @@ class SandboxRuntime:
         # verifier.rs `check_storage_stake`
         account = acting.account
         assert account is not None
-        required = account.storage_usage * env.storage_amount_per_byte
+        required = account.storage_usage * env.fees.storage_amount_per_byte
         available = account.amount + account.locked
         if available >= required or account.storage_usage <= ZERO_BALANCE_ACCOUNT_STORAGE_LIMIT:
             return None
@@ -314,13 +300,16 @@ class SandboxRuntime:
     @staticmethod
     def _refunds(env: Env, receipt: ActionReceipt, result: ActionResult) -> None:
         # lib.rs `refund_unspent_gas_and_deposits` (NEP-536)
-        fees = env.fees
-        prepaid_gas = total_prepaid_gas(receipt.actions) + fees.total_prepaid_send_fees(receipt.actions)
-        prepaid_exec = fees.total_prepaid_exec_fees(receipt.actions, receipt.receiver_id) + fees.receipt_exec_fee
+        config = env.fees
+        prepaid_gas = fees.total_prepaid_gas(receipt.actions) + fees.total_prepaid_send_fees(config, receipt.actions)
+        prepaid_exec = (
+            fees.total_prepaid_exec_fees(config, receipt.actions, receipt.receiver_id)
+            + config.new_action_receipt.execution
+        )
         spent = result.gas_burnt if result.error is not None else result.gas_used
         gas_back = (prepaid_gas + prepaid_exec - spent) * receipt.gas_price
         if result.error is not None:
-            deposit = total_deposit(receipt.actions)
+            deposit = fees.total_deposit(receipt.actions)
             if deposit > 0:
                 result.new_receipts.append(balance_refund(receipt.predecessor_id, deposit))
         if gas_back > 0:

@@ -4,8 +4,8 @@
 Interim: the checks the conversion needs until the verifier room's own module lands (sbx-verify):
 the signer and its key, the nonce bounds, the function-call key's permission, the cost against
 balance and allowance, the signer's storage stake. The signer pays the send fees (burnt now) and
-prepays the receipt's execution and attached gas at the receipt's gas price (since protocol 78,
-NEP-536: pessimistic inflation 1/1, the block's price) plus the attached deposits.
+prepays the receipt's execution and attached gas at the receipt's gas price (fees.tx_cost) plus the
+attached deposits.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from nearrpc.sandbox.runtime.actions import ACCESS_KEY_NONCE_RANGE_MULTIPLIER, Env
-from nearrpc.sandbox.runtime.exec_fees import total_deposit, total_prepaid_gas
+from nearrpc.sandbox.runtime.fees import CostOverflow, tx_cost
 from nearrpc.sandbox.runtime.model import FunctionCall, SignedTransaction, TransactionRefused
 
 ZERO_BALANCE_ACCOUNT_STORAGE_LIMIT = 770
@@ -36,15 +36,11 @@ def verify_and_charge(env: Env, signed: SignedTransaction) -> tuple[int, int]:
     upper_bound = context.height * ACCESS_KEY_NONCE_RANGE_MULTIPLIER
     if tx.nonce >= upper_bound:
         raise TransactionRefused({"NonceTooLarge": {"tx_nonce": tx.nonce, "upper_bound": upper_bound}})
-    sir = tx.signer_id == tx.receiver_id
-    gas_burnt = int(fees.new_action_receipt["send_sir" if sir else "send_not_sir"]) + fees.total_send_fees(
-        sir, tx.actions, tx.receiver_id
-    )
-    prepaid = (
-        fees.total_prepaid_exec_fees(tx.actions, tx.receiver_id) + fees.receipt_exec_fee + total_prepaid_gas(tx.actions)
-    )
-    price = context.gas_price
-    cost = (gas_burnt + prepaid) * price + total_deposit(tx.actions)
+    try:
+        charges = tx_cost(fees, tx, context.gas_price)
+    except CostOverflow:
+        raise TransactionRefused({"CostOverflow": None}) from None
+    cost = charges.total_cost
     if account.amount < cost:
         refusal = {"signer_id": tx.signer_id, "balance": str(account.amount), "cost": str(cost)}
         raise TransactionRefused({"NotEnoughBalance": refusal})
@@ -73,7 +69,7 @@ def verify_and_charge(env: Env, signed: SignedTransaction) -> tuple[int, int]:
         if permission.allowance is not None:
             permission = dataclasses.replace(permission, allowance=permission.allowance - cost)
     charged = dataclasses.replace(account, amount=account.amount - cost)
-    required = charged.storage_usage * env.storage_amount_per_byte
+    required = charged.storage_usage * fees.storage_amount_per_byte
     if charged.amount + charged.locked < required and charged.storage_usage > ZERO_BALANCE_ACCOUNT_STORAGE_LIMIT:
         lacking = {"signer_id": tx.signer_id, "amount": str(required - charged.amount - charged.locked)}
         raise TransactionRefused({"LackBalanceForState": lacking})
@@ -81,4 +77,4 @@ def verify_and_charge(env: Env, signed: SignedTransaction) -> tuple[int, int]:
     overlay.set_access_key(
         tx.signer_id, tx.public_key, dataclasses.replace(access_key, nonce=tx.nonce, permission=permission)
     )
-    return gas_burnt, price
+    return charges.gas_burnt, charges.receipt_gas_price

@@ -10,7 +10,6 @@ empty ed25519 key; both carry gas price 0 and burn nothing.
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -34,6 +33,7 @@ from nearrpc.sandbox.runtime.model import (
     Stake,
     Transfer,
 )
+from nearrpc.sandbox.runtime.views import action_receipt_view
 
 SYSTEM: Final = "system"
 EMPTY_PUBLIC_KEY: Final = "ed25519:" + "1" * 32  # PublicKey::empty(ED25519)
@@ -55,23 +55,15 @@ class ActionReceipt:
 
     def view(self) -> dict[str, Any]:
         """ReceiptView (core/primitives views.rs)."""
-        return {
-            "predecessor_id": self.predecessor_id,
-            "receiver_id": self.receiver_id,
-            "receipt_id": self.receipt_id,
-            "receipt": {
-                "Action": {
-                    "signer_id": self.signer_id,
-                    "signer_public_key": self.signer_public_key,
-                    "gas_price": str(self.gas_price),
-                    "output_data_receivers": [],
-                    "input_data_ids": [],
-                    "actions": [action_view(action) for action in self.actions],
-                    "is_promise_yield": False,
-                }
-            },
-            "priority": 0,
-        }
+        return action_receipt_view(
+            receipt_id=self.receipt_id,
+            predecessor_id=self.predecessor_id,
+            receiver_id=self.receiver_id,
+            signer_id=self.signer_id,
+            signer_public_key=self.signer_public_key,
+            gas_price=self.gas_price,
+            actions=self.actions,
+        )
 
     def carried(self, produced_at: int) -> Receipt:
         return Receipt(view=self.view(), produced_at=produced_at, actions=self.actions)
@@ -92,61 +84,6 @@ class ActionReceipt:
         )
 
 
-def _permission_view(permission: FunctionCallPermission | None) -> object:
-    if permission is None:
-        return "FullAccess"
-    allowance = None if permission.allowance is None else str(permission.allowance)
-    return {
-        "FunctionCall": {
-            "allowance": allowance,
-            "receiver_id": permission.receiver_id,
-            "method_names": list(permission.method_names),
-        }
-    }
-
-
-def action_view(action: Action) -> object:
-    """ActionView (views.rs `From<Action>`): a DeployContract shows its code's SHA-256."""
-    if isinstance(action, CreateAccount):
-        return "CreateAccount"
-    if isinstance(action, DeployContract):
-        return {"DeployContract": {"code": base64.b64encode(hashlib.sha256(action.code).digest()).decode()}}
-    if isinstance(action, FunctionCall):
-        return {
-            "FunctionCall": {
-                "method_name": action.method_name,
-                "args": base64.b64encode(action.args).decode(),
-                "gas": action.gas,
-                "deposit": str(action.deposit),
-            }
-        }
-    if isinstance(action, Transfer):
-        return {"Transfer": {"deposit": str(action.deposit)}}
-    if isinstance(action, Stake):
-        return {"Stake": {"stake": str(action.stake), "public_key": action.public_key}}
-    if isinstance(action, AddKey):
-        access_key = {"nonce": action.access_key.nonce, "permission": _permission_view(action.access_key.permission)}
-        return {"AddKey": {"public_key": action.public_key, "access_key": access_key}}
-    if isinstance(action, DeleteKey):
-        return {"DeleteKey": {"public_key": action.public_key}}
-    if isinstance(action, DeleteAccount):
-        return {"DeleteAccount": {"beneficiary_id": action.beneficiary_id}}
-    inner = action.delegate_action
-    return {
-        "Delegate": {
-            "delegate_action": {
-                "sender_id": inner.sender_id,
-                "receiver_id": inner.receiver_id,
-                "actions": [action_view(item) for item in inner.actions],
-                "nonce": inner.nonce,
-                "max_block_height": inner.max_block_height,
-                "public_key": inner.public_key,
-            },
-            "signature": action.signature,
-        }
-    }
-
-
 def _permission_of(view: object) -> FunctionCallPermission | None:
     if view == "FullAccess":
         return None
@@ -160,14 +97,17 @@ def _permission_of(view: object) -> FunctionCallPermission | None:
     )
 
 
-def action_of_view(view: object) -> Action:
-    """The action an ActionView stands for. A DeployContract's view holds its code's hash, not
-    the code: such a receipt is carried with its actions (model.Receipt.actions)."""
-    if view == "CreateAccount":
+def action_of_view(view: object, serde: bool = False) -> Action:
+    """The action an ActionView stands for (`serde`: a Delegate's inner action, written as serde
+    writes an Action). A DeployContract's view holds its code's hash, not the code: such a
+    receipt is carried with its actions (model.Receipt.actions)."""
+    if view == "CreateAccount" or (serde and view == {"CreateAccount": {}}):
         return CreateAccount()
     assert isinstance(view, Mapping) and len(view) == 1, f"not an action view: {view!r}"
     ((name, body),) = view.items()
     if name == "DeployContract":
+        if serde:
+            return DeployContract(base64.b64decode(body["code"]))
         raise ValueError("a DeployContract's view does not carry its code")
     if name == "FunctionCall":
         args = base64.b64decode(body["args"])
@@ -185,7 +125,9 @@ def action_of_view(view: object) -> Action:
         return DeleteAccount(body["beneficiary_id"])
     inner = body["delegate_action"]
     inner_actions: tuple[NonDelegateAction, ...] = tuple(
-        item for item in (action_of_view(entry) for entry in inner["actions"]) if not isinstance(item, Delegate)
+        item
+        for item in (action_of_view(entry, serde=True) for entry in inner["actions"])
+        if not isinstance(item, Delegate)
     )
     return Delegate(
         DelegateAction(
