@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import based58
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
@@ -31,6 +32,7 @@ from nearrpc.sandbox.runtime.model import (
     Transaction,
 )
 from nearrpc.sandbox.runtime.views import action_view
+from tests.conftest import reference_dir
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -193,3 +195,10 @@ def outcomes(blocks: Sequence[BlockResult]) -> list[dict[str, Any]]:
 
 def burnt(blocks: Sequence[BlockResult]) -> int:
     return sum(int(outcome["outcome"]["tokens_burnt"]) for outcome in outcomes(blocks))
+
+
+def reference_contract(name: str) -> bytes:
+    path = reference_dir() / "contracts" / name
+    if not path.is_file():
+        pytest.skip(f"{path} not found (set NEARRPC_REFERENCE_DIR)")
+    return path.read_bytes()

@@ -7,12 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from nearrpc.contracts import GasCosts, ViewContext, run_view
 from nearrpc.sandbox.runtime.actions import code_hash_of
 from nearrpc.sandbox.runtime.model import DeployContract, FunctionCall
-from tests.conftest import reference_dir
 from tests.sandbox.runtime_support import (
     GAS_PRICE,
     NEAR,
@@ -24,6 +21,7 @@ from tests.sandbox.runtime_support import (
     burnt,
     fee,
     outcomes,
+    reference_contract,
 )
 
 SAMPLE_CONTRACTS = Path(__file__).resolve().parents[2] / "service" / "sample" / "contracts"
@@ -132,15 +130,8 @@ def test_calling_an_account_without_code() -> None:
     assert kind == {"FunctionCallError": {"CompilationError": {"CodeDoesNotExist": {"account_id": "alice.test"}}}}
 
 
-def _reference_contract(name: str) -> bytes:
-    path = reference_dir() / "contracts" / name
-    if not path.is_file():
-        pytest.skip(f"{path} not found (set NEARRPC_REFERENCE_DIR)")
-    return path.read_bytes()
-
-
 def test_near_sdk_fungible_token_new_storage_deposit_and_transfer() -> None:
-    code = _reference_contract("new_fungible_token.wasm")
+    code = reference_contract("new_fungible_token.wasm")
     chain = Chain()
     token, alice, bob = Signer("token.test"), Signer("alice.test"), Signer("bob.test")
     chain.add_account(token, 50 * NEAR)
@@ -186,7 +177,7 @@ def test_near_sdk_fungible_token_new_storage_deposit_and_transfer() -> None:
 
 
 def test_near_sdk_status_message() -> None:
-    code = _reference_contract("new_status_message.wasm")
+    code = reference_contract("new_status_message.wasm")
     chain = Chain()
     status, alice = Signer("status.test"), Signer("alice.test")
     chain.add_account(status, 50 * NEAR)
