@@ -115,6 +115,12 @@ def test_a_block_past_the_validity_period_has_expired() -> None:
     validate_component("InvalidTxError", refused.value.error)
 
 
+def test_a_block_above_the_head_is_on_another_chain() -> None:
+    with pytest.raises(model.TransactionRefused) as refused:
+        verifier.check_validity_period(HEIGHT + 1, HEIGHT, 100)
+    assert refused.value.error == "InvalidChain"
+
+
 # stateless: validate_transaction
 
 

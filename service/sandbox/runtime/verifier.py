@@ -7,7 +7,8 @@ What the chain writer calls, for a transaction arriving (nearcore's client `proc
 when a block includes it (`Runtime::apply`):
 1. `check_validity_period(base_height, head_height, validity_period)`: the height of the block
    the transaction names (None when the chain has no such block) against the head; chain/chain's
-   `check_transaction_validity_period` answers "Expired" for both an unknown and a too old block.
+   `check_transaction_validity_period` answers "Expired" for both an unknown and a too old block
+   (and "InvalidChain" for one that is not the head's ancestor).
 2. `validate_transaction(config, signed, protocol_version)`: stateless, verifier.rs
    `validate_transaction`: the actions' limits, then (`ValidatedTransaction::new`) the size, then
    the signature.
@@ -289,7 +290,11 @@ def check_transaction(
 
 def check_validity_period(base_height: int | None, head_height: int, validity_period: int) -> None:
     """A transaction names a block: one the chain has (`base_height`, None when unknown) no more than
-    `transaction_validity_period` blocks below the head the transaction would be built on; else
-    nearcore answers "Expired"."""
+    `transaction_validity_period` blocks below the head the transaction would be built on, else
+    "Expired"; a block above the head is on no path to it: "InvalidChain" (chain/chain/src/store/utils.rs
+    `check_transaction_validity_period`, `validity_period_validate_is_ancestor`; one canonical chain
+    here, so the rest of the ancestry walk always holds)."""
     if base_height is None or head_height > base_height + validity_period:
         raise _refuse("Expired")
+    if base_height > head_height:
+        raise _refuse("InvalidChain")
