@@ -73,6 +73,12 @@ def test_account_types() -> None:
     assert fees.account_type(ETH_IMPLICIT) == "EthImplicitAccount"
     assert fees.account_type("A" * 64) == "NamedAccount"  # upper case is no hex here
     assert fees.account_type("0x" + "b" * 39) == "NamedAccount"
+    assert fees.account_type("0s" + "c" * 40) == "NearDeterministicAccount"
+
+
+def test_a_transfer_to_a_deterministic_account_pays_for_the_account() -> None:
+    cost = fees.tx_cost(FEES, transaction(KEY, model.Transfer(deposit=1), receiver_id="0s" + "c" * 40), 10**8)
+    assert cost.gas_burnt == send(RECEIPT) + send(ACTIONS["create_account_cost"]) + send(ACTIONS["transfer_cost"])
 
 
 def test_a_function_call_buys_its_prepaid_gas() -> None:
