@@ -219,7 +219,7 @@ def test_actions_the_sandbox_lacks_are_refused_by_name(tag: int, name: str) -> N
     [
         ("!!!!", "Invalid symbol 33, offset 0."),
         ("AAA", "Invalid padding"),
-        ("A", "Invalid input length: 1."),
+        ("A", "Invalid input length: 1"),
         ("AAB=", "Invalid last symbol 66, offset 2."),
         ("AA=A", "Invalid symbol 61, offset 2."),
     ],

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.sandbox.runtime import encode, fees, model
 from tests.sandbox.support import ed25519_secret, protocol_config, runtime_config, transaction
 
@@ -72,6 +73,12 @@ def test_account_types() -> None:
     assert fees.account_type(ETH_IMPLICIT) == "EthImplicitAccount"
     assert fees.account_type("A" * 64) == "NamedAccount"  # upper case is no hex here
     assert fees.account_type("0x" + "b" * 39) == "NamedAccount"
+    assert fees.account_type("0s" + "c" * 40) == "NearDeterministicAccount"
+
+
+def test_a_transfer_to_a_deterministic_account_pays_for_the_account() -> None:
+    cost = fees.tx_cost(FEES, transaction(KEY, model.Transfer(deposit=1), receiver_id="0s" + "c" * 40), 10**8)
+    assert cost.gas_burnt == send(RECEIPT) + send(ACTIONS["create_account_cost"]) + send(ACTIONS["transfer_cost"])
 
 
 def test_a_function_call_buys_its_prepaid_gas() -> None:
@@ -170,3 +177,34 @@ def test_sums_past_nearcores_widths_overflow() -> None:
 
 def test_gas_to_tokens() -> None:
     assert fees.gas_to_tokens(3 * TGAS, 10**9) == 3 * 10**21
+
+
+def config_of(version: int) -> fees.FeeConfig:
+    """The runtime config nearcore has for `version` (the project's parameter tables)."""
+    return fees.FeeConfig.from_runtime_config(RuntimeParamStore.load().spec_view(version, "mainnet"))
+
+
+def test_each_protocols_price_for_the_receipts_gas() -> None:
+    transfer = transaction(KEY, model.Transfer(deposit=1))
+    # 84: no minimum purchase price yet, no inflation any more (78)
+    assert fees.tx_cost(config_of(84), transfer, 10**8).receipt_gas_price == 10**8
+    # 85 on: NEP-642's minimum
+    assert fees.tx_cost(config_of(85), transfer, 10**8).receipt_gas_price == 10**9
+    # 77: one 103/100 inflation for the hop to another account, rounded up
+    assert fees.tx_cost(config_of(77), transfer, 10**8 + 1).receipt_gas_price == -(-(10**8 + 1) * 103 // 100)
+    to_self = transaction(KEY, model.Transfer(deposit=1), receiver_id="alice.localnet")
+    assert fees.tx_cost(config_of(77), to_self, 10**8).receipt_gas_price == 10**8
+
+
+def test_eth_implicit_accounts_are_created_from_protocol_70() -> None:
+    tx = transaction(KEY, model.Transfer(deposit=1), receiver_id=ETH_IMPLICIT)
+    plain = send(RECEIPT) + send(ACTIONS["transfer_cost"])
+    before, after = config_of(69), config_of(70)
+    assert (
+        fees.tx_cost(before, tx, 10**8).gas_burnt
+        == before.new_action_receipt.send_not_sir + before.transfer.send_not_sir
+    )
+    assert fees.tx_cost(after, tx, 10**8).gas_burnt == (
+        after.new_action_receipt.send_not_sir + after.transfer.send_not_sir + after.create_account.send_not_sir
+    )
+    assert plain == FEES.new_action_receipt.send_not_sir + FEES.transfer.send_not_sir

@@ -92,7 +92,7 @@ def decode_base64(text: str) -> bytes:
     """`text` as nearcore's `from_base64` decodes it (the base64 crate's STANDARD engine:
     standard alphabet, canonical padding, no stray bits), or TransactionDecodeError."""
     if len(text) > MAX_BASE64_CHARS:
-        raise TransactionDecodeError(f"Invalid input length: {len(text)}.")
+        raise TransactionDecodeError(f"Invalid input length: {len(text)}")
     raw = text.encode("utf-8", "surrogatepass")
     body = raw.rstrip(b"=")
     padding = len(raw) - len(body)
@@ -100,7 +100,7 @@ def decode_base64(text: str) -> bytes:
         if byte not in _BASE64_ALPHABET:
             raise TransactionDecodeError(f"Invalid symbol {byte}, offset {offset}.")
     if len(body) % 4 == 1:
-        raise TransactionDecodeError(f"Invalid input length: {len(body)}.")
+        raise TransactionDecodeError(f"Invalid input length: {len(raw)}")
     if padding > 2 or (len(body) + padding) % 4 != 0:
         raise TransactionDecodeError("Invalid padding")
     try:

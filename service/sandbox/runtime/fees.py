@@ -9,8 +9,9 @@ transaction to its receipt costs the signer (runtime/runtime/src/config.rs).
 - A Transfer to an implicit account also pays for the account it may create (core/parameters
   `transfer_send_fee` / `transfer_exec_fee`): to a NEAR-implicit id (64 lowercase hex) create_account
   and add_full_access_key as well, to an ETH-implicit id ("0x" and 40 lowercase hex, when
-  `eth_implicit_accounts` is on) create_account as well; with `implicit_account_creation` off, a
-  plain transfer. This is charged whether or not the account already exists.
+  `eth_implicit_accounts` is on) or a deterministic one ("0s" and 40 lowercase hex) create_account
+  as well; with `implicit_account_creation` off, a plain transfer. This is charged whether or not
+  the account already exists.
 - A Delegate action's send fee is the delegate fee plus its inner actions' send fees (with the outer
   receipt's sir), and the relayer prepays the inner receipt: its inner actions' send fees (with the
   inner sender == receiver), its delegate exec fee, a new action receipt's exec fee and the inner
@@ -153,11 +154,12 @@ def _balance(value: int) -> int:
 
 def account_type(account_id: str) -> str:
     """near-account-id's `get_account_type`: "NearImplicitAccount" (64 lowercase hex),
-    "EthImplicitAccount" ("0x" then 40 lowercase hex) or "NamedAccount"."""
+    "EthImplicitAccount" ("0x" then 40 lowercase hex), "NearDeterministicAccount" ("0s" then 40
+    lowercase hex, NEP-616's state-init accounts) or "NamedAccount"."""
     if len(account_id) == 64 and _HEX.issuperset(account_id):
         return "NearImplicitAccount"
-    if len(account_id) == 42 and account_id.startswith("0x") and _HEX.issuperset(account_id[2:]):
-        return "EthImplicitAccount"
+    if len(account_id) == 42 and account_id[:2] in ("0x", "0s") and _HEX.issuperset(account_id[2:]):
+        return "EthImplicitAccount" if account_id[1] == "x" else "NearDeterministicAccount"
     return "NamedAccount"
 
 
@@ -169,6 +171,8 @@ def _implicit_fees(config: FeeConfig, receiver_id: str) -> tuple[Fee, ...]:
         return ()
     if kind == "NearImplicitAccount":
         return (config.create_account, config.add_full_access_key)
+    if kind == "NearDeterministicAccount":
+        return (config.create_account,)  # created without a key, as an ETH-implicit account is
     return (config.create_account,) if config.eth_implicit_accounts else ()
 
 

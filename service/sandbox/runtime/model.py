@@ -228,11 +228,12 @@ class BlockResult:
 
 class TransactionRefused(Exception):
     """A transaction nearcore refuses before it is included: `error` is the
-    `InvalidTxError` JSON (e.g. {"InvalidNonce": {"tx_nonce": 5, "ak_nonce": 7}}), as nearcore
+    `InvalidTxError` JSON (e.g. {"InvalidNonce": {"tx_nonce": 5, "ak_nonce": 7}}, or a unit
+    variant's name as a string: "InvalidSignature", "Expired", "CostOverflow"), as nearcore
     puts it under `TxExecutionError.InvalidTxError`."""
 
-    def __init__(self, error: Mapping[str, Any]) -> None:
-        super().__init__(next(iter(error), "InvalidTransaction"))
+    def __init__(self, error: Mapping[str, Any] | str) -> None:
+        super().__init__(error if isinstance(error, str) else next(iter(error), "InvalidTransaction"))
         self.error = error
 
 
