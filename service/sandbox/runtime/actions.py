@@ -59,9 +59,9 @@ from nearrpc.sandbox.runtime.receipts import (
 )
 from nearrpc.sandbox.runtime.signature import verify_delegate
 from nearrpc.sandbox.runtime.state import ContractStorage, Overlay
+from nearrpc.sandbox.runtime.verifier import ACCESS_KEY_NONCE_RANGE_MULTIPLIER
 
 # core/primitives account.rs
-ACCESS_KEY_NONCE_RANGE_MULTIPLIER = 1_000_000
 MAX_ACCOUNT_DELETION_STORAGE_USAGE = 10_000
 
 

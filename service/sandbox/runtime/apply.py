@@ -38,7 +38,6 @@ from nearrpc.sandbox.runtime.actions import (
     balance_refund,
     gas_refund,
 )
-from nearrpc.sandbox.runtime.charge import verify_and_charge
 from nearrpc.sandbox.runtime.decode import TransactionDecodeError, decode_signed_transaction
 from nearrpc.sandbox.runtime.fees import FeeConfig
 from nearrpc.sandbox.runtime.ids import IdMaker
@@ -54,9 +53,8 @@ from nearrpc.sandbox.runtime.model import (
 )
 from nearrpc.sandbox.runtime.receipts import ActionReceipt
 from nearrpc.sandbox.runtime.state import Overlay
+from nearrpc.sandbox.runtime.verifier import Charged, check_transaction, lacking_for_storage
 from nearrpc.sandbox.runtime.views import signed_transaction_view
-
-ZERO_BALANCE_ACCOUNT_STORAGE_LIMIT = 770  # verifier.rs: accounts this small need no stake
 
 
 def _outcome(
@@ -112,6 +110,20 @@ def make_env(overlay: Overlay, context: BlockContext) -> Env:
     )
 
 
+def _charge(env: Env, signed: SignedTransaction, block_height: int | None) -> Charged:
+    """verifier.rs `validate_transaction` and `verify_and_charge_tx_ephemeral` against the state
+    the block has reached; raises TransactionRefused."""
+    context = env.context
+    return check_transaction(
+        env.overlay,
+        env.fees,
+        signed,
+        gas_price=context.gas_price,
+        protocol_version=context.protocol_version,
+        block_height=block_height,
+    )
+
+
 class SandboxRuntime:
     """nearcore's runtime over a `StateView` (model.Runtime). Holds nothing between calls: the
     chain writer hands each block its parent's state and keeps what comes back."""
@@ -123,9 +135,10 @@ class SandboxRuntime:
 
     def check_decoded(self, state: StateView, context: BlockContext, signed: SignedTransaction) -> TransactionApplied:
         """A decoded transaction's check: raises TransactionRefused as nearcore would refuse it."""
-        overlay = Overlay(state)
-        env = make_env(overlay, context)
-        gas_burnt, _ = verify_and_charge(env, signed)
+        env = make_env(Overlay(state), context)
+        # at arrival nearcore's RPC leaves the nonce's upper bound to the block (block_height None)
+        charged = _charge(env, signed, None)
+        gas_burnt = charged.cost.gas_burnt
         tx = signed.transaction
         ids = IdMaker(context.block_hash, context.height, context.protocol_version)
         receipt_id = ids.receipt_of_transaction(signed.hash)
@@ -196,12 +209,14 @@ class SandboxRuntime:
         env = block.env
         overlay = env.overlay
         try:
-            gas_burnt, receipt_gas_price = verify_and_charge(env, signed)
+            charged = _charge(env, signed, env.context.height)
         except TransactionRefused:
-            overlay.rollback()
             return None  # nearcore skips a transaction that became invalid (lib.rs `process_transactions`)
-        overlay.commit()
+        gas_burnt, receipt_gas_price = charged.cost.gas_burnt, charged.cost.receipt_gas_price
         tx = signed.transaction
+        overlay.set_account(tx.signer_id, charged.signer)
+        overlay.set_access_key(tx.signer_id, tx.public_key, charged.access_key)
+        overlay.commit()
         context = env.context
         receipt_id = block.ids.receipt_of_transaction(signed.hash)
         tokens = gas_burnt * context.gas_price
@@ -288,14 +303,11 @@ class SandboxRuntime:
 
     @staticmethod
     def _storage_lack(env: Env, account_id: str, acting: Acting) -> dict[str, str] | None:
-        # verifier.rs `check_storage_stake`
+        # verifier.rs `check_storage_stake`, after a receipt's actions
         account = acting.account
         assert account is not None
-        required = account.storage_usage * env.fees.storage_amount_per_byte
-        available = account.amount + account.locked
-        if available >= required or account.storage_usage <= ZERO_BALANCE_ACCOUNT_STORAGE_LIMIT:
-            return None
-        return {"account_id": account_id, "amount": str(required - available)}
+        lacking = lacking_for_storage(account, account.amount, env.fees)
+        return {"account_id": account_id, "amount": str(lacking)} if lacking else None
 
     @staticmethod
     def _refunds(env: Env, receipt: ActionReceipt, result: ActionResult) -> None:
