@@ -67,17 +67,19 @@ class CallOutcome:
     used_gas: int
     balance: int
     storage_usage: int
+    profile: dict[str, int]  # gas by ext cost name, and "wasm_instruction" (see _profile)
 
 
 class CallFailed(Exception):
     """A call nearcore aborts: `debug` is the FunctionCallError's Debug text (call_errors.py
     gives its outcome JSON); the logs and gas burnt until then still count."""
 
-    def __init__(self, debug: str, logs: list[str], burnt_gas: int) -> None:
+    def __init__(self, debug: str, logs: list[str], burnt_gas: int, profile: dict[str, int]) -> None:
         super().__init__(debug)
         self.debug = debug
         self.logs = logs
         self.burnt_gas = burnt_gas
+        self.profile = profile
 
 
 class CallLogic(ViewLogic):
@@ -89,6 +91,17 @@ class CallLogic(ViewLogic):
         self.writer = state
         self.balance = call.view.account_balance + call.attached_deposit
         self.storage_usage = call.view.storage_usage
+        self.profile: dict[str, int] = {}  # gas charged per ext cost, for the outcome's gas profile
+
+    def pay(self, name: str, times: int = 1) -> None:
+        super().pay(name, times)
+        self.profile[name] = self.profile.get(name, 0) + self._ext.get(name, 0) * times
+
+    def pay_both(self, base: str, per_byte: str, length: int) -> None:
+        super().pay_both(base, per_byte, length)
+        profile, ext = self.profile, self._ext
+        profile[base] = profile.get(base, 0) + ext.get(base, 0)
+        profile[per_byte] = profile.get(per_byte, 0) + ext.get(per_byte, 0) * length
 
     # --- context --------------------------------------------------------------------------------
     def c_signer_account_id(self, register_id: int) -> None:
@@ -232,7 +245,7 @@ def run_call(
     try:
         outcome = default_engine().execute(code, code_hash, method_name, gas, make_logic, interrupt)
     except ViewCallError as failure:
-        raise CallFailed(failure.debug, failure.logs, gas.burnt) from None
+        raise CallFailed(failure.debug, failure.logs, gas.burnt, _profile(logic, costs, len(code), gas.burnt)) from None
     ran = logic[0]
     return CallOutcome(
         returned=ran.returned,
@@ -241,4 +254,17 @@ def run_call(
         used_gas=outcome.burnt_gas,
         balance=ran.balance,
         storage_usage=ran.storage_usage,
+        profile=_profile(logic, costs, len(code), outcome.burnt_gas),
     )
+
+
+def _profile(logic: list[CallLogic], costs: GasCosts, code_len: int, burnt: int) -> dict[str, int]:
+    """The gas by cost (nearcore's ProfileDataV3): what host functions charged, the contract's
+    loading (paid once it is instantiated, or first under `fix_contract_loading_cost`), and the
+    rest, the wasm instructions."""
+    profile = dict(logic[0].profile) if logic else {}
+    if logic or costs.fix_contract_loading_cost:
+        profile["contract_loading_base"] = costs.ext.get("contract_loading_base", 0)
+        profile["contract_loading_bytes"] = costs.ext.get("contract_loading_bytes", 0) * code_len
+    profile["wasm_instruction"] = max(burnt - sum(profile.values()), 0)
+    return {name: gas for name, gas in profile.items() if gas > 0}

@@ -88,19 +88,20 @@ def test_deploy_then_a_call_that_writes_storage() -> None:
     assert view(chain, "counter.test", "get_num") == 2
     assert chain.state.accounts["counter.test"].storage_usage == after.storage_usage  # replaced in place
     # a call to oneself: the fees are burnt, the unused gas refunded, the reward paid back
-    reward = (
-        (
-            found[1]["outcome"]["gas_burnt"]
-            - RECEIPT_FEE["execution"]
-            - fee("function_call_cost")
-            - fee("function_call_cost_per_byte") * len("increment")
-        )
-        * 3
-        // 10
-        * GAS_PRICE
+    contract_gas = (
+        found[1]["outcome"]["gas_burnt"]
+        - RECEIPT_FEE["execution"]
+        - fee("function_call_cost")
+        - fee("function_call_cost_per_byte") * len("increment")
     )
+    reward = contract_gas * 3 // 10 * GAS_PRICE
     assert before - after.amount == burnt(blocks) - reward
     assert len(found) == 3 and found[2]["outcome"]["executor_id"] == "counter.test"  # the gas refund
+    # the profile accounts for the contract's gas: host costs and instructions, sorted by name
+    profile = found[1]["outcome"]["metadata"]["gas_profile"]
+    assert [entry["cost"] for entry in profile] == sorted(entry["cost"] for entry in profile)
+    assert {"BASE", "CONTRACT_LOADING_BYTES", "STORAGE_WRITE_BASE", "WASM_INSTRUCTION"} <= {e["cost"] for e in profile}
+    assert sum(int(entry["gas_used"]) for entry in profile) == contract_gas
 
 
 def test_a_call_past_its_prepaid_gas_fails_and_keeps_no_write() -> None:

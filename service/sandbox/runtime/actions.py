@@ -110,6 +110,7 @@ class ActionResult:
     returned: bytes | None = None
     logs: list[str] = field(default_factory=list)
     new_receipts: list[NewReceipt] = field(default_factory=list)
+    profile: dict[str, int] = field(default_factory=dict)  # a contract's gas by cost (contracts.call)
 
     def merge(self, other: ActionResult) -> None:
         """lib.rs `ActionResult::merge`: gas adds up, the later result wins, and a failure drops
@@ -120,6 +121,8 @@ class ActionResult:
         self.error = other.error
         self.returned = other.returned
         self.logs.extend(other.logs)
+        for name, gas in other.profile.items():
+            self.profile[name] = self.profile.get(name, 0) + gas
         if other.error is None:
             self.new_receipts.extend(other.new_receipts)
         else:
@@ -414,6 +417,7 @@ def _function_call(
         result.gas_burnt += failed.burnt_gas
         result.gas_burnt_for_function_call += failed.burnt_gas
         result.gas_used += failed.burnt_gas
+        result.profile = failed.profile
         return
     except HostFunctionUnavailable as missing:
         message = f"the host function {missing.name} is not implemented by nearrpc's executor"
@@ -424,6 +428,7 @@ def _function_call(
     result.gas_burnt_for_function_call += outcome.burnt_gas
     result.gas_used += outcome.used_gas
     result.returned = outcome.returned
+    result.profile = outcome.profile
     acting.account = dataclasses.replace(account, amount=outcome.balance, storage_usage=outcome.storage_usage)
 
 

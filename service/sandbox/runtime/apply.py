@@ -97,6 +97,17 @@ class _Block:
     tokens_burnt: int = 0  # what leaves the total supply
 
 
+def gas_profile(profile: Mapping[str, int]) -> list[dict[str, str]]:
+    """ExecutionMetadataView V3's gas profile (views.rs `CostGasUsed`): a contract's host costs
+    and instructions, category WASM_HOST_COST, by name (ExtCosts in capitals); sorted by category
+    then cost, as nearcore sorts them. An action costs nothing here: nearcore profiles the action
+    costs of the receipts a contract makes (promises), which are not run yet."""
+    entries = [
+        {"cost_category": "WASM_HOST_COST", "cost": name.upper(), "gas_used": str(gas)} for name, gas in profile.items()
+    ]
+    return sorted(entries, key=lambda entry: (entry["cost_category"], entry["cost"]))
+
+
 def make_env(overlay: Overlay, context: BlockContext) -> Env:
     runtime_config = context.protocol_config["runtime_config"]
     creation = runtime_config["account_creation_config"]
@@ -296,7 +307,7 @@ class SandboxRuntime:
             receipt_ids,
             status,
             result.logs,
-            {"version": 3, "gas_profile": []},
+            {"version": 3, "gas_profile": gas_profile(result.profile)},
         )
         shard = context.shard_of(receipt.receiver_id)
         block.receipts.append(ReceiptApplied(receipt.receipt_id, shard, receipt.view(), outcome))
