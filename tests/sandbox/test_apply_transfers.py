@@ -12,6 +12,7 @@ from nearrpc.sandbox.runtime.model import (
     CreateAccount,
     DeleteAccount,
     DeleteKey,
+    DeployContract,
     FunctionCallPermission,
     Transfer,
 )
@@ -20,6 +21,7 @@ from tests.sandbox.runtime_support import (
     GAS_PRICE,
     NEAR,
     RECEIPT_FEE,
+    RUNTIME_CONFIG,
     Chain,
     Signer,
     burnt,
@@ -190,3 +192,24 @@ def test_deleting_an_account_pays_its_balance_to_the_beneficiary() -> None:
     assert [o["outcome"]["executor_id"] for o in found] == ["alice.test", "alice.test", "bob.test"]
     assert supply - _total(chain) == burnt(blocks)
     assert chain.state.accounts["bob.test"].amount == supply - burnt(blocks)
+
+
+def test_storage_the_balance_cannot_stake_fails_the_receipt() -> None:
+    chain = Chain()
+    poor = Signer("poor.test")
+    # enough for the fees, not for 2 kB of code at 10^19 yoctoNEAR a byte
+    chain.add_account(poor, NEAR // 100)
+    code = bytes(2000)
+    blocks = chain.run([poor.sign("poor.test", [DeployContract(code)], chain.block_hash)])
+    status = outcomes(blocks)[1]["outcome"]["status"]
+    account = chain.state.accounts["poor.test"]
+    required = (182 + len(code)) * int(RUNTIME_CONFIG["storage_amount_per_byte"])
+    assert status == {
+        "Failure": {
+            "ActionError": {
+                "index": None,
+                "kind": {"LackBalanceForState": {"account_id": "poor.test", "amount": str(required - account.amount)}},
+            }
+        }
+    }
+    assert account.code_hash == "11111111111111111111111111111111" and account.storage_usage == 182

@@ -223,6 +223,8 @@ class BlockResult:
     outgoing: Sequence[Receipt]  # produced here, to be applied in the next block
     changes: StateChanges
     gas_burnt: int  # per shard totals are the chain writer's sum over outcomes
+    # what left the total supply: the outcomes' tokens burnt, less what contracts earned of
+    # them (burnt_gas_reward), plus the deposits of refunds that failed (lib.rs `ApplyStats`)
     tokens_burnt: int
 
 
