@@ -78,12 +78,9 @@ def _run(args: argparse.Namespace) -> int:
     if report.stopped and report.violation_count == 0:
         # "0 violations" with exit 1 read as a failure of the endpoint; it is the budget's
         run = sum(check.outcome != "not run" for check in report.checks)
-        print(
-            f"nearrpc conform: too few requests to check the endpoint: --max-requests {settings.max_requests} "
-            f"ran {run} of {len(report.checks)} checks (none found a violation); raise it, the default is "
-            f"{ConformSettings.model_fields['max_requests'].default}",
-            file=sys.stderr,
-        )
+        print(f"nearrpc conform: too few requests to check the endpoint: --max-requests {settings.max_requests} "
+              f"ran {run} of {len(report.checks)} checks (none found a violation); raise it, the default is "
+              f"{ConformSettings.model_fields['max_requests'].default}", file=sys.stderr)
         return 2
     return 0 if report.passed else 1
 

@@ -11,13 +11,8 @@ from nearrpc.cli.settings import env_name
 
 
 def add_setting(
-    parser: argparse._ActionsContainer,
-    cls: type[BaseSettings],
-    field: str,
-    *,
-    help_text: str | None = None,
-    flag: str | None = None,
-    **options: Any,
+    parser: argparse._ActionsContainer, cls: type[BaseSettings], field: str, *, help_text: str | None = None,
+    flag: str | None = None, **options: Any,
 ) -> None:
     """`--field-name VALUE`, falling back to the field's environment variable and default.
 

@@ -56,12 +56,8 @@ def _run_genesis(args: argparse.Namespace) -> None:
     size = args.path.stat().st_size + (args.records.stat().st_size if args.records else 0)
     store = _store(args)
     summary = import_genesis(
-        args.path,
-        store.store,
-        records_path=args.records,
-        client_config_path=args.client_config,
-        progress=_progress("genesis", size, "B"),
-        options=store.store_options(),
+        args.path, store.store, records_path=args.records, client_config_path=args.client_config,
+        progress=_progress("genesis", size, "B"), options=store.store_options(),
     )
     _print(describe(summary, store.store))
 
@@ -70,9 +66,8 @@ def _run_blocks(args: argparse.Namespace) -> None:
     from nearrpc.ingest.blocks_import import describe, import_blocks
 
     store = _store(args)
-    summary = import_blocks(
-        args.path, store.store, progress=_progress("blocks", None, "items"), options=store.store_options()
-    )
+    summary = import_blocks(args.path, store.store, progress=_progress("blocks", None, "items"),
+                            options=store.store_options())
     _print(describe(summary, store.store))
 
 
@@ -94,13 +89,8 @@ def _run_rpc(args: argparse.Namespace) -> None:
 
     settings = load_settings(RecorderSettings, given(args, *_RECORDER_FLAGS))
     recording = Recording(
-        url=args.url,
-        store=settings.store,
-        from_height=args.from_height,
-        to_height=args.to_height,
-        accounts=_accounts(args.accounts),
-        concurrency=settings.concurrency,
-        batch_heights=settings.batch_heights,
+        url=args.url, store=settings.store, from_height=args.from_height, to_height=args.to_height,
+        accounts=_accounts(args.accounts), concurrency=settings.concurrency, batch_heights=settings.batch_heights,
         policy=RetryPolicy(retries=settings.retries, backoff=settings.backoff, timeout=settings.timeout),
         store_options=settings.store_options(),
     )
@@ -135,11 +125,8 @@ def _run(args: argparse.Namespace) -> int:
         args.run(args)
     except KeyboardInterrupt:
         print(file=sys.stderr)
-        refuse(
-            command,
-            "interrupted; the batch in progress was not stored (import rpc: the same command "
-            "continues after the last stored batch)",
-        )
+        refuse(command, "interrupted; the batch in progress was not stored (import rpc: the same command "
+               "continues after the last stored batch)")
         return INTERRUPTED
     except (IngestError, StoreError) as exc:
         refuse(command, str(exc))
@@ -157,8 +144,7 @@ _RECORDER_FLAGS = ("store", "store_timeout", "concurrency", "batch_heights", "re
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `import genesis|blocks|rpc` to the `nearrpc` command parser."""
     group = commands.add_parser(
-        "import",
-        help="import real chain data into a store (genesis file, block files, a live node)",
+        "import", help="import real chain data into a store (genesis file, block files, a live node)",
         description="Bring real NEAR chain data into a store. Every value is validated against the "
         "interface spec before it is stored; an import lands whole or not at all (the recorder: batch by "
         "batch, resumable). See docs/IMPORTING.md.",
@@ -167,8 +153,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     sources = group.add_subparsers(dest="source", required=True, metavar="SOURCE")
 
     genesis = sources.add_parser(
-        "genesis",
-        help="nearcore's genesis.json (config + accounts, access keys, contract code and state), streamed",
+        "genesis", help="nearcore's genesis.json (config + accounts, access keys, contract code and state), streamed",
         description="Import nearcore's genesis.json: the config becomes the genesis_config answer (GenesisConfig "
         "fields in nearcore's order, defaults filled, legacy members dropped), every Account record an "
         "account state at the genesis height, every AccessKey record that account's access key there, and every "
@@ -179,23 +164,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "state root).",
     )
     genesis.add_argument("path", type=Path, help="genesis.json")
-    genesis.add_argument(
-        "--records",
-        type=Path,
-        help="a separate records file (a JSON array of records, nearcore's genesis_records_file)",
-    )
-    genesis.add_argument(
-        "--client-config",
-        type=Path,
-        help="a saved client_config result (bare or a "
-        "JSON-RPC response); without one, client_config answers INTERNAL_ERROR",
-    )
+    genesis.add_argument("--records", type=Path, help="a separate records file (a JSON array of records, "
+                         "nearcore's genesis_records_file)")
+    genesis.add_argument("--client-config", type=Path, help="a saved client_config result (bare or a "
+                         "JSON-RPC response); without one, client_config answers INTERNAL_ERROR")
     _add_store_flags(genesis, StoreSettings)
     genesis.set_defaults(run=_run_genesis)
 
     blocks = sources.add_parser(
-        "blocks",
-        help="block views (and account views, protocol and genesis/client configs) from files",
+        "blocks", help="block views (and account views, protocol and genesis/client configs) from files",
         description="Import saved JSON-RPC answers from a JSON file (one item or an array of items), a JSON-lines "
         "file, or a folder of such files. An item is a bare result, a JSON-RPC response, or "
         '{"request": ..., "response": ...}; blocks, account views, protocol configs, genesis and client configs '
@@ -206,8 +183,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     blocks.set_defaults(run=_run_blocks)
 
     rpc = sources.add_parser(
-        "rpc",
-        help="record a height range (blocks, epochs, account states and keys) from a live node",
+        "rpc", help="record a height range (blocks, epochs, account states and keys) from a live node",
         description="Copy genesis_config, client_config, the blocks of a height range, the protocol config of "
         "every epoch met, and the states and access keys of chosen accounts at those blocks with their contracts' "
         "code, from a NEAR JSON-RPC endpoint. "
@@ -215,9 +191,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     rpc.add_argument("--url", type=_node_url, required=True, help="the node's JSON-RPC URL")
     rpc.add_argument("--from-height", type=_height, required=True, help="first height to record")
-    rpc.add_argument(
-        "--to-height", type=_height, required=True, help="last height to record (at most the node's final block)"
-    )
+    rpc.add_argument("--to-height", type=_height, required=True, help="last height to record (at most the node's "
+                     "final block)")
     rpc.add_argument("--accounts", help="comma-separated account ids whose state and keys to record at every block")
     for field in _RECORDER_FLAGS[2:]:
         add_setting(rpc, RecorderSettings, field)

@@ -47,11 +47,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    build = commands.add_parser(
-        "sample",
-        help="write the deterministic sample chain into a new store",
-        description="Write the bundled sample localnet into a new SQLite store.",
-    )
+    build = commands.add_parser("sample", help="write the deterministic sample chain into a new store",
+                                description="Write the bundled sample localnet into a new SQLite store.")
     build.add_argument("store", metavar="STORE", help="store to create (an SQLite file)")
     build.add_argument("--force", action="store_true", help="replace an existing store")
     build.set_defaults(func=_run)

@@ -37,36 +37,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(STARTUP_LOGGER)
 
 _FLAGS = (
-    "host",
-    "port",
-    "store",
-    "workers",
-    "log_level",
-    "log_format",
-    "access_log",
-    "metrics",
-    "cors_origins",
-    "answer_cache_mb",
-    "compiled_cache",
-    "compiled_cache_mb",
-    "store_pool_size",
-    "store_timeout",
-    "store_close_timeout",
-    "store_check",
-    "upstream",
-    "view_call_timeout",
-    "record_mode",
-    "fork_height",
-    "verify_calls",
-    "upstream_concurrency",
-    "upstream_rate",
-    "upstream_timeout",
-    "upstream_retries",
-    "miss_timeout",
-    "upstream_max_answer_mb",
-    "keep_alive_timeout",
-    "request_timeout",
-    "max_connections",
+    "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
+    "answer_cache_mb", "compiled_cache", "compiled_cache_mb", "store_pool_size", "store_timeout",
+    "store_close_timeout", "store_check", "upstream", "view_call_timeout",
+    "record_mode", "fork_height", "verify_calls",
+    "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
+    "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
 _METRICS_FOLDER_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
@@ -128,16 +104,10 @@ def app_from_env() -> FastAPI:
         call_upstream = ForkCallUpstream(fork)  # the changes methods' upstream too
         call_verifier = UpstreamVerifier(fork) if settings.verify_calls else None
     return build_app(
-        reader if fork is None else fork,
-        settings.cors_origins,
-        metrics=settings.metrics,
-        rpc_addr=listen_address(settings.host, settings.port),
-        answer_cache_bytes=settings.answer_cache_mb << 20,
-        fork=fork,
-        close_timeout=settings.store_close_timeout,
-        call_upstream=call_upstream,
-        call_verifier=call_verifier,
-        changes_upstream=call_upstream,
+        reader if fork is None else fork, settings.cors_origins, metrics=settings.metrics,
+        rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
+        fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
+        call_verifier=call_verifier, changes_upstream=call_upstream,
     )
 
 
@@ -198,12 +168,8 @@ def _fork_reader(settings: ServeSettings, reader: ServingReader) -> ForkReader:
     metrics = settings.metrics
     upstream = Upstream(_upstream_settings(settings), observe_upstream if metrics else None)
     return ForkReader(
-        reader,
-        upstream,
-        ForkWriter(settings.store, settings.store_options()),
-        fork_height=settings.fork_height,
-        miss_timeout=settings.miss_timeout,
-        observe=observe_fork_lookup if metrics else None,
+        reader, upstream, ForkWriter(settings.store, settings.store_options()), fork_height=settings.fork_height,
+        miss_timeout=settings.miss_timeout, observe=observe_fork_lookup if metrics else None,
     )
 
 
@@ -329,11 +295,9 @@ def _connection_cap(requested: int | None) -> int:
     if requested is None:
         return room if room is not None else 65_536
     if room is not None and requested > room:
-        raise Refused(
-            f"--max-connections {requested} is more than the open-file limit ({soft}) allows with "
-            f"{_RESERVED_FILES} files kept for the store and logs: at most {room}, or raise the limit "
-            "(ulimit -n)"
-        )
+        raise Refused(f"--max-connections {requested} is more than the open-file limit ({soft}) allows with "
+                      f"{_RESERVED_FILES} files kept for the store and logs: at most {room}, or raise the limit "
+                      "(ulimit -n)")
     return requested
 
 
@@ -459,19 +423,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("-h", "--help", action=_HelpWithMethods, help="show this help message and exit")
     add_setting(run, ServeSettings, "host")
     add_setting(run, ServeSettings, "port")
-    add_setting(
-        run,
-        ServeSettings,
-        "store",
-        help_text="an SQLite file (the sample chain is built at "
-        f"{DEFAULT_STORE} when missing there, elsewhere only with --sample) or a "
-        "postgresql://user@host:port/database URL",
-    )
-    run.add_argument(
-        "--sample",
-        action="store_true",
-        help="build the sample chain at the store path if no store is there (an SQLite file)",
-    )
+    add_setting(run, ServeSettings, "store", help_text="an SQLite file (the sample chain is built at "
+                f"{DEFAULT_STORE} when missing there, elsewhere only with --sample) or a "
+                "postgresql://user@host:port/database URL")
+    run.add_argument("--sample", action="store_true", help="build the sample chain at the store path if no store is "
+                     "there (an SQLite file)")
     add_setting(run, ServeSettings, "store_pool_size")
     add_setting(run, ServeSettings, "store_timeout")
     add_setting(run, ServeSettings, "store_close_timeout")
@@ -483,25 +439,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(run, ServeSettings, "log_level", choices=["critical", "error", "warning", "info", "debug"])
     add_setting(run, ServeSettings, "log_format", choices=["text", "json"])
     add_setting(run, ServeSettings, "access_log", action="store_const", const=True)
-    add_setting(
-        run,
-        ServeSettings,
-        "metrics",
-        flag="--no-metrics",
-        action="store_const",
-        const=False,
-        help_text="do not count requests nor serve GET /metrics (metrics are on by default)",
-    )
+    add_setting(run, ServeSettings, "metrics", flag="--no-metrics", action="store_const", const=False,
+                help_text="do not count requests nor serve GET /metrics (metrics are on by default)")
     add_setting(run, ServeSettings, "cors_origins")
     add_setting(run, ServeSettings, "answer_cache_mb")
     add_setting(run, ServeSettings, "compiled_cache", metavar="DIR")
     add_setting(run, ServeSettings, "compiled_cache_mb")
     add_setting(run, ServeSettings, "store_check", choices=["quick", "off"])
-    fork = run.add_argument_group(
-        "fork of a live node",
-        "Serve what the store lacks from an upstream node, and keep "
-        "it: the next identical request is answered from the store alone.",
-    )
+    fork = run.add_argument_group("fork of a live node", "Serve what the store lacks from an upstream node, and keep "
+                                  "it: the next identical request is answered from the store alone.")
     add_setting(fork, ServeSettings, "upstream")
     add_setting(fork, ServeSettings, "record_mode", choices=["new", "none"])
     add_setting(fork, ServeSettings, "fork_height")

@@ -45,8 +45,7 @@ def _run_init(args: argparse.Namespace) -> None:
 
 def _add_init(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     init = commands.add_parser(
-        "init",
-        help="create an empty store (the tables of this build's schema)",
+        "init", help="create an empty store (the tables of this build's schema)",
         description="Create an empty store at LOCATION: an SQLite file or a PostgreSQL database (which must "
         "exist). A location that is already a store of this schema version is left as it is.",
     )
@@ -56,6 +55,7 @@ def _add_init(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 # -- check
+
 
 
 def _heights(info: StoreInfo) -> str:
@@ -107,8 +107,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
 def _add_check(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = commands.add_parser(
-        "check",
-        help="check a store's integrity and print what it holds",
+        "check", help="check a store's integrity and print what it holds",
         description="Run the store's full integrity check (every page, every index, every row counted) and print "
         "its chain, heights and row counts. Exit 0: it passed; 1: problems (listed on stderr); 2: no store (nothing, "
         "not a store, or a database that cannot be reached).",
@@ -135,8 +134,7 @@ def _run_upgrade(args: argparse.Namespace) -> None:
 
 def _add_upgrade(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     upgrade = commands.add_parser(
-        "upgrade",
-        help="bring a store written by an older build to this build's schema, in place",
+        "upgrade", help="bring a store written by an older build to this build's schema, in place",
         description="Upgrade the store to this build's schema version in one transaction: the tables later "
         "versions added are created (empty), nothing stored changes. A store at this version is left as it is.",
     )
@@ -162,9 +160,8 @@ def _run_copy(args: argparse.Namespace) -> None:
     progress = Progress("copying", total, "rows")
     started = time.monotonic()
     try:
-        summary = copy_store(
-            args.source, args.destination, options=options, advance=lambda rows: progress.update(advance=rows)
-        )
+        summary = copy_store(args.source, args.destination, options=options,
+                             advance=lambda rows: progress.update(advance=rows))
     finally:
         progress.close()
     seconds = max(time.monotonic() - started, 1e-9)
@@ -182,8 +179,7 @@ def _run_copy(args: argparse.Namespace) -> None:
 
 def _add_copy(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     copy = commands.add_parser(
-        "copy",
-        help="copy a store into another (SQLite <-> PostgreSQL, either way)",
+        "copy", help="copy a store into another (SQLite <-> PostgreSQL, either way)",
         description="Copy every config, block, epoch and account state of SOURCE into DESTINATION, in one "
         "transaction: the destination holds the whole copy or, after a failure or a kill, what it held before. "
         "Rows are streamed (bounded memory); counts are verified at the end. A destination holding another "
@@ -215,8 +211,7 @@ def _run(args: argparse.Namespace) -> int:
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add `store init|copy|check|upgrade` to the `nearrpc` command parser."""
     group = commands.add_parser(
-        "store",
-        help="manage whole stores: create one, copy one into another, check one, upgrade one",
+        "store", help="manage whole stores: create one, copy one into another, check one, upgrade one",
         description="Manage whole stores. A store is an SQLite file or a PostgreSQL database "
         "(postgresql://user@host:port/database; a password is better given by PGPASSWORD or ~/.pgpass).",
     )

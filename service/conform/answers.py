@@ -90,26 +90,17 @@ def error_violations(method: str | None, error_component: str, error: dict[str, 
     name = cause.get("name") if isinstance(cause, dict) else None
     allowed = (*_REQUEST_CAUSES, *METHOD_CAUSES.get(method or "", ()))
     if name not in {known.value for known in allowed}:
-        found.append(
-            Violation(
-                "error.cause.name",
-                Kind.RULE,
-                f"{name!r} is not a cause {method or 'this request'} answers with ({', '.join(allowed)})",
-            )
-        )
+        found.append(Violation("error.cause.name", Kind.RULE,
+                               f"{name!r} is not a cause {method or 'this request'} answers with "
+                               f"({', '.join(allowed)})"))
         return found
     kind = CATALOGUE[Cause(name)]
     for member, value in (("name", kind.name), ("code", kind.code), ("message", kind.message)):
         if error.get(member) != value:
             found.append(Violation(f"error.{member}", Kind.RULE, f"{error.get(member)!r}, {name} comes with {value!r}"))
     if isinstance(cause, dict) and ("info" in cause) != kind.has_info:
-        found.append(
-            Violation(
-                "error.cause.info",
-                Kind.RULE,
-                f"{name} {'carries' if kind.has_info else 'carries no'} `info` in nearcore's answers",
-            )
-        )
+        found.append(Violation("error.cause.info", Kind.RULE,
+                               f"{name} {'carries' if kind.has_info else 'carries no'} `info` in nearcore's answers"))
     if "data" not in error:
         found.append(Violation("error.data", Kind.RULE, "nearcore always sends the legacy `data` member"))
     return found

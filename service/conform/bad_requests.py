@@ -44,15 +44,8 @@ def info_member(member: str, expected: object) -> Any:
 
 
 def refused(
-    method: str,
-    check: str,
-    params: Any,
-    cause: Cause,
-    facts: EndpointFacts,
-    ids: RequestIds,
-    *,
-    row_method: str | None = None,
-    extra: Any = None,
+    method: str, check: str, params: Any, cause: Cause, facts: EndpointFacts, ids: RequestIds, *,
+    row_method: str | None = None, extra: Any = None,
 ) -> Probe:
     request_id = ids.take()
     # a method of the catalogue that a --spec document does not describe is still held to its causes
@@ -71,13 +64,8 @@ def _plain_text_refusal(status: int, what: str) -> Judge:
         if exchange.status != status:
             found.append(Violation(STATUS_PATH, Kind.RULE, f"{exchange.status}, nearcore answers {what} with {status}"))
         if not exchange.content_type.startswith("text/plain"):
-            found.append(
-                Violation(
-                    "Content-Type",
-                    Kind.RULE,
-                    f"{exchange.content_type or 'none'!r}, nearcore answers {what} in plain text",
-                )
-            )
+            found.append(Violation("Content-Type", Kind.RULE,
+                                   f"{exchange.content_type or 'none'!r}, nearcore answers {what} in plain text"))
         return Judgement(found)
 
     return judge
@@ -96,133 +84,37 @@ def bad_request_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Prob
     far, account = facts.far_height, facts.account
     valid = request_body("block", {"finality": "final"}, ids.take())
     probes: list[tuple[Probe, str]] = [
-        (
-            refused(
-                UNKNOWN_METHOD,
-                "unknown method",
-                {},
-                Cause.METHOD_NOT_FOUND,
-                facts,
-                ids,
-                row_method=ENDPOINT,
-                extra=info_member("method_name", UNKNOWN_METHOD),
-            ),
-            "",
-        ),
+        (refused(UNKNOWN_METHOD, "unknown method", {}, Cause.METHOD_NOT_FOUND, facts, ids, row_method=ENDPOINT,
+                  extra=info_member("method_name", UNKNOWN_METHOD)), ""),
         (_not_json_rpc(facts, ids), ""),
-        (
-            Probe(
-                ENDPOINT,
-                "malformed JSON",
-                "a body cut short",
-                valid[: len(valid) // 2],
-                _plain_text_refusal(400, "a body that is not JSON"),
-            ),
-            "",
-        ),
-        (
-            Probe(
-                ENDPOINT,
-                "wrong content type",
-                "Content-Type: text/plain",
-                valid,
-                _plain_text_refusal(415, "a Content-Type other than application/json"),
-                "text/plain",
-            ),
-            "",
-        ),
+        (Probe(ENDPOINT, "malformed JSON", "a body cut short", valid[: len(valid) // 2],
+               _plain_text_refusal(400, "a body that is not JSON")), ""),
+        (Probe(ENDPOINT, "wrong content type", "Content-Type: text/plain", valid,
+               _plain_text_refusal(415, "a Content-Type other than application/json"), "text/plain"), ""),
         (refused("block", "bad params", {"finality": "sometimes"}, Cause.PARSE_ERROR, facts, ids), ""),
-        (
-            refused(
-                "EXPERIMENTAL_view_account",
-                "bad params: no account_id",
-                {"finality": "final"},
-                Cause.PARSE_ERROR,
-                facts,
-                ids,
-            ),
-            "",
-        ),
-        (
-            refused(
-                "block", "unknown block: height above the head", {"block_id": far}, Cause.UNKNOWN_BLOCK, facts, ids
-            ),
-            "",
-        ),
+        (refused("EXPERIMENTAL_view_account", "bad params: no account_id", {"finality": "final"},
+                  Cause.PARSE_ERROR, facts, ids), ""),
+        (refused("block", "unknown block: height above the head", {"block_id": far}, Cause.UNKNOWN_BLOCK,
+                  facts, ids), ""),
         (refused("block", "unknown block: hash", {"block_id": UNKNOWN_HASH}, Cause.UNKNOWN_BLOCK, facts, ids), ""),
-        (
-            refused(
-                "EXPERIMENTAL_protocol_config",
-                "unknown block: height above the head",
-                {"block_id": far},
-                Cause.UNKNOWN_BLOCK,
-                facts,
-                ids,
-            ),
-            "",
-        ),
+        (refused("EXPERIMENTAL_protocol_config", "unknown block: height above the head", {"block_id": far},
+                  Cause.UNKNOWN_BLOCK, facts, ids), ""),
     ]
     view_far = {"account_id": account, "block_id": far}
     no_account = "" if account else "no account known (name one with --account)"
-    probes.append(
-        (
-            refused(
-                "EXPERIMENTAL_view_account",
-                "unknown block: height above the head",
-                view_far,
-                Cause.UNKNOWN_BLOCK,
-                facts,
-                ids,
-                extra=info_member("block_reference", {"block_id": far}),
-            ),
-            no_account,
-        )
-    )
+    probes.append((refused("EXPERIMENTAL_view_account", "unknown block: height above the head", view_far,
+                            Cause.UNKNOWN_BLOCK, facts, ids,
+                            extra=info_member("block_reference", {"block_id": far})), no_account))
     absent = facts.absent_height
     no_absent = "" if absent is not None else "no height below the head without a block was found"
-    probes.append(
-        (
-            refused(
-                "block",
-                "unknown block: height below the head (422)",
-                {"block_id": absent},
-                Cause.UNKNOWN_BLOCK,
-                facts,
-                ids,
-            ),
-            no_absent,
-        )
-    )
-    probes.append(
-        (
-            refused(
-                "EXPERIMENTAL_protocol_config",
-                "unknown block: height below the head (422)",
-                {"block_id": absent},
-                Cause.UNKNOWN_BLOCK,
-                facts,
-                ids,
-            ),
-            no_absent,
-        )
-    )
+    probes.append((refused("block", "unknown block: height below the head (422)", {"block_id": absent},
+                            Cause.UNKNOWN_BLOCK, facts, ids), no_absent))
+    probes.append((refused("EXPERIMENTAL_protocol_config", "unknown block: height below the head (422)",
+                            {"block_id": absent}, Cause.UNKNOWN_BLOCK, facts, ids), no_absent))
     missing = {"account_id": MISSING_ACCOUNT, "finality": "final"}
-    probes.append(
-        (
-            or_not_held(
-                refused(
-                    "EXPERIMENTAL_view_account",
-                    "unknown account",
-                    missing,
-                    Cause.UNKNOWN_ACCOUNT,
-                    facts,
-                    ids,
-                    extra=info_member("requested_account_id", MISSING_ACCOUNT),
-                )
-            ),
-            "",
-        )
-    )
+    probes.append((or_not_held(refused("EXPERIMENTAL_view_account", "unknown account", missing,
+                                        Cause.UNKNOWN_ACCOUNT, facts, ids,
+                                        extra=info_member("requested_account_id", MISSING_ACCOUNT))), ""))
     return probes
 
 

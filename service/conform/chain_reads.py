@@ -75,9 +75,8 @@ def _transaction_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Pro
     receipt_id = tx.receipt_id if tx else None
     is_it = Expect(members=((("receipt_id",), receipt_id),)) if receipt_id else Expect()
     no_receipt = why_not or ("" if receipt_id else _NO_RECEIPT)
-    probes.append(
-        (form_probe("EXPERIMENTAL_receipt", "{receipt_id}", {"receipt_id": receipt_id}, is_it, facts, ids), no_receipt)
-    )
+    probes.append((form_probe("EXPERIMENTAL_receipt", "{receipt_id}", {"receipt_id": receipt_id}, is_it, facts, ids),
+                   no_receipt))
     return probes
 
 

@@ -185,7 +185,9 @@ class Endpoint:
         return exchange
 
     def _wait(self) -> Callable[[RetryCallState], float]:
-        backoff = wait_exponential_jitter(initial=self.limits.backoff, max=_MAX_BACKOFF, jitter=self.limits.backoff / 2)
+        backoff = wait_exponential_jitter(
+            initial=self.limits.backoff, max=_MAX_BACKOFF, jitter=self.limits.backoff / 2
+        )
 
         def wait(state: RetryCallState) -> float:
             failure = state.outcome.exception() if state.outcome is not None else None

@@ -108,13 +108,8 @@ def _form_probes(facts: EndpointFacts, ids: RequestIds) -> list[tuple[Probe, str
     account = {"account_id": facts.account}
     for check, reference, expect in reference_forms("query", facts):
         if reference.get("sync_checkpoint"):
-            expect = Expect(
-                expect.height,
-                expect.block_hash,
-                expect.min_height,
-                expect.max_height,
-                (*expect.may_fail, Cause.UNKNOWN_ACCOUNT, Cause.NO_SYNCED_BLOCKS),
-            )
+            expect = Expect(expect.height, expect.block_hash, expect.min_height, expect.max_height,
+                            (*expect.may_fail, Cause.UNKNOWN_ACCOUNT, Cause.NO_SYNCED_BLOCKS))
         params = {"request_type": "view_account", **account, **reference}
         probes.append((form_probe("query", f"view_account {check}", params, expect, facts, ids), why_not))
     keys = {"request_type": "view_access_key_list", **account, **final}

@@ -101,11 +101,8 @@ def _chain_fit(method: str, result: dict[str, Any], facts: EndpointFacts) -> lis
     found = []
     for member, known in (("chain_id", facts.chain_id), ("genesis_height", facts.genesis_height)):
         if known is not None and result.get(member) != known:
-            found.append(
-                Violation(
-                    f"result.{member}", Kind.MISMATCH, f"{result.get(member)!r}, the genesis config says {known!r}"
-                )
-            )
+            found.append(Violation(f"result.{member}", Kind.MISMATCH, f"{result.get(member)!r}, the genesis config "
+                                   f"says {known!r}"))
     return found
 
 
@@ -160,21 +157,13 @@ def form_judge(method: str, request_id: str, params: Any, expect: Expect, facts:
 
 def form_probe(method: str, check: str, params: Any, expect: Expect, facts: EndpointFacts, ids: RequestIds) -> Probe:
     request_id = ids.take()
-    return Probe(
-        method,
-        check,
-        shown_params(params),
-        request_body(method, params, request_id),
-        form_judge(method, request_id, params, expect, facts),
-    )
+    return Probe(method, check, shown_params(params), request_body(method, params, request_id),
+                 form_judge(method, request_id, params, expect, facts))
 
 
 def parameterless_probes(method: str, facts: EndpointFacts, ids: RequestIds) -> list[Probe]:
     forms: tuple[tuple[str, Any], ...] = (
-        ("params omitted", OMITTED),
-        ("params null", None),
-        ("params []", []),
-        ("params {}", {}),
+        ("params omitted", OMITTED), ("params null", None), ("params []", []), ("params {}", {})
     )
     return [form_probe(method, check, params, Expect(same_as_first=True), facts, ids) for check, params in forms]
 
@@ -192,25 +181,12 @@ def reference_forms(method: str, facts: EndpointFacts) -> list[tuple[str, Any, E
         forms.append(("block_id height", {"block_id": height}, Expect(height=height, block_hash=block_hash)))
     if block_hash is not None:
         forms.append(("block_id hash", {"block_id": block_hash}, Expect(height=height, block_hash=block_hash)))
-    forms += [
-        (f"finality {f}", {"finality": f}, Expect(min_height=height))
-        for f in FINALITIES
-        if (method, f) != ("block", "final")
-    ]  # block at final ran first, for the facts
-    forms.append(
-        (
-            "sync_checkpoint genesis",
-            {"sync_checkpoint": "genesis"},
-            Expect(height=facts.genesis_height, may_fail=checkpoint_may_fail),
-        )
-    )
-    forms.append(
-        (
-            "sync_checkpoint earliest_available",
-            {"sync_checkpoint": "earliest_available"},
-            Expect(max_height=height, may_fail=checkpoint_may_fail),
-        )
-    )
+    forms += [(f"finality {f}", {"finality": f}, Expect(min_height=height)) for f in FINALITIES
+              if (method, f) != ("block", "final")]  # block at final ran first, for the facts
+    forms.append(("sync_checkpoint genesis", {"sync_checkpoint": "genesis"},
+                  Expect(height=facts.genesis_height, may_fail=checkpoint_may_fail)))
+    forms.append(("sync_checkpoint earliest_available", {"sync_checkpoint": "earliest_available"},
+                  Expect(max_height=height, may_fail=checkpoint_may_fail)))
     if method == "block":
         if height is not None:
             forms.append(("[block_id] height", [height], Expect(height=height, block_hash=block_hash)))
@@ -227,12 +203,7 @@ def reference_probes(method: str, facts: EndpointFacts, ids: RequestIds) -> list
         if method == "EXPERIMENTAL_view_account":
             params = {"account_id": facts.account, **params}
             if params.get("sync_checkpoint"):
-                expect = Expect(
-                    expect.height,
-                    expect.block_hash,
-                    expect.min_height,
-                    expect.max_height,
-                    (*expect.may_fail, Cause.UNKNOWN_ACCOUNT),
-                )
+                expect = Expect(expect.height, expect.block_hash, expect.min_height, expect.max_height,
+                                (*expect.may_fail, Cause.UNKNOWN_ACCOUNT))
         probes.append(form_probe(method, check, params, expect, facts, ids))
     return probes

@@ -85,13 +85,8 @@ def error_summary(answer: Answer) -> str:
 
 
 def expect_error(
-    method: str | None,
-    error_component: str,
-    request_id: object,
-    params: object,
-    cause: Cause,
-    head_height: int | None,
-    extra: Callable[[Answer], list[Violation]] | None = None,
+    method: str | None, error_component: str, request_id: object, params: object, cause: Cause,
+    head_height: int | None, extra: Callable[[Answer], list[Violation]] | None = None,
 ) -> Judge:
     """A judge for a request nearcore refuses with `cause`, at the HTTP status its rule gives."""
     status = expected_error_status(cause, params, head_height)

@@ -115,11 +115,8 @@ def render(report: Report, stream: TextIO) -> None:
         style = _STYLES[check.outcome]
         # Text, not markup: paths and messages contain brackets
         table.add_row(
-            Text(check.method),
-            Text(check.check),
-            Text(str(check.http_status or "-")),
-            Text(str(check.outcome), style=style),
-            Text("\n".join(lines)),
+            Text(check.method), Text(check.check), Text(str(check.http_status or "-")),
+            Text(str(check.outcome), style=style), Text("\n".join(lines)),
         )
     console.print(table)
     for line in (report.account_note, report.call_note):

@@ -220,10 +220,8 @@ def _account(run: _Run, options: Options, facts: EndpointFacts, ids: RequestIds)
         return account, f"viewing account {account} ({why}; name another with --account)"
     if not candidates:
         return None, "no account to view: the endpoint names none (name one with --account)"
-    return None, (
-        f"no account to view: the endpoint holds none of {', '.join(candidates[:_ACCOUNT_TRIES])} "
-        "(the final block's author and genesis validators); name one it holds with --account"
-    )
+    return None, (f"no account to view: the endpoint holds none of {', '.join(candidates[:_ACCOUNT_TRIES])} "
+                  "(the final block's author and genesis validators); name one it holds with --account")
 
 
 def run_conformance(options: Options) -> Report:

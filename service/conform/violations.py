@@ -54,20 +54,8 @@ _KINDS = {
     "pattern": Kind.BAD_VALUE,
     "format": Kind.BAD_VALUE,
     **dict.fromkeys(
-        (
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-            "minLength",
-            "maxLength",
-            "minItems",
-            "maxItems",
-            "uniqueItems",
-            "minProperties",
-            "maxProperties",
-        ),
+        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength",
+         "minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties"),
         Kind.RANGE,
     ),
 }

@@ -141,23 +141,13 @@ def build_app(
     heads_move = fork is not None and fork.heads_move
     view_call_metrics = ViewCallMetrics(observe_view_call, observe_view_call_difference) if metrics else None
     handlers = ChainHandlers(
-        reader,
-        RuntimeParamStore.load(),
-        rpc_addr,
-        heads_move=heads_move,
-        reads_through=fork is not None,
-        view_call_metrics=view_call_metrics,
-        call_upstream=call_upstream,
-        call_verifier=call_verifier,
+        reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move, reads_through=fork is not None,
+        view_call_metrics=view_call_metrics, call_upstream=call_upstream, call_verifier=call_verifier,
         changes_upstream=changes_upstream,
     )
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(
-        handlers,
-        handlers.refresh,
-        cache_bytes=answer_cache_bytes,
-        observe=observe,
-        heads_move=heads_move,
+        handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe, heads_move=heads_move,
         reachability=reader if isinstance(reader, Reachability) else None,
     )
     app = NearRpcApp(endpoint, reader, close_timeout, handlers.close)

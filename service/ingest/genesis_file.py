@@ -33,10 +33,7 @@ def _genesis_height(members: dict[str, Any], where: str) -> int:
 
 
 def _stream_records(
-    events: Iterator[jsonio.Event],
-    stream: BinaryIO,
-    height: int,
-    on_record: RecordHandler,
+    events: Iterator[jsonio.Event], stream: BinaryIO, height: int, on_record: RecordHandler,
     on_progress: ProgressHandler | None,
 ) -> int:
     """Hand over the elements of the `records` array whose start_array was just read."""

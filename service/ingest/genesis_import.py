@@ -181,6 +181,7 @@ def import_genesis(
     return summary
 
 
+
 def describe(summary: GenesisSummary, store: str) -> list[str]:
     """The lines `nearrpc import genesis` prints."""
     skipped = ", ".join(f"{count} {kind}" for kind, count in sorted(summary.skipped.items())) or "none"

@@ -44,11 +44,7 @@ class Progress:
     """
 
     def __init__(
-        self,
-        label: str,
-        total: int | None,
-        unit: str,
-        console: Console | None = None,
+        self, label: str, total: int | None, unit: str, console: Console | None = None,
         log_every: float = DEFAULT_LOG_EVERY,
     ) -> None:
         console = console if console is not None else Console(stderr=True)

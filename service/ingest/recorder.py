@@ -304,11 +304,8 @@ class _Recorder:
             if epoch_id not in wanted and self._needs_epoch(epoch_id):
                 wanted[epoch_id] = (height, view["header"]["hash"])
         configs = asyncio.gather(*(self._protocol_config(e, h, b) for e, (h, b) in wanted.items()))
-        pairs = [
-            (account, height, view["header"]["hash"])
-            for height, view in batch.blocks.items()
-            for account in self._job.accounts
-        ]
+        pairs = [(account, height, view["header"]["hash"])
+                 for height, view in batch.blocks.items() for account in self._job.accounts]
         states = asyncio.gather(*(self._view(account, height, block_hash) for account, height, block_hash in pairs))
         keys = asyncio.gather(*(self._key_list(account, height, block_hash) for account, height, block_hash in pairs))
         fetched_configs, fetched_states, fetched_keys = await asyncio.gather(configs, states, keys)
@@ -519,9 +516,8 @@ async def _record(recording: Recording, target: ChainWriter, progress: Progress 
             progress.count("retries")
             progress.note(f"{public_url(recording.url)}: {message}")
 
-    async with RpcClient(
-        recording.url, recording.policy, concurrency=recording.concurrency, on_request=counted, on_retry=retrying
-    ) as rpc:
+    async with RpcClient(recording.url, recording.policy, concurrency=recording.concurrency,
+                         on_request=counted, on_retry=retrying) as rpc:
         genesis = await rpc.result("genesis_config", None)
         client = await rpc.result("client_config", None)
         if not isinstance(genesis, dict) or not isinstance(client, dict) or "chain_id" not in genesis:
@@ -625,8 +621,8 @@ def describe(summary: RecordSummary, recording: Recording) -> list[str]:
         f"{len(summary.states_not_held)}" + _not_held(summary.states_not_held),
         f"  chunks: {summary.chunks}; transactions: {summary.transactions} (with their outcomes; "
         f"{len(summary.not_final)} not final yet, left out); receipts: {summary.receipts}; epoch validator "
-        f"records: {summary.validators}"
-        + (f" (the node does not serve {', '.join(summary.unserved)})" if summary.unserved else ""),
+        f"records: {summary.validators}" + (f" (the node does not serve {', '.join(summary.unserved)})"
+                                            if summary.unserved else ""),
         f"  batches: {summary.batches}; requests: {summary.requests} ({rate:.0f}/s), retried: {summary.retries}",
     ]
 

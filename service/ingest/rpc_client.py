@@ -102,7 +102,7 @@ def os_problem(error: OSError) -> str:
 
 
 def retried(retries: int) -> str:
-    """ ", still after 3 retries" (nothing when none were allowed)."""
+    """", still after 3 retries" (nothing when none were allowed)."""
     return "" if retries <= 0 else f", still after {retries} {'retry' if retries == 1 else 'retries'}"
 
 
@@ -230,16 +230,17 @@ class RpcClient:
             failure = state.outcome.exception() if state.outcome is not None else None
             wait = state.next_action.sleep if state.next_action is not None else 0.0
             what = state.args[2] if len(state.args) > 2 else "a request"
-            self._on_retry(f"{what}: {failure}; retry {state.attempt_number} of {self._policy.retries} in {wait:.1f} s")
+            self._on_retry(
+                f"{what}: {failure}; retry {state.attempt_number} of {self._policy.retries} in {wait:.1f} s"
+            )
 
     async def call(self, method: str, params: Any) -> RpcReply:
         """One JSON-RPC call, retried on transport errors and on 408/429/5xx."""
         if self._client is None:
             raise RuntimeError("use the client inside `async with`")
         self._next_id += 1
-        body = orjson.dumps(
-            {"jsonrpc": "2.0", "id": f"nearrpc-import-{self._next_id}", "method": method, "params": params}
-        )
+        body = orjson.dumps({"jsonrpc": "2.0", "id": f"nearrpc-import-{self._next_id}", "method": method,
+                             "params": params})
         what = method if params is None else f"{method} {orjson.dumps(params).decode()}"
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self._policy.retries + 1),

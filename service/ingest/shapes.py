@@ -127,8 +127,8 @@ def _account(result: dict[str, Any], context: Context) -> AccountItem:
     account_id = result.get("account_id", context.account_id)
     if not isinstance(account_id, str):
         raise ShapeError(
-            'an account view does not name its account: add "account_id" beside "result" (or save '
-            'the request with it as {"request": ..., "response": ...})'
+            "an account view does not name its account: add \"account_id\" beside \"result\" (or save "
+            "the request with it as {\"request\": ..., \"response\": ...})"
         )
     height, block_hash = result.get("block_height"), result.get("block_hash")
     if isinstance(height, bool) or not isinstance(height, int) or not isinstance(block_hash, str):

@@ -155,11 +155,7 @@ class RpcError(Exception):
     """A JSON-RPC error on its way to the wire; build it with the constructors below."""
 
     def __init__(
-        self,
-        cause: Cause,
-        info: dict[str, object] | None,
-        data: str | dict[str, object],
-        *,
+        self, cause: Cause, info: dict[str, object] | None, data: str | dict[str, object], *,
         head_height: int | None = None,
     ) -> None:
         """`data`: the legacy member, a text (or, for UNKNOWN_RECEIPT, the cause as an object)."""
@@ -205,9 +201,7 @@ def unknown_block(method: str, reference: BlockReference, db_message: str, head_
         return RpcError(Cause.UNKNOWN_BLOCK, {"block_reference": reference.as_json()}, data, head_height=head_height)
     if method == "query":
         return RpcError(
-            Cause.UNKNOWN_BLOCK,
-            {"block_reference": reference.as_json()},
-            _query_unknown_block_data(reference),
+            Cause.UNKNOWN_BLOCK, {"block_reference": reference.as_json()}, _query_unknown_block_data(reference),
             head_height=head_height,
         )
     if method == "EXPERIMENTAL_protocol_config":

@@ -29,15 +29,8 @@ from nearrpc.version import SERVICE_VERSION
 
 # The members the spec requires of a status answer (RpcStatusResponse.required).
 REQUIRED_MEMBERS: Final = (
-    "version",
-    "chain_id",
-    "protocol_version",
-    "latest_protocol_version",
-    "validators",
-    "sync_info",
-    "node_public_key",
-    "uptime_sec",
-    "genesis_hash",
+    "version", "chain_id", "protocol_version", "latest_protocol_version", "validators", "sync_info",
+    "node_public_key", "uptime_sec", "genesis_hash",
 )
 
 

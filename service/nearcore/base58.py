@@ -106,7 +106,7 @@ def _fold(text: str) -> bytes:
     rest = text.lstrip("1")
     value = 0
     for start in range(0, len(rest), _CHUNK):
-        chunk = rest[start : start + _CHUNK]
+        chunk = rest[start:start + _CHUNK]
         part = 0
         for character in chunk:
             part = part * 58 + _DIGITS[character]

@@ -132,6 +132,8 @@ class StoredEpoch:
     protocol_config_json: bytes | None = None
 
 
+
+
 @dataclass(frozen=True, slots=True)
 class StoredChunk:
     """One chunk as a node serves it, with the block that included it."""

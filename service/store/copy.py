@@ -148,21 +148,9 @@ def copy_store(
         reader.close()
     _check_destination(destination_info, source_info, destination, was_empty=theirs is None)
     configs = (genesis is not None) + (client is not None)
-    return CopySummary(
-        counts["blocks"],
-        counts["epochs"],
-        counts["account_states"],
-        configs,
-        source_info,
-        destination_info,
-        counts["access_keys"],
-        counts["contract_codes"],
-        counts["contract_data"],
-        counts["chunks"],
-        counts["transactions"],
-        counts["receipts"],
-        counts["validators"],
-    )
+    return CopySummary(counts["blocks"], counts["epochs"], counts["account_states"], configs, source_info,
+                       destination_info, counts["access_keys"], counts["contract_codes"], counts["contract_data"],
+                       counts["chunks"], counts["transactions"], counts["receipts"], counts["validators"])
 
 
 def _check_read_all(counts: dict[str, int], info: StoreInfo) -> None:

@@ -68,7 +68,9 @@ def reason(exc: BaseException, location: str) -> str:
 
 
 def unavailable(exc: BaseException, location: str, doing: str) -> StoreUnavailableError:
-    return StoreUnavailableError(f"PostgreSQL {describe_target(location)}: {doing} failed: {reason(exc, location)}")
+    return StoreUnavailableError(
+        f"PostgreSQL {describe_target(location)}: {doing} failed: {reason(exc, location)}"
+    )
 
 
 def store_error(exc: psycopg.Error, location: str, doing: str) -> StoreError:

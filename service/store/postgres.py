@@ -194,7 +194,8 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "transaction": f"SELECT {TRANSACTION_COLUMNS} FROM transactions WHERE tx_hash = %s",
     "receipt": f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE receipt_id = %s",
     "validators": f"SELECT {VALIDATORS_COLUMNS} FROM validators WHERE epoch_id = %s",
-    "transactions_at": f"SELECT {TRANSACTION_COLUMNS} FROM transactions WHERE height = %s ORDER BY shard_id, tx_hash",
+    "transactions_at": f"SELECT {TRANSACTION_COLUMNS} FROM transactions WHERE height = %s "
+    "ORDER BY shard_id, tx_hash",
     "receipts_at": f"SELECT {RECEIPT_COLUMNS} FROM receipts WHERE height = %s ORDER BY shard_id, receipt_id",
     # the rows written at exactly one height, along the by-height indexes (account order)
     "account_changes": "SELECT account_id, view_json FROM account_states WHERE height = %s ORDER BY account_id",
@@ -410,6 +411,7 @@ _FLUSH_DATA: Final = (
 )
 
 
+
 def _flush_upsert(table: str, columns: str, key: str) -> tuple[str]:
     """The upsert of a staging table's rows into `table` (replacing a row of the same `key`),
     selecting how many were new."""
@@ -452,7 +454,9 @@ class PostgresWriteBatch(SqlWriteBatch):
     written in chunks (`_CHUNK_ROWS`), so an error in one may surface at a later put or at the end of the
     batch; it rolls the whole batch back either way."""
 
-    UPSERT_META = "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    UPSERT_META = (
+        "INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    )
     UPSERT_CONFIG = (
         "INSERT INTO config (name, json) VALUES (%s, %s) ON CONFLICT (name) DO UPDATE SET json = excluded.json"
     )

@@ -237,6 +237,7 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         return await self._blocks_by_hash.load(block_hash)
 
+
     async def genesis_block(self) -> StoredBlock | None:
         row = await self._fetch("meta", "genesis_height")
         return None if row is None else await self.block_by_height(int(row[0]))
@@ -364,3 +365,4 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
         for task in list(self._retired):
             with contextlib.suppress(Exception):
                 await task
+

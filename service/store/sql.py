@@ -359,7 +359,7 @@ class SqlChainReader(ABC):
     def iter_kept_answers(self) -> Iterator[tuple[str, bytes]]:
         sql = f"SELECT key, value FROM meta WHERE key >= '{KEPT_ANSWER_PREFIX}' AND key < '{KEPT_ANSWER_END}'"
         for key, answer in self._scan(sql):
-            yield str(key)[len(KEPT_ANSWER_PREFIX) :], str(answer).encode()
+            yield str(key)[len(KEPT_ANSWER_PREFIX):], str(answer).encode()
 
     def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
         for row in self._scan(f"SELECT {BLOCK_COLUMNS}, canonical FROM blocks"):

@@ -70,6 +70,8 @@ def _uri(path: Path, mode: str, *, immutable: bool = False) -> str:
     return f"{path.resolve().as_uri()}?mode={mode}" + ("&immutable=1" if immutable else "")
 
 
+
+
 class _Connection:
     """The connection a writer and the readers it hands out share; the writer replaces it
     when a new store moves into place."""
@@ -299,6 +301,7 @@ class SqliteWriteBatch(SqlWriteBatch):
             "ON CONFLICT (account_id, key, height) DO UPDATE SET value = excluded.value",
             (account_id, key, height, value),
         )
+
 
     def put_chunk(self, chunk: StoredChunk) -> None:
         data = checks.check_chunk(chunk, validate=self._validate)
@@ -576,6 +579,7 @@ class SqliteChainWriter:
         self.close()
 
 
+
 def _read_only_connection(path: Path) -> sqlite3.Connection:
     """A read-only connection, `immutable` for a store in WAL mode in a folder SQLite cannot
     write its WAL index to (a read-only mount or folder)."""
@@ -615,6 +619,7 @@ def open_reader(path: Path) -> SqliteChainReader:
         conn.close()
         raise
     return SqliteChainReader(_Connection(conn), path, owns_connection=True)
+
 
 
 def upgrade_store(path: Path) -> tuple[int, int]:

@@ -49,10 +49,8 @@ class NearrpcServer:
 
     def __repr__(self) -> str:
         # pytest prints a failing test's fixtures: a database URL's password stays out of it
-        return (
-            f"NearrpcServer(url={self.url!r}, store={describe_location(self.store)!r}, log={self.log!r}, "
-            f"pid={self.pid})"
-        )
+        return (f"NearrpcServer(url={self.url!r}, store={describe_location(self.store)!r}, log={self.log!r}, "
+                f"pid={self.pid})")
 
     def log_size(self) -> int:
         return self.log.stat().st_size if self.log.exists() else 0
@@ -64,19 +62,8 @@ class NearrpcServer:
 
 
 def _command(store: StoreLocation, sample: bool, upstream: str | None, fork_height: int | None) -> list[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "nearrpc",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--log-level",
-        "info",
-        "--access-log",
-    ]
+    command = [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "info",
+               "--access-log"]
     if is_file_location(store):  # a database URL, which may carry a password, goes in the environment
         command += ["--store", str(store)]
     if upstream is not None:  # the URL itself goes in the environment (`_environment`)
@@ -154,10 +141,7 @@ def running_server(
     env = _environment(store, upstream)
     with log.open("wb") as log_file:
         process = subprocess.Popen(
-            _command(store, sample, upstream, fork_height),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
+            _command(store, sample, upstream, fork_height), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
             start_new_session=hasattr(os, "killpg"),
         )
         assert process.stdout is not None

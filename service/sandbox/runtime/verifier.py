@@ -37,6 +37,8 @@ ZERO_BALANCE_ACCOUNT_STORAGE_LIMIT: Final = 770
 # ProtocolFeature::PostQuantumSignatures: from here the size limit counts the signature too
 _WIRE_SIZE_VERSION: Final = 85
 _SIGNATURE_BORSH_LENGTHS: Final = {"ed25519": 65, "secp256k1": 66}
+# ProtocolFeature::RejectEmptyMethodName: a function call must name a method
+_REJECT_EMPTY_METHOD_NAME_VERSION: Final = 87
 
 
 def _refuse(error: Mapping[str, Any] | str) -> model.TransactionRefused:
@@ -54,11 +56,10 @@ def _key_refused(error: Mapping[str, Any] | str) -> model.TransactionRefused:
 # action_validation.rs
 
 
-def validate_actions(
-    limits: Mapping[str, Any], actions: Sequence[model.Action], receiver_id: str, protocol_version: int
-) -> None:
+def validate_actions(limits: Mapping[str, Any], actions: Sequence[model.Action], protocol_version: int) -> None:
     """action_validation.rs `validate_actions` (NewReceipt mode); raises TransactionRefused with
-    {"ActionsValidation": ...}."""
+    {"ActionsValidation": ...}. (nearcore also passes the receiver, which only its deterministic
+    state-init actions read: the model has none.)"""
     limit = int(limits["max_actions_per_receipt"])
     if len(actions) > limit:
         raise _actions_refused(
@@ -96,7 +97,7 @@ def _validate_action(limits: Mapping[str, Any], action: model.Action, protocol_v
             if len(code) > limit:
                 raise _actions_refused({"ContractSizeExceeded": {"size": len(code), "limit": limit}})
         case model.FunctionCall():
-            _validate_function_call(limits, action)
+            _validate_function_call(limits, action, protocol_version)
         case model.Stake(public_key=public_key):
             if not is_valid_staking_key(public_key):
                 raise _actions_refused({"UnsuitableStakingKey": {"public_key": public_key}})
@@ -104,15 +105,17 @@ def _validate_action(limits: Mapping[str, Any], action: model.Action, protocol_v
             if access_key.permission is not None:
                 _validate_permission(limits, access_key.permission)
         case model.Delegate(delegate_action=inner):
-            # the inner actions as a receipt of their own, to the inner receiver
-            validate_actions(limits, inner.actions, inner.receiver_id, protocol_version)
+            # the inner actions as a receipt of their own
+            validate_actions(limits, inner.actions, protocol_version)
         # CreateAccount, Transfer, DeleteKey: nothing to check; DeleteAccount's beneficiary is an
         # AccountId the decoder has validated already
 
 
-def _validate_function_call(limits: Mapping[str, Any], call: model.FunctionCall) -> None:
+def _validate_function_call(limits: Mapping[str, Any], call: model.FunctionCall, protocol_version: int) -> None:
     if call.gas == 0:
         raise _actions_refused("FunctionCallZeroAttachedGas")
+    if protocol_version >= _REJECT_EMPTY_METHOD_NAME_VERSION and not call.method_name:
+        raise _actions_refused("FunctionCallEmptyMethodName")
     name_length = len(call.method_name.encode())
     name_limit = int(limits["max_length_method_name"])
     if name_length > name_limit:
@@ -155,7 +158,7 @@ def size_for_limits(signed: model.SignedTransaction, protocol_version: int) -> i
 def validate_transaction(config: fees.FeeConfig, signed: model.SignedTransaction, protocol_version: int) -> None:
     """verifier.rs `validate_transaction`: what can be checked without the state."""
     tx = signed.transaction
-    validate_actions(config.limits, tx.actions, tx.receiver_id, protocol_version)
+    validate_actions(config.limits, tx.actions, protocol_version)
     size = size_for_limits(signed, protocol_version)
     limit = int(config.limits["max_transaction_size"])
     if size > limit:
