@@ -8,7 +8,7 @@ import pytest
 from nearrpc.sandbox.runtime.apply import SandboxRuntime
 from nearrpc.sandbox.runtime.decode import TransactionDecodeError
 from nearrpc.sandbox.runtime.encode import public_key_of, sign_transaction
-from nearrpc.sandbox.runtime.model import AccessKey, Account, Transaction, TransactionRefused, Transfer
+from nearrpc.sandbox.runtime.model import AccessKey, Account, Receipt, Transaction, TransactionRefused, Transfer
 from tests.sandbox.runtime_support import NEAR, Chain
 from tests.sandbox.support import ed25519_secret
 
@@ -55,3 +55,17 @@ def test_bytes_that_are_no_transaction_are_a_decode_error() -> None:
     chain = _chain()
     with pytest.raises(TransactionDecodeError):
         SandboxRuntime().check_transaction(chain.state, chain.context(), b"\x01")
+
+
+def test_a_carried_receipt_without_its_decoded_actions_is_read_from_its_view() -> None:
+    chain = _chain()
+    runtime = SandboxRuntime()
+    first = runtime.apply_block(chain.state, chain.context(), [_transfer(chain, 6)], [])
+    chain.state.apply(first.changes)
+    carried = first.outgoing[0]
+    bare = Receipt(view=carried.view, produced_at=carried.produced_at)  # as a store would keep it
+    chain.height += 1
+    with_actions = runtime.apply_block(chain.state, chain.context(), [], [carried])
+    from_view = runtime.apply_block(chain.state, chain.context(), [], [bare])
+    assert with_actions.receipts == from_view.receipts
+    assert from_view.changes.accounts["bob.test"].amount == 2 * NEAR  # type: ignore[union-attr]
