@@ -195,6 +195,13 @@ def test_function_call_limits() -> None:
     }
 
 
+def test_a_function_call_names_a_method_from_protocol_87() -> None:
+    # RejectEmptyMethodName (87); the spec's ActionsValidationError does not list this variant yet
+    assert refusal(signed(call("")), schema=False) == {"ActionsValidation": "FunctionCallEmptyMethodName"}
+    tx = signed(call(""), receiver_id="token.localnet")
+    verifier.validate_transaction(CONFIG, tx, 86)
+
+
 def test_an_unsuitable_staking_key() -> None:
     torsion = (
         "ed25519:"

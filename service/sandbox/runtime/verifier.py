@@ -37,6 +37,8 @@ ZERO_BALANCE_ACCOUNT_STORAGE_LIMIT: Final = 770
 # ProtocolFeature::PostQuantumSignatures: from here the size limit counts the signature too
 _WIRE_SIZE_VERSION: Final = 85
 _SIGNATURE_BORSH_LENGTHS: Final = {"ed25519": 65, "secp256k1": 66}
+# ProtocolFeature::RejectEmptyMethodName: a function call must name a method
+_REJECT_EMPTY_METHOD_NAME_VERSION: Final = 87
 
 
 def _refuse(error: Mapping[str, Any] | str) -> model.TransactionRefused:
@@ -96,7 +98,7 @@ def _validate_action(limits: Mapping[str, Any], action: model.Action, protocol_v
             if len(code) > limit:
                 raise _actions_refused({"ContractSizeExceeded": {"size": len(code), "limit": limit}})
         case model.FunctionCall():
-            _validate_function_call(limits, action)
+            _validate_function_call(limits, action, protocol_version)
         case model.Stake(public_key=public_key):
             if not is_valid_staking_key(public_key):
                 raise _actions_refused({"UnsuitableStakingKey": {"public_key": public_key}})
@@ -110,9 +112,11 @@ def _validate_action(limits: Mapping[str, Any], action: model.Action, protocol_v
         # AccountId the decoder has validated already
 
 
-def _validate_function_call(limits: Mapping[str, Any], call: model.FunctionCall) -> None:
+def _validate_function_call(limits: Mapping[str, Any], call: model.FunctionCall, protocol_version: int) -> None:
     if call.gas == 0:
         raise _actions_refused("FunctionCallZeroAttachedGas")
+    if protocol_version >= _REJECT_EMPTY_METHOD_NAME_VERSION and not call.method_name:
+        raise _actions_refused("FunctionCallEmptyMethodName")
     name_length = len(call.method_name.encode())
     name_limit = int(limits["max_length_method_name"])
     if name_length > name_limit:
