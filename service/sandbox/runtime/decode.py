@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 from typing import Final
 
 import based58
@@ -64,7 +65,7 @@ _UNSUPPORTED_ACTIONS: Final = {
 # AccessKeyPermission: 0 FunctionCall, 1 FullAccess; 2 and 3 are the gas keys' permissions.
 _UNSUPPORTED_PERMISSIONS: Final = {2: "GasKeyFunctionCall", 3: "GasKeyFullAccess"}
 
-_BASE64_ALPHABET: Final = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+_NOT_BASE64: Final = re.compile(rb"[^A-Za-z0-9+/]")
 
 
 class TransactionDecodeError(ValueError):
@@ -96,9 +97,9 @@ def decode_base64(text: str) -> bytes:
     raw = text.encode("utf-8", "surrogatepass")
     body = raw.rstrip(b"=")
     padding = len(raw) - len(body)
-    for offset, byte in enumerate(body):
-        if byte not in _BASE64_ALPHABET:
-            raise TransactionDecodeError(f"Invalid symbol {byte}, offset {offset}.")
+    stray = _NOT_BASE64.search(body)
+    if stray is not None:
+        raise TransactionDecodeError(f"Invalid symbol {body[stray.start()]}, offset {stray.start()}.")
     if len(body) % 4 == 1:
         raise TransactionDecodeError(f"Invalid input length: {len(raw)}")
     if padding > 2 or (len(body) + padding) % 4 != 0:
