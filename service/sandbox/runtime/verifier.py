@@ -56,11 +56,10 @@ def _key_refused(error: Mapping[str, Any] | str) -> model.TransactionRefused:
 # action_validation.rs
 
 
-def validate_actions(
-    limits: Mapping[str, Any], actions: Sequence[model.Action], receiver_id: str, protocol_version: int
-) -> None:
+def validate_actions(limits: Mapping[str, Any], actions: Sequence[model.Action], protocol_version: int) -> None:
     """action_validation.rs `validate_actions` (NewReceipt mode); raises TransactionRefused with
-    {"ActionsValidation": ...}."""
+    {"ActionsValidation": ...}. (nearcore also passes the receiver, which only its deterministic
+    state-init actions read: the model has none.)"""
     limit = int(limits["max_actions_per_receipt"])
     if len(actions) > limit:
         raise _actions_refused(
@@ -106,8 +105,8 @@ def _validate_action(limits: Mapping[str, Any], action: model.Action, protocol_v
             if access_key.permission is not None:
                 _validate_permission(limits, access_key.permission)
         case model.Delegate(delegate_action=inner):
-            # the inner actions as a receipt of their own, to the inner receiver
-            validate_actions(limits, inner.actions, inner.receiver_id, protocol_version)
+            # the inner actions as a receipt of their own
+            validate_actions(limits, inner.actions, protocol_version)
         # CreateAccount, Transfer, DeleteKey: nothing to check; DeleteAccount's beneficiary is an
         # AccountId the decoder has validated already
 
@@ -159,7 +158,7 @@ def size_for_limits(signed: model.SignedTransaction, protocol_version: int) -> i
 def validate_transaction(config: fees.FeeConfig, signed: model.SignedTransaction, protocol_version: int) -> None:
     """verifier.rs `validate_transaction`: what can be checked without the state."""
     tx = signed.transaction
-    validate_actions(config.limits, tx.actions, tx.receiver_id, protocol_version)
+    validate_actions(config.limits, tx.actions, protocol_version)
     size = size_for_limits(signed, protocol_version)
     limit = int(config.limits["max_transaction_size"])
     if size > limit:
