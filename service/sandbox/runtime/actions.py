@@ -30,6 +30,7 @@ from nearrpc.contracts.call_errors import function_call_error
 from nearrpc.contracts.errors import HostFunctionUnavailable
 from nearrpc.contracts.gas import GasCosts
 from nearrpc.contracts.host import ViewContext
+from nearrpc.nearcore.transaction import public_key_bytes
 from nearrpc.sandbox.runtime import fees
 from nearrpc.sandbox.runtime.fees import FeeConfig, account_type
 from nearrpc.sandbox.runtime.ids import random_seed
@@ -55,7 +56,6 @@ from nearrpc.sandbox.runtime.receipts import (
     SYSTEM,
     ActionReceipt,
     access_key_borsh_len,
-    public_key_borsh,
 )
 from nearrpc.sandbox.runtime.signature import verify_delegate
 from nearrpc.sandbox.runtime.state import ContractStorage, Overlay
@@ -171,7 +171,7 @@ def code_hash_of(code: bytes) -> str:
 
 def key_storage(public_key: str, access_key: AccessKey, extra: int) -> int:
     """What an access key adds to storage usage (actions.rs `action_add_key`)."""
-    return len(public_key_borsh(public_key)) + access_key_borsh_len(access_key) + extra
+    return len(public_key_bytes(public_key)) + access_key_borsh_len(access_key) + extra
 
 
 def _check_account_existence(env: Env, action: Action, account: Account | None, account_id: str, eligible: bool) -> Any:
@@ -401,7 +401,7 @@ def _function_call(
     call = CallContext(
         view=view,
         signer_account_id=receipt.signer_id,
-        signer_account_pk=public_key_borsh(receipt.signer_public_key),
+        signer_account_pk=public_key_bytes(receipt.signer_public_key),
         predecessor_account_id=receipt.predecessor_id,
         attached_deposit=action.deposit,
         prepaid_gas=action.gas,

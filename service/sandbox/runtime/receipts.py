@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-import based58
-
 from nearrpc.sandbox.runtime.model import (
     AccessKey,
     Action,
@@ -140,12 +138,6 @@ def action_of_view(view: object, serde: bool = False) -> Action:
         ),
         body["signature"],
     )
-
-
-def public_key_borsh(public_key: str) -> bytes:
-    """A `<type>:<base58>` key's borsh bytes (KeyType u8, then the key's bytes)."""
-    kind, _, data = public_key.partition(":")
-    return bytes([0 if kind == "ed25519" else 1]) + based58.b58decode(data.encode())
 
 
 def access_key_borsh_len(access_key: AccessKey) -> int:
