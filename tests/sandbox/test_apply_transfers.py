@@ -213,3 +213,21 @@ def test_storage_the_balance_cannot_stake_fails_the_receipt() -> None:
         }
     }
     assert account.code_hash == "11111111111111111111111111111111" and account.storage_usage == 182
+
+
+def test_a_failed_action_rolls_back_the_receipts_earlier_actions_but_keeps_the_charges() -> None:
+    chain = Chain()
+    alice, extra, missing = Signer("alice.test"), Signer("alice.test"), Signer("alice.test")
+    chain.add_account(alice, 10 * NEAR)
+    actions: list[Action] = [AddKey(extra.public_key, AccessKey(0, None)), DeleteKey(missing.public_key)]
+    blocks = chain.run([alice.sign("alice.test", actions, chain.block_hash)])
+    _, receipt = outcomes(blocks)  # no refund: every prepaid fee was burnt
+    assert receipt["outcome"]["status"]["Failure"]["ActionError"]["index"] == 1
+    assert ("alice.test", extra.public_key) not in chain.state.keys
+    account = chain.state.accounts["alice.test"]
+    assert account.storage_usage == 182
+    # both actions' fees were burnt: the failing one ran to its check
+    full_access = int(FEES["action_creation_config"]["add_key_cost"]["full_access_cost"]["execution"])
+    assert receipt["outcome"]["gas_burnt"] == RECEIPT_FEE["execution"] + full_access + fee("delete_key_cost")
+    assert account.amount == 10 * NEAR - burnt(blocks)
+    assert chain.state.keys[("alice.test", alice.public_key)].nonce == 1  # the conversion's charge stays
