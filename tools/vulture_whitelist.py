@@ -81,3 +81,10 @@ parallel_compilation  # wasmtime.Config property, set for nearrpc.contracts' eng
 consume_fuel  # wasmtime.Config property, set for nearrpc.contracts' engine
 max_wasm_stack  # wasmtime.Config property, set for nearrpc.contracts' engine
 too_large_contract_state  # catalogue constructor the view_state step raises (issue 34: the store's contract data)
+storage_keys  # sandbox model.StateView protocol method (the action executor's DeleteAccount reads it)
+new_data_receipt_base  # sandbox fees.FeeConfig: read by the action executor (data receipts)
+new_data_receipt_byte  # sandbox fees.FeeConfig: read by the action executor (data receipts)
+num_bytes_account  # sandbox fees.FeeConfig: read by the action executor (storage usage)
+num_extra_bytes_record  # sandbox fees.FeeConfig: read by the action executor (storage usage)
+burnt_gas_reward  # sandbox fees.FeeConfig: read by the action executor (contract rewards)
+account_creation_charge  # sandbox fees.FeeConfig: read by the action executor (NEP-642 account charge)

@@ -175,10 +175,14 @@ class BlockContext:
 @dataclass(frozen=True, slots=True)
 class Receipt:
     """A receipt waiting to be applied in a later block: its ReceiptView JSON (predecessor_id,
-    receiver_id, receipt_id, receipt, priority) and the block height it was produced at."""
+    receiver_id, receipt_id, receipt, priority) and the block height it was produced at.
+    `actions` are its actions decoded (the runtime's own, handed back as it gave them): a view
+    cannot always rebuild them, since nearcore's ActionView shows a DeployContract's code only by
+    its hash; empty, they are read from the view."""
 
     view: Mapping[str, Any]
     produced_at: int
+    actions: tuple[Action, ...] = ()
 
 
 @dataclass(slots=True)
@@ -219,16 +223,19 @@ class BlockResult:
     outgoing: Sequence[Receipt]  # produced here, to be applied in the next block
     changes: StateChanges
     gas_burnt: int  # per shard totals are the chain writer's sum over outcomes
+    # what left the total supply: the outcomes' tokens burnt, less what contracts earned of
+    # them (burnt_gas_reward), plus the deposits of refunds that failed (lib.rs `ApplyStats`)
     tokens_burnt: int
 
 
 class TransactionRefused(Exception):
     """A transaction nearcore refuses before it is included: `error` is the
-    `InvalidTxError` JSON (e.g. {"InvalidNonce": {"tx_nonce": 5, "ak_nonce": 7}}), as nearcore
+    `InvalidTxError` JSON (e.g. {"InvalidNonce": {"tx_nonce": 5, "ak_nonce": 7}}, or a unit
+    variant's name as a string: "InvalidSignature", "Expired", "CostOverflow"), as nearcore
     puts it under `TxExecutionError.InvalidTxError`."""
 
-    def __init__(self, error: Mapping[str, Any]) -> None:
-        super().__init__(next(iter(error), "InvalidTransaction"))
+    def __init__(self, error: Mapping[str, Any] | str) -> None:
+        super().__init__(error if isinstance(error, str) else next(iter(error), "InvalidTransaction"))
         self.error = error
 
 
