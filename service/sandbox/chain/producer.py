@@ -125,8 +125,10 @@ class ChainProducer:
         self._head = head
         self._results = tuple(ShardResults() for _ in orjson.loads(head.view_json)["chunks"])
         self._epoch_start = self._reader.epoch_start_height(head) or head.height
-        self._last_active = head.height  # the last block that did something (to be made final)
         self._final_height = self._height_of(head.last_final_block)
+        # the last block the sandbox made that did something (automine makes it final); the
+        # store's own head is left as it is
+        self._last_active = self._final_height
 
     # -- what the async side asks
 
@@ -481,8 +483,8 @@ class ChainProducer:
         self._dropped.clear()
         self._finished = {h: p for h, p in self._finished.items() if p[0] <= mark.height}
         self._epoch_start = self._reader.epoch_start_height(head) or head.height
-        self._last_active = head.height
         self._final_height = self._height_of(head.last_final_block)
+        self._last_active = min(self._final_height, self._last_active)  # a snapshot is settled
         return removed
 
     def patch(self, patch: Patch) -> None:
