@@ -10,6 +10,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import based58
 import pytest
@@ -39,8 +40,8 @@ def _store_dump(sandbox: Sandbox) -> bytes:
         reader.close()
 
 
-def _head(sandbox: Sandbox) -> dict[str, object]:
-    header: dict[str, object] = sandbox.result("block", {"finality": "optimistic"})["header"]
+def _head(sandbox: Sandbox) -> dict[str, Any]:
+    header: dict[str, Any] = sandbox.result("block", {"finality": "optimistic"})["header"]
     return header
 
 
@@ -107,7 +108,7 @@ def test_patch_state_writes_records_in_a_block(sandbox: Sandbox) -> None:
     code = b"\0asm\1\0\0\0"
     code_hash = based58.b58encode(hashlib.sha256(code).digest()).decode()
     head = _head(sandbox)
-    records = [
+    records: list[dict[str, Any]] = [
         {"Account": {"account_id": NEW, "account": {"amount": "7000", "locked": "0", "storage_usage": 182}}},
         {"AccessKey": {"account_id": NEW, "public_key": KEY, "access_key": {"nonce": 3, "permission": "FullAccess"}}},
         {"Contract": {"account_id": NEW, "code": base64.b64encode(code).decode()}},
@@ -117,13 +118,13 @@ def test_patch_state_writes_records_in_a_block(sandbox: Sandbox) -> None:
                 "data_key": base64.b64encode(b"k").decode(),
                 "value": base64.b64encode(b"v").decode(),
             }
-        },  # fmt: skip
+        },
         {
             "Account": {
                 "account_id": BOB,
                 "account": {"amount": "1", "locked": "0", "code_hash": "1" * 32, "storage_usage": 182},
             }
-        },  # fmt: skip
+        },
     ]
     sandbox.run(sandbox.chain.patch_state(records))
     sandbox.run(sandbox.chain.settled())
