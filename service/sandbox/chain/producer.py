@@ -176,7 +176,7 @@ class ChainProducer:
             # chain/client/src/rpc_handler.rs: the validity period is checked before the runtime's checks
             refusal = validity_refusal(self._reader, self._head, block_hash, self._validity_period)
             if refusal is not None:
-                raise TransactionRefused(refusal)
+                raise TransactionRefused({refusal: None})  # a unit variant, as the runtime writes them
         for tx_hash in _hash_candidates(signed):  # sent again: answered with its hash, not a nonce error
             if self._known(tx_hash):
                 return tx_hash

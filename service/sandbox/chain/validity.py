@@ -47,8 +47,8 @@ def block_hash_of(signed: bytes) -> str | None:
 
 
 def validity_refusal(reader: ChainReader, head: StoredBlock, block_hash: str, period: int) -> str | None:
-    """The InvalidTxError (a unit variant's name) that refuses a transaction on `block_hash`
-    for a block on `head`, None when it is valid."""
+    """The InvalidTxError that refuses a transaction on `block_hash` for a block on `head` (a
+    variant without fields: its name), None when it is valid."""
     base = reader.block_by_hash(block_hash)
     if base is None or head.height > base.height + period:
         return "Expired"

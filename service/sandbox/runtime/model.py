@@ -225,11 +225,10 @@ class BlockResult:
 class TransactionRefused(Exception):
     """A transaction nearcore refuses before it is included: `error` is the
     `InvalidTxError` JSON (e.g. {"InvalidNonce": {"tx_nonce": 5, "ak_nonce": 7}}), as nearcore
-    puts it under `TxExecutionError.InvalidTxError`; a variant without fields is its name alone
-    (serde's unit variant: "Expired", "InvalidSignature")."""
+    puts it under `TxExecutionError.InvalidTxError`."""
 
-    def __init__(self, error: Mapping[str, Any] | str) -> None:
-        super().__init__(error if isinstance(error, str) else next(iter(error), "InvalidTransaction"))
+    def __init__(self, error: Mapping[str, Any]) -> None:
+        super().__init__(next(iter(error), "InvalidTransaction"))
         self.error = error
 
 
