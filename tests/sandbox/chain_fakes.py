@@ -121,6 +121,7 @@ class _Layered:
 class TransferRuntime:
     def __init__(self) -> None:
         self.checked = 0
+        self.broken_deposit: int | None = None  # apply_block raises on a transfer of this amount
 
     def _view(self, tx: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -182,6 +183,8 @@ class TransferRuntime:
         applied: list[TransactionApplied] = []
         for signed in transactions:
             tx = _decode(signed)
+            if tx["deposit"] == self.broken_deposit:
+                raise RuntimeError("the stand-in runtime breaks on this deposit")
             try:
                 self._validate(layer, tx, context.gas_price)
             except TransactionRefused:

@@ -4,6 +4,7 @@ a transaction and read back through the read path as any stored block is: `block
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import shutil
 from collections.abc import Iterator
@@ -143,3 +144,21 @@ def test_wait_reports_what_was_reached_on_a_timeout(sandbox: Sandbox) -> None:
     assert sandbox.run(sandbox.chain.wait("4" * 44, "INCLUDED", 0.05)) == "NONE"
     with pytest.raises(ValueError, match="TxExecutionStatus"):
         sandbox.run(sandbox.chain.wait("4" * 44, "DONE", 0.05))
+
+
+def test_a_runtime_that_fails_drops_the_transaction_not_the_chain(sandbox: Sandbox) -> None:
+    sandbox.runtime.broken_deposit = 13
+    start = sandbox.result("block", {"finality": "optimistic"})["header"]["height"]
+    signed = [sandbox.transfer(13), sandbox.transfer(NEAR)]
+
+    async def both() -> list[str]:
+        return list(await asyncio.gather(*(sandbox.chain.submit(s) for s in signed)))
+
+    broken, fine = sandbox.run(both())  # queued together: one batch
+    assert sandbox.run(sandbox.chain.wait(broken, "FINAL", 5.0)) == "NONE"  # at once: it was dropped
+    assert sandbox.run(sandbox.chain.wait(fine, "FINAL", 5.0)) == "FINAL"
+    tx = sandbox.result("tx", {"tx_hash": fine, "sender_account_id": ALICE})
+    block = sandbox.result("block", {"block_id": tx["transaction_outcome"]["block_hash"]})
+    chunks = [sandbox.result("chunk", {"chunk_id": c["chunk_hash"]}) for c in block["chunks"]]
+    assert [t["hash"] for c in chunks for t in c["transactions"]] == [fine]
+    assert block["header"]["height"] == start + 1  # the block both were queued for

@@ -12,6 +12,7 @@ next chunk of its shard (`blocks.py`).
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,8 @@ from nearrpc.store import (
     WriteBatch,
     block_from_view,
 )
+
+log = logging.getLogger("nearrpc.sandbox")
 
 # Transactions one block takes at most; the rest wait for the next (nearcore's chunks are bounded
 # by gas and size; a sandbox's batches are small, this only bounds one block's work).
@@ -198,14 +201,49 @@ class ChainProducer:
         """One block: the queue's transactions (up to MAX_BLOCK_TRANSACTIONS), the receipts in
         flight, and `patch`'s records."""
         taken = self._queue[:MAX_BLOCK_TRANSACTIONS]
-        new, result = self._apply(taken)
+        try:
+            new, result = self._apply(taken)
+        except Exception:
+            # a runtime that fails must not stop the chain: the block is made without what it failed on
+            log.exception("the runtime failed applying block %d; the transactions it fails on alone are dropped",
+                          self._head.height + 1)  # fmt: skip
+            failing = [queued for queued in taken if self._fails([queued])]
+            self._drop(failing)
+            taken = [queued for queued in taken if queued not in failing]
+            try:
+                new, result = self._apply(taken)
+            except Exception:
+                log.exception("the runtime failed on the receipts in flight; they are dropped, and so are the "
+                              "transactions awaiting them")  # fmt: skip
+                self._drop_receipts()
+                self._drop(taken)
+                taken = []
+                new, result = self._apply(taken)
         applied = {t.tx_hash for t in result.transactions}
         if len(applied) < len(taken):  # a transaction the runtime refused is left out of the chunk
-            self._dropped.update(q.checked.tx_hash for q in taken if q.checked.tx_hash not in applied)
+            self._drop([q for q in taken if q.checked.tx_hash not in applied])
             taken = [q for q in taken if q.checked.tx_hash in applied]
             new, result = self._apply(taken)
         self._write(new, result, patch)
         self._queue = [q for q in self._queue if q not in taken and q.checked.tx_hash not in self._dropped]
+
+    def _fails(self, queued: Sequence[_Queued]) -> bool:
+        try:
+            self._apply(queued)
+        except Exception:
+            return True
+        return False
+
+    def _drop(self, queued: Sequence[_Queued]) -> None:
+        self._dropped.update(q.checked.tx_hash for q in queued)
+        self._queue = [q for q in self._queue if q not in queued]
+
+    def _drop_receipts(self) -> None:
+        gone = {receipt.view["receipt_id"] for receipt in self._outgoing}
+        self._outgoing = []
+        for tx_hash in [h for h, flying in self._in_flight.items() if flying.awaiting & gone]:
+            del self._in_flight[tx_hash]
+            self._dropped.add(tx_hash)
 
     def mine(self) -> bool:
         """Automine's step: one block when one is needed; whether more are."""
@@ -315,7 +353,10 @@ class ChainProducer:
         block = block_from_view(new.view, orjson.dumps(new.view))
         shard_ids = [int(chunk["shard_id"]) for chunk in new.view["chunks"]]
         outcomes = self._outcomes(result, block_hash, shard_ids)
-        finished: list[InFlight] = []
+        flights, owners = self._followed(result, outcomes, height, block_hash)
+        finished = [flying for flying in flights.values() if flying.done]
+        header_epoch = header["epoch_id"]
+        opened = header_epoch != self._head.epoch_id and self._reader.epoch(header_epoch) is None
         codes: list[str] = []
         with self._writer.batch(validate=self._validate) as batch:
             batch.put_block(block)
@@ -326,35 +367,26 @@ class ChainProducer:
             codes += self._write_changes(batch, result.changes, height)
             if patch is not None:
                 codes += self._write_patch(batch, patch, height)
-            for applied in result.transactions:
-                flying = InFlight(applied.tx_hash, applied.signer_id, applied.shard_id, height, block_hash,
-                                  applied.view, outcomes[applied.tx_hash])  # fmt: skip
-                flying.start()
-                self._follow(flying)
             for receipt in result.receipts:
-                outcome = outcomes[receipt.receipt_id]
                 batch.put_receipt(StoredReceipt(receipt.receipt_id, block_hash, height, receipt.shard_id,
-                                                orjson.dumps(receipt.view), orjson.dumps(outcome)))  # fmt: skip
-                owner = self._in_flight.get(self._receipt_owner.pop(receipt.receipt_id, ""))
-                if owner is None:
-                    continue
-                for created in owner.executed(receipt.receipt_id, receipt.view, outcome):
-                    self._receipt_owner[created] = owner.tx_hash
-                if owner.done:
-                    finished.append(owner)
+                                                orjson.dumps(receipt.view),
+                                                orjson.dumps(outcomes[receipt.receipt_id])))  # fmt: skip
             for flying in finished:
                 batch.put_transaction(flying.stored())
-            header_epoch = header["epoch_id"]
-            opened = header_epoch != self._head.epoch_id and self._reader.epoch(header_epoch) is None
             if opened:
                 self._write_epoch(batch, header_epoch, height)
-        # committed: the chain moves on
+        # committed: only now does the chain in memory move on (a failed batch leaves it as it was)
+        self._in_flight.update(flights)
+        self._receipt_owner.update(owners)
+        for receipt in result.receipts:
+            self._receipt_owner.pop(receipt.receipt_id, None)
         for flying in finished:
             del self._in_flight[flying.tx_hash]
             self._finished[flying.tx_hash] = (flying.height, height)
         self._created_codes.update(dict.fromkeys(codes, height))
         if opened:
             self._created_epochs[header_epoch] = height
+            self._epochs.pop(header_epoch, None)  # read again from what is stored now
         if header_epoch != self._head.epoch_id:
             self._epoch_start = height
         self._head = block
@@ -368,12 +400,29 @@ class ChainProducer:
             self._last_active = height
         self._final_height = self._height_of(block.last_final_block)
 
-    def _follow(self, flying: InFlight) -> None:
-        self._in_flight[flying.tx_hash] = flying
-        for receipt_id in flying.awaiting:
-            self._receipt_owner[receipt_id] = flying.tx_hash
-        if flying.done:  # nothing to wait for (a transaction that made no receipt)
-            self._in_flight.pop(flying.tx_hash)
+    def _followed(
+        self, result: BlockResult, outcomes: Mapping[str, dict[str, Any]], height: int, block_hash: str
+    ) -> tuple[dict[str, InFlight], dict[str, str]]:
+        """The transactions this block moves on (copies, and the new ones) and the receipts each of
+        them awaits now, leaving what the chain keeps untouched until the block is committed."""
+        flights: dict[str, InFlight] = {}
+        owners: dict[str, str] = {}
+        for applied in result.transactions:
+            flying = InFlight(applied.tx_hash, applied.signer_id, applied.shard_id, height, block_hash,
+                              applied.view, outcomes[applied.tx_hash])  # fmt: skip
+            flying.start()
+            flights[flying.tx_hash] = flying
+            owners.update(dict.fromkeys(flying.awaiting, flying.tx_hash))
+        for receipt in result.receipts:
+            owner_hash = owners.get(receipt.receipt_id) or self._receipt_owner.get(receipt.receipt_id)
+            known = None if owner_hash is None else flights.get(owner_hash) or self._in_flight.get(owner_hash)
+            if owner_hash is None or known is None:
+                continue
+            owner = flights.get(owner_hash) or known.copy()
+            flights[owner_hash] = owner
+            created = owner.executed(receipt.receipt_id, receipt.view, outcomes[receipt.receipt_id])
+            owners.update(dict.fromkeys(created, owner_hash))
+        return flights, owners
 
     def _outcomes(self, result: BlockResult, block_hash: str, shard_ids: list[int]) -> dict[str, dict[str, Any]]:
         """Every outcome of the block, by id, naming the block and with its path in its shard's
@@ -445,7 +494,6 @@ class ChainProducer:
             if "epoch_height" in view:
                 view["epoch_height"] = int(view["epoch_height"]) + 1
             batch.put_validators(StoredValidators(epoch_id, height, orjson.dumps(view)))
-        self._epochs.pop(epoch_id, None)  # read again from what is stored now
 
     # -- snapshot and revert
 

@@ -35,6 +35,10 @@ class InFlight:
     outcomes: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # receipt id → outcome
     receipts: dict[str, Mapping[str, Any]] = field(default_factory=dict)  # receipt id → ReceiptView
 
+    def copy(self) -> InFlight:
+        return InFlight(self.tx_hash, self.signer_id, self.shard_id, self.height, self.block_hash, self.view,
+                        self.outcome, set(self.awaiting), dict(self.outcomes), dict(self.receipts))  # fmt: skip
+
     def start(self) -> None:
         self.awaiting.update(self.outcome["outcome"]["receipt_ids"])
 

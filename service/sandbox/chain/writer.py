@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,9 +29,10 @@ from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.sandbox.chain.patch import read_patch
 from nearrpc.sandbox.chain.producer import ChainProducer, Progress
 from nearrpc.sandbox.runtime.model import Runtime
-from nearrpc.store import ChainWriter, StoreLocation, StoreOptions, open_store
+from nearrpc.store import ChainWriter, StoreError, StoreLocation, StoreOptions, open_store
 
 T = TypeVar("T")
+log = logging.getLogger("nearrpc.sandbox")
 
 # sandbox_fast_forward's delta_height at most: each block is a store batch (about a millisecond),
 # so a call stays within seconds; nearcore's sandbox takes any u64 and produces them over time.
@@ -123,13 +125,20 @@ class SandboxChainWriter:
     async def _tick(self, interval: float) -> None:
         while True:
             await asyncio.sleep(interval)
-            await self._run(self._chain().produce)
+            try:
+                await self._run(self._chain().produce)
+            except StoreError as failure:  # the next tick tries again
+                log.error("the sandbox could not write a block: %s", failure)
             self._committed()
 
     async def _mine(self) -> None:
         more = True
         while more:
-            more = await self._run(self._chain().mine)
+            try:
+                more = await self._run(self._chain().mine)
+            except StoreError as failure:  # the next transaction wakes it again
+                log.error("the sandbox could not write a block: %s", failure)
+                more = False
             self._committed()
 
     def _wake_miner(self) -> None:
