@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -97,7 +98,11 @@ class SandboxChainWriter:
         self, location: StoreLocation, options: StoreOptions | None, runtime: Runtime, params: RuntimeParamStore,
         clock: Callable[[], int], validate: bool,
     ) -> None:  # fmt: skip
-        self._writer = open_store(location, "write", options)
+        # a sandbox's chain is a test chain: its commits do not wait for the disk (a power cut may
+        # lose the last blocks; a killed process loses nothing, and the store stays consistent)
+        self._writer = open_store(
+            location, "write", dataclasses.replace(options or StoreOptions(), durable_commits=False)
+        )
         try:
             self._producer = ChainProducer(self._writer, runtime, params, clock=clock, validate=validate)
         except BaseException:
