@@ -136,6 +136,22 @@ def _sandbox_chain(settings: ServeSettings) -> SandboxChainWriter:
                               options=settings.store_options())  # fmt: skip
 
 
+def _fresh_sandbox_store(settings: ServeSettings, held: contextlib.ExitStack) -> ServeSettings:
+    """A sandbox given no store runs on a fresh sample chain of its own, in a temporary folder
+    removed when it stops: every start is the same chain, and the default store is never written."""
+    if not settings.sandbox or "store" in settings.model_fields_set:
+        return settings
+    from nearrpc.sample import build_sample_store
+
+    folder = held.enter_context(tempfile.TemporaryDirectory(prefix="nearrpc-sandbox-"))
+    store = str(Path(folder) / "sandbox.sqlite")
+    try:
+        build_sample_store(store)
+    except StoreError as exc:
+        raise Refused(f"cannot build the sandbox's sample chain in {folder}: {exc}") from None
+    return settings.model_copy(update={"store": store})
+
+
 def _sandbox_flags(settings: ServeSettings) -> None:
     """A sandbox's flags, refused before anything else is done (a fork's upstream is not asked)."""
     if settings.block_time is not None and not settings.sandbox:
@@ -406,10 +422,16 @@ def _run_uvicorn(settings: ServeSettings, sockets: list[socket.socket]) -> int:
 
 def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
     configure_logging(settings.log_level, settings.log_format)
+    with contextlib.ExitStack() as sandbox_folder:
+        return _serve(settings, build_sample, sandbox_folder)
+
+
+def _serve(settings: ServeSettings, build_sample: bool, sandbox_folder: contextlib.ExitStack) -> int:
     try:
         max_connections = _connection_cap(settings.max_connections)
         _port_is_free(settings.host, settings.port)
         _sandbox_flags(settings)
+        settings = _fresh_sandbox_store(settings, sandbox_folder)
         fork = _prepare_fork(settings)
         info = _checked_store(settings, build_sample)
         sandbox = _prepare_sandbox(settings)

@@ -13,7 +13,7 @@ import pytest
 
 from nearrpc.store import open_store
 from tests.support.cli import REPO, nearrpc
-from tests.support.serve_process import serving
+from tests.support.serve_process import STARTED, message_of, serving
 
 FAKE_SERVE = [sys.executable, str(REPO / "tests" / "sandbox" / "chain_serve.py")]
 
@@ -75,3 +75,19 @@ def test_a_sandbox_process_makes_blocks_and_stops_cleanly(sample_store: Path, tm
         assert reader.check(thorough=True).ok
     finally:
         reader.close()
+
+
+@pytest.mark.live
+def test_without_a_store_the_sandbox_gets_a_fresh_sample_chain(tmp_path: Path) -> None:
+    with serving("--sandbox", "--block-time", "0.05", log=tmp_path / "serve.log", wrapper=FAKE_SERVE) as served:
+        found = STARTED.search(message_of(served.started_line))
+        assert found is not None
+        store = Path(found["store"])
+        assert store.name == "sandbox.sqlite" and store.parent.name.startswith("nearrpc-sandbox-")
+        assert "head 110" in found["summary"]  # the sample chain, as built
+        start = _height(served.url, "optimistic")
+        deadline = time.monotonic() + 20
+        while _height(served.url, "optimistic") < start + 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _height(served.url, "optimistic") >= start + 3
+    assert not store.parent.exists()
