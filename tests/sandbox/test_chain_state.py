@@ -173,3 +173,22 @@ def test_a_block_time_makes_blocks_empty_or_not(sample_store: Path, tmp_path: Pa
         assert int(str(_head(box)["height"])) >= start + 6
     finally:
         box.close()
+
+
+def test_with_a_block_time_a_snapshot_settles_and_a_revert_drops_what_waits(sample_store: Path, tmp_path: Path) -> None:
+    path = tmp_path / "slow.sqlite"
+    shutil.copyfile(sample_store, path)
+    box = Sandbox(path, block_time=600.0)  # no block of its own during the test
+    try:
+        queued = box.run(box.chain.submit(box.transfer(NEAR)))
+        assert box.run(box.chain.status(queued)) == "NONE"
+        snapshot = box.run(box.chain.snapshot())  # makes the blocks that execute it, and make them final
+        assert box.run(box.chain.wait(queued, "FINAL", 0.01)) == "FINAL"
+        later = box.run(box.chain.submit(box.transfer(2 * NEAR)))
+        box.run(box.chain.revert(snapshot))
+        started = time.monotonic()
+        assert box.run(box.chain.wait(later, "INCLUDED", 5.0)) == "NONE"
+        assert time.monotonic() - started < 1.0  # dropped, not waited for
+        assert box.run(box.chain.status(queued)) == "FINAL"  # before the snapshot: kept
+    finally:
+        box.close()

@@ -524,11 +524,12 @@ class ChainProducer:
         assert head is not None and head.height == mark.height
         self._head = head
         self._results = mark.results
+        # what was waiting is gone with the blocks: its waiters hear at once that it was dropped
+        self._dropped = {q.checked.tx_hash for q in self._queue} | set(self._in_flight)
         self._queue.clear()
         self._outgoing.clear()
         self._in_flight.clear()
         self._receipt_owner.clear()
-        self._dropped.clear()
         self._finished = {h: p for h, p in self._finished.items() if p[0] <= mark.height}
         self._epoch_start = self._reader.epoch_start_height(head) or head.height
         self._final_height = self._height_of(head.last_final_block)
