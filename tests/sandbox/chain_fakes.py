@@ -122,6 +122,7 @@ class TransferRuntime:
     def __init__(self) -> None:
         self.checked = 0
         self.broken_deposit: int | None = None  # apply_block raises on a transfer of this amount
+        self.unburnt = 0  # per executed receipt: kept out of the block's tokens_burnt (as a contract's reward)
 
     def _view(self, tx: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -208,4 +209,4 @@ class TransferRuntime:
             else:
                 outgoing.append(Receipt(view, context.height))
         gas = FEE_GAS * (len(applied) + len(executed))
-        return BlockResult(applied, executed, outgoing, changes, gas, burnt)
+        return BlockResult(applied, executed, outgoing, changes, gas, burnt - self.unburnt * len(executed))

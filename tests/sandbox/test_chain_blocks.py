@@ -162,3 +162,17 @@ def test_a_runtime_that_fails_drops_the_transaction_not_the_chain(sandbox: Sandb
     chunks = [sandbox.result("chunk", {"chunk_id": c["chunk_hash"]}) for c in block["chunks"]]
     assert [t["hash"] for c in chunks for t in c["transactions"]] == [fine]
     assert block["header"]["height"] == start + 1  # the block both were queued for
+
+
+def test_the_supply_drops_by_what_the_runtime_says_left_it(sandbox: Sandbox) -> None:
+    """An outcome's tokens_burnt may count more than leaves the supply (a contract's reward): the
+    chunks' balance_burnt add up to the block's total as the runtime gives it."""
+    sandbox.runtime.unburnt = 1000
+    tx_hash = sandbox.run(sandbox.chain.submit(sandbox.transfer(NEAR)))
+    sandbox.run(sandbox.chain.wait(tx_hash, "FINAL", 10.0))
+    tx = sandbox.result("tx", {"tx_hash": tx_hash, "sender_account_id": ALICE})
+    executed = sandbox.result("block", {"block_id": tx["receipts_outcome"][0]["block_hash"]})
+    after = sandbox.result("block", {"block_id": executed["header"]["height"] + 1})
+    receipt_burnt = int(tx["receipts_outcome"][0]["outcome"]["tokens_burnt"])
+    assert sum(int(c["balance_burnt"]) for c in after["chunks"]) == receipt_burnt - 1000
+    assert int(after["header"]["total_supply"]) == int(executed["header"]["total_supply"]) - receipt_burnt + 1000

@@ -391,11 +391,7 @@ class ChainProducer:
             self._epoch_start = height
         self._head = block
         self._outgoing = list(result.outgoing)
-        self._results = tuple(
-            ShardResults(sum(int(o["outcome"]["gas_burnt"]) for o in group),
-                         sum(int(o["outcome"]["tokens_burnt"]) for o in group), root)
-            for group, root in self._shard_outcome_roots(outcomes, result, shard_ids)
-        )  # fmt: skip
+        self._results = _shard_results(self._shard_outcome_roots(outcomes, result, shard_ids), result.tokens_burnt)
         if result.transactions or result.receipts or patch is not None:
             self._last_active = height
         self._final_height = self._height_of(block.last_final_block)
@@ -542,6 +538,20 @@ class ChainProducer:
     def fast_forward(self, delta_height: int) -> None:
         for _ in range(delta_height):
             self.produce()
+
+
+def _shard_results(groups: list[tuple[list[dict[str, Any]], str]], block_burnt: int) -> tuple[ShardResults, ...]:
+    """Each shard's gas and outcome root from its outcomes; its balance burnt too, except that the
+    block's total is the runtime's (what leaves the supply: a contract's share of a call's gas
+    is not burnt, though its outcome's tokens_burnt counts it), the difference on the busiest shard."""
+    burnt = [sum(int(o["outcome"]["tokens_burnt"]) for o in group) for group, _ in groups]
+    if burnt:
+        busiest = max(range(len(burnt)), key=burnt.__getitem__)
+        burnt[busiest] = max(burnt[busiest] + block_burnt - sum(burnt), 0)
+    return tuple(
+        ShardResults(sum(int(o["outcome"]["gas_burnt"]) for o in group), shard_burnt, root)
+        for (group, root), shard_burnt in zip(groups, burnt, strict=True)
+    )
 
 
 def _order(snapshot_id: str) -> int:
