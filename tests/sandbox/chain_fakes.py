@@ -123,6 +123,7 @@ class TransferRuntime:
         self.checked = 0
         self.broken_deposit: int | None = None  # apply_block raises on a transfer of this amount
         self.unburnt = 0  # per executed receipt: kept out of the block's tokens_burnt (as a contract's reward)
+        self.unstorable_deposit: int | None = None  # a transfer of this amount writes what no store takes
 
     def _view(self, tx: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -198,6 +199,8 @@ class TransferRuntime:
             )
             changes.access_keys[(tx["signer_id"], tx["public_key"])] = replace(key, nonce=tx["nonce"])
             burnt += FEE_GAS * context.gas_price
+            if tx["deposit"] == self.unstorable_deposit:
+                changes.data[(tx["signer_id"], b"k" * (1 << 23))] = b""  # past any max_length_storage_key
             receipt_id = b58(hashlib.sha256(tx["hash"].encode() + context.block_hash.encode()).digest())
             outcome = _outcome(tx["hash"], tx["signer_id"], context.gas_price, [receipt_id],
                                {"SuccessReceiptId": receipt_id})  # fmt: skip

@@ -180,3 +180,13 @@ def test_the_supply_drops_by_what_the_runtime_says_left_it(sandbox: Sandbox) -> 
     receipt_burnt = int(tx["receipts_outcome"][0]["outcome"]["tokens_burnt"])
     assert sum(int(c["balance_burnt"]) for c in after["chunks"]) == receipt_burnt - 1000
     assert int(after["header"]["total_supply"]) == int(executed["header"]["total_supply"]) - receipt_burnt + 1000
+
+
+def test_what_the_store_refuses_is_dropped_not_the_chain(sandbox: Sandbox) -> None:
+    sandbox.runtime.unstorable_deposit = 17
+    start = sandbox.result("block", {"finality": "optimistic"})["header"]["height"]
+    refused = sandbox.run(sandbox.chain.submit(sandbox.transfer(17)))
+    assert sandbox.run(sandbox.chain.wait(refused, "FINAL", 5.0)) == "NONE"
+    assert sandbox.result("block", {"block_id": start + 1})["header"]["height"] == start + 1  # made without it
+    fine = sandbox.run(sandbox.chain.submit(sandbox.transfer(NEAR)))
+    assert sandbox.run(sandbox.chain.wait(fine, "FINAL", 5.0)) == "FINAL"

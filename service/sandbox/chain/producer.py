@@ -26,7 +26,7 @@ from nearrpc.nearcore.shard_layout import account_shard_id
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.sample import execution, merkle
 from nearrpc.sandbox.chain.blocks import BlockPlan, GasPriceRule, NewBlock, ShardContent, ShardResults, next_block
-from nearrpc.sandbox.chain.patch import Patch, patched_account
+from nearrpc.sandbox.chain.patch import InvalidStateRecord, Patch, patched_account
 from nearrpc.sandbox.chain.records import InFlight
 from nearrpc.sandbox.chain.state import StoreStateView
 from nearrpc.sandbox.chain.validity import block_hash_of, validity_refusal
@@ -40,6 +40,7 @@ from nearrpc.sandbox.runtime.model import (
     TransactionApplied,
     TransactionRefused,
 )
+from nearrpc.spec import SchemaViolation
 from nearrpc.store import (
     ChainWriter,
     StoredBlock,
@@ -48,6 +49,7 @@ from nearrpc.store import (
     StoredReceipt,
     StoredValidators,
     StoreError,
+    StoreIntegrityError,
     WriteBatch,
     block_from_view,
 )
@@ -224,7 +226,19 @@ class ChainProducer:
             self._drop([q for q in taken if q.checked.tx_hash not in applied])
             taken = [q for q in taken if q.checked.tx_hash in applied]
             new, result = self._apply(taken)
-        self._write(new, result, patch)
+        try:
+            self._write(new, result, patch)
+        except (StoreIntegrityError, SchemaViolation) as refused:
+            if patch is not None:  # the store refuses a patched record (a key or value too long)
+                raise InvalidStateRecord(str(refused)) from None
+            # what the runtime gave cannot be stored: the block is made without it
+            log.exception("the store refuses what block %d would write; its transactions and the receipts in flight "
+                          "are dropped", self._head.height + 1)  # fmt: skip
+            self._drop_receipts()
+            self._drop(taken)
+            taken = []
+            new, result = self._apply(taken)
+            self._write(new, result, patch)
         self._queue = [q for q in self._queue if q not in taken and q.checked.tx_hash not in self._dropped]
 
     def _fails(self, queued: Sequence[_Queued]) -> bool:
