@@ -543,7 +543,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(fork, ServeSettings, "upstream_max_answer_mb")
     sandbox = run.add_argument_group(
         "sandbox", "Execute transactions and make blocks on the store, as nearcore's sandbox does, in one process over "
-        "an SQLite store it alone writes (the embedded sample chain by default). Automine: a block for each batch of "
+        "an SQLite store it alone writes (without --store: a fresh sample chain in a temporary folder, the same at "
+        "every start, removed at the end). Automine: a block for each batch of "
         "transactions as it arrives, then the blocks that execute its receipts and the two that make it final (one "
         "producer's doomslug finality), so a send returns a FINAL outcome and `finality: final` reads see it at once. "
         "Snapshot and revert return the whole chain to a mark. Without --sandbox the server is read-only.",

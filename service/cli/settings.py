@@ -121,10 +121,7 @@ class ServeSettings(StoreSettings, LogSettings):
     # a sandbox (`--sandbox`): the server executes transactions and makes blocks on its store
     sandbox: bool = Field(
         False, description="accept transactions and make blocks on the store (send_tx, the broadcasts, "
-        "sandbox_patch_state, sandbox_fast_forward, snapshot and revert): a block for each batch of transactions as "
-        "it arrives, then the blocks that execute its receipts and make it final (automine), or one every "
-        "--block-time; one process (--workers 1), an SQLite store it alone writes (without --store: a fresh sample "
-        "chain in a temporary folder, the same at every start)",
+        "sandbox_patch_state, sandbox_fast_forward, snapshot and revert), in one process (--workers 1)",
     )
     block_time: float | None = Field(
         None, gt=0, le=3600, description="with --sandbox: make a block every SECONDS, empty or not, instead of "
