@@ -190,3 +190,11 @@ def test_what_the_store_refuses_is_dropped_not_the_chain(sandbox: Sandbox) -> No
     assert sandbox.result("block", {"block_id": start + 1})["header"]["height"] == start + 1  # made without it
     fine = sandbox.run(sandbox.chain.submit(sandbox.transfer(NEAR)))
     assert sandbox.run(sandbox.chain.wait(fine, "FINAL", 5.0)) == "FINAL"
+
+
+def test_under_automine_any_wait_returns_a_final_transaction(sandbox: Sandbox) -> None:
+    tx_hash = sandbox.run(sandbox.chain.submit(sandbox.transfer(NEAR)))
+    assert sandbox.run(sandbox.chain.wait(tx_hash, "INCLUDED", 10.0)) == "FINAL"
+    tx = sandbox.result("tx", {"tx_hash": tx_hash, "sender_account_id": ALICE, "wait_until": "FINAL"})
+    final = sandbox.result("block", {"finality": "final"})["header"]
+    assert final["hash"] == tx["receipts_outcome"][0]["block_hash"]

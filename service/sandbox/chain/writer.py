@@ -6,9 +6,10 @@ Block production:
 - automine (the default): a transaction queued wakes a miner task, which makes blocks while
   anything is queued or in flight, then the two blocks that make the last busy block final
   (nearcore's doomslug with one producer: a block is final once two blocks follow it at the next
-  heights). Transactions that arrive while a block is being made go into the next one. So a
-  transaction is FINAL, with every receipt it caused executed, when its `wait` returns, and
-  `finality: final` reads see it at once.
+  heights). Transactions that arrive while a block is being made go into the next one. A `wait`
+  whose status is reached returns once the miner is done too (within its timeout), so the
+  transaction is FINAL, with every receipt it caused executed, and `finality: final` reads see it
+  at once, whatever status was asked for.
 - `block_time` seconds: a block every interval, empty or not; finality follows two blocks later.
 `patch_state` and `fast_forward` make their blocks at once in both modes; `snapshot` first makes
 the blocks that execute what is queued or in flight, so a snapshot holds no half-run transaction.
@@ -170,6 +171,10 @@ class SandboxChainWriter:
             changed = self._changed
             now_reached = await self.status(tx_hash)
             if now_reached in _MEETS[status]:
+                if self._block_time is None:  # automine: the blocks that make it final are made at once
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.settled(), max(deadline - time.monotonic(), 0.0))
+                    now_reached = await self.status(tx_hash)
                 await asyncio.sleep(max(0.0, self._committed_at + _VISIBLE_AFTER - time.monotonic()))
                 return now_reached
             left = deadline - time.monotonic()
