@@ -7,9 +7,9 @@ Block production:
   anything is queued or in flight, then the two blocks that make the last busy block final
   (nearcore's doomslug with one producer: a block is final once two blocks follow it at the next
   heights). Transactions that arrive while a block is being made go into the next one. A `wait`
-  whose status is reached returns once the miner is done too (within its timeout), so the
-  transaction is FINAL, with every receipt it caused executed, and `finality: final` reads see it
-  at once, whatever status was asked for.
+  whose status is reached waits on (briefly) until the transaction is final, so it comes back
+  FINAL, with every receipt it caused executed, and `finality: final` reads see it at once,
+  whatever status was asked for.
 - `block_time` seconds: a block every interval, empty or not; finality follows two blocks later.
 `patch_state` and `fast_forward` make their blocks at once in both modes; `snapshot` first makes
 the blocks that execute what is queued or in flight, so a snapshot holds no half-run transaction.
@@ -43,6 +43,9 @@ MAX_FAST_FORWARD: Final = 10_000
 # (sqlite_serving.VERSION_CHECK_SECONDS is 1 ms): `wait` returns no sooner, so the answer a method
 # reads next sees the block.
 _VISIBLE_AFTER: Final = 0.002
+# Under automine, how long a wait whose status is reached waits on for the transaction to be final
+# (two blocks after its last receipt: milliseconds, unless transactions keep the miner busy).
+_FINAL_SOON: Final = 1.0
 # nearcore's jsonrpc `tx_execution_status_meets_expectations`: the statuses each wait accepts.
 _MEETS: Final = {
     "NONE": frozenset(TX_STATUSES),
@@ -167,19 +170,22 @@ class SandboxChainWriter:
         if status not in _MEETS:
             raise ValueError(f"unknown TxExecutionStatus {status!r}")
         deadline = time.monotonic() + max(timeout_s, 0.0)
+        reached = await self._until(tx_hash, status, deadline)
+        if self._block_time is None and status not in ("NONE", "FINAL") and reached in _MEETS[status]:
+            # automine makes the blocks that make it final at once: waited for too, briefly
+            reached = await self._until(tx_hash, "FINAL", min(deadline, time.monotonic() + _FINAL_SOON))
+        await asyncio.sleep(max(0.0, self._committed_at + _VISIBLE_AFTER - time.monotonic()))
+        return reached
+
+    async def _until(self, tx_hash: str, status: str, deadline: float) -> str:
+        """The status reached: once it meets `status`, at the deadline, or at once when the
+        transaction was dropped."""
         while True:
             changed = self._changed
-            now_reached = await self.status(tx_hash)
-            if now_reached in _MEETS[status]:
-                if self._block_time is None:  # automine: the blocks that make it final are made at once
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self.settled(), max(deadline - time.monotonic(), 0.0))
-                    now_reached = await self.status(tx_hash)
-                await asyncio.sleep(max(0.0, self._committed_at + _VISIBLE_AFTER - time.monotonic()))
-                return now_reached
+            reached = await self.status(tx_hash)
             left = deadline - time.monotonic()
-            if left <= 0 or (now_reached == "NONE" and self._chain().dropped(tx_hash)):
-                return now_reached
+            if reached in _MEETS[status] or left <= 0 or (reached == "NONE" and self._chain().dropped(tx_hash)):
+                return reached
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), left)
 
