@@ -176,11 +176,14 @@ def _prepare_sandbox(settings: ServeSettings) -> str | None:
         sandbox_runtime()
     except (ImportError, AttributeError) as missing:
         raise Refused(f"this build has no sandbox runtime ({missing})", exit_code=1) from None
+    location = describe_location(settings.store)
     try:
-        with open_store(settings.store, "write", settings.store_options()):
-            pass  # the file can be written: refused now rather than in the worker
+        with open_store(settings.store, "write", settings.store_options()) as writer:  # refused now, not in the worker
+            reader = writer.reader()
+            if reader.genesis_config_json() is None or reader.head() is None:
+                raise Refused(f"--sandbox makes blocks on a chain: {location} holds no genesis config or no block")
     except StoreError as exc:
-        raise Refused(f"--sandbox cannot write {describe_location(settings.store)}: {exc}") from None
+        raise Refused(f"--sandbox cannot write {location}: {exc}") from None
     mode = "automine" if settings.block_time is None else f"a block every {settings.block_time:g} s"
     return f"a sandbox: {mode}"
 

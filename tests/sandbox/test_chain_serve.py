@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from nearrpc.sample import sample_chain
 from nearrpc.store import open_store
 from tests.support.cli import REPO, nearrpc
 from tests.support.serve_process import STARTED, message_of, serving
@@ -91,3 +93,13 @@ def test_without_a_store_the_sandbox_gets_a_fresh_sample_chain(tmp_path: Path) -
             time.sleep(0.05)
         assert _height(served.url, "optimistic") >= start + 3
     assert not store.parent.exists()
+
+
+def test_a_store_without_a_chain_is_refused(tmp_path: Path) -> None:
+    store = tmp_path / "genesis-only.sqlite"
+    with open_store(store, "write") as writer, writer.batch() as batch:
+        batch.put_genesis_config(sample_chain().genesis_config_json)
+    done = subprocess.run([*FAKE_SERVE, "serve", "--port", "0", "--sandbox", "--store", str(store)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.strip().endswith("holds no genesis config or no block")

@@ -138,10 +138,6 @@ class ChainProducer:
     # -- what the async side asks
 
     @property
-    def head_height(self) -> int:
-        return self._head.height
-
-    @property
     def final_height(self) -> int:
         return self._final_height
 

@@ -92,7 +92,11 @@ class SandboxChainWriter:
         params = runtime_params or RuntimeParamStore.load()
         # opened now, on its thread, before the server reads (SQLite switches to WAL mode on a
         # writer's first open)
-        self._executor.submit(self._open, location, options, runtime, params, clock, validate).result()
+        try:
+            self._executor.submit(self._open, location, options, runtime, params, clock, validate).result()
+        except BaseException:
+            self._executor.shutdown(wait=False)
+            raise
         self._changed = asyncio.Event()
         self._committed_at = 0.0
         self._miner: asyncio.Task[None] | None = None
