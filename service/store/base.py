@@ -683,13 +683,13 @@ class WriteBatch(Protocol):
 
     def drop_above(self, height: int, *, code_hashes: Iterable[str] = (), epoch_ids: Iterable[str] = ()) -> int:
         """Take the chain back to the canonical block at `height`: remove every canonical block
-        above it and every row written at a height above it (account, key and contract state,
-        chunks, transactions, receipts, validators records), and the named contract codes and
-        epochs (rows without a height, which the writer that added them names). Readers then see
-        another store (`StoreVersion.rewrites`). Returns the number of rows removed. The
-        sandbox's revert (`nearrpc.sandbox.chain`): each statement walks a by-height index (the
-        chunks and validators tables have none: one scan of each, a few hundred rows on the
-        sample chain)."""
+        above it, the chunks they include, every row written at a height above it (account, key
+        and contract state, transactions, receipts, validators records), and the named contract
+        codes and epochs (rows without a height, which the writer that added them names). Readers
+        then see another store (`StoreVersion.rewrites`). Returns the number of rows removed. The
+        sandbox's revert (`nearrpc.sandbox.chain`): each statement walks a by-height index or a
+        primary key, so its cost follows the rows removed, not the store's size (the validators
+        table, one row per epoch, is scanned)."""
         ...
 
     def put_kept_answer(self, key: str, answer: bytes) -> None:

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, ClassVar, Final, TypeVar
 
+import orjson
+
 from nearrpc.store import checks
 from nearrpc.store.base import (
     StoreCheck,
@@ -482,7 +484,7 @@ def latest_access_keys(rows: list[Any]) -> list[tuple[str, bytes]]:
 # each one's change counter counts (drop_above).
 _HEIGHT_ROWS: Final = (
     ("account_states", "accounts"), ("access_keys", "access_keys"), ("contract_data", "contract_data"),
-    ("chunks", "chunks"), ("transactions", "transactions"), ("receipts", "receipts"), ("validators", "validators"),
+    ("transactions", "transactions"), ("receipts", "receipts"), ("validators", "validators"),
 )  # fmt: skip
 
 
@@ -579,8 +581,19 @@ class SqlWriteBatch(ABC):
         self._ensure_open()
         self._before_end()  # rows still held back are written first: the drop applies after them
         mark = self.MARK
+        # the chunks table has no height index: the chunks to drop are those the dropped blocks
+        # include (new at their height), each removed by its hash
+        views = self._execute(f"SELECT view_json FROM blocks WHERE {self.CANONICAL} AND height > {mark}", (height,))
+        chunk_hashes = [
+            chunk["chunk_hash"]
+            for (view,) in views.fetchall()
+            for chunk in orjson.loads(bytes(view))["chunks"]
+            if chunk.get("height_included", 0) > height
+        ]
         deletes = [
             ("blocks", "blocks", f"DELETE FROM blocks WHERE {self.CANONICAL} AND height > {mark}", (height,)),
+            *(("chunks", "chunks", f"DELETE FROM chunks WHERE chunk_hash = {mark}", (chunk_hash,))
+              for chunk_hash in chunk_hashes),
             *((table, kind, f"DELETE FROM {table} WHERE height > {mark}", (height,)) for table, kind in _HEIGHT_ROWS),
             *(("contract_codes", "codes", f"DELETE FROM contract_codes WHERE code_hash = {mark}", (code_hash,))
               for code_hash in code_hashes),
