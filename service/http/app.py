@@ -32,6 +32,7 @@ from nearrpc.http.endpoint import JsonRpcEndpoint
 from nearrpc.http.metrics import observe_rpc, observe_view_call, observe_view_call_difference
 from nearrpc.http.ops import ops_router
 from nearrpc.methods.handlers import ChainHandlers
+from nearrpc.methods.sandbox_hooks import SandboxChain
 from nearrpc.methods.view_calls import CallUpstream, CallVerifier, ChangesUpstream, ViewCallMetrics
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.store import Reachability, ServingReader, StoreError
@@ -130,6 +131,7 @@ def build_app(
     call_upstream: CallUpstream | None = None,
     call_verifier: CallVerifier | None = None,
     changes_upstream: ChangesUpstream | None = None,
+    sandbox: SandboxChain | None = None,
 ) -> FastAPI:
     """`metrics`: count answers and serve /metrics; `rpc_addr`: where the server listens
     (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers; `fork`: the
@@ -137,13 +139,13 @@ def build_app(
     worker waits at shutdown for the store to close; `call_upstream`: who answers a view call that
     cannot run here (a fork's upstream); `call_verifier`: who compares every local call answer
     (a fork's `--verify-calls`); `changes_upstream`: who answers the changes methods (a fork's
-    upstream)."""
+    upstream); `sandbox`: the chain the writing methods hand transactions to (`serve --sandbox`)."""
     heads_move = fork is not None and fork.heads_move
     view_call_metrics = ViewCallMetrics(observe_view_call, observe_view_call_difference) if metrics else None
     handlers = ChainHandlers(
         reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move, reads_through=fork is not None,
         view_call_metrics=view_call_metrics, call_upstream=call_upstream, call_verifier=call_verifier,
-        changes_upstream=changes_upstream,
+        changes_upstream=changes_upstream, sandbox=sandbox,
     )
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(

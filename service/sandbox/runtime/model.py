@@ -232,6 +232,13 @@ class TransactionRefused(Exception):
         self.error = error
 
 
+class TransactionUndecodable(Exception):
+    """Signed bytes that are no borsh SignedTransaction: the message is borsh's error text as
+    nearcore prints it (e.g. "Unexpected length of input"). nearcore refuses them while parsing
+    the request (chain/jsonrpc api/transactions.rs decode_signed_transaction), so the writing
+    methods answer PARSE_ERROR "Failed to decode transaction: <message>"."""
+
+
 class Runtime(Protocol):
     """What the chain writer calls (implemented by `runtime.apply`)."""
 

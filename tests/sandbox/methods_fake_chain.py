@@ -1,0 +1,56 @@
+"""A SandboxChain that records what the writing methods ask of it and answers as told: the
+tests of the methods' JSON-RPC face (test_methods_*) run without the runtime or the chain
+writer, over the sample chain's store."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from nearrpc.methods.sandbox_hooks import SandboxChain
+
+
+@dataclass
+class FakeChain:
+    """`tx_hash`: what submit answers (a transaction the store holds, to be answered as `tx`
+    does); `refusal` / `undecodable`: what submit raises instead; `reached`: the status wait
+    answers (None: the status asked)."""
+
+    tx_hash: str
+    refusal: Exception | None = None
+    reached: str | None = None
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+    snapshots: list[str] = field(default_factory=list)
+
+    async def submit(self, signed_transaction: bytes) -> str:
+        self.calls.append(("submit", signed_transaction))
+        if self.refusal is not None:
+            raise self.refusal
+        return self.tx_hash
+
+    async def wait(self, tx_hash: str, status: str, timeout_s: float) -> str:
+        self.calls.append(("wait", (tx_hash, status, timeout_s)))
+        return self.reached if self.reached is not None else status
+
+    async def patch_state(self, records: Sequence[Mapping[str, Any]]) -> None:
+        self.calls.append(("patch_state", list(records)))
+
+    async def fast_forward(self, delta_height: int) -> None:
+        self.calls.append(("fast_forward", delta_height))
+
+    async def snapshot(self) -> str:
+        self.snapshots.append(f"snapshot-{len(self.snapshots)}")
+        self.calls.append(("snapshot", None))
+        return self.snapshots[-1]
+
+    async def revert(self, snapshot_id: str) -> None:
+        self.calls.append(("revert", snapshot_id))
+        if snapshot_id not in self.snapshots:
+            raise KeyError(snapshot_id)
+        del self.snapshots[self.snapshots.index(snapshot_id) :]
+
+
+def as_sandbox(chain: FakeChain) -> SandboxChain:
+    """The fake, typed as the hook the handlers take (mypy checks that it fits)."""
+    return chain
