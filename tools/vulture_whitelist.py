@@ -19,6 +19,7 @@ pytest_terminal_summary  # pytest hook
 pytest_collection_modifyitems  # pytest hook (tests/conftest.py: long tests first)
 pytest_itemcollected  # pytest hook (tests/conftest.py: the toolchain tier)
 map_case  # schemathesis hook
+filter_case  # schemathesis hook (tests/contract/hooks.py)
 same_answer_from_the_twin  # schemathesis check (registered by its decorator)
 _http_client  # pytest fixture
 disable_nagle_algorithm  # http.server handler attribute
