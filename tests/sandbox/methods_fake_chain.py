@@ -4,11 +4,21 @@ writer, over the sample chain's store."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import httpx
+
+from nearrpc.generated.methods import METHODS
+from nearrpc.http.app import build_app
 from nearrpc.methods.sandbox_hooks import SandboxChain
+from nearrpc.spec import validate_component
+from nearrpc.store import open_store
+
+Call = Callable[..., tuple[int, dict[str, Any]]]
 
 
 @dataclass
@@ -54,3 +64,27 @@ class FakeChain:
 def as_sandbox(chain: FakeChain) -> SandboxChain:
     """The fake, typed as the hook the handlers take (mypy checks that it fits)."""
     return chain
+
+
+def caller(store: Path, chain: FakeChain | None) -> Call:
+    """A JSON-RPC call through the whole app over `store`, with `chain` as its sandbox (None: a
+    read-only server); every answer is validated against its method's response in the spec."""
+    app = build_app(
+        open_store(store, "serve"),
+        metrics=False,
+        sandbox=None if chain is None else as_sandbox(chain),
+    )
+
+    def call(method: str, params: object) -> tuple[int, dict[str, Any]]:
+        async def post() -> tuple[int, dict[str, Any]]:
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://nearrpc") as client:
+                body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+                answer = await client.post("/", json=body)
+            return answer.status_code, answer.json()
+
+        status, body = asyncio.run(post())
+        validate_component(METHODS[method].response_schema, body)  # every answer is the spec's
+        return status, body
+
+    return call

@@ -6,24 +6,18 @@ answers without a chain."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import based58
-import httpx
 import pytest
 
-from nearrpc.generated.methods import METHODS
-from nearrpc.http.app import build_app
 from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
 from nearrpc.sandbox.runtime.model import TransactionRefused, TransactionUndecodable
-from nearrpc.spec import validate_component
-from nearrpc.store import StoreError, open_store
-from tests.sandbox.methods_fake_chain import FakeChain, as_sandbox
+from nearrpc.store import StoreError
+from tests.sandbox.methods_fake_chain import Call, FakeChain, caller
 from tests.support.sample_facts import sample_facts
 
 FACTS = sample_facts()
@@ -37,25 +31,6 @@ SIGNED = signed_transaction_bytes(RAW, "ed25519:" + based58.b58encode(bytes(rang
 SIGNED_B64 = base64.b64encode(SIGNED).decode()
 RAW_HASH = based58.b58encode(hashlib.sha256(RAW).digest()).decode()
 NONCE_REFUSAL = {"InvalidNonce": {"tx_nonce": 5, "ak_nonce": 7}}
-Call = Callable[..., tuple[int, dict[str, Any]]]
-
-
-def _caller(store: Path, chain: FakeChain | None) -> Call:
-    app = build_app(open_store(store, "serve"), metrics=False, sandbox=None if chain is None else as_sandbox(chain))
-
-    def call(method: str, params: object) -> tuple[int, dict[str, Any]]:
-        async def post() -> tuple[int, dict[str, Any]]:
-            transport = httpx.ASGITransport(app=app)
-            async with httpx.AsyncClient(transport=transport, base_url="http://nearrpc") as client:
-                body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-                answer = await client.post("/", json=body)
-            return answer.status_code, answer.json()
-
-        status, body = asyncio.run(post())
-        validate_component(METHODS[method].response_schema, body)  # every answer is the spec's
-        return status, body
-
-    return call
 
 
 def _tx_answer(call: Call, tx_hash: str) -> dict[str, Any]:
@@ -67,7 +42,7 @@ def _tx_answer(call: Call, tx_hash: str) -> dict[str, Any]:
 
 def test_send_tx_waits_and_answers_as_tx_does(sample_store: Path) -> None:
     chain = FakeChain(TRANSFER.tx_hash)
-    call = _caller(sample_store, chain)
+    call = caller(sample_store, chain)
     status, body = call("send_tx", {"signed_tx_base64": SIGNED_B64})
     assert status == 200
     assert body["result"] == _tx_answer(call, TRANSFER.tx_hash)  # the same composition, no receipts
@@ -79,21 +54,21 @@ def test_send_tx_waits_and_answers_as_tx_does(sample_store: Path) -> None:
 @pytest.mark.parametrize("wait_until", ["INCLUDED", "EXECUTED_OPTIMISTIC", "INCLUDED_FINAL", "EXECUTED", "FINAL"])
 def test_send_tx_waits_for_the_status_asked(sample_store: Path, wait_until: str) -> None:
     chain = FakeChain(TRANSFER.tx_hash)
-    status, body = _caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": wait_until})
+    status, body = caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": wait_until})
     assert status == 200 and body["result"]["transaction"]["hash"] == TRANSFER.tx_hash
     assert chain.calls[1] == ("wait", (TRANSFER.tx_hash, wait_until, 10.0))
 
 
 def test_send_tx_none_answers_at_once_without_an_outcome(sample_store: Path) -> None:
     chain = FakeChain(TRANSFER.tx_hash)
-    status, body = _caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": "NONE"})
+    status, body = caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": "NONE"})
     assert (status, body["result"]) == (200, {"final_execution_status": "NONE"})
     assert [name for name, _ in chain.calls] == ["submit"]
 
 
 def test_the_legacy_forms_wait_for_executed_optimistic(sample_store: Path) -> None:
     chain = FakeChain(TRANSFER.tx_hash)
-    call = _caller(sample_store, chain)
+    call = caller(sample_store, chain)
     expected = _tx_answer(call, TRANSFER.tx_hash)
     forms: list[tuple[str, object]] = [
         ("broadcast_tx_commit", [SIGNED_B64]),
@@ -109,7 +84,7 @@ def test_the_legacy_forms_wait_for_executed_optimistic(sample_store: Path) -> No
 
 def test_broadcast_tx_async_answers_the_hash_and_never_a_refusal(sample_store: Path) -> None:
     chain = FakeChain(TRANSFER.tx_hash)
-    call = _caller(sample_store, chain)
+    call = caller(sample_store, chain)
     assert call("broadcast_tx_async", [SIGNED_B64]) == (200, {"jsonrpc": "2.0", "id": 1, "result": TRANSFER.tx_hash})
     chain.refusal = TransactionRefused(NONCE_REFUSAL)
     # lib.rs send_tx_async: the hash of the transaction sent (SHA-256 of its borsh Transaction)
@@ -122,7 +97,7 @@ def test_a_refused_transaction_is_invalid_transaction_with_its_tx_execution_erro
     sample_store: Path, method: str
 ) -> None:
     chain = FakeChain(TRANSFER.tx_hash, refusal=TransactionRefused(NONCE_REFUSAL))
-    status, body = _caller(sample_store, chain)(method, [SIGNED_B64])
+    status, body = caller(sample_store, chain)(method, [SIGNED_B64])
     assert status == 200
     assert body["error"] == {
         "name": "HANDLER_ERROR",
@@ -136,7 +111,7 @@ def test_a_refused_transaction_is_invalid_transaction_with_its_tx_execution_erro
 
 def test_a_refusal_sent_with_none_is_not_reported(sample_store: Path) -> None:
     chain = FakeChain(TRANSFER.tx_hash, refusal=TransactionRefused({"Expired": None}))
-    status, body = _caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": "NONE"})
+    status, body = caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": "NONE"})
     assert (status, body["result"]) == (200, {"final_execution_status": "NONE"})
 
 
@@ -151,7 +126,7 @@ def test_a_refusal_sent_with_none_is_not_reported(sample_store: Path) -> None:
 def test_bytes_the_runtime_cannot_decode_are_a_parse_error(sample_store: Path, params: object, text: str) -> None:
     chain = FakeChain(TRANSFER.tx_hash, refusal=TransactionUndecodable("Unexpected length of input"))
     for method in ("send_tx", "broadcast_tx_commit", "broadcast_tx_async"):
-        status, body = _caller(sample_store, chain)(method, params)
+        status, body = caller(sample_store, chain)(method, params)
         assert status == 400
         assert body["error"]["cause"] == {"name": "PARSE_ERROR", "info": {"error_message": text}}
         assert body["error"]["data"] == text
@@ -161,7 +136,7 @@ def test_bytes_the_runtime_cannot_decode_are_a_parse_error(sample_store: Path, p
 def test_a_wait_that_runs_out_is_timeout_error(sample_store: Path, reached: str) -> None:
     # the transaction never reached the store's blocks: nearcore's answer once its poll ends
     chain = FakeChain(UNKNOWN_HASH, reached=reached)
-    status, body = _caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": "FINAL"})
+    status, body = caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": "FINAL"})
     assert status == 408
     assert body["error"] == {
         "name": "HANDLER_ERROR", "cause": {"name": "TIMEOUT_ERROR"}, "code": -32000, "message": "Server error",
@@ -170,7 +145,7 @@ def test_a_wait_that_runs_out_is_timeout_error(sample_store: Path, reached: str)
 
 
 def test_a_read_only_server_refuses_sends_with_a_hint(sample_store: Path) -> None:
-    call = _caller(sample_store, None)
+    call = caller(sample_store, None)
     for method in ("send_tx", "broadcast_tx_commit", "broadcast_tx_async"):
         status, body = call(method, [SIGNED_B64])
         assert status == 200
@@ -193,7 +168,7 @@ def test_a_read_only_server_refuses_sends_with_a_hint(sample_store: Path) -> Non
      ("sandbox_snapshot", None), ("sandbox_revert", {"snapshot_id": "s"})],
 )  # fmt: skip
 def test_without_a_sandbox_its_methods_are_not_found(sample_store: Path, method: str, params: object) -> None:
-    status, body = _caller(sample_store, None)(method, params)
+    status, body = caller(sample_store, None)(method, params)
     assert status == 400
     assert body["error"] == {
         "name": "REQUEST_VALIDATION_ERROR", "cause": {"name": "METHOD_NOT_FOUND", "info": {"method_name": method}},
@@ -203,7 +178,7 @@ def test_without_a_sandbox_its_methods_are_not_found(sample_store: Path, method:
 
 def test_patch_state_and_fast_forward_hand_over_and_answer_empty(sample_store: Path) -> None:
     chain = FakeChain(TRANSFER.tx_hash)
-    call = _caller(sample_store, chain)
+    call = caller(sample_store, chain)
     account = {"amount": "10", "locked": "0", "code_hash": "11111111111111111111111111111111", "storage_usage": 1}
     records = [{"Account": {"account_id": "carol.near", "account": account}},
                {"Data": {"account_id": "carol.near", "data_key": "a2V5", "value": ""}}]  # fmt: skip
@@ -214,7 +189,7 @@ def test_patch_state_and_fast_forward_hand_over_and_answer_empty(sample_store: P
 
 def test_snapshot_and_revert(sample_store: Path) -> None:
     chain = FakeChain(TRANSFER.tx_hash)
-    call = _caller(sample_store, chain)
+    call = caller(sample_store, chain)
     first = call("sandbox_snapshot", [])[1]["result"]
     second = call("sandbox_snapshot", [])[1]["result"]  # the same request acts again (never kept)
     assert (first, second) == ({"snapshot_id": "snapshot-0"}, {"snapshot_id": "snapshot-1"})
@@ -229,7 +204,7 @@ def test_snapshot_and_revert(sample_store: Path) -> None:
 
 def test_a_send_is_never_answered_from_the_kept_answers(sample_store: Path) -> None:
     chain = FakeChain(TRANSFER.tx_hash)
-    call = _caller(sample_store, chain)
+    call = caller(sample_store, chain)
     for _ in range(2):
         call("send_tx", {"signed_tx_base64": SIGNED_B64})
     assert [name for name, _ in chain.calls] == ["submit", "wait", "submit", "wait"]
@@ -241,6 +216,6 @@ class _FailingChain(FakeChain):
 
 
 def test_a_chain_whose_store_fails_is_internal_error(sample_store: Path) -> None:
-    status, body = _caller(sample_store, _FailingChain(TRANSFER.tx_hash))("sandbox_fast_forward", {"delta_height": 1})
+    status, body = caller(sample_store, _FailingChain(TRANSFER.tx_hash))("sandbox_fast_forward", {"delta_height": 1})
     assert status == 500
     assert body["error"]["cause"] == {"name": "INTERNAL_ERROR", "info": {"error_message": "database is locked"}}
