@@ -178,3 +178,44 @@ def test_revert_names_a_snapshot_and_snapshot_ignores_its_params() -> None:
     ignored: list[object] = [None, [], {}, {"anything": 1}]
     for params in ignored:
         typed_params(METHODS["sandbox_snapshot"], params)
+
+
+def _left_to_right(text: str) -> str | None:
+    """The crate's reading written as its decoder meets the bytes, one at a time: the refusal's
+    words, or None for a text it takes."""
+    data = text.encode()
+    alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    if len(data) % 4 == 1:
+        return (
+            f"Invalid byte {data[-1]}, offset {len(data) - 1}."
+            if data[-1] not in alphabet + b"="
+            else ("Encoded text cannot have a 6-bit remainder.")
+        )
+    first_pad = -1
+    for offset, byte in enumerate(data):
+        if byte == 61:
+            if offset % 4 < 2:
+                return f"Invalid byte 61, offset {first_pad if first_pad >= 0 else offset}."
+            first_pad = offset if first_pad < 0 else first_pad
+        elif first_pad >= 0:
+            return f"Invalid byte 61, offset {first_pad}."
+        elif byte not in alphabet:
+            return f"Invalid byte {byte}, offset {offset}."
+    if len(data) % 4:
+        return "Invalid padding"
+    pads = 0 if first_pad < 0 else len(data) - first_pad
+    if pads and base64.b64encode(base64.b64decode(data)) != data:
+        return f"Invalid last symbol {data[-pads - 1]}, offset {len(data) - pads - 1}."
+    return None
+
+
+def test_the_decoder_reads_as_the_crate_does_byte_by_byte() -> None:
+    chooser = random.Random(4545)
+    for _ in range(20_000):
+        text = "".join(chooser.choice("QUJDRw==!/+") for _ in range(chooser.randrange(13)))
+        try:
+            decode_standard(text)
+            found = None
+        except Base64Error as refused:
+            found = str(refused)
+        assert found == _left_to_right(text), text
