@@ -15,11 +15,6 @@ import orjson
 import pytest
 
 from nearrpc.methods.errors import CATALOGUE, METHOD_CAUSES, Cause
-
-WRITING_METHODS = frozenset({
-    "send_tx", "broadcast_tx_commit", "broadcast_tx_async",
-    "sandbox_patch_state", "sandbox_fast_forward", "sandbox_snapshot", "sandbox_revert",
-})  # fmt: skip
 from nearrpc.sample import sample_chain, write_chain
 from nearrpc.store import open_store
 from tests.store.sqlite_files import drop_tables
@@ -29,6 +24,11 @@ from tests.support.sample_facts import sample_facts
 from tests.support.stores import create_empty_store
 
 pytestmark = pytest.mark.live
+# the methods only `serve --sandbox` answers beyond a read-only server's refusal
+WRITING_METHODS = frozenset({
+    "send_tx", "broadcast_tx_commit", "broadcast_tx_async",
+    "sandbox_patch_state", "sandbox_fast_forward", "sandbox_snapshot", "sandbox_revert",
+})  # fmt: skip
 
 
 @pytest.fixture(scope="module")
