@@ -39,7 +39,6 @@ class SandboxMethods(Resolution):
     def _init_sandbox(self, sandbox: SandboxChain | None) -> None:
         """`sandbox`: the chain that takes transactions (None: a read-only server)."""
         self._sandbox = sandbox
-        self._send_wait_seconds = SEND_WAIT_SECONDS
 
     @store_failures_are_internal
     async def send_tx(self, params: models.RpcSendTransactionRequest) -> bytes:
@@ -106,7 +105,7 @@ class SandboxMethods(Resolution):
             raise errors.invalid_transaction(refused.error) from None
         if wait_until == NONE:
             return _SENT_NOT_WAITED
-        await chain.wait(tx_hash, wait_until, self._send_wait_seconds)
+        await chain.wait(tx_hash, wait_until, SEND_WAIT_SECONDS)
         # the status reached, as `tx` answers it: the store's final block now, not the one kept
         # for this request (the chain wrote blocks while it waited)
         final = await self._final_block_now()
