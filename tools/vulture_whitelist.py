@@ -19,6 +19,7 @@ pytest_terminal_summary  # pytest hook
 pytest_collection_modifyitems  # pytest hook (tests/conftest.py: long tests first)
 pytest_itemcollected  # pytest hook (tests/conftest.py: the toolchain tier)
 map_case  # schemathesis hook
+filter_case  # schemathesis hook (tests/contract/hooks.py)
 same_answer_from_the_twin  # schemathesis check (registered by its decorator)
 _http_client  # pytest fixture
 disable_nagle_algorithm  # http.server handler attribute
@@ -44,6 +45,15 @@ tx  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key_list  # handlers are called by method name from the generated dispatch table
 rpc_discover  # handlers are called by method name from the generated dispatch table (rpc.discover)
+send_tx  # handlers are called by method name from the generated dispatch table
+broadcast_tx_commit  # handlers are called by method name from the generated dispatch table
+broadcast_tx_async  # handlers are called by method name from the generated dispatch table
+sandbox_patch_state  # handlers are called by method name from the generated dispatch table
+sandbox_fast_forward  # handlers are called by method name from the generated dispatch table
+sandbox_snapshot  # handlers are called by method name from the generated dispatch table
+sandbox_revert  # handlers are called by method name from the generated dispatch table
+signed_transaction  # SandboxChain.submit's parameter (nearrpc.methods.sandbox_hooks, a Protocol)
+timeout_s  # SandboxChain.wait's parameter (nearrpc.methods.sandbox_hooks, a Protocol)
 pytest_addoption  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_setup  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_makereport  # pytest hook (nearrpc.testing.plugin)

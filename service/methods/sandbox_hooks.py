@@ -15,7 +15,8 @@ class SandboxChain(Protocol):
     async def submit(self, signed_transaction: bytes) -> str:
         """Validate a signed transaction (borsh bytes) against the head's state and queue it for
         the next block; returns its hash (base58). Raises sandbox.runtime.model.TransactionRefused
-        with nearcore's InvalidTxError. A transaction already known answers its hash again."""
+        with nearcore's InvalidTxError, or TransactionUndecodable for bytes that are no borsh
+        SignedTransaction. A transaction already known answers its hash again."""
         ...
 
     async def wait(self, tx_hash: str, status: str, timeout_s: float) -> str:

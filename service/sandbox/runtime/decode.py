@@ -68,8 +68,9 @@ _UNSUPPORTED_PERMISSIONS: Final = {2: "GasKeyFunctionCall", 3: "GasKeyFullAccess
 _NOT_BASE64: Final = re.compile(rb"[^A-Za-z0-9+/]")
 
 
-class TransactionDecodeError(ValueError):
-    """Bytes or text that are no signed transaction; `detail` is the decoder's words."""
+class TransactionDecodeError(model.TransactionUndecodable, ValueError):
+    """Bytes or text that are no signed transaction; `detail` is the decoder's words (the
+    writing methods answer it as nearcore's PARSE_ERROR, model.TransactionUndecodable)."""
 
     def __init__(self, detail: str) -> None:
         super().__init__(detail)

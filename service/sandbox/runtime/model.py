@@ -235,8 +235,17 @@ class TransactionRefused(Exception):
     puts it under `TxExecutionError.InvalidTxError`."""
 
     def __init__(self, error: Mapping[str, Any] | str) -> None:
+        if not isinstance(error, str) and len(error) == 1 and next(iter(error.values())) is None:
+            error = next(iter(error))  # {"Expired": None}: serde writes a unit variant as its name
         super().__init__(error if isinstance(error, str) else next(iter(error), "InvalidTransaction"))
         self.error = error
+
+
+class TransactionUndecodable(Exception):
+    """Signed bytes that are no borsh SignedTransaction: the message is borsh's error text as
+    nearcore prints it (e.g. "Unexpected length of input"). nearcore refuses them while parsing
+    the request (chain/jsonrpc api/transactions.rs decode_signed_transaction), so the writing
+    methods answer PARSE_ERROR "Failed to decode transaction: <message>"."""
 
 
 class Runtime(Protocol):
