@@ -35,6 +35,7 @@ class Sandbox:
     async def _make_chain(self, block_time: float | None) -> SandboxChainWriter:
         chain = SandboxChainWriter(self.store, self.runtime, block_time=block_time, validate=True)
         chain.start()
+        await chain.settled()  # the blocks that make the store's head final, before a test looks
         return chain
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:

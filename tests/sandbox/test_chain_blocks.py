@@ -107,7 +107,7 @@ def test_fees_move_the_gas_price_and_the_supply(sandbox: Sandbox) -> None:
     assert burnt == FEE_GAS * parent_price
     assert sum(c["gas_used"] for c in after["chunks"]) == FEE_GAS
     assert int(after["header"]["total_supply"]) == int(included["header"]["total_supply"]) - burnt
-    assert int(after["header"]["gas_price"]) < price  # a nearly idle block lowers the price (down to the minimum)
+    assert int(after["header"]["gas_price"]) <= price  # a nearly idle block lowers the price (down to the minimum)
     outcome_root = next(c["outcome_root"] for c in after["chunks"] if c["gas_used"])
     assert outcome_root != "11111111111111111111111111111111"
 

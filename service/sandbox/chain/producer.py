@@ -131,9 +131,11 @@ class ChainProducer:
         self._results = tuple(ShardResults() for _ in orjson.loads(head.view_json)["chunks"])
         self._epoch_start = self._reader.epoch_start_height(head) or head.height
         self._final_height = self._height_of(head.last_final_block)
-        # the last block the sandbox made that did something (automine makes it final); the
-        # store's own head is left as it is
-        self._last_active = self._final_height
+        # the last block the sandbox made that did something (automine makes it final). The
+        # store's head counts as one: a sandbox starts by making it final, so the state a client
+        # reads at `finality: final` (near-api-js reads a key's nonce there) is the state its
+        # transaction is checked against
+        self._last_active = head.height
 
     # -- what the async side asks
 

@@ -131,9 +131,10 @@ class SandboxChainWriter:
         self._changed = asyncio.Event()
 
     def start(self) -> None:
-        """Begin producing blocks every block_time (automine needs no task until a transaction)."""
+        """Begin producing blocks: every block_time, or under automine the blocks that make the head final."""
         if self._block_time is not None and self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick(self._block_time))
+        self._wake_miner()  # automine makes the store's head final before the first send
 
     async def _tick(self, interval: float) -> None:
         while True:
