@@ -112,6 +112,34 @@ class RpcHandlers(Protocol):
         """Result schema: RpcHealthResponse."""
         ...
 
+    async def send_tx(self, params: models.RpcSendTransactionRequest) -> bytes:
+        """Result schema: RpcTransactionResponse."""
+        ...
+
+    async def broadcast_tx_commit(self, params: models.RpcSendTransactionRequest) -> bytes:
+        """Result schema: RpcTransactionResponse."""
+        ...
+
+    async def broadcast_tx_async(self, params: models.RpcSendTransactionRequest) -> bytes:
+        """Result schema: CryptoHash."""
+        ...
+
+    async def sandbox_patch_state(self, params: models.RpcSandboxPatchStateRequest) -> bytes:
+        """Result schema: RpcSandboxPatchStateResponse."""
+        ...
+
+    async def sandbox_fast_forward(self, params: models.RpcSandboxFastForwardRequest) -> bytes:
+        """Result schema: RpcSandboxFastForwardResponse."""
+        ...
+
+    async def sandbox_snapshot(self, params: models.RpcSandboxSnapshotRequest) -> bytes:
+        """Result schema: RpcSandboxSnapshotResponse."""
+        ...
+
+    async def sandbox_revert(self, params: models.RpcSandboxRevertRequest) -> bytes:
+        """Result schema: RpcSandboxRevertResponse."""
+        ...
+
     async def rpc_discover(self, params: models.RpcDiscoverRequest) -> bytes:
         """Result schema: OpenRpcDocument."""
         ...

@@ -597,6 +597,12 @@ class JsonRpcRequestForGenesisConfig(BaseModel):
     params: GenesisConfigRequest | None = None
 
 
+class JsonRpcResponseForCryptoHashAndRpcTransactionError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: CryptoHash
+
+
 class MerklePathItem(BaseModel):
     direction: Direction
     hash: CryptoHash
@@ -1212,6 +1218,44 @@ class RpcRequestValidationErrorKindPARSEERRORInfo(BaseModel):
     error_message: str
 
 
+class RpcSandboxFastForwardRequest(BaseModel):
+    delta_height: Annotated[int, Field(ge=0, le=10000)]
+
+
+class RpcSandboxFastForwardResponse(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+
+
+class RpcSandboxPatchStateResponse(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+
+
+class RpcSandboxRevertErrorUNKNOWNSNAPSHOTInfo(BaseModel):
+    snapshot_id: str
+
+
+class RpcSandboxRevertRequest(BaseModel):
+    snapshot_id: str
+
+
+class RpcSandboxRevertResponse(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+
+
+class RpcSandboxSnapshotRequest(RootModel[Any]):
+    root: Annotated[Any, Field(title="RpcSandboxSnapshotRequest")]
+
+
+class RpcSandboxSnapshotResponse(BaseModel):
+    snapshot_id: str
+
+
 class RpcStateChangesError2(BaseModel):
     name: Literal["NOT_SYNCED_YET"]
 
@@ -1522,6 +1566,15 @@ class Signature(RootModel[str]):
     root: str
 
 
+class SignedTransaction(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+        ),
+    ]
+
+
 class SlashedValidator(BaseModel):
     account_id: AccountId
     is_double_sign: bool
@@ -1686,6 +1739,32 @@ class StateChangeWithCauseViewGasKeyNonceUpdateChange(BaseModel):
     index: Annotated[int, Field(ge=0, le=65535)]
     nonce: Annotated[int, Field(ge=0)]
     public_key: PublicKeyHandle
+
+
+class StateRecordContract(BaseModel):
+    account_id: AccountId
+    code: Annotated[
+        str,
+        Field(
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+        ),
+    ]
+
+
+class StateRecordData(BaseModel):
+    account_id: AccountId
+    data_key: Annotated[
+        str,
+        Field(
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+        ),
+    ]
+    value: Annotated[
+        str,
+        Field(
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+        ),
+    ]
 
 
 class StatusSyncInfo(BaseModel):
@@ -3108,6 +3187,36 @@ class JsonRpcRequestForRpcDiscover(BaseModel):
     params: RpcDiscoverRequest | None = None
 
 
+class JsonRpcRequestForSandboxFastForward(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["sandbox_fast_forward"]
+    params: RpcSandboxFastForwardRequest
+
+
+class JsonRpcRequestForSandboxRevert(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["sandbox_revert"]
+    params: RpcSandboxRevertRequest
+
+
+class JsonRpcRequestForSandboxSnapshot(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["sandbox_snapshot"]
+    params: RpcSandboxSnapshotRequest | None = None
+
+
 class JsonRpcRequestForStatus(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -3140,6 +3249,30 @@ class JsonRpcResponseForRpcGasPriceResponseAndRpcGasPriceError1(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
     result: RpcGasPriceResponse
+
+
+class JsonRpcResponseForRpcSandboxFastForwardResponseAndRpcSandboxError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcSandboxFastForwardResponse
+
+
+class JsonRpcResponseForRpcSandboxPatchStateResponseAndRpcSandboxError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcSandboxPatchStateResponse
+
+
+class JsonRpcResponseForRpcSandboxRevertResponseAndRpcSandboxRevertError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcSandboxRevertResponse
+
+
+class JsonRpcResponseForRpcSandboxSnapshotResponseAndRpcSandboxError1(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    result: RpcSandboxSnapshotResponse
 
 
 class JsonRpcResponseForRpcViewAccountResponseAndRpcViewAccountError1(BaseModel):
@@ -3868,6 +4001,34 @@ class RpcRequestValidationErrorKind(
     root: RpcRequestValidationErrorKind1 | RpcRequestValidationErrorKind2
 
 
+class RpcSandboxRevertError(BaseModel):
+    info: RpcSandboxRevertErrorUNKNOWNSNAPSHOTInfo
+    name: Literal["UNKNOWN_SNAPSHOT"]
+
+
+class RpcSendTransactionRequest1(BaseModel):
+    signed_tx_base64: SignedTransaction
+    wait_until: Annotated[TxExecutionStatus, Field(validate_default=True)] = (
+        "EXECUTED_OPTIMISTIC"
+    )
+
+
+class RpcSendTransactionRequest2(RootModel[tuple[SignedTransaction]]):
+    root: Annotated[
+        tuple[SignedTransaction],
+        Field(max_length=1, min_length=1, title="signed_tx_positional"),
+    ]
+
+
+class RpcSendTransactionRequest(
+    RootModel[RpcSendTransactionRequest1 | RpcSendTransactionRequest2]
+):
+    root: Annotated[
+        RpcSendTransactionRequest1 | RpcSendTransactionRequest2,
+        Field(title="RpcSendTransactionRequest"),
+    ]
+
+
 class RpcStateChangesError1(BaseModel):
     info: RpcStateChangesErrorUNKNOWNBLOCKInfo
     name: Literal["UNKNOWN_BLOCK"]
@@ -4481,6 +4642,25 @@ class StateChangeWithCauseViewDataUpdateChange(BaseModel):
 class StateItem(BaseModel):
     key: StoreKey
     value: StoreValue
+
+
+class StateRecord3(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Contract: StateRecordContract
+
+
+class StateRecord4(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Data: StateRecordData
+
+
+class StateRecordAccount(BaseModel):
+    account_id: AccountId
+    account: AccountView
 
 
 class StorageError1(BaseModel):
@@ -5308,6 +5488,66 @@ class ErrorWrapperForRpcReceiptError(
     )
 
 
+class ErrorWrapperForRpcSandboxError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcSandboxError2(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcSandboxError(
+    RootModel[ErrorWrapperForRpcSandboxError1 | ErrorWrapperForRpcSandboxError2]
+):
+    root: ErrorWrapperForRpcSandboxError1 | ErrorWrapperForRpcSandboxError2
+
+
+class ErrorWrapperForRpcSandboxRevertError1(BaseModel):
+    cause: RpcRequestValidationErrorKind
+    name: Literal["REQUEST_VALIDATION_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcSandboxRevertError2(BaseModel):
+    cause: RpcSandboxRevertError
+    name: Literal["HANDLER_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcSandboxRevertError3(BaseModel):
+    cause: InternalError
+    name: Literal["INTERNAL_ERROR"]
+    code: RpcErrorCode
+    message: str
+    data: Any | None = None
+
+
+class ErrorWrapperForRpcSandboxRevertError(
+    RootModel[
+        ErrorWrapperForRpcSandboxRevertError1
+        | ErrorWrapperForRpcSandboxRevertError2
+        | ErrorWrapperForRpcSandboxRevertError3
+    ]
+):
+    root: (
+        ErrorWrapperForRpcSandboxRevertError1
+        | ErrorWrapperForRpcSandboxRevertError2
+        | ErrorWrapperForRpcSandboxRevertError3
+    )
+
+
 class ErrorWrapperForRpcStateChangesError1(BaseModel):
     cause: RpcRequestValidationErrorKind
     name: Literal["REQUEST_VALIDATION_ERROR"]
@@ -5989,6 +6229,26 @@ class JsonRpcRequestForBlockEffects(BaseModel):
     params: RpcStateChangesInBlockRequest
 
 
+class JsonRpcRequestForBroadcastTxAsync(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["broadcast_tx_async"]
+    params: RpcSendTransactionRequest
+
+
+class JsonRpcRequestForBroadcastTxCommit(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["broadcast_tx_commit"]
+    params: RpcSendTransactionRequest
+
+
 class JsonRpcRequestForChanges(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -6029,6 +6289,16 @@ class JsonRpcRequestForQuery(BaseModel):
     params: RpcQueryRequest
 
 
+class JsonRpcRequestForSendTx(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["send_tx"]
+    params: RpcSendTransactionRequest
+
+
 class JsonRpcRequestForTx(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -6053,6 +6323,25 @@ class JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError2(BaseModel
     id: Any
     jsonrpc: Literal["2.0"]
     error: ErrorWrapperForRpcValidatorError
+
+
+class JsonRpcResponseForCryptoHashAndRpcTransactionError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcTransactionError
+
+
+class JsonRpcResponseForCryptoHashAndRpcTransactionError(
+    RootModel[
+        JsonRpcResponseForCryptoHashAndRpcTransactionError1
+        | JsonRpcResponseForCryptoHashAndRpcTransactionError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForCryptoHashAndRpcTransactionError1
+        | JsonRpcResponseForCryptoHashAndRpcTransactionError2,
+        Field(title="JsonRpcResponse_for_CryptoHash_and_RpcTransactionError"),
+    ]
 
 
 class JsonRpcResponseForGenesisConfigAndGenesisConfigError1(BaseModel):
@@ -6161,6 +6450,90 @@ class JsonRpcResponseForRpcReceiptResponseAndRpcReceiptError2(BaseModel):
     id: Any
     jsonrpc: Literal["2.0"]
     error: ErrorWrapperForRpcReceiptError
+
+
+class JsonRpcResponseForRpcSandboxFastForwardResponseAndRpcSandboxError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcSandboxError
+
+
+class JsonRpcResponseForRpcSandboxFastForwardResponseAndRpcSandboxError(
+    RootModel[
+        JsonRpcResponseForRpcSandboxFastForwardResponseAndRpcSandboxError1
+        | JsonRpcResponseForRpcSandboxFastForwardResponseAndRpcSandboxError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcSandboxFastForwardResponseAndRpcSandboxError1
+        | JsonRpcResponseForRpcSandboxFastForwardResponseAndRpcSandboxError2,
+        Field(
+            title="JsonRpcResponse_for_RpcSandboxFastForwardResponse_and_RpcSandboxError"
+        ),
+    ]
+
+
+class JsonRpcResponseForRpcSandboxPatchStateResponseAndRpcSandboxError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcSandboxError
+
+
+class JsonRpcResponseForRpcSandboxPatchStateResponseAndRpcSandboxError(
+    RootModel[
+        JsonRpcResponseForRpcSandboxPatchStateResponseAndRpcSandboxError1
+        | JsonRpcResponseForRpcSandboxPatchStateResponseAndRpcSandboxError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcSandboxPatchStateResponseAndRpcSandboxError1
+        | JsonRpcResponseForRpcSandboxPatchStateResponseAndRpcSandboxError2,
+        Field(
+            title="JsonRpcResponse_for_RpcSandboxPatchStateResponse_and_RpcSandboxError"
+        ),
+    ]
+
+
+class JsonRpcResponseForRpcSandboxRevertResponseAndRpcSandboxRevertError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcSandboxRevertError
+
+
+class JsonRpcResponseForRpcSandboxRevertResponseAndRpcSandboxRevertError(
+    RootModel[
+        JsonRpcResponseForRpcSandboxRevertResponseAndRpcSandboxRevertError1
+        | JsonRpcResponseForRpcSandboxRevertResponseAndRpcSandboxRevertError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcSandboxRevertResponseAndRpcSandboxRevertError1
+        | JsonRpcResponseForRpcSandboxRevertResponseAndRpcSandboxRevertError2,
+        Field(
+            title="JsonRpcResponse_for_RpcSandboxRevertResponse_and_RpcSandboxRevertError"
+        ),
+    ]
+
+
+class JsonRpcResponseForRpcSandboxSnapshotResponseAndRpcSandboxError2(BaseModel):
+    id: Any
+    jsonrpc: Literal["2.0"]
+    error: ErrorWrapperForRpcSandboxError
+
+
+class JsonRpcResponseForRpcSandboxSnapshotResponseAndRpcSandboxError(
+    RootModel[
+        JsonRpcResponseForRpcSandboxSnapshotResponseAndRpcSandboxError1
+        | JsonRpcResponseForRpcSandboxSnapshotResponseAndRpcSandboxError2
+    ]
+):
+    root: Annotated[
+        JsonRpcResponseForRpcSandboxSnapshotResponseAndRpcSandboxError1
+        | JsonRpcResponseForRpcSandboxSnapshotResponseAndRpcSandboxError2,
+        Field(
+            title="JsonRpcResponse_for_RpcSandboxSnapshotResponse_and_RpcSandboxError"
+        ),
+    ]
 
 
 class JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError1(
@@ -6505,6 +6878,19 @@ class StateChangeWithCauseViewAccessKeyUpdateChange(BaseModel):
     public_key: PublicKeyHandle
 
 
+class StateRecord1(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    Account: StateRecordAccount
+
+
+class StateRecordAccessKey(BaseModel):
+    account_id: AccountId
+    public_key: PublicKey
+    access_key: AccessKeyView
+
+
 class SyncConfig1(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
@@ -6793,67 +7179,6 @@ class ErrorWrapperForRpcViewStateError(
         | ErrorWrapperForRpcViewStateError2
         | ErrorWrapperForRpcViewStateError3
     )
-
-
-class JsonRpcRequest(
-    RootModel[
-        JsonRpcRequestForGenesisConfig
-        | JsonRpcRequestForEXPERIMENTALProtocolConfig
-        | JsonRpcRequestForEXPERIMENTALViewAccount
-        | JsonRpcRequestForClientConfig
-        | JsonRpcRequestForBlock
-        | JsonRpcRequestForStatus
-        | JsonRpcRequestForGasPrice
-        | JsonRpcRequestForQuery
-        | JsonRpcRequestForEXPERIMENTALViewAccessKey
-        | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
-        | JsonRpcRequestForEXPERIMENTALViewCode
-        | JsonRpcRequestForEXPERIMENTALCallFunction
-        | JsonRpcRequestForEXPERIMENTALViewState
-        | JsonRpcRequestForChunk
-        | JsonRpcRequestForTx
-        | JsonRpcRequestForEXPERIMENTALTxStatus
-        | JsonRpcRequestForEXPERIMENTALReceipt
-        | JsonRpcRequestForValidators
-        | JsonRpcRequestForEXPERIMENTALValidatorsOrdered
-        | JsonRpcRequestForEXPERIMENTALChangesInBlock
-        | JsonRpcRequestForEXPERIMENTALChanges
-        | JsonRpcRequestForBlockEffects
-        | JsonRpcRequestForChanges
-        | JsonRpcRequestForHealth
-        | JsonRpcRequestForRpcDiscover
-    ]
-):
-    root: (
-        JsonRpcRequestForGenesisConfig
-        | JsonRpcRequestForEXPERIMENTALProtocolConfig
-        | JsonRpcRequestForEXPERIMENTALViewAccount
-        | JsonRpcRequestForClientConfig
-        | JsonRpcRequestForBlock
-        | JsonRpcRequestForStatus
-        | JsonRpcRequestForGasPrice
-        | JsonRpcRequestForQuery
-        | JsonRpcRequestForEXPERIMENTALViewAccessKey
-        | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
-        | JsonRpcRequestForEXPERIMENTALViewCode
-        | JsonRpcRequestForEXPERIMENTALCallFunction
-        | JsonRpcRequestForEXPERIMENTALViewState
-        | JsonRpcRequestForChunk
-        | JsonRpcRequestForTx
-        | JsonRpcRequestForEXPERIMENTALTxStatus
-        | JsonRpcRequestForEXPERIMENTALReceipt
-        | JsonRpcRequestForValidators
-        | JsonRpcRequestForEXPERIMENTALValidatorsOrdered
-        | JsonRpcRequestForEXPERIMENTALChangesInBlock
-        | JsonRpcRequestForEXPERIMENTALChanges
-        | JsonRpcRequestForBlockEffects
-        | JsonRpcRequestForChanges
-        | JsonRpcRequestForHealth
-        | JsonRpcRequestForRpcDiscover
-    )
-    """
-    A request for any of the five methods.
-    """
 
 
 class JsonRpcResponseForArrayOfValidatorStakeViewAndRpcValidatorError1(BaseModel):
@@ -7252,6 +7577,17 @@ class StateChangeWithCauseView(
     )
 
 
+class StateRecord2(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    AccessKey: StateRecordAccessKey
+
+
+class StateRecord(RootModel[StateRecord1 | StateRecord2 | StateRecord3 | StateRecord4]):
+    root: StateRecord1 | StateRecord2 | StateRecord3 | StateRecord4
+
+
 class StateSyncConfig(BaseModel):
     concurrency: SyncConcurrency | None = None
     dump: DumpConfig | None = None
@@ -7565,6 +7901,10 @@ class RpcProtocolConfigResponse(BaseModel):
     transaction_validity_period: Annotated[int | None, Field(ge=0)] = None
 
 
+class RpcSandboxPatchStateRequest(BaseModel):
+    records: list[StateRecord]
+
+
 class RpcStateChangesInBlockResponse(BaseModel):
     block_hash: CryptoHash
     changes: list[StateChangeWithCauseView]
@@ -7642,6 +7982,16 @@ class FinalExecutionStatus(
         | FinalExecutionStatus1
         | FinalExecutionStatus2
     )
+
+
+class JsonRpcRequestForSandboxPatchState(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    id: Any
+    jsonrpc: Literal["2.0"]
+    method: Literal["sandbox_patch_state"]
+    params: RpcSandboxPatchStateRequest
 
 
 class JsonRpcResponseForRpcClientConfigResponseAndRpcClientConfigError1(BaseModel):
@@ -7782,6 +8132,81 @@ class ExecutionOutcomeWithIdView(BaseModel):
     id: CryptoHash
     outcome: ExecutionOutcomeView
     proof: list[MerklePathItem]
+
+
+class JsonRpcRequest(
+    RootModel[
+        JsonRpcRequestForGenesisConfig
+        | JsonRpcRequestForEXPERIMENTALProtocolConfig
+        | JsonRpcRequestForEXPERIMENTALViewAccount
+        | JsonRpcRequestForClientConfig
+        | JsonRpcRequestForBlock
+        | JsonRpcRequestForStatus
+        | JsonRpcRequestForGasPrice
+        | JsonRpcRequestForQuery
+        | JsonRpcRequestForEXPERIMENTALViewAccessKey
+        | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
+        | JsonRpcRequestForEXPERIMENTALViewCode
+        | JsonRpcRequestForEXPERIMENTALCallFunction
+        | JsonRpcRequestForEXPERIMENTALViewState
+        | JsonRpcRequestForChunk
+        | JsonRpcRequestForTx
+        | JsonRpcRequestForEXPERIMENTALTxStatus
+        | JsonRpcRequestForEXPERIMENTALReceipt
+        | JsonRpcRequestForValidators
+        | JsonRpcRequestForEXPERIMENTALValidatorsOrdered
+        | JsonRpcRequestForEXPERIMENTALChangesInBlock
+        | JsonRpcRequestForEXPERIMENTALChanges
+        | JsonRpcRequestForBlockEffects
+        | JsonRpcRequestForChanges
+        | JsonRpcRequestForHealth
+        | JsonRpcRequestForSendTx
+        | JsonRpcRequestForBroadcastTxCommit
+        | JsonRpcRequestForBroadcastTxAsync
+        | JsonRpcRequestForSandboxPatchState
+        | JsonRpcRequestForSandboxFastForward
+        | JsonRpcRequestForSandboxSnapshot
+        | JsonRpcRequestForSandboxRevert
+        | JsonRpcRequestForRpcDiscover
+    ]
+):
+    root: (
+        JsonRpcRequestForGenesisConfig
+        | JsonRpcRequestForEXPERIMENTALProtocolConfig
+        | JsonRpcRequestForEXPERIMENTALViewAccount
+        | JsonRpcRequestForClientConfig
+        | JsonRpcRequestForBlock
+        | JsonRpcRequestForStatus
+        | JsonRpcRequestForGasPrice
+        | JsonRpcRequestForQuery
+        | JsonRpcRequestForEXPERIMENTALViewAccessKey
+        | JsonRpcRequestForEXPERIMENTALViewAccessKeyList
+        | JsonRpcRequestForEXPERIMENTALViewCode
+        | JsonRpcRequestForEXPERIMENTALCallFunction
+        | JsonRpcRequestForEXPERIMENTALViewState
+        | JsonRpcRequestForChunk
+        | JsonRpcRequestForTx
+        | JsonRpcRequestForEXPERIMENTALTxStatus
+        | JsonRpcRequestForEXPERIMENTALReceipt
+        | JsonRpcRequestForValidators
+        | JsonRpcRequestForEXPERIMENTALValidatorsOrdered
+        | JsonRpcRequestForEXPERIMENTALChangesInBlock
+        | JsonRpcRequestForEXPERIMENTALChanges
+        | JsonRpcRequestForBlockEffects
+        | JsonRpcRequestForChanges
+        | JsonRpcRequestForHealth
+        | JsonRpcRequestForSendTx
+        | JsonRpcRequestForBroadcastTxCommit
+        | JsonRpcRequestForBroadcastTxAsync
+        | JsonRpcRequestForSandboxPatchState
+        | JsonRpcRequestForSandboxFastForward
+        | JsonRpcRequestForSandboxSnapshot
+        | JsonRpcRequestForSandboxRevert
+        | JsonRpcRequestForRpcDiscover
+    )
+    """
+    A request for any of the five methods.
+    """
 
 
 class ReceiptEnumViewAction(BaseModel):
@@ -7957,6 +8382,11 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError
         | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError
         | JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError
+        | JsonRpcResponseForCryptoHashAndRpcTransactionError
+        | JsonRpcResponseForRpcSandboxPatchStateResponseAndRpcSandboxError
+        | JsonRpcResponseForRpcSandboxFastForwardResponseAndRpcSandboxError
+        | JsonRpcResponseForRpcSandboxSnapshotResponseAndRpcSandboxError
+        | JsonRpcResponseForRpcSandboxRevertResponseAndRpcSandboxRevertError
         | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError
     ]
 ):
@@ -7982,6 +8412,11 @@ class JsonRpcResponse(
         | JsonRpcResponseForRpcStateChangesInBlockByTypeResponseAndRpcStateChangesError
         | JsonRpcResponseForRpcStateChangesInBlockResponseAndRpcStateChangesError
         | JsonRpcResponseForNullableRpcHealthResponseAndRpcStatusError
+        | JsonRpcResponseForCryptoHashAndRpcTransactionError
+        | JsonRpcResponseForRpcSandboxPatchStateResponseAndRpcSandboxError
+        | JsonRpcResponseForRpcSandboxFastForwardResponseAndRpcSandboxError
+        | JsonRpcResponseForRpcSandboxSnapshotResponseAndRpcSandboxError
+        | JsonRpcResponseForRpcSandboxRevertResponseAndRpcSandboxRevertError
         | JsonRpcResponseForOpenRpcDocumentAndRpcDiscoverError
     )
     """

@@ -35,6 +35,13 @@ JSONRPC_PATHS: Final[dict[str, str | None]] = {
     "/block_effects": "block_effects",
     "/changes": "changes",
     "/health": "health",
+    "/send_tx": "send_tx",
+    "/broadcast_tx_commit": "broadcast_tx_commit",
+    "/broadcast_tx_async": "broadcast_tx_async",
+    "/sandbox_patch_state": "sandbox_patch_state",
+    "/sandbox_fast_forward": "sandbox_fast_forward",
+    "/sandbox_snapshot": "sandbox_snapshot",
+    "/sandbox_revert": "sandbox_revert",
     "/rpc.discover": "rpc.discover",
 }
 

@@ -19,6 +19,7 @@ pytest_terminal_summary  # pytest hook
 pytest_collection_modifyitems  # pytest hook (tests/conftest.py: long tests first)
 pytest_itemcollected  # pytest hook (tests/conftest.py: the toolchain tier)
 map_case  # schemathesis hook
+filter_case  # schemathesis hook (tests/contract/hooks.py)
 same_answer_from_the_twin  # schemathesis check (registered by its decorator)
 _http_client  # pytest fixture
 disable_nagle_algorithm  # http.server handler attribute
@@ -44,6 +45,15 @@ tx  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key  # handlers are called by method name from the generated dispatch table
 EXPERIMENTAL_view_access_key_list  # handlers are called by method name from the generated dispatch table
 rpc_discover  # handlers are called by method name from the generated dispatch table (rpc.discover)
+send_tx  # handlers are called by method name from the generated dispatch table
+broadcast_tx_commit  # handlers are called by method name from the generated dispatch table
+broadcast_tx_async  # handlers are called by method name from the generated dispatch table
+sandbox_patch_state  # handlers are called by method name from the generated dispatch table
+sandbox_fast_forward  # handlers are called by method name from the generated dispatch table
+sandbox_snapshot  # handlers are called by method name from the generated dispatch table
+sandbox_revert  # handlers are called by method name from the generated dispatch table
+signed_transaction  # SandboxChain.submit's parameter (nearrpc.methods.sandbox_hooks, a Protocol)
+timeout_s  # SandboxChain.wait's parameter (nearrpc.methods.sandbox_hooks, a Protocol)
 pytest_addoption  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_setup  # pytest hook (nearrpc.testing.plugin)
 pytest_runtest_makereport  # pytest hook (nearrpc.testing.plugin)
@@ -83,3 +93,10 @@ max_wasm_stack  # wasmtime.Config property, set for nearrpc.contracts' engine
 too_large_contract_state  # catalogue constructor the view_state step raises (issue 34: the store's contract data)
 on_response_complete  # uvicorn's HttpToolsProtocol hook (nearrpc.http.connections overrides it)
 total_requests  # uvicorn ServerState counter, kept by that override as uvicorn keeps it
+storage_keys  # sandbox model.StateView protocol method (the action executor's DeleteAccount reads it)
+new_data_receipt_base  # sandbox fees.FeeConfig: read by the action executor (data receipts)
+new_data_receipt_byte  # sandbox fees.FeeConfig: read by the action executor (data receipts)
+num_bytes_account  # sandbox fees.FeeConfig: read by the action executor (storage usage)
+num_extra_bytes_record  # sandbox fees.FeeConfig: read by the action executor (storage usage)
+burnt_gas_reward  # sandbox fees.FeeConfig: read by the action executor (contract rewards)
+account_creation_charge  # sandbox fees.FeeConfig: read by the action executor (NEP-642 account charge)

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
     from nearrpc.fork.reader import ForkReader
     from nearrpc.fork.upstream import UpstreamSettings
+    from nearrpc.sandbox.chain import SandboxChainWriter
+    from nearrpc.sandbox.runtime.model import Runtime
     from nearrpc.store import ServingReader
 
 log = logging.getLogger(STARTUP_LOGGER)
@@ -44,7 +46,7 @@ _FLAGS = (
     "record_mode", "fork_height", "verify_calls",
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
     "fork_fetches_per_call",
-    "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections",
+    "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections", "sandbox", "block_time",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
 _METRICS_FOLDER_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
@@ -110,7 +112,82 @@ def app_from_env() -> FastAPI:
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
         fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
         call_verifier=call_verifier, changes_upstream=call_upstream,
+        sandbox=_sandbox_chain(settings) if settings.sandbox else None,
     )
+
+
+# The sandbox's runtime (nearrpc.sandbox.runtime's `Runtime`): a class built with no arguments.
+SANDBOX_RUNTIME: Final = ("nearrpc.sandbox.runtime.apply", "SandboxRuntime")
+
+
+def sandbox_runtime() -> Runtime:
+    """The runtime the sandbox executes transactions with; ModuleNotFoundError or AttributeError
+    when this build lacks it."""
+    import importlib
+
+    module, name = SANDBOX_RUNTIME
+    runtime: Runtime = getattr(importlib.import_module(module), name)()
+    return runtime
+
+
+def _sandbox_chain(settings: ServeSettings) -> SandboxChainWriter:
+    """The worker's chain writer (`serve` checked the store can be written)."""
+    from nearrpc.sandbox.chain import SandboxChainWriter
+
+    return SandboxChainWriter(settings.store, sandbox_runtime(), block_time=settings.block_time,
+                              options=settings.store_options())  # fmt: skip
+
+
+def _fresh_sandbox_store(settings: ServeSettings, held: contextlib.ExitStack) -> ServeSettings:
+    """A sandbox given no store runs on a fresh sample chain of its own, in a temporary folder
+    removed when it stops: every start is the same chain, and the default store is never written."""
+    if not settings.sandbox or "store" in settings.model_fields_set:
+        return settings
+    from nearrpc.sample import build_sample_store
+
+    folder = held.enter_context(tempfile.TemporaryDirectory(prefix="nearrpc-sandbox-"))
+    store = str(Path(folder) / "sandbox.sqlite")
+    try:
+        build_sample_store(store)
+    except StoreError as exc:
+        raise Refused(f"cannot build the sandbox's sample chain in {folder}: {exc}") from None
+    return settings.model_copy(update={"store": store})
+
+
+def _sandbox_flags(settings: ServeSettings) -> None:
+    """A sandbox's flags, refused before anything else is done (a fork's upstream is not asked)."""
+    if settings.block_time is not None and not settings.sandbox:
+        raise Refused("--block-time sets how often the sandbox makes a block: it needs --sandbox")
+    if not settings.sandbox:
+        return
+    if settings.upstream is not None:
+        raise Refused("--sandbox over a fork (--upstream) comes later: for now a sandbox runs on a local store")
+    if settings.workers != 1:
+        raise Refused("--sandbox makes blocks in one process: it runs with --workers 1 (a send is not idempotent)")
+    if not is_file_location(settings.store):
+        raise Refused("--sandbox writes an SQLite store for now: a PostgreSQL store's servers see a write up to 200 ms "
+                      "late, and a client must read its transaction at once")  # fmt: skip
+
+
+def _prepare_sandbox(settings: ServeSettings) -> str | None:
+    """Before a sandbox serves: its runtime and its store checked (what to add to the start-up
+    line); None when the server is read-only."""
+    if not settings.sandbox:
+        return None
+    try:
+        sandbox_runtime()
+    except (ImportError, AttributeError) as missing:
+        raise Refused(f"this build has no sandbox runtime ({missing})", exit_code=1) from None
+    location = describe_location(settings.store)
+    try:
+        with open_store(settings.store, "write", settings.store_options()) as writer:  # refused now, not in the worker
+            reader = writer.reader()
+            if reader.genesis_config_json() is None or reader.head() is None:
+                raise Refused(f"--sandbox makes blocks on a chain: {location} holds no genesis config or no block")
+    except StoreError as exc:
+        raise Refused(f"--sandbox cannot write {location}: {exc}") from None
+    mode = "automine" if settings.block_time is None else f"a block every {settings.block_time:g} s"
+    return f"a sandbox: {mode}"
 
 
 def _use_view_call_timeout(settings: ServeSettings) -> None:
@@ -355,11 +432,19 @@ def _run_uvicorn(settings: ServeSettings, sockets: list[socket.socket]) -> int:
 
 def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
     configure_logging(settings.log_level, settings.log_format)
+    with contextlib.ExitStack() as sandbox_folder:
+        return _serve(settings, build_sample, sandbox_folder)
+
+
+def _serve(settings: ServeSettings, build_sample: bool, sandbox_folder: contextlib.ExitStack) -> int:
     try:
         max_connections = _connection_cap(settings.max_connections)
         _port_is_free(settings.host, settings.port)
+        _sandbox_flags(settings)
+        settings = _fresh_sandbox_store(settings, sandbox_folder)
         fork = _prepare_fork(settings)
         info = _checked_store(settings, build_sample)
+        sandbox = _prepare_sandbox(settings)
         settings = _checked_compiled_cache(settings)
         sockets = _listen(settings.host, settings.port, settings.workers)
     except Refused as refused:
@@ -374,6 +459,7 @@ def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
             os.environ.pop(name, None)
         address = listen_address(bound.host, bound.port)
         through = "" if fork is None else f"; a fork of {fork}"
+        through += "" if sandbox is None else f"; {sandbox}"
         log.info("serving %s (%s%s) at http://%s/", describe_location(bound.store), _describe(info), through, address)
         try:
             return _run_uvicorn(bound, sockets)
@@ -469,4 +555,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(fork, ServeSettings, "miss_timeout")
     add_setting(fork, ServeSettings, "fork_fetches_per_call")
     add_setting(fork, ServeSettings, "upstream_max_answer_mb")
+    sandbox = run.add_argument_group(
+        "sandbox", "Execute transactions and make blocks on the store, as nearcore's sandbox does, in one process over "
+        "an SQLite store it alone writes (without --store: a fresh sample chain in a temporary folder, the same at "
+        "every start, removed at the end). Automine: a block for each batch of "
+        "transactions as it arrives, then the blocks that execute its receipts and the two that make it final (one "
+        "producer's doomslug finality), so a send returns a FINAL outcome and `finality: final` reads see it at once. "
+        "Snapshot and revert return the whole chain to a mark. Without --sandbox the server is read-only.",
+    )
+    add_setting(sandbox, ServeSettings, "sandbox", action="store_const", const=True)
+    add_setting(sandbox, ServeSettings, "block_time", metavar="SECONDS")
     run.set_defaults(func=_run)

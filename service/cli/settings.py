@@ -131,6 +131,16 @@ class ServeSettings(StoreSettings, LogSettings):
         "answered 503 and closed unread (default: the open-file limit less 256)",
     )
 
+    # a sandbox (`--sandbox`): the server executes transactions and makes blocks on its store
+    sandbox: bool = Field(
+        False, description="accept transactions and make blocks on the store (send_tx, the broadcasts, "
+        "sandbox_patch_state, sandbox_fast_forward, snapshot and revert), in one process (--workers 1)",
+    )
+    block_time: float | None = Field(
+        None, gt=0, le=3600, description="with --sandbox: make a block every SECONDS, empty or not, instead of "
+        "automine",
+    )
+
     # a fork of a live node (`--upstream`): what it may ask of the node, and how long a miss may take
     upstream: str | None = Field(
         None, description="a NEAR JSON-RPC node (http:// or https:// URL) to fork: a request the store cannot answer "
@@ -234,7 +244,10 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}FORK_FETCHES_PER_CALL": str(self.fork_fetches_per_call),
             f"{ENV_PREFIX}KEEP_ALIVE_TIMEOUT": repr(self.keep_alive_timeout),
             f"{ENV_PREFIX}REQUEST_TIMEOUT": repr(self.request_timeout),
-        } | ({} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)}) | (
+            f"{ENV_PREFIX}SANDBOX": "1" if self.sandbox else "0",
+        } | ({} if self.block_time is None else {f"{ENV_PREFIX}BLOCK_TIME": repr(self.block_time)}) | (
+            {} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)}
+        ) | (
             {} if self.compiled_cache is None else {f"{ENV_PREFIX}COMPILED_CACHE": self.compiled_cache}
         ) | (
             {} if self.max_connections is None else {f"{ENV_PREFIX}MAX_CONNECTIONS": str(self.max_connections)}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -157,6 +158,8 @@ def _val(kind: str) -> wasmtime.ValType:
 
 
 def _host_callback(fn: HostFunction) -> Any:
+    name = fn.name
+
     def call(caller: Any, args: list[int]) -> int | None:
         logic, memory, fuel = _CALL.logic, _CALL.memory, _CALL.fuel
         assert logic is not None and memory is not None and fuel is not None, "set before the instance is made"
@@ -169,10 +172,13 @@ def _host_callback(fn: HostFunction) -> Any:
         try:
             gas.settle_fuel(_CALL.granted, fuel.get())
         except GasExhausted:
-            raise Abort(errors.gas_limit_exceeded()) from None
+            raise Abort(gas.exhausted_text) from None
         if fn.unavailable:
             raise HostFunctionUnavailable(fn.name)
         try:
+            override = logic.overrides.get(name) if logic.overrides else None
+            if override is not None:
+                return override(logic, *args)
             if fn.method is None:
                 for cost in fn.paid:
                     logic.pay(cost)
@@ -320,9 +326,30 @@ class ViewEngine:
         SliceExhausted when the run needs more (see GasCounter), to be run again without them.
         With `interrupt`, ExecutionInterrupted as soon as it says stop (checked before and after
         compiling, and at each epoch tick while the contract runs)."""
+        gas = GasCounter(costs, slice_gas, slice_host_calls)
+        return self.execute(
+            code,
+            code_hash,
+            method_name,
+            gas,
+            lambda memory: ViewLogic(context, args, state, gas, memory),
+            interrupt,
+        )
+
+    def execute(
+        self,
+        code: bytes,
+        code_hash: str,
+        method_name: str,
+        gas: GasCounter,
+        make_logic: Callable[[LinearMemory], ViewLogic],
+        interrupt: Interrupt | None = None,
+    ) -> ViewOutcome:
+        """Run `method_name` with the host functions of the logic `make_logic` builds over the
+        call's memory (a view's, or a call's: call.py), burning `gas`."""
+        costs = gas.costs
         if interrupt is not None:
             interrupt.check()  # e.g. a call that waited for a worker past its deadline
-        gas = GasCounter(costs, slice_gas, slice_host_calls)
         if not method_name:
             raise ViewCallError(errors.method_empty_name())
         # the loading fee: before compiling with `fix_contract_loading_cost`, after it (and only
@@ -345,11 +372,11 @@ class ViewEngine:
         if not export[1]:
             raise ViewCallError(errors.method_invalid_signature())
         if interrupt is None:
-            return self._call(compiled.pre, method_name, args, context, state, gas, None)
+            return self._call(compiled.pre, method_name, gas, make_logic, None)
         self.ticker.begin()
         try:
             interrupt.arm()  # its slice counts from here: compiling is not running
-            return self._call(compiled.pre, method_name, args, context, state, gas, interrupt)
+            return self._call(compiled.pre, method_name, gas, make_logic, interrupt)
         finally:
             self.ticker.end()
 
@@ -357,10 +384,8 @@ class ViewEngine:
         self,
         pre: wasmtime.InstancePre,
         method_name: str,
-        args: bytes,
-        context: ViewContext,
-        state: StateReader,
         gas: GasCounter,
+        make_logic: Callable[[LinearMemory], ViewLogic],
         interrupt: Interrupt | None,
     ) -> ViewOutcome:
         store = wasmtime.Store(self.engine)
@@ -382,7 +407,7 @@ class ViewEngine:
         # and its instructions and host calls count as the method's do
         linear_memory = LinearMemory(store)
         fuel = Fuel(store)
-        logic = ViewLogic(context, args, state, gas, linear_memory)
+        logic = make_logic(linear_memory)
         if interrupt is not None:
             logic.budget = self.budget
         previous = (_CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted, _CALL.interrupt)
@@ -417,7 +442,7 @@ class ViewEngine:
             try:
                 gas.settle_fuel(_CALL.granted, fuel.get())
             except GasExhausted:
-                raise ViewCallError(errors.gas_limit_exceeded(), logic.logs) from None
+                raise ViewCallError(gas.exhausted_text, logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
         finally:
             if logic.budget is not None and logic.held:
@@ -469,7 +494,7 @@ def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, fuel: Fuel) -
     if code == wasmtime.TrapCode.OUT_OF_FUEL:
         with contextlib.suppress(GasExhausted):  # a sliced run's SliceExhausted goes on up
             gas.settle_fuel(granted, fuel.get())
-        return errors.gas_limit_exceeded()
+        return gas.exhausted_text
     if code == wasmtime.TrapCode.STACK_OVERFLOW:
         return _STACK_EXHAUSTED
     name = _TRAPS.get(code) if code is not None else None

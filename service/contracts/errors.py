@@ -180,3 +180,17 @@ def unavailable(name: str) -> str:
     VMRunnerError::WasmUnknownError, the text it gives a failure that is not the contract's."""
     message = f"the host function {name} is not implemented by nearrpc's executor"
     return f"WasmUnknownError {{ debug_message: {_rust_str(message)} }}"
+
+
+def value_length_exceeded(length: int, limit: int) -> str:
+    return host_error(f"ValueLengthExceeded {{ length: {length}, limit: {limit} }}")
+
+
+def invalid_promise_result_index(result_idx: int) -> str:
+    return host_error(f"InvalidPromiseResultIndex {{ result_idx: {result_idx} }}")
+
+
+def promises_unsupported(method_name: str) -> str:
+    """A call of a promise host function in the sandbox, which does not run cross-contract calls
+    yet: not a nearcore variant; its text (call_errors.py) names the function and says why."""
+    return host_error(f"PromisesUnsupported {{ method_name: {_rust_str(method_name)} }}")

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nearrpc.contracts import errors
 from nearrpc.contracts.prepare import PrepareRules
 
 
@@ -49,6 +50,7 @@ class GasCosts:
     prepare_max_table_elements: int | None = None
     flags: frozenset[str] = frozenset({"reftypes_bulk_memory"})
     chain_id: str = ""
+    max_length_storage_value: int = 4 << 20  # a call's storage_write limit (limit_config)
 
     @classmethod
     def from_protocol_config(
@@ -83,6 +85,7 @@ class GasCosts:
             prepare_max_table_elements=_optional(limits, "max_elements_per_contract_table"),
             flags=frozenset(name for name, value in wasm.items() if value is True),
             chain_id=str(protocol_config.get("chain_id") or ""),
+            max_length_storage_value=int(limits.get("max_length_storage_value") or 4 << 20),
         )
 
     @property
@@ -124,9 +127,22 @@ class GasCounter:
     in gas, dear in time), raises SliceExhausted instead of deciding anything, even a charge
     past the limit too, so a sliced run answers only what the whole run would answer."""
 
-    def __init__(self, costs: GasCosts, slice_gas: int | None = None, slice_host_calls: int | None = None) -> None:
+    def __init__(
+        self,
+        costs: GasCosts,
+        slice_gas: int | None = None,
+        slice_host_calls: int | None = None,
+        prepaid_gas: int | None = None,
+    ) -> None:
         self.costs = costs
         self.limit = costs.view_gas_limit
+        # what running out answers: a view, or a call whose prepaid gas reaches the protocol's
+        # max_gas_burnt, hits GasLimitExceeded; a call stopped by its smaller prepaid gas hits
+        # GasExceeded, and burns no more than it prepaid (gas_counter.rs `process_gas_limit`)
+        self.exhausted_text = errors.gas_limit_exceeded()
+        if prepaid_gas is not None and prepaid_gas < self.limit:
+            self.limit = prepaid_gas
+            self.exhausted_text = errors.gas_exceeded()
         self.sliced = slice_gas is not None
         self._host_calls_left = -1 if slice_host_calls is None else slice_host_calls
         self._stop = self.limit if slice_gas is None else min(slice_gas, self.limit)

@@ -20,7 +20,7 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -92,6 +92,10 @@ class Memory(Protocol):
 class ViewLogic:
     """One view call's registers, logs, return value and gas; host functions are its methods."""
 
+    # host functions a subclass runs instead of the table's entry (a call's writing functions,
+    # call.py), by name; a view has none
+    overrides: ClassVar[Mapping[str, Callable[..., int | None]]] = {}
+
     def __init__(self, context: ViewContext, args: bytes, state: StateReader, gas: GasCounter, memory: Memory) -> None:
         self.context = context
         self.args = args
@@ -130,7 +134,7 @@ class ViewLogic:
         try:
             self.gas.pay(self._ext.get(name, 0) * times)  # GasCounter.pay_ext, a call less per charge
         except GasExhausted:
-            raise Abort(errors.gas_limit_exceeded()) from None
+            raise Abort(self.gas.exhausted_text) from None
 
     def pay_both(self, base: str, per_byte: str, length: int) -> None:
         """pay(base) then pay(per_byte, length), as one charge: running out at either is the
@@ -139,7 +143,7 @@ class ViewLogic:
         try:
             self.gas.pay(ext.get(base, 0) + ext.get(per_byte, 0) * length)
         except GasExhausted:
-            raise Abort(errors.gas_limit_exceeded()) from None
+            raise Abort(self.gas.exhausted_text) from None
 
     def read_memory(self, ptr: int, length: int) -> bytes:
         self.pay_both("read_memory_base", "read_memory_byte", length)
@@ -427,7 +431,7 @@ class ViewLogic:
         try:
             self.gas.pay((opcodes & 0xFFFF_FFFF) * self.costs.regular_op_cost)  # a u32
         except GasExhausted:
-            raise Abort(errors.gas_limit_exceeded()) from None
+            raise Abort(self.gas.exhausted_text) from None
 
     # --- chain and validators --------------------------------------------------------------------------
     def h_chain_id(self, register_id: int) -> None:

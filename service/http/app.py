@@ -32,6 +32,7 @@ from nearrpc.http.endpoint import JsonRpcEndpoint
 from nearrpc.http.metrics import observe_rpc, observe_view_call, observe_view_call_difference
 from nearrpc.http.ops import ops_router
 from nearrpc.methods.handlers import ChainHandlers
+from nearrpc.methods.sandbox_hooks import SandboxChain
 from nearrpc.methods.view_calls import CallUpstream, CallVerifier, ChangesUpstream, ViewCallMetrics
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.store import Reachability, ServingReader, StoreError
@@ -79,11 +80,25 @@ class Fork(Protocol):
     async def fork_status(self) -> dict[str, object]: ...
 
 
+class RunningSandbox(SandboxChain, Protocol):
+    """A sandbox's chain as the application runs it (`nearrpc.sandbox.chain.SandboxChainWriter`):
+    started with the application, closed at its shutdown."""
+
+    def start(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
 class NearRpcApp(FastAPI):
     """A FastAPI application with the JSON-RPC fast path in front of its middleware."""
 
     def __init__(
-        self, endpoint: JsonRpcEndpoint, reader: ServingReader, close_timeout: float, close_handlers: Callable[[], None]
+        self,
+        endpoint: JsonRpcEndpoint,
+        reader: ServingReader,
+        close_timeout: float,
+        close_handlers: Callable[[], None],
+        sandbox: RunningSandbox | None = None,
     ) -> None:
         @asynccontextmanager
         async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -99,7 +114,15 @@ class NearRpcApp(FastAPI):
             # that marked a new replica down for its rise interval (~12 s with HAProxy's).
             with contextlib.suppress(StoreError):
                 await reader.info()  # a database down at start: /health says so, as later
+            if sandbox is not None:
+                sandbox.start()
             yield
+            if sandbox is not None:  # its writer ends before the store's readers, within the same bound
+                try:
+                    await asyncio.wait_for(sandbox.close(), close_timeout)
+                except TimeoutError:
+                    log.warning("the sandbox's chain writer did not stop within %g s (--store-close-timeout)",
+                                close_timeout)  # fmt: skip
             close_handlers()  # the view calls' worker threads
             # a database store's pool and watcher end with the worker, within a bound: closing
             # connections to a database that stopped answering once held a SIGTERM for 70 s
@@ -130,6 +153,7 @@ def build_app(
     call_upstream: CallUpstream | None = None,
     call_verifier: CallVerifier | None = None,
     changes_upstream: ChangesUpstream | None = None,
+    sandbox: RunningSandbox | None = None,
 ) -> FastAPI:
     """`metrics`: count answers and serve /metrics; `rpc_addr`: where the server listens
     (host:port), reported by /status; `answer_cache_bytes`: memory for kept answers; `fork`: the
@@ -137,20 +161,21 @@ def build_app(
     worker waits at shutdown for the store to close; `call_upstream`: who answers a view call that
     cannot run here (a fork's upstream); `call_verifier`: who compares every local call answer
     (a fork's `--verify-calls`); `changes_upstream`: who answers the changes methods (a fork's
-    upstream)."""
+    upstream); `sandbox`: the chain the writing methods send to (`serve --sandbox`), started and
+    closed with the application."""
     heads_move = fork is not None and fork.heads_move
     view_call_metrics = ViewCallMetrics(observe_view_call, observe_view_call_difference) if metrics else None
     handlers = ChainHandlers(
         reader, RuntimeParamStore.load(), rpc_addr, heads_move=heads_move, reads_through=fork is not None,
         view_call_metrics=view_call_metrics, call_upstream=call_upstream, call_verifier=call_verifier,
-        changes_upstream=changes_upstream,
+        changes_upstream=changes_upstream, sandbox=sandbox,
     )
     observe = observe_rpc if metrics else None
     endpoint = JsonRpcEndpoint(
         handlers, handlers.refresh, cache_bytes=answer_cache_bytes, observe=observe, heads_move=heads_move,
         reachability=reader if isinstance(reader, Reachability) else None,
     )
-    app = NearRpcApp(endpoint, reader, close_timeout, handlers.close)
+    app = NearRpcApp(endpoint, reader, close_timeout, handlers.close, sandbox)
 
     @app.exception_handler(HTTPException)
     async def bare_http_error(request: Request, error: HTTPException) -> Response:

@@ -77,8 +77,11 @@ BY_ID: Final = {
 # heads move with no write here (a fork), they are not kept.
 FOLLOW_THE_HEAD: Final = frozenset({"tx", "EXPERIMENTAL_tx_status", "validators", "EXPERIMENTAL_validators_ordered"})
 # Answers that change with every request: `status` carries the service's uptime; `health` says
-# whether the store can be read now, which no write announces.
-_NEVER_KEPT: Final = frozenset({"status", "health"})
+# whether the store can be read now, which no write announces; the writing methods act.
+_NEVER_KEPT: Final = frozenset({
+    "status", "health", "send_tx", "broadcast_tx_commit", "broadcast_tx_async",
+    "sandbox_patch_state", "sandbox_fast_forward", "sandbox_snapshot", "sandbox_revert",
+})  # fmt: skip
 _ERROR_SIZE: Final = 512  # an RpcError with its texts, roughly
 
 

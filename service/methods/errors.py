@@ -10,6 +10,7 @@ the UNKNOWN_BLOCK-by-height rule (422) included, so the HTTP room only reads it.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -38,6 +39,9 @@ class Cause(enum.StrEnum):
     UNKNOWN_RECEIPT = "UNKNOWN_RECEIPT"
     UNKNOWN_EPOCH = "UNKNOWN_EPOCH"
     VALIDATOR_INFO_UNAVAILABLE = "VALIDATOR_INFO_UNAVAILABLE"
+    INVALID_TRANSACTION = "INVALID_TRANSACTION"
+    DOES_NOT_TRACK_SHARD = "DOES_NOT_TRACK_SHARD"
+    UNKNOWN_SNAPSHOT = "UNKNOWN_SNAPSHOT"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
@@ -76,6 +80,11 @@ CATALOGUE: Final[dict[Cause, ErrorKind]] = {
         ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_RECEIPT, -32000, "Server error", True, 200),
         ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_EPOCH, -32000, "Server error", False, 200),
         ErrorKind("HANDLER_ERROR", Cause.VALIDATOR_INFO_UNAVAILABLE, -32000, "Server error", False, 200),
+        # the writing methods (issue 45): nearcore's RpcTransactionError variants, and the
+        # sandbox's own UNKNOWN_SNAPSHOT (sandbox_revert), shaped as UNKNOWN_TRANSACTION is
+        ErrorKind("HANDLER_ERROR", Cause.INVALID_TRANSACTION, -32000, "Server error", True, 200),
+        ErrorKind("HANDLER_ERROR", Cause.DOES_NOT_TRACK_SHARD, -32000, "Server error", False, 200),
+        ErrorKind("HANDLER_ERROR", Cause.UNKNOWN_SNAPSHOT, -32000, "Server error", True, 200),
         ErrorKind("INTERNAL_ERROR", Cause.INTERNAL_ERROR, -32000, "Server error", True, 500),
     )
 }
@@ -139,6 +148,19 @@ METHOD_CAUSES: Final[dict[str, tuple[Cause, ...]]] = {
     "EXPERIMENTAL_changes": (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET, Cause.INTERNAL_ERROR),
     "block_effects": (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET, Cause.INTERNAL_ERROR),
     "changes": (Cause.UNKNOWN_BLOCK, Cause.NOT_SYNCED_YET, Cause.INTERNAL_ERROR),
+    # issue 45 (jsonrpc-primitives types/transactions.rs, sandbox.rs). A send to a read-only
+    # server is DOES_NOT_TRACK_SHARD; a refused transaction INVALID_TRANSACTION; a wait that runs
+    # out TIMEOUT_ERROR. broadcast_tx_async, as nearcore's, never reports a refusal.
+    "send_tx": (Cause.INVALID_TRANSACTION, Cause.DOES_NOT_TRACK_SHARD, Cause.TIMEOUT_ERROR, Cause.INTERNAL_ERROR),
+    "broadcast_tx_commit": (
+        Cause.INVALID_TRANSACTION, Cause.DOES_NOT_TRACK_SHARD, Cause.TIMEOUT_ERROR, Cause.INTERNAL_ERROR,
+    ),
+    "broadcast_tx_async": (Cause.DOES_NOT_TRACK_SHARD, Cause.INTERNAL_ERROR),
+    # without --sandbox these are METHOD_NOT_FOUND, a request validation cause every method has
+    "sandbox_patch_state": (Cause.INTERNAL_ERROR,),
+    "sandbox_fast_forward": (Cause.INTERNAL_ERROR,),
+    "sandbox_snapshot": (Cause.INTERNAL_ERROR,),
+    "sandbox_revert": (Cause.UNKNOWN_SNAPSHOT, Cause.INTERNAL_ERROR),
 }  # fmt: skip
 # The EXPERIMENTAL views: their UNKNOWN_BLOCK names the reference, their data is its Display text.
 _VIEW_METHODS: Final = frozenset({
@@ -373,3 +395,31 @@ def unknown_epoch() -> RpcError:
 
 def validator_info_unavailable() -> RpcError:
     return RpcError(Cause.VALIDATOR_INFO_UNAVAILABLE, None, "Validator info unavailable")
+
+
+def invalid_transaction(invalid_tx_error: Mapping[str, object] | str) -> RpcError:
+    """A transaction nearcore refuses (jsonrpc-primitives types/transactions.rs, From<RpcTransactionError>
+    for RpcError): the cause's `info` is empty (its `context` is skip_serializing) and the legacy
+    `data` is ServerError::TxExecutionError(InvalidTxError(context)) as JSON, e.g.
+    {"TxExecutionError": {"InvalidTxError": {"InvalidNonce": {"tx_nonce": 5, "ak_nonce": 7}}}}, or a
+    unit variant by its name ({"InvalidTxError": "Expired"})."""
+    context = invalid_tx_error if isinstance(invalid_tx_error, str) else dict(invalid_tx_error)
+    data: dict[str, object] = {"TxExecutionError": {"InvalidTxError": context}}
+    return RpcError(Cause.INVALID_TRANSACTION, {}, data)
+
+
+# RpcTransactionError::DoesNotTrackShard's Display text, and why this server answers it
+_DOES_NOT_TRACK_SHARD: Final = "Node doesn't track this shard. Cannot determine whether the transaction is valid"
+_READ_ONLY_HINT: Final = " (this server is read-only: start it with `nearrpc serve --sandbox` to send transactions)"
+
+
+def read_only_send() -> RpcError:
+    """A transaction sent to a server without a sandbox chain: nearcore's answer of a node that
+    cannot validate a transaction for the shard (a unit variant), with what to do about it."""
+    return RpcError(Cause.DOES_NOT_TRACK_SHARD, None, _DOES_NOT_TRACK_SHARD + _READ_ONLY_HINT)
+
+
+def unknown_snapshot(snapshot_id: str) -> RpcError:
+    """sandbox_revert to an id no snapshot has (never given, or dropped by an earlier revert)."""
+    snapshot_id = shown(snapshot_id)
+    return RpcError(Cause.UNKNOWN_SNAPSHOT, {"snapshot_id": snapshot_id}, f"Snapshot {snapshot_id} doesn't exist")

@@ -166,3 +166,15 @@ def signed_transaction_bytes(transaction: bytes, signature: str) -> bytes:
 def transaction_hash(transaction: bytes) -> bytes:
     """What a transaction is known and signed by: SHA-256 of its borsh bytes."""
     return hashlib.sha256(transaction).digest()
+
+
+def signed_transaction_hash(signed: bytes) -> bytes | None:
+    """The hash of a signed transaction's borsh bytes, read from its end: the Signature is its
+    last field, a KeyType byte then 64 (ed25519) or 65 (secp256k1) bytes. None where neither
+    fits. Bytes that fit both (a secp256k1 signature whose first byte is 0, read as ed25519's
+    type) are taken as ed25519's, the key every sample and SDK signs with by default."""
+    for key_type, (tag, _key_length) in _KEY_TYPES.items():
+        cut = len(signed) - 1 - _SIGNATURE_LENGTHS[key_type]
+        if cut > 0 and signed[cut] == tag:
+            return transaction_hash(signed[:cut])
+    return None

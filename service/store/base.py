@@ -10,7 +10,7 @@ three protocols and raises only `StoreError` (and its subclasses) for its own fa
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
@@ -234,11 +234,16 @@ class StoreVersion:
     # replaced while served) bumps it, and then everything counts as changed, whatever the
     # new store's counters say.
     generation: int = 0
+    # Stored with the counters: bumped by a batch that removes rows a reader may have kept as
+    # forever true (`WriteBatch.drop_above`: a block found by its hash), so it counts as another
+    # store too.
+    rewrites: int = 0
 
     def changed_since(self, earlier: StoreVersion) -> frozenset[str]:
         """The kinds written since `earlier` (`STORE_KINDS`); all of
-        them and ANOTHER_STORE when the counters belong to another store than `earlier`'s."""
-        if self.generation != earlier.generation:
+        them and ANOTHER_STORE when the counters belong to another store than `earlier`'s, or
+        when rows were taken back since."""
+        if self.generation != earlier.generation or self.rewrites != earlier.rewrites:
             return frozenset((*STORE_KINDS, ANOTHER_STORE))
         return frozenset(kind for kind in STORE_KINDS if getattr(self, kind) != getattr(earlier, kind))
 
@@ -674,6 +679,17 @@ class WriteBatch(Protocol):
         height, an account's state at exactly one height (a lookup answers the latest at or
         below it). The marks live in an optional table, `fetched`, that a store gets with its
         first mark; readers that never ask (every build before it) serve the store as before."""
+        ...
+
+    def drop_above(self, height: int, *, code_hashes: Iterable[str] = (), epoch_ids: Iterable[str] = ()) -> int:
+        """Take the chain back to the canonical block at `height`: remove every canonical block
+        above it, the chunks they include, every row written at a height above it (account, key
+        and contract state, transactions, receipts, validators records), and the named contract
+        codes and epochs (rows without a height, which the writer that added them names). Readers
+        then see another store (`StoreVersion.rewrites`). Returns the number of rows removed. The
+        sandbox's revert (`nearrpc.sandbox.chain`): each statement walks a by-height index or a
+        primary key, so its cost follows the rows removed, not the store's size (the validators
+        table, one row per epoch, is scanned)."""
         ...
 
     def put_kept_answer(self, key: str, answer: bytes) -> None:

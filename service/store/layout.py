@@ -59,6 +59,10 @@ COUNTERS: Final = {
     "receipts": "receipt_count", "validators": "validators_count",
 }  # fmt: skip
 VERSION_KEYS: Final = {kind: f"version_{kind}" for kind in STORE_KINDS}
+# StoreVersion.rewrites: absent from a store no batch ever took rows back from (read as 0).
+REWRITES_KEY: Final = "version_rewrites"
+# Every meta key the change counters are read from.
+VERSION_META_KEYS: Final = (*VERSION_KEYS.values(), REWRITES_KEY)
 INFO_KEYS: Final = ["chain_id", "genesis_height", *COUNTERS.values()]
 
 # Distinct accounts with a stored state: one walk of the account_states primary key, not a
@@ -122,7 +126,8 @@ def validators_from_row(row: Any) -> StoredValidators | None:
 def version_from_rows(rows: list[Any]) -> StoreVersion:
     """The change counters from (key, value) rows of `meta`."""
     counters = {key: int(value) for key, value in rows}
-    return StoreVersion(**{kind: counters.get(key, 0) for kind, key in VERSION_KEYS.items()})
+    kinds = {kind: counters.get(key, 0) for kind, key in VERSION_KEYS.items()}
+    return StoreVersion(**kinds, rewrites=counters.get(REWRITES_KEY, 0))
 
 
 def info_from(meta: Mapping[str, str], earliest: StoredBlock | None, head: StoredBlock | None) -> StoreInfo:

@@ -48,6 +48,7 @@ from nearrpc.store.layout import (
     TRANSACTION_COLUMNS,
     VALIDATORS_COLUMNS,
     VERSION_KEYS,
+    VERSION_META_KEYS,
     version_from_rows,
 )
 from nearrpc.store.pg_connect import connect, describe_target, store_error
@@ -332,7 +333,7 @@ class PostgresChainReader(SqlChainReader):
         return {str(row[0]) for row in rows.fetchall()}
 
     def version(self) -> StoreVersion:
-        return version_from_rows(list(self._metas(list(VERSION_KEYS.values())).items()))
+        return version_from_rows(list(self._metas(list(VERSION_META_KEYS)).items()))
 
     def _scan(self, sql: str) -> Iterator[Any]:
         """Rows streamed through a server-side cursor, in one snapshot."""
@@ -463,6 +464,8 @@ class PostgresWriteBatch(SqlWriteBatch):
     LOOKUP_META = LOOKUP_QUERIES["meta"]
     DELETE_META = "DELETE FROM meta WHERE key = %s"
     DELETE_BLOCK = "DELETE FROM blocks WHERE hash = %s RETURNING hash"
+    MARK = "%s"
+    CANONICAL = "canonical"
     ADD_TO_META = "UPDATE meta SET value = (value::bigint + %s)::text WHERE key = %s"
     CREATE_FETCHED = f'CREATE TABLE IF NOT EXISTS {FETCHED_TABLE} (key TEXT COLLATE "C" PRIMARY KEY)'
     INSERT_FETCHED = f"INSERT INTO {FETCHED_TABLE} (key) VALUES (%s) ON CONFLICT (key) DO NOTHING"

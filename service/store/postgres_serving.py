@@ -51,7 +51,7 @@ from nearrpc.store.layout import (
     INFO_KEYS,
     KEPT_ANSWER_PREFIX,
     MAX_HEIGHT,
-    VERSION_KEYS,
+    VERSION_META_KEYS,
     block_from_row,
     chunk_from_row,
     epoch_from_row,
@@ -119,7 +119,7 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
                 self._location, **connect_kwargs(self._options, read_only=True)
             )
         try:
-            cursor = await conn.execute(LOOKUP_QUERIES["metas"], (list(VERSION_KEYS.values()),))
+            cursor = await conn.execute(LOOKUP_QUERIES["metas"], (list(VERSION_META_KEYS),))
             self._version = version_from_rows(await cursor.fetchall())
         except BaseException:
             with contextlib.suppress(Exception):

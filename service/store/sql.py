@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import itertools
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
 from typing import Any, ClassVar, Final, TypeVar
+
+import orjson
 
 from nearrpc.store import checks
 from nearrpc.store.base import (
@@ -42,6 +44,7 @@ from nearrpc.store.layout import (
     KEPT_ANSWER_PREFIX,
     MAX_HEIGHT,
     RECEIPT_COLUMNS,
+    REWRITES_KEY,
     TABLES,
     TRANSACTION_COLUMNS,
     VALIDATORS_COLUMNS,
@@ -359,7 +362,7 @@ class SqlChainReader(ABC):
     def iter_kept_answers(self) -> Iterator[tuple[str, bytes]]:
         sql = f"SELECT key, value FROM meta WHERE key >= '{KEPT_ANSWER_PREFIX}' AND key < '{KEPT_ANSWER_END}'"
         for key, answer in self._scan(sql):
-            yield str(key)[len(KEPT_ANSWER_PREFIX):], str(answer).encode()
+            yield str(key)[len(KEPT_ANSWER_PREFIX) :], str(answer).encode()
 
     def iter_blocks(self) -> Iterator[tuple[StoredBlock, bool]]:
         for row in self._scan(f"SELECT {BLOCK_COLUMNS}, canonical FROM blocks"):
@@ -477,6 +480,14 @@ def latest_access_keys(rows: list[Any]) -> list[tuple[str, bytes]]:
     return [(key, bytes(latest[key][1])) for key in keys]
 
 
+# The tables besides blocks whose rows carry the height that wrote them, with the kind of data
+# each one's change counter counts (drop_above).
+_HEIGHT_ROWS: Final = (
+    ("account_states", "accounts"), ("access_keys", "access_keys"), ("contract_data", "contract_data"),
+    ("transactions", "transactions"), ("receipts", "receipts"), ("validators", "validators"),
+)  # fmt: skip
+
+
 class SqlWriteBatch(ABC):
     """The writes of one transaction (`WriteBatch`) that both backends make alike: configs,
     the import note, and the counters of what the batch added and touched. Blocks, epochs and
@@ -491,6 +502,8 @@ class SqlWriteBatch(ABC):
     CREATE_FETCHED: ClassVar[str]  # the optional table, if it is not there yet
     INSERT_FETCHED: ClassVar[str]  # a mark, kept when it is there already
     DELETE_BLOCK: ClassVar[str]  # one block by its hash, returning its hash when there was one
+    MARK: ClassVar[str]  # the engine's parameter mark
+    CANONICAL: ClassVar[str]  # the condition that picks canonical blocks (as the partial index states it)
 
     def __init__(self, *, validate: bool) -> None:
         self._validate = validate
@@ -561,6 +574,42 @@ class SqlWriteBatch(ABC):
         if self._execute(self.DELETE_BLOCK, (block_hash,)).fetchone() is not None:
             self._added["blocks"] -= 1
             self._touched.add("blocks")
+
+    def drop_above(self, height: int, *, code_hashes: Iterable[str] = (), epoch_ids: Iterable[str] = ()) -> int:
+        """WriteBatch.drop_above: one DELETE per table, by height (along the by-height indexes),
+        then the named codes and epochs; the counts and change counters follow what was removed."""
+        self._ensure_open()
+        self._before_end()  # rows still held back are written first: the drop applies after them
+        mark = self.MARK
+        # the chunks table has no height index: the chunks to drop are those the dropped blocks
+        # include (new at their height), each removed by its hash
+        views = self._execute(f"SELECT view_json FROM blocks WHERE {self.CANONICAL} AND height > {mark}", (height,))
+        chunk_hashes = [
+            chunk["chunk_hash"]
+            for (view,) in views.fetchall()
+            for chunk in orjson.loads(bytes(view))["chunks"]
+            if chunk.get("height_included", 0) > height
+        ]
+        deletes = [
+            ("blocks", "blocks", f"DELETE FROM blocks WHERE {self.CANONICAL} AND height > {mark}", (height,)),
+            *(("chunks", "chunks", f"DELETE FROM chunks WHERE chunk_hash = {mark}", (chunk_hash,))
+              for chunk_hash in chunk_hashes),
+            *((table, kind, f"DELETE FROM {table} WHERE height > {mark}", (height,)) for table, kind in _HEIGHT_ROWS),
+            *(("contract_codes", "codes", f"DELETE FROM contract_codes WHERE code_hash = {mark}", (code_hash,))
+              for code_hash in code_hashes),
+            *(("epochs", "epochs", f"DELETE FROM epochs WHERE epoch_id = {mark}", (epoch_id,))
+              for epoch_id in epoch_ids),
+        ]  # fmt: skip
+        removed = 0
+        for table, kind, sql, params in deletes:
+            count = max(self._execute(sql, params).rowcount, 0)
+            if count:
+                removed += count
+                self._added[table] -= count
+                self._touched.add(kind)
+        rewrites = self._meta(REWRITES_KEY)
+        self._execute(self.UPSERT_META, (REWRITES_KEY, str(int(rewrites or 0) + 1)))
+        return removed
 
     def end(self) -> None:
         """Write what waits, add the batch's new rows to the stored counts, bump the change

@@ -45,7 +45,7 @@ from nearrpc.store.layout import (
     RECEIPT_COLUMNS,
     TRANSACTION_COLUMNS,
     VALIDATORS_COLUMNS,
-    VERSION_KEYS,
+    VERSION_META_KEYS,
 )
 
 # The tables schema version 3 added (an upgrade from 2 creates them).
@@ -186,7 +186,7 @@ LOOKUP_QUERIES: Final[dict[str, str]] = {
     "fetched": f"SELECT 1 FROM {FETCHED_TABLE} WHERE key = ?",
     "config": "SELECT json FROM config WHERE name = ?",
     "meta": "SELECT value FROM meta WHERE key = ?",
-    "version": f"SELECT key, value FROM meta WHERE key IN ({', '.join(repr(key) for key in VERSION_KEYS.values())})",
+    "version": f"SELECT key, value FROM meta WHERE key IN ({', '.join(repr(key) for key in VERSION_META_KEYS)})",
     # epoch_start_height: a walk down the canonical heights from a block to the last block of
     # the previous epoch (at most one epoch's blocks), then the canonical block after it
     "previous_epoch_block": "SELECT height, hash FROM blocks WHERE canonical = 1 AND height < ? AND epoch_id != ? "

@@ -142,6 +142,20 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case[Any]) ->
     return case
 
 
+# Methods a read-only server answers METHOD_NOT_FOUND (HTTP 400) whatever their params: only
+# `serve --sandbox` has them. Their own paths accept that 400 (schemathesis.toml); at POST / a
+# positive case naming one is left out, so a 400 there stays a failure for every other method.
+_SANDBOX_ONLY = frozenset({"sandbox_patch_state", "sandbox_fast_forward", "sandbox_snapshot", "sandbox_revert"})
+
+
+@schemathesis.hook
+def filter_case(context: schemathesis.HookContext, case: schemathesis.Case[Any]) -> bool:
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive or case.operation.path != "/":
+        return True
+    return not (isinstance(case.body, dict) and case.body.get("method") in _SANDBOX_ONLY)
+
+
 _twin_session = requests.Session()
 
 

@@ -69,7 +69,7 @@ def test_not_a_request(http: httpx.Client, message: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "method", ["", "no_such_method", "\u0000", "BLOCK", "broadcast_tx_commit", "EXPERIMENTAL_light_client_proof"]
+    "method", ["", "no_such_method", "\u0000", "BLOCK", "network_info", "EXPERIMENTAL_light_client_proof"]
 )
 def test_unknown_method(http: httpx.Client, method: str) -> None:
     answer = call(http, method, {"finality": "final"}, request_id=9)

@@ -41,6 +41,9 @@ EXAMPLES: dict[Cause, RpcError] = {
     Cause.UNKNOWN_RECEIPT: errors.unknown_receipt(HASH),
     Cause.UNKNOWN_EPOCH: errors.unknown_epoch(),
     Cause.VALIDATOR_INFO_UNAVAILABLE: errors.validator_info_unavailable(),
+    Cause.INVALID_TRANSACTION: errors.invalid_transaction({"InvalidNonce": {"tx_nonce": 5, "ak_nonce": 7}}),
+    Cause.DOES_NOT_TRACK_SHARD: errors.read_only_send(),
+    Cause.UNKNOWN_SNAPSHOT: errors.unknown_snapshot("snapshot-3"),
     Cause.INTERNAL_ERROR: errors.internal_error("disk on fire"),
 }
 
@@ -63,12 +66,15 @@ EXPECTED = {  # (top-level name, code, message, HTTP status for params without a
     Cause.UNKNOWN_RECEIPT: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.UNKNOWN_EPOCH: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.VALIDATOR_INFO_UNAVAILABLE: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.INVALID_TRANSACTION: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.DOES_NOT_TRACK_SHARD: ("HANDLER_ERROR", -32000, "Server error", 200),
+    Cause.UNKNOWN_SNAPSHOT: ("HANDLER_ERROR", -32000, "Server error", 200),
     Cause.INTERNAL_ERROR: ("INTERNAL_ERROR", -32000, "Server error", 500),
 }
 # Unit variants: no `info` member at all.
 UNIT_CAUSES = frozenset({
     Cause.NOT_SYNCED_YET, Cause.NO_SYNCED_BLOCKS, Cause.TIMEOUT_ERROR, Cause.UNKNOWN_EPOCH,
-    Cause.VALIDATOR_INFO_UNAVAILABLE,
+    Cause.VALIDATOR_INFO_UNAVAILABLE, Cause.DOES_NOT_TRACK_SHARD,
 })  # fmt: skip
 
 
@@ -220,3 +226,17 @@ def test_the_texts_of_issue_30s_causes_are_nearcores() -> None:
     assert EXAMPLES[Cause.UNKNOWN_RECEIPT].data == {"name": "UNKNOWN_RECEIPT", "info": {"receipt_id": HASH}}
     assert EXAMPLES[Cause.UNKNOWN_EPOCH].data == "Unknown Epoch"
     assert EXAMPLES[Cause.VALIDATOR_INFO_UNAVAILABLE].data == "Validator info unavailable"
+
+
+def test_the_texts_of_issue_45s_causes() -> None:
+    """jsonrpc-primitives types/transactions.rs: INVALID_TRANSACTION's info is empty (its context
+    is skip_serializing) and its data the ServerError::TxExecutionError around the InvalidTxError;
+    DOES_NOT_TRACK_SHARD's Display text, with this server's hint."""
+    refused = EXAMPLES[Cause.INVALID_TRANSACTION]
+    assert (refused.info, refused.data) == (
+        {}, {"TxExecutionError": {"InvalidTxError": {"InvalidNonce": {"tx_nonce": 5, "ak_nonce": 7}}}},
+    )  # fmt: skip
+    assert str(EXAMPLES[Cause.DOES_NOT_TRACK_SHARD].data).startswith(
+        "Node doesn't track this shard. Cannot determine whether the transaction is valid (this server is read-only"
+    )
+    assert EXAMPLES[Cause.UNKNOWN_SNAPSHOT].info == {"snapshot_id": "snapshot-3"}

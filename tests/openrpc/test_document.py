@@ -75,7 +75,8 @@ def test_extension_methods_are_marked() -> None:
                           "EXPERIMENTAL_view_state", "rpc.discover", "chunk", "tx", "EXPERIMENTAL_tx_status",
                           "EXPERIMENTAL_receipt", "validators", "EXPERIMENTAL_validators_ordered",
                           "EXPERIMENTAL_changes_in_block", "EXPERIMENTAL_changes", "block_effects", "changes",
-                          "health"}  # fmt: skip
+                          "health", "send_tx", "broadcast_tx_commit", "broadcast_tx_async", "sandbox_patch_state",
+                          "sandbox_fast_forward", "sandbox_snapshot", "sandbox_revert"}  # fmt: skip
 
 
 def _params(name: str) -> dict[str, bool]:

@@ -62,6 +62,12 @@ PARAMS.update({
     "changes": {**_CHANGES_AT, "changes_type": "account_changes", "account_ids": [_TRANSFER.signer_id]},
     "health": None,
 })  # fmt: skip
+# The writing methods answer only with a sandbox chain (tests/sandbox/test_methods_answers.py
+# validates their answers against the spec).
+WRITING = frozenset({
+    "send_tx", "broadcast_tx_commit", "broadcast_tx_async",
+    "sandbox_patch_state", "sandbox_fast_forward", "sandbox_snapshot", "sandbox_revert",
+})  # fmt: skip
 # a required field of each result whose schema has required fields, and a field to break the type of
 REQUIRED: dict[str, str | None] = {
     "genesis_config": "chain_id",
@@ -134,7 +140,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         return orjson.loads(await handler(typed_params(METHODS[name], PARAMS[name])))
 
     yield {name: asyncio.run(answer(name)) for name in PARAMS}
-    assert set(PARAMS) == set(METHODS)
+    assert set(PARAMS) == set(METHODS) - WRITING
     asyncio.run(reader.close())
 
 

@@ -19,6 +19,7 @@ METHODS = {
     "EXPERIMENTAL_view_code", "EXPERIMENTAL_call_function", "EXPERIMENTAL_view_state",
     "chunk", "tx", "EXPERIMENTAL_tx_status", "EXPERIMENTAL_receipt", "validators", "EXPERIMENTAL_validators_ordered",
     "EXPERIMENTAL_changes_in_block", "EXPERIMENTAL_changes", "block_effects", "changes", "health",
+    "send_tx", "broadcast_tx_commit", "broadcast_tx_async",
 }  # fmt: skip
 
 
@@ -38,7 +39,10 @@ def test_exactly_the_methods_and_the_shared_endpoint() -> None:
     paths = load_spec()["paths"]
     assert set(paths) == {"/"} | {f"/{m}" for m in METHODS} | {f"/{m}" for m in spec_sync.SERVICE_METHODS}
     assert set(spec_sync.METHODS) == set(METHODS)
-    assert spec_sync.SERVICE_METHODS == ("rpc.discover",)  # spec/DEVIATIONS.md, overlay ext-rpc-discover
+    # spec/DEVIATIONS.md, overlays ext-rpc-discover and ext-sandbox
+    assert spec_sync.SERVICE_METHODS == (
+        "rpc.discover", "sandbox_patch_state", "sandbox_fast_forward", "sandbox_snapshot", "sandbox_revert",
+    )  # fmt: skip
     for path, item in paths.items():
         assert set(item) == ({"post", "get"} if path in ("/status", "/health") else {"post"}), path  # wire-get-*
 
@@ -61,7 +65,8 @@ def test_every_status_the_server_returns_is_documented() -> None:
             "/EXPERIMENTAL_changes", "/block_effects", "/changes",
         }:  # fmt: skip
             expected.add("422")
-        if path in {"/", "/tx", "/EXPERIMENTAL_tx_status"}:  # TIMEOUT_ERROR (wire-http-408)
+        # TIMEOUT_ERROR (wire-http-408)
+        if path in {"/", "/tx", "/EXPERIMENTAL_tx_status", "/send_tx", "/broadcast_tx_commit"}:
             expected.add("408")
         assert statuses == expected, path
 

@@ -19,8 +19,10 @@ from nearrpc.methods.handlers.chunks import ChunkMethods
 from nearrpc.methods.handlers.node import NodeMethods
 from nearrpc.methods.handlers.query import QueryMethods
 from nearrpc.methods.handlers.resolution import Resolution, store_failures_are_internal
+from nearrpc.methods.handlers.sandbox import SandboxMethods
 from nearrpc.methods.handlers.transactions import TransactionMethods
 from nearrpc.methods.handlers.validators import ValidatorMethods
+from nearrpc.methods.sandbox_hooks import SandboxChain
 from nearrpc.methods.view_calls import CallUpstream, CallVerifier, ChangesUpstream, ViewCallMetrics
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.store import ServingReader
@@ -36,6 +38,7 @@ class ChainHandlers(
     ValidatorMethods,
     ChangesMethods,
     NodeMethods,
+    SandboxMethods,
 ):
     def __init__(
         self,
@@ -49,14 +52,18 @@ class ChainHandlers(
         call_verifier: CallVerifier | None = None,
         view_call_metrics: ViewCallMetrics | None = None,
         changes_upstream: ChangesUpstream | None = None,
+        sandbox: SandboxChain | None = None,
     ) -> None:
         """`heads_move`, `reads_through`: what the reader is (`Resolution`); `rpc_addr`: where the
         server listens, for status; `call_upstream`: who answers a view call that cannot run here;
         `call_verifier`: who compares every local call answer; `view_call_metrics`: where view
         calls are counted by path and differences; `changes_upstream`: who answers the changes
-        methods instead of the store's rows. A fork provides all three hooks (cli.fork_calls)."""
+        methods instead of the store's rows. A fork provides all three hooks (cli.fork_calls).
+        `sandbox`: the chain the writing methods hand transactions to (`serve --sandbox`); None
+        answers them as a read-only node."""
         Resolution.__init__(self, reader, runtime_params, heads_move=heads_move, reads_through=reads_through)
         self._init_accounts()
         self._init_contracts(call_upstream, call_verifier, view_call_metrics)
         self._init_changes(changes_upstream)
         self._init_node(rpc_addr)
+        self._init_sandbox(sandbox)

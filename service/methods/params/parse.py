@@ -15,7 +15,7 @@ import pydantic
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import MethodSpec
-from nearrpc.methods.params import blocks, changes, chunks, query, transactions, validators
+from nearrpc.methods.params import blocks, changes, chunks, query, sending, transactions, validators
 from nearrpc.methods.params.branches import branch_of, refusal
 from nearrpc.methods.params.readers import Reader, failed
 
@@ -27,6 +27,7 @@ READERS: Final[dict[str, Reader]] = {
     **transactions.READERS,
     **chunks.READERS,
     **validators.READERS,
+    **sending.READERS,
 }
 
 

@@ -26,6 +26,8 @@ from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 Reader = Callable[[MethodSpec, object], object]
 
 FINALITIES: Final = ("optimistic", "near-final", "final")
+# TxExecutionStatus, from the least to the most a request can wait for (`wait_until`)
+TX_EXECUTION_STATUSES: Final = ("NONE", "INCLUDED", "EXECUTED_OPTIMISTIC", "INCLUDED_FINAL", "EXECUTED", "FINAL")
 SYNC_CHECKPOINTS: Final = ("genesis", "earliest_available")
 
 

@@ -15,6 +15,7 @@ from typing import Any, Final
 from nearrpc.generated.methods import MethodSpec
 from nearrpc.methods.errors import parse_error
 from nearrpc.methods.params.readers import (
+    TX_EXECUTION_STATUSES,
     Reader,
     check_variant,
     checked_account_id,
@@ -23,7 +24,6 @@ from nearrpc.methods.params.readers import (
     failed,
 )
 
-TX_EXECUTION_STATUSES: Final = ("NONE", "INCLUDED", "EXECUTED_OPTIMISTIC", "INCLUDED_FINAL", "EXECUTED", "FINAL")
 _SIGNED_TX_REFUSED: Final = (
     "Failed parsing args: a signed transaction (signed_tx_base64) is not read by this server; "
     "ask by [tx_hash, sender_account_id] or {tx_hash, sender_account_id}"

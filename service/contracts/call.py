@@ -1,0 +1,275 @@
+"""A contract's method run as a FunctionCall action runs it (not a view): the host functions a
+view may not call, over state the caller owns.
+
+From nearcore's near-vm-runner logic/logic.rs (`VMLogic`, one method per host function):
+- the account's balance is its balance plus the attached deposit from the start
+  (`VMLogic::new`: `current_account_balance`), and what the call leaves (balance, storage usage)
+  is what the action writes back to the account (runtime actions.rs `action_function_call`);
+- `storage_write`: `base`, `storage_write_base`, the key's and value's per-byte costs, the
+  evicted value's per-byte cost; a new key adds key + value + `num_extra_bytes_record` to the
+  storage usage, a replaced value its length difference; the old value goes to the register;
+- `storage_remove`: `base`, `storage_remove_base`, per key byte, per removed value byte; removing
+  takes key + value + `num_extra_bytes_record` off the storage usage;
+- `signer_account_id`, `signer_account_pk` (borsh of the key: type byte then data),
+  `predecessor_account_id`, `prepaid_gas`, `used_gas`, `attached_deposit`: `base` then the value.
+Gas: a call's limit is its prepaid gas (GasExceeded) under the protocol's max_gas_burnt
+(GasLimitExceeded), as logic/gas_counter.rs `process_gas_limit`; used gas equals burnt gas here
+because no promise reserves any. Promise host functions fail with `PromisesUnsupported` until
+the sandbox runs cross-contract calls; `promise_results_count` answers 0 (a call made by a
+transaction has no promise results) and `promise_result` fails as nearcore does for an index past
+them. Trie-node costs are not charged, as for views (host.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from nearrpc.contracts import errors
+from nearrpc.contracts.engine import default_engine
+from nearrpc.contracts.errors import ViewCallError
+from nearrpc.contracts.gas import GasCosts, GasCounter
+from nearrpc.contracts.host import HOST_FUNCTIONS, Abort, Memory, StateReader, ViewContext, ViewLogic
+from nearrpc.contracts.interrupt import Interrupt
+
+
+class CallState(StateReader, Protocol):
+    """The contract's storage as the call sees and changes it (the runtime's overlay)."""
+
+    def storage_write(self, key: bytes, value: bytes) -> None: ...
+
+    def storage_remove(self, key: bytes) -> None: ...
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """nearcore's VMContext for a FunctionCall action (runtime actions.rs `execute_function_call`):
+    the view's fields (`view`, with the account's balance before the deposit) and the call's."""
+
+    view: ViewContext
+    signer_account_id: str
+    signer_account_pk: bytes  # borsh of the signer's public key
+    predecessor_account_id: str
+    attached_deposit: int
+    prepaid_gas: int
+    storage_num_extra_bytes_record: int
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """A call that returned: its value (None: it returned nothing), logs, gas, and the account's
+    balance and storage usage as it left them."""
+
+    returned: bytes | None
+    logs: list[str]
+    burnt_gas: int
+    used_gas: int
+    balance: int
+    storage_usage: int
+    profile: dict[str, int]  # gas by ext cost name, and "wasm_instruction" (see _profile)
+
+
+class CallFailed(Exception):
+    """A call nearcore aborts: `debug` is the FunctionCallError's Debug text (call_errors.py
+    gives its outcome JSON); the logs and gas burnt until then still count."""
+
+    def __init__(self, debug: str, logs: list[str], burnt_gas: int, profile: dict[str, int]) -> None:
+        super().__init__(debug)
+        self.debug = debug
+        self.logs = logs
+        self.burnt_gas = burnt_gas
+        self.profile = profile
+
+
+class CallLogic(ViewLogic):
+    """A FunctionCall's logic: a view's, plus the host functions only a call may run."""
+
+    def __init__(self, call: CallContext, args: bytes, state: CallState, gas: GasCounter, memory: Memory) -> None:
+        super().__init__(call.view, args, state, gas, memory)
+        self.call = call
+        self.writer = state
+        self.balance = call.view.account_balance + call.attached_deposit
+        self.storage_usage = call.view.storage_usage
+        self.profile: dict[str, int] = {}  # gas charged per ext cost, for the outcome's gas profile
+
+    def _stored(self, key: bytes) -> bytes | None:
+        # a call writes: a key's value is the overlay's now, never one a view would keep from
+        # earlier in the call (the call's state is in memory already)
+        return self.writer.storage_read(key)
+
+    def pay(self, name: str, times: int = 1) -> None:
+        super().pay(name, times)
+        self.profile[name] = self.profile.get(name, 0) + self._ext.get(name, 0) * times
+
+    def pay_both(self, base: str, per_byte: str, length: int) -> None:
+        super().pay_both(base, per_byte, length)
+        profile, ext = self.profile, self._ext
+        profile[base] = profile.get(base, 0) + ext.get(base, 0)
+        profile[per_byte] = profile.get(per_byte, 0) + ext.get(per_byte, 0) * length
+
+    # --- context --------------------------------------------------------------------------------
+    def c_signer_account_id(self, register_id: int) -> None:
+        self.pay("base")
+        self.set_register(register_id, self.call.signer_account_id.encode())
+
+    def c_signer_account_pk(self, register_id: int) -> None:
+        self.pay("base")
+        self.set_register(register_id, self.call.signer_account_pk)
+
+    def c_predecessor_account_id(self, register_id: int) -> None:
+        self.pay("base")
+        self.set_register(register_id, self.call.predecessor_account_id.encode())
+
+    def c_prepaid_gas(self) -> int:
+        self.pay("base")
+        return self.call.prepaid_gas
+
+    def c_used_gas(self) -> int:
+        self.pay("base")
+        return self.gas.burnt
+
+    def c_attached_deposit(self, ptr: int) -> None:
+        self.pay("base")
+        self.write_memory(ptr, self.call.attached_deposit.to_bytes(16, "little"))
+
+    def c_account_balance(self, ptr: int) -> None:
+        self.pay("base")
+        self.write_memory(ptr, self.balance.to_bytes(16, "little"))
+
+    def c_storage_usage(self) -> int:
+        self.pay("base")
+        return self.storage_usage
+
+    # --- storage ----------------------------------------------------------------------------------
+    def c_storage_write(self, key_len: int, key_ptr: int, value_len: int, value_ptr: int, register_id: int) -> int:
+        self.pay("base")
+        self.pay("storage_write_base")
+        key = self.memory_or_register(key_ptr, key_len)
+        if len(key) > self.costs.max_length_storage_key:
+            raise Abort(errors.key_length_exceeded(len(key), self.costs.max_length_storage_key))
+        value = self.memory_or_register(value_ptr, value_len)
+        if len(value) > self.costs.max_length_storage_value:
+            raise Abort(errors.value_length_exceeded(len(value), self.costs.max_length_storage_value))
+        self.pay("storage_write_key_byte", len(key))
+        self.pay("storage_write_value_byte", len(value))
+        evicted = self.writer.storage_read(key)
+        if evicted is not None:
+            self.pay("storage_write_evicted_byte", len(evicted))
+        self.writer.storage_write(key, value)
+        if evicted is None:
+            self.storage_usage += len(key) + len(value) + self.call.storage_num_extra_bytes_record
+            return 0
+        self.storage_usage += len(value) - len(evicted)
+        self.set_register(register_id, evicted)
+        return 1
+
+    def c_storage_remove(self, key_len: int, key_ptr: int, register_id: int) -> int:
+        self.pay("base")
+        self.pay("storage_remove_base")
+        key = self.memory_or_register(key_ptr, key_len)
+        if len(key) > self.costs.max_length_storage_key:
+            raise Abort(errors.key_length_exceeded(len(key), self.costs.max_length_storage_key))
+        self.pay("storage_remove_key_byte", len(key))
+        removed = self.writer.storage_read(key)
+        if removed is None:
+            return 0
+        self.pay("storage_remove_ret_value_byte", len(removed))
+        self.writer.storage_remove(key)
+        self.storage_usage -= len(key) + len(removed) + self.call.storage_num_extra_bytes_record
+        self.set_register(register_id, removed)
+        return 1
+
+    # --- promises ---------------------------------------------------------------------------------
+    def c_promise_results_count(self) -> int:
+        self.pay("base")
+        return 0
+
+    def c_promise_result(self, result_idx: int, _register_id: int) -> int:
+        self.pay("base")
+        raise Abort(errors.invalid_promise_result_index(result_idx))
+
+
+def _unsupported(name: str) -> Callable[..., int | None]:
+    def refuse(logic: ViewLogic, *_args: int) -> int | None:
+        logic.pay("base")
+        raise Abort(errors.promises_unsupported(name))
+
+    return refuse
+
+
+# the functions nearcore offers calls only; those left of them (promises, yields, refunds) are
+# the cross-contract calls this executor does not run yet
+_CALL_ONLY: dict[str, Callable[..., int | None]] = {
+    method.__name__.removeprefix("c_"): method
+    for method in (
+        CallLogic.c_signer_account_id,
+        CallLogic.c_signer_account_pk,
+        CallLogic.c_predecessor_account_id,
+        CallLogic.c_prepaid_gas,
+        CallLogic.c_used_gas,
+        CallLogic.c_attached_deposit,
+        CallLogic.c_account_balance,
+        CallLogic.c_storage_usage,
+        CallLogic.c_storage_write,
+        CallLogic.c_storage_remove,
+        CallLogic.c_promise_results_count,
+        CallLogic.c_promise_result,
+    )
+}
+_PROMISE_FUNCTIONS = tuple(
+    fn.name
+    for fn in HOST_FUNCTIONS
+    if fn.name not in _CALL_ONLY
+    and (fn.name.startswith("promise_") or fn.name in ("refund_to_account_id", "set_state_init_data_entry"))
+)
+CallLogic.overrides = {**_CALL_ONLY, **{name: _unsupported(name) for name in _PROMISE_FUNCTIONS}}
+
+
+def run_call(
+    code: bytes,
+    code_hash: str,
+    method_name: str,
+    args: bytes,
+    call: CallContext,
+    state: CallState,
+    costs: GasCosts,
+    interrupt: Interrupt | None = None,
+) -> CallOutcome:
+    """Run a FunctionCall action's method as nearcore does; raises CallFailed with nearcore's
+    FunctionCallError Debug text (HostFunctionUnavailable for a host function not implemented
+    here, ExecutionInterrupted when `interrupt` says stop)."""
+    gas = GasCounter(costs, prepaid_gas=call.prepaid_gas)
+    logic: list[CallLogic] = []
+
+    def make_logic(memory: Memory) -> ViewLogic:
+        made = CallLogic(call, args, state, gas, memory)
+        logic.append(made)
+        return made
+
+    try:
+        outcome = default_engine().execute(code, code_hash, method_name, gas, make_logic, interrupt)
+    except ViewCallError as failure:
+        raise CallFailed(failure.debug, failure.logs, gas.burnt, _profile(logic, costs, len(code), gas.burnt)) from None
+    ran = logic[0]
+    return CallOutcome(
+        returned=ran.returned,
+        logs=outcome.logs,
+        burnt_gas=outcome.burnt_gas,
+        used_gas=outcome.burnt_gas,
+        balance=ran.balance,
+        storage_usage=ran.storage_usage,
+        profile=_profile(logic, costs, len(code), outcome.burnt_gas),
+    )
+
+
+def _profile(logic: list[CallLogic], costs: GasCosts, code_len: int, burnt: int) -> dict[str, int]:
+    """The gas by cost (nearcore's ProfileDataV3): what host functions charged, the contract's
+    loading (paid once it is instantiated, or first under `fix_contract_loading_cost`), and the
+    rest, the wasm instructions."""
+    profile = dict(logic[0].profile) if logic else {}
+    if logic or costs.fix_contract_loading_cost:
+        profile["contract_loading_base"] = costs.ext.get("contract_loading_base", 0)
+        profile["contract_loading_bytes"] = costs.ext.get("contract_loading_bytes", 0) * code_len
+    profile["wasm_instruction"] = max(burnt - sum(profile.values()), 0)
+    return {name: gas for name, gas in profile.items() if gas > 0}

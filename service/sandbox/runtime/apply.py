@@ -1,0 +1,353 @@
+"""A block applied as nearcore's runtime applies a chunk (runtime/runtime/src/lib.rs): its
+transactions converted to action receipts, then the receipts run in nearcore's order.
+
+- `process_transaction`: a transaction, verified and charged (its signer pays the send fees,
+  burnt now, and prepays the execution fees and the attached gas and deposit), becomes an action
+  receipt whose id `create_receipt_id_from_transaction` gives (ids.py); the conversion's outcome
+  burns the send fees and answers `SuccessReceiptId`;
+- local receipts (signer == receiver) run in the same block, first; then the receipts carried
+  from earlier blocks, in their order. Whatever a receipt makes (including its refunds) runs in
+  the next block (`outgoing`), as nearcore forwards it;
+- `apply_action_receipt`: the execution fee of a new receipt, then each action (actions.py);
+  the first failure stops them and rolls the receipt's changes back (its charges stay); on
+  success the receiver's storage must be staked (`check_storage_stake`: LackBalanceForState);
+  refunds follow NEP-536 (protocol 78 on, `refund_unspent_gas_and_deposits`): the unused gas at
+  the receipt's gas price to the signer, a failed receipt's deposits to its predecessor (the
+  protocol's gas_refund_penalty is 0 up to protocol 86); a refund receipt itself burns nothing
+  and a failed one loses its deposit; a function call's receiver gets `burnt_gas_reward` of the
+  gas its contract burnt, at the receipt's gas price;
+- outcomes as ExecutionOutcomeWithIdView JSON (a conversion's metadata version 1, a receipt's
+  version 3; gas profiles are left empty).
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nearrpc.contracts.gas import GasCosts
+from nearrpc.sandbox.runtime import fees
+from nearrpc.sandbox.runtime.actions import (
+    Acting,
+    ActionResult,
+    Env,
+    apply_action,
+    balance_refund,
+    gas_refund,
+)
+from nearrpc.sandbox.runtime.decode import TransactionDecodeError, decode_signed_transaction
+from nearrpc.sandbox.runtime.fees import FeeConfig
+from nearrpc.sandbox.runtime.ids import IdMaker
+from nearrpc.sandbox.runtime.model import (
+    BlockContext,
+    BlockResult,
+    Receipt,
+    ReceiptApplied,
+    SignedTransaction,
+    StateView,
+    TransactionApplied,
+    TransactionRefused,
+)
+from nearrpc.sandbox.runtime.receipts import ActionReceipt
+from nearrpc.sandbox.runtime.state import Overlay
+from nearrpc.sandbox.runtime.verifier import Charged, check_transaction, lacking_for_storage
+from nearrpc.sandbox.runtime.views import signed_transaction_view
+
+
+def _outcome(
+    context: BlockContext,
+    outcome_id: str,
+    executor_id: str,
+    gas_burnt: int,
+    tokens_burnt: int,
+    receipt_ids: list[str],
+    status: Mapping[str, Any],
+    logs: list[str],
+    metadata: Mapping[str, Any],
+) -> dict[str, Any]:
+    return {
+        "proof": [],
+        "block_hash": context.block_hash,
+        "id": outcome_id,
+        "outcome": {
+            "logs": logs,
+            "receipt_ids": receipt_ids,
+            "gas_burnt": gas_burnt,
+            "tokens_burnt": str(tokens_burnt),
+            "executor_id": executor_id,
+            "status": status,
+            "metadata": metadata,
+        },
+    }
+
+
+@dataclass
+class _Block:
+    """One block's application under way."""
+
+    env: Env
+    ids: IdMaker
+    transactions: list[TransactionApplied]
+    receipts: list[ReceiptApplied]
+    outgoing: list[Receipt]
+    gas_burnt: int = 0
+    tokens_burnt: int = 0  # what leaves the total supply
+
+
+def gas_profile(profile: Mapping[str, int]) -> list[dict[str, str]]:
+    """ExecutionMetadataView V3's gas profile (views.rs `CostGasUsed`): a contract's host costs
+    and instructions, category WASM_HOST_COST, by name (ExtCosts in capitals); sorted by category
+    then cost, as nearcore sorts them. An action costs nothing here: nearcore profiles the action
+    costs of the receipts a contract makes (promises), which are not run yet."""
+    entries = [
+        {"cost_category": "WASM_HOST_COST", "cost": name.upper(), "gas_used": str(gas)} for name, gas in profile.items()
+    ]
+    return sorted(entries, key=lambda entry: (entry["cost_category"], entry["cost"]))
+
+
+def make_env(overlay: Overlay, context: BlockContext) -> Env:
+    runtime_config = context.protocol_config["runtime_config"]
+    creation = runtime_config["account_creation_config"]
+    return Env(
+        overlay=overlay,
+        context=context,
+        fees=FeeConfig.from_runtime_config(runtime_config),
+        costs=GasCosts.from_protocol_config(context.protocol_config),
+        min_top_level_length=int(creation["min_allowed_top_level_account_length"]),
+        registrar_account_id=str(creation["registrar_account_id"]),
+    )
+
+
+def _charge(env: Env, signed: SignedTransaction, block_height: int | None) -> Charged:
+    """verifier.rs `validate_transaction` and `verify_and_charge_tx_ephemeral` against the state
+    the block has reached; raises TransactionRefused."""
+    context = env.context
+    return check_transaction(
+        env.overlay,
+        env.fees,
+        signed,
+        gas_price=context.gas_price,
+        protocol_version=context.protocol_version,
+        block_height=block_height,
+    )
+
+
+class SandboxRuntime:
+    """nearcore's runtime over a `StateView` (model.Runtime). Holds nothing between calls: the
+    chain writer hands each block its parent's state and keeps what comes back."""
+
+    def check_transaction(self, state: StateView, context: BlockContext, signed: bytes) -> TransactionApplied:
+        # bytes that are no signed transaction raise decode.TransactionDecodeError: nearcore answers
+        # them as a request's parse error, not as an InvalidTxError
+        return self.check_decoded(state, context, decode_signed_transaction(signed))
+
+    def check_decoded(self, state: StateView, context: BlockContext, signed: SignedTransaction) -> TransactionApplied:
+        """A decoded transaction's check: raises TransactionRefused as nearcore would refuse it."""
+        env = make_env(Overlay(state), context)
+        # at arrival nearcore's RPC leaves the nonce's upper bound to the block (block_height None)
+        charged = _charge(env, signed, None)
+        gas_burnt = charged.cost.gas_burnt
+        tx = signed.transaction
+        ids = IdMaker(context.block_hash, context.height, context.protocol_version)
+        receipt_id = ids.receipt_of_transaction(signed.hash)
+        outcome = _outcome(
+            context,
+            signed.hash,
+            tx.signer_id,
+            gas_burnt,
+            gas_burnt * context.gas_price,
+            [receipt_id],
+            {"SuccessReceiptId": receipt_id},
+            [],
+            {"version": 1},
+        )
+        return TransactionApplied(
+            signed.hash, tx.signer_id, context.shard_of(tx.signer_id), signed_transaction_view(signed), outcome
+        )
+
+    def apply_block(
+        self, state: StateView, context: BlockContext, transactions: Sequence[bytes], receipts: Sequence[Receipt]
+    ) -> BlockResult:
+        decoded = []
+        for raw in transactions:
+            try:
+                decoded.append(decode_signed_transaction(raw))
+            except TransactionDecodeError:
+                continue  # a chunk producer drops what it cannot decode
+        return self.apply_decoded(state, context, decoded, receipts)
+
+    def apply_decoded(
+        self,
+        state: StateView,
+        context: BlockContext,
+        transactions: Sequence[SignedTransaction],
+        receipts: Sequence[Receipt],
+    ) -> BlockResult:
+        overlay = Overlay(state)
+        block = _Block(
+            env=make_env(overlay, context),
+            ids=IdMaker(context.block_hash, context.height, context.protocol_version),
+            transactions=[],
+            receipts=[],
+            outgoing=[],
+        )
+        local: list[ActionReceipt] = []
+        for signed in transactions:
+            receipt = self._convert(block, signed)
+            if receipt is None:
+                continue
+            if receipt.receiver_id == receipt.signer_id:
+                local.append(receipt)
+            else:
+                block.outgoing.append(receipt.carried(context.height))
+        # lib.rs `process_receipts`: local receipts first, then those that arrived
+        for receipt in [*local, *(ActionReceipt.of(carried) for carried in receipts)]:
+            self._apply_receipt(block, receipt)
+        return BlockResult(
+            transactions=block.transactions,
+            receipts=block.receipts,
+            outgoing=block.outgoing,
+            changes=overlay.block,
+            gas_burnt=block.gas_burnt,
+            tokens_burnt=block.tokens_burnt,
+        )
+
+    # --- a transaction becomes a receipt ------------------------------------------------------------
+    def _convert(self, block: _Block, signed: SignedTransaction) -> ActionReceipt | None:
+        env = block.env
+        overlay = env.overlay
+        try:
+            charged = _charge(env, signed, env.context.height)
+        except TransactionRefused:
+            return None  # nearcore skips a transaction that became invalid (lib.rs `process_transactions`)
+        gas_burnt, receipt_gas_price = charged.cost.gas_burnt, charged.cost.receipt_gas_price
+        tx = signed.transaction
+        overlay.set_account(tx.signer_id, charged.signer)
+        overlay.set_access_key(tx.signer_id, tx.public_key, charged.access_key)
+        overlay.commit()
+        context = env.context
+        receipt_id = block.ids.receipt_of_transaction(signed.hash)
+        tokens = gas_burnt * context.gas_price
+        outcome = _outcome(
+            context,
+            signed.hash,
+            tx.signer_id,
+            gas_burnt,
+            tokens,
+            [receipt_id],
+            {"SuccessReceiptId": receipt_id},
+            [],
+            {"version": 1},
+        )
+        block.transactions.append(
+            TransactionApplied(
+                signed.hash, tx.signer_id, context.shard_of(tx.signer_id), signed_transaction_view(signed), outcome
+            )
+        )
+        block.gas_burnt += gas_burnt
+        block.tokens_burnt += tokens
+        return ActionReceipt(
+            receipt_id, tx.signer_id, tx.receiver_id, tx.signer_id, tx.public_key, receipt_gas_price, tx.actions
+        )
+
+    # --- a receipt runs --------------------------------------------------------------------------------
+    def _apply_receipt(self, block: _Block, receipt: ActionReceipt) -> None:
+        env = block.env
+        overlay = env.overlay
+        context = env.context
+        config = env.fees
+        acting = Acting(account=overlay.account(receipt.receiver_id), actor_id=receipt.predecessor_id)
+        receipt_fee = config.new_action_receipt.execution
+        result = ActionResult(gas_burnt=receipt_fee, gas_used=receipt_fee)
+        error_index: int | None = None
+        for index, action in enumerate(receipt.actions):
+            action_hash = block.ids.action_hash(receipt.receipt_id, index)
+            result.merge(apply_action(env, receipt, acting, action, index, action_hash))
+            if result.error is not None:
+                error_index = index
+                break
+        if result.error is None and acting.account is not None:
+            lacking = self._storage_lack(env, receipt.receiver_id, acting)
+            if lacking is None:
+                overlay.set_account(receipt.receiver_id, acting.account)
+            else:
+                result.merge(ActionResult(error={"LackBalanceForState": lacking}))
+        lost = 0
+        if receipt.is_refund:
+            lost = fees.total_deposit(receipt.actions) if result.error is not None else 0
+        else:
+            self._refunds(env, receipt, result)
+        if result.error is None:
+            overlay.commit()
+        else:
+            overlay.rollback()
+        gas_burnt = 0 if receipt.is_refund else result.gas_burnt
+        tokens_burnt = gas_burnt * receipt.gas_price  # NEP-536: burnt at the price it was bought at
+        reward = self._reward(env, receipt, result)
+        block.gas_burnt += gas_burnt
+        block.tokens_burnt += tokens_burnt - reward + lost
+        receipt_ids = []
+        for index, new in enumerate(result.new_receipts):
+            made = new.with_id(block.ids.receipt_of_receipt(receipt.receipt_id, index))
+            receipt_ids.append(made.receipt_id)
+            block.outgoing.append(made.carried(context.height))
+        if result.error is not None:
+            status: Mapping[str, Any] = {"Failure": {"ActionError": {"index": error_index, "kind": result.error}}}
+        else:
+            status = {"SuccessValue": base64.b64encode(result.returned or b"").decode()}
+        outcome = _outcome(
+            context,
+            receipt.receipt_id,
+            receipt.receiver_id,
+            gas_burnt,
+            tokens_burnt,
+            receipt_ids,
+            status,
+            result.logs,
+            {"version": 3, "gas_profile": gas_profile(result.profile)},
+        )
+        shard = context.shard_of(receipt.receiver_id)
+        block.receipts.append(ReceiptApplied(receipt.receipt_id, shard, receipt.view(), outcome))
+
+    @staticmethod
+    def _storage_lack(env: Env, account_id: str, acting: Acting) -> dict[str, str] | None:
+        # verifier.rs `check_storage_stake`, after a receipt's actions
+        account = acting.account
+        assert account is not None
+        lacking = lacking_for_storage(account, account.amount, env.fees)
+        return {"account_id": account_id, "amount": str(lacking)} if lacking else None
+
+    @staticmethod
+    def _refunds(env: Env, receipt: ActionReceipt, result: ActionResult) -> None:
+        # lib.rs `refund_unspent_gas_and_deposits` (NEP-536)
+        config = env.fees
+        prepaid_gas = fees.total_prepaid_gas(receipt.actions) + fees.total_prepaid_send_fees(config, receipt.actions)
+        prepaid_exec = (
+            fees.total_prepaid_exec_fees(config, receipt.actions, receipt.receiver_id)
+            + config.new_action_receipt.execution
+        )
+        spent = result.gas_burnt if result.error is not None else result.gas_used
+        gas_back = (prepaid_gas + prepaid_exec - spent) * receipt.gas_price
+        if result.error is not None:
+            deposit = fees.total_deposit(receipt.actions)
+            if deposit > 0:
+                result.new_receipts.append(balance_refund(receipt.predecessor_id, deposit))
+        if gas_back > 0:
+            result.new_receipts.append(gas_refund(receipt.signer_id, gas_back, receipt.signer_public_key))
+
+    @staticmethod
+    def _reward(env: Env, receipt: ActionReceipt, result: ActionResult) -> int:
+        # lib.rs: the receiver earns burnt_gas_reward of its contract's burnt gas, if it still exists
+        numerator, denominator = env.fees.burnt_gas_reward
+        reward = result.gas_burnt_for_function_call * numerator // denominator * receipt.gas_price
+        if reward <= 0:
+            return 0
+        account = env.overlay.account(receipt.receiver_id)
+        if account is None:
+            return 0
+        env.overlay.set_account(receipt.receiver_id, dataclasses.replace(account, amount=account.amount + reward))
+        env.overlay.commit()
+        return reward

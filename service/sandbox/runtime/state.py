@@ -1,0 +1,128 @@
+"""The runtime's writes over the parent block's state: what a block changed so far, and what the
+receipt being executed changed on top of it.
+
+nearcore's TrieUpdate keeps committed and prospective changes the same way (core/store
+`TrieUpdate::commit` / `rollback`): a receipt's actions write to the prospective layer, which
+joins the block's changes when the receipt succeeds and is dropped when one of its actions
+fails (runtime lib.rs `apply_action_receipt`), while its charges, written before it ran, stay.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TypeVar
+
+from nearrpc.sandbox.runtime.model import AccessKey, Account, StateChanges, StateView
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+_MISSING = object()
+
+
+def _lookup(layers: tuple[dict[K, V | None], ...], key: K) -> object:
+    for layer in layers:
+        if key in layer:
+            return layer[key]
+    return _MISSING
+
+
+class Overlay:
+    """Reads through the receipt's changes, then the block's, then the parent state."""
+
+    def __init__(self, base: StateView) -> None:
+        self.base = base
+        self.block = StateChanges()
+        self.pending = StateChanges()
+
+    # --- reads -------------------------------------------------------------------------------------
+    def account(self, account_id: str) -> Account | None:
+        found = _lookup((self.pending.accounts, self.block.accounts), account_id)
+        if found is _MISSING:
+            return self.base.account(account_id)
+        return found  # type: ignore[return-value]
+
+    def access_key(self, account_id: str, public_key: str) -> AccessKey | None:
+        key = (account_id, public_key)
+        found = _lookup((self.pending.access_keys, self.block.access_keys), key)
+        if found is _MISSING:
+            return self.base.access_key(account_id, public_key)
+        return found  # type: ignore[return-value]
+
+    def access_keys(self, account_id: str) -> list[tuple[str, AccessKey]]:
+        keys = dict(self.base.access_keys(account_id))
+        for layer in (self.block.access_keys, self.pending.access_keys):
+            for (owner, public_key), value in layer.items():
+                if owner != account_id:
+                    continue
+                if value is None:
+                    keys.pop(public_key, None)
+                else:
+                    keys[public_key] = value
+        return sorted(keys.items())
+
+    def code(self, code_hash: str) -> bytes | None:
+        for layer in (self.pending.codes, self.block.codes):
+            if code_hash in layer:
+                return layer[code_hash]
+        return self.base.code(code_hash)
+
+    def storage_read(self, account_id: str, key: bytes) -> bytes | None:
+        found = _lookup((self.pending.data, self.block.data), (account_id, key))
+        if found is _MISSING:
+            return self.base.storage_read(account_id, key)
+        return found  # type: ignore[return-value]
+
+    def storage_keys(self, account_id: str) -> Iterator[bytes]:
+        keys = set(self.base.storage_keys(account_id))
+        for layer in (self.block.data, self.pending.data):
+            for (owner, key), value in layer.items():
+                if owner != account_id:
+                    continue
+                if value is None:
+                    keys.discard(key)
+                else:
+                    keys.add(key)
+        return iter(sorted(keys))
+
+    # --- writes (to the receipt's layer) -----------------------------------------------------------
+    def set_account(self, account_id: str, account: Account | None) -> None:
+        self.pending.accounts[account_id] = account
+
+    def set_access_key(self, account_id: str, public_key: str, access_key: AccessKey | None) -> None:
+        self.pending.access_keys[(account_id, public_key)] = access_key
+
+    def set_code(self, code_hash: str, code: bytes) -> None:
+        self.pending.codes[code_hash] = code
+
+    def set_data(self, account_id: str, key: bytes, value: bytes | None) -> None:
+        self.pending.data[(account_id, key)] = value
+
+    # --- the receipt's layer joins the block's, or is dropped ---------------------------------------
+    def commit(self) -> None:
+        pending, block = self.pending, self.block
+        block.accounts.update(pending.accounts)
+        block.access_keys.update(pending.access_keys)
+        block.codes.update(pending.codes)
+        block.data.update(pending.data)
+        self.pending = StateChanges()
+
+    def rollback(self) -> None:
+        self.pending = StateChanges()
+
+
+class ContractStorage:
+    """One account's contract storage as a call reads and writes it (contracts.call.CallState)."""
+
+    def __init__(self, overlay: Overlay, account_id: str) -> None:
+        self.overlay = overlay
+        self.account_id = account_id
+
+    def storage_read(self, key: bytes) -> bytes | None:
+        return self.overlay.storage_read(self.account_id, key)
+
+    def storage_write(self, key: bytes, value: bytes) -> None:
+        self.overlay.set_data(self.account_id, key, value)
+
+    def storage_remove(self, key: bytes) -> None:
+        self.overlay.set_data(self.account_id, key, None)
