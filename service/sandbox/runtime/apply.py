@@ -10,14 +10,20 @@ transactions converted to action receipts, then the receipts run in nearcore's o
   the next block (`outgoing`), as nearcore forwards it;
 - `apply_action_receipt`: the execution fee of a new receipt, then each action (actions.py);
   the first failure stops them and rolls the receipt's changes back (its charges stay); on
-  success the receiver's storage must be staked (`check_storage_stake`: LackBalanceForState);
-  refunds follow NEP-536 (protocol 78 on, `refund_unspent_gas_and_deposits`): the unused gas at
-  the receipt's gas price to the signer, a failed receipt's deposits to its predecessor (the
-  protocol's gas_refund_penalty is 0 up to protocol 86); a refund receipt itself burns nothing
-  and a failed one loses its deposit; a function call's receiver gets `burnt_gas_reward` of the
-  gas its contract burnt, at the receipt's gas price;
+  success the receiver's storage must be staked (`check_storage_stake`: LackBalanceForState).
+  Its gas was bought at the receipt's gas price (at least min_gas_purchase_price); from protocol
+  85 (NEP-642, AccountCostIncrease) it burns at min(that price, the block's), and
+  `refund_unspent_gas_and_deposits` returns to the signer the unused gas at the purchase price
+  less NEP-536's penalty, plus the burnt gas's price surplus less account_creation_charge (what
+  create_account's execution fee burnt counts towards it) when the receipt created its receiver;
+  a failed receipt's deposits go to its predecessor (balance refund first, then the gas refund).
+  Before 85 the gas burns at the block's price and the surplus is burnt, not refunded. A refund
+  receipt burns nothing (its outcome still shows its gas) and a failed one loses its deposit; a
+  function call's receiver gets `burnt_gas_reward` of its contract's gas at the burn price (0
+  from 87). A receipt of a lone DeleteAccount a receipt makes runs at once (instant receipt);
 - outcomes as ExecutionOutcomeWithIdView JSON (a conversion's metadata version 1, a receipt's
-  version 3; gas profiles are left empty).
+  version 3, or 4 from protocol 85 with the receiver's contract before each action; gas
+  profiles hold the contract's costs). Protocol versions: features.py.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from nearrpc.sandbox.runtime.model import (
     Account,
     BlockContext,
     BlockResult,
+    DeleteAccount,
     Receipt,
     ReceiptApplied,
     SignedTransaction,
@@ -124,6 +131,13 @@ class _Charges:
         the account charge; the surplus too before NEP-642 (refunded from it on)."""
         kept = 0 if features.enabled(features.ACCOUNT_COST_INCREASE, protocol_version) else self.surplus
         return kept - self.deficit + self.penalty + self.account_creation
+
+
+def _is_instant(receipt: ActionReceipt) -> bool:
+    """receipt.rs `Receipt::is_instant_receipt` (InstantDeleteAccount, protocol 83): a receipt of a
+    single DeleteAccount (a delegated one here) runs right after the receipt that made it, in the
+    same chunk, instead of in the next block."""
+    return len(receipt.actions) == 1 and isinstance(receipt.actions[0], DeleteAccount) and not receipt.is_refund
 
 
 def _burn_price(purchase_price: int, context: BlockContext) -> int:
@@ -343,10 +357,14 @@ class SandboxRuntime:
         block.gas_burnt += result.gas_burnt
         block.tokens_burnt += tokens_burnt - reward + lost
         receipt_ids = []
+        instant: list[ActionReceipt] = []
         for index, new in enumerate(result.new_receipts):
             made = new.with_id(block.ids.receipt_of_receipt(receipt.receipt_id, index))
             receipt_ids.append(made.receipt_id)
-            block.outgoing.append(made.carried(context.height))
+            if _is_instant(made):
+                instant.append(made)
+            else:
+                block.outgoing.append(made.carried(context.height))
         if result.error is not None:
             status: Mapping[str, Any] = {"Failure": {"ActionError": {"index": error_index, "kind": result.error}}}
         else:
@@ -364,6 +382,8 @@ class SandboxRuntime:
         )
         shard = context.shard_of(receipt.receiver_id)
         block.receipts.append(ReceiptApplied(receipt.receipt_id, shard, receipt.view(), outcome))
+        for made in instant:
+            self._apply_receipt(block, made)
 
     @staticmethod
     def _storage_lack(env: Env, account_id: str, acting: Acting) -> dict[str, str] | None:

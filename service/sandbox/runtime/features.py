@@ -24,6 +24,10 @@ REDUCED_GAS_REFUNDS: Final = 78
 # the refund penalty and a contract's reward at the burn price (lib.rs `apply_action_receipt`,
 # `refund_unspent_gas_and_deposits`).
 ACCOUNT_COST_INCREASE: Final = 85
+# actions.rs `validate_delegate_action_key`: a function-call key's delegated call with a deposit
+# fails with DepositWithFunctionCall before the receiver and method checks
+# (FixDelegateActionDepositWithFunctionCallError).
+FIX_DELEGATE_DEPOSIT_ERROR: Final = 85
 # A receipt's outcome carries ExecutionMetadata::V4: the gas profile and, per action, the
 # receiver's contract just before the action ran (lib.rs `apply_action_receipt`).
 EXECUTION_METADATA_V4: Final = 85
