@@ -15,10 +15,8 @@ from typing import Final
 # Receipt ids and action hashes hash the block height, not the block hash (utils.rs
 # `create_hash_upgradable`).
 BLOCK_HEIGHT_FOR_RECEIPT_ID: Final = 77
-# NEP-536 (ReducedGasRefunds): receipt gas bought at the block's price with no pessimistic
-# inflation; refunds never return a gas price change and pay gas_refund_penalty (lib.rs
-# `refund_unspent_gas_and_deposits`); a contract's reward at the receipt's price.
-REDUCED_GAS_REFUNDS: Final = 78
+# NEP-536 (ReducedGasRefunds, 78) is assumed throughout: nearcore runs nothing below 84 (its
+# MIN_SUPPORTED_PROTOCOL_VERSION), the sample chain's genesis version.
 # NEP-642 (AccountCostIncrease): gas burnt at min(purchase price, block price), the price
 # surplus refunded to the signer, account_creation_charge taken from it for a created account,
 # the refund penalty and a contract's reward at the burn price (lib.rs `apply_action_receipt`,
