@@ -13,10 +13,14 @@ from typing import Any
 
 import pytest
 
+from nearrpc.generated.methods import METHODS
 from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
 from nearrpc.sample import crypto
 from nearrpc.sandbox.runtime.apply import SandboxRuntime
+from nearrpc.spec import validate_component
+from tests.conftest import reference_dir
 from tests.sandbox.chain_harness import ALICE, BOB, Sandbox
+from tests.support.upstream_schema import UPSTREAM_1_2_13, check_upstream
 
 NEAR = 10**24
 
@@ -82,9 +86,14 @@ def test_a_transfer_on_the_sample_head_burns_at_the_block_price(sandbox: Sandbox
     tx_hash = sandbox.run(sandbox.chain.submit(_signed_transfer(sandbox, 2 * NEAR)))
     assert sandbox.run(sandbox.chain.wait(tx_hash, "FINAL", 10.0)) == "FINAL"
     tx = sandbox.result("tx", {"tx_hash": tx_hash, "sender_account_id": ALICE})
+    # V4 metadata (a contract per action) is what the spec's ExecutionMetadataView allows
+    validate_component(METHODS["tx"].response_schema, {"jsonrpc": "2.0", "id": 1, "result": tx})
+    if (reference_dir() / UPSTREAM_1_2_13).is_file():
+        check_upstream(reference_dir(), "tx", {"jsonrpc": "2.0", "id": "1", "result": tx})
 
     conversion = tx["transaction_outcome"]
     receipt, refund = tx["receipts_outcome"]
+    assert receipt["outcome"]["metadata"] == {"version": 4, "gas_profile": [], "contracts": [None]}
     conversion_price = _price(sandbox, conversion["block_hash"])
     receipt_price = _price(sandbox, receipt["block_hash"])
     assert receipt_price < purchase_price  # the sample's gas price is a tenth of the purchase price
