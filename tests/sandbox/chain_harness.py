@@ -13,6 +13,7 @@ import orjson
 
 from nearrpc.http.app import build_app
 from nearrpc.sandbox.chain import SandboxChainWriter
+from nearrpc.sandbox.runtime.model import Runtime
 from nearrpc.store import ChainReader, open_store
 from tests.sandbox.chain_fakes import TransferRuntime, signed_transfer
 
@@ -21,19 +22,20 @@ ALICE, BOB = "alice.localnet", "bob.localnet"
 
 
 class Sandbox:
-    def __init__(self, store: Path, *, block_time: float | None = None) -> None:
+    def __init__(self, store: Path, *, block_time: float | None = None, runtime: Runtime | None = None) -> None:
+        """`runtime`: the sandbox's own (or another) in place of the stand-in."""
         self.store = store
         self.loop = asyncio.new_event_loop()
         self.runtime = TransferRuntime()
-        self.chain = self.run(self._make_chain(block_time))
+        self.chain = self.run(self._make_chain(block_time, runtime or self.runtime))
         self.app = build_app(open_store(store, "serve"))
         self._lifespan = self.app.router.lifespan_context(self.app)
         self.run(self._lifespan.__aenter__())
         self.client = httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url="http://nearrpc")
         self.nonce = 10**12
 
-    async def _make_chain(self, block_time: float | None) -> SandboxChainWriter:
-        chain = SandboxChainWriter(self.store, self.runtime, block_time=block_time, validate=True)
+    async def _make_chain(self, block_time: float | None, runtime: Runtime) -> SandboxChainWriter:
+        chain = SandboxChainWriter(self.store, runtime, block_time=block_time, validate=True)
         chain.start()
         await chain.settled()  # the blocks that make the store's head final, before a test looks
         return chain

@@ -1,6 +1,6 @@
 """A small chain for the runtime's tests: state in memory, a block context at protocol 84 (the
-sample chain's) from the packaged parameter store, ed25519 signers, signed transactions, and a
-loop that applies blocks until no receipt is left."""
+sample chain's genesis) or any other version, from the packaged parameter store, ed25519
+signers, signed transactions, and a loop that applies blocks until no receipt is left."""
 
 from __future__ import annotations
 
@@ -42,6 +42,11 @@ NEAR = 10**24
 _STORE = RuntimeParamStore.load()
 RUNTIME_CONFIG: dict[str, Any] = _STORE.nearcore_view(PROTOCOL_VERSION, "testnet")
 FEES = RUNTIME_CONFIG["transaction_costs"]
+
+
+def runtime_config(protocol_version: int) -> dict[str, Any]:
+    """The RuntimeConfigView of a protocol version, as EXPERIMENTAL_protocol_config shows it."""
+    return _STORE.nearcore_view(protocol_version, "testnet")
 
 
 def fee(name: str, kind: str = "execution") -> int:
@@ -137,7 +142,10 @@ class Chain:
     """Blocks applied one after the other over a MemoryState, each carrying the receipts the
     previous one made."""
 
-    def __init__(self) -> None:
+    def __init__(self, protocol_version: int = PROTOCOL_VERSION, gas_price: int = GAS_PRICE) -> None:
+        self.protocol_version = protocol_version
+        self.gas_price = gas_price
+        self.config = runtime_config(protocol_version)
         self.state = MemoryState()
         self.runtime = SandboxRuntime()
         self.height = 100
@@ -156,9 +164,9 @@ class Chain:
             timestamp_ns=1_700_000_000_000_000_000 + self.height,
             epoch_id=_hash("epoch"),
             epoch_height=1,
-            gas_price=GAS_PRICE,
-            protocol_version=PROTOCOL_VERSION,
-            protocol_config={"runtime_config": RUNTIME_CONFIG, "chain_id": "sandbox"},
+            gas_price=self.gas_price,
+            protocol_version=self.protocol_version,
+            protocol_config={"runtime_config": self.config, "chain_id": "sandbox"},
             random_seed=bytes(32),
             chain_id="sandbox",
             shard_of=lambda _account_id: 0,

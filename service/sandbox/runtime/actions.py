@@ -31,7 +31,7 @@ from nearrpc.contracts.errors import HostFunctionUnavailable
 from nearrpc.contracts.gas import GasCosts
 from nearrpc.contracts.host import ViewContext
 from nearrpc.nearcore.transaction import public_key_bytes
-from nearrpc.sandbox.runtime import fees
+from nearrpc.sandbox.runtime import features, fees
 from nearrpc.sandbox.runtime.fees import FeeConfig, account_type
 from nearrpc.sandbox.runtime.ids import random_seed
 from nearrpc.sandbox.runtime.model import (
@@ -449,6 +449,11 @@ def _delegate_key_error(env: Env, inner: DelegateAction) -> Any:
         only = inner.actions[0] if len(inner.actions) == 1 else None
         if not isinstance(only, FunctionCall):
             return {"DelegateActionAccessKeyError": "RequiresFullAccess"}
+        deposit_first = features.enabled(features.FIX_DELEGATE_DEPOSIT_ERROR, env.context.protocol_version)
+        if only.deposit > 0 and deposit_first:
+            # FixDelegateActionDepositWithFunctionCallError (85): the deposit's error returns at
+            # once; before it a receiver or method mismatch found next overwrote it (below)
+            return {"DelegateActionAccessKeyError": "DepositWithFunctionCall"}
         if inner.receiver_id != permission.receiver_id:
             mismatch = {"tx_receiver": inner.receiver_id, "ak_receiver": permission.receiver_id}
             return {"DelegateActionAccessKeyError": {"ReceiverMismatch": mismatch}}

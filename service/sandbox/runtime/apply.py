@@ -10,14 +10,20 @@ transactions converted to action receipts, then the receipts run in nearcore's o
   the next block (`outgoing`), as nearcore forwards it;
 - `apply_action_receipt`: the execution fee of a new receipt, then each action (actions.py);
   the first failure stops them and rolls the receipt's changes back (its charges stay); on
-  success the receiver's storage must be staked (`check_storage_stake`: LackBalanceForState);
-  refunds follow NEP-536 (protocol 78 on, `refund_unspent_gas_and_deposits`): the unused gas at
-  the receipt's gas price to the signer, a failed receipt's deposits to its predecessor (the
-  protocol's gas_refund_penalty is 0 up to protocol 86); a refund receipt itself burns nothing
-  and a failed one loses its deposit; a function call's receiver gets `burnt_gas_reward` of the
-  gas its contract burnt, at the receipt's gas price;
+  success the receiver's storage must be staked (`check_storage_stake`: LackBalanceForState).
+  Its gas was bought at the receipt's gas price (at least min_gas_purchase_price); from protocol
+  85 (NEP-642, AccountCostIncrease) it burns at min(that price, the block's), and
+  `refund_unspent_gas_and_deposits` returns to the signer the unused gas at the purchase price
+  less NEP-536's penalty, plus the burnt gas's price surplus less account_creation_charge (what
+  create_account's execution fee burnt counts towards it) when the receipt created its receiver;
+  a failed receipt's deposits go to its predecessor (balance refund first, then the gas refund).
+  Before 85 the gas burns at the block's price and the surplus is burnt, not refunded. A refund
+  receipt burns nothing (its outcome still shows its gas) and a failed one loses its deposit; a
+  function call's receiver gets `burnt_gas_reward` of its contract's gas at the burn price (0
+  from 87). A receipt of a lone DeleteAccount a receipt makes runs at once (instant receipt);
 - outcomes as ExecutionOutcomeWithIdView JSON (a conversion's metadata version 1, a receipt's
-  version 3; gas profiles are left empty).
+  version 3, or 4 from protocol 85 with the receiver's contract before each action; gas
+  profiles hold the contract's costs). Protocol versions: features.py.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nearrpc.contracts.gas import GasCosts
-from nearrpc.sandbox.runtime import fees
+from nearrpc.sandbox.runtime import features, fees
 from nearrpc.sandbox.runtime.actions import (
     Acting,
     ActionResult,
@@ -42,8 +48,11 @@ from nearrpc.sandbox.runtime.decode import TransactionDecodeError, decode_signed
 from nearrpc.sandbox.runtime.fees import FeeConfig
 from nearrpc.sandbox.runtime.ids import IdMaker
 from nearrpc.sandbox.runtime.model import (
+    NO_CODE_HASH,
+    Account,
     BlockContext,
     BlockResult,
+    DeleteAccount,
     Receipt,
     ReceiptApplied,
     SignedTransaction,
@@ -106,6 +115,54 @@ def gas_profile(profile: Mapping[str, int]) -> list[dict[str, str]]:
         {"cost_category": "WASM_HOST_COST", "cost": name.upper(), "gas_used": str(gas)} for name, gas in profile.items()
     ]
     return sorted(entries, key=lambda entry: (entry["cost_category"], entry["cost"]))
+
+
+@dataclass
+class _Charges:
+    """lib.rs `GasRefundResult`: what a receipt's refund computation adds to its tokens burnt."""
+
+    penalty: int = 0  # NEP-536's refund penalty, in tokens
+    deficit: int = 0  # the burnt gas's price above its purchase price (never under NEP-642)
+    surplus: int = 0  # the burnt gas's price below its purchase price
+    account_creation: int = 0  # NEP-642's account_creation_charge top-up
+
+    def burnt(self, protocol_version: int) -> int:
+        """What adds to `burnt gas * burn price` (lib.rs `apply_action_receipt`): the penalty and
+        the account charge; the surplus too before NEP-642 (refunded from it on)."""
+        kept = 0 if features.enabled(features.ACCOUNT_COST_INCREASE, protocol_version) else self.surplus
+        return kept - self.deficit + self.penalty + self.account_creation
+
+
+def _is_instant(receipt: ActionReceipt) -> bool:
+    """receipt.rs `Receipt::is_instant_receipt` (InstantDeleteAccount, protocol 83): a receipt of a
+    single DeleteAccount (a delegated one here) runs right after the receipt that made it, in the
+    same chunk, instead of in the next block."""
+    return len(receipt.actions) == 1 and isinstance(receipt.actions[0], DeleteAccount) and not receipt.is_refund
+
+
+def _burn_price(purchase_price: int, context: BlockContext) -> int:
+    # lib.rs `apply_action_receipt`: NEP-642 never burns above the price the gas was bought at
+    if features.enabled(features.ACCOUNT_COST_INCREASE, context.protocol_version):
+        return min(purchase_price, context.gas_price)
+    return context.gas_price
+
+
+def _contract_view(account: Account | None) -> dict[str, str] | None:
+    """views.rs AccountContractView of the receiver's contract (a local one: the sandbox has no
+    global contracts); None without one."""
+    if account is None or account.code_hash == NO_CODE_HASH:
+        return None
+    return {"local": account.code_hash}
+
+
+def _receipt_metadata(
+    protocol_version: int, profile: Mapping[str, int], contracts: list[dict[str, str] | None]
+) -> dict[str, Any]:
+    """ExecutionMetadataView of a receipt's outcome: V3 (its gas profile), or V4 from protocol 85
+    (ExecutionMetadataV4), which adds the receiver's contract before each action."""
+    if features.enabled(features.EXECUTION_METADATA_V4, protocol_version):
+        return {"version": 4, "gas_profile": gas_profile(profile), "contracts": contracts}
+    return {"version": 3, "gas_profile": gas_profile(profile)}
 
 
 def make_env(overlay: Overlay, context: BlockContext) -> Env:
@@ -255,45 +312,59 @@ class SandboxRuntime:
 
     # --- a receipt runs --------------------------------------------------------------------------------
     def _apply_receipt(self, block: _Block, receipt: ActionReceipt) -> None:
+        # lib.rs `apply_action_receipt`
         env = block.env
         overlay = env.overlay
         context = env.context
         config = env.fees
         acting = Acting(account=overlay.account(receipt.receiver_id), actor_id=receipt.predecessor_id)
+        existed = acting.account is not None
         receipt_fee = config.new_action_receipt.execution
         result = ActionResult(gas_burnt=receipt_fee, gas_used=receipt_fee)
         error_index: int | None = None
+        contracts: list[dict[str, str] | None] = []
         for index, action in enumerate(receipt.actions):
+            contracts.append(_contract_view(acting.account))  # lib.rs `apply_action`: before its checks
             action_hash = block.ids.action_hash(receipt.receipt_id, index)
             result.merge(apply_action(env, receipt, acting, action, index, action_hash))
             if result.error is not None:
                 error_index = index
                 break
+        contracts.extend([None] * (len(receipt.actions) - len(contracts)))  # slots never run
         if result.error is None and acting.account is not None:
             lacking = self._storage_lack(env, receipt.receiver_id, acting)
             if lacking is None:
                 overlay.set_account(receipt.receiver_id, acting.account)
             else:
                 result.merge(ActionResult(error={"LackBalanceForState": lacking}))
+        burn_price = _burn_price(receipt.gas_price, context)
+        charges = _Charges()
         lost = 0
         if receipt.is_refund:
+            # a refund that fails (its receiver is gone) burns its deposit (lib.rs: other_burnt_amount)
             lost = fees.total_deposit(receipt.actions) if result.error is not None else 0
         else:
-            self._refunds(env, receipt, result)
+            created = result.error is None and not existed and acting.account is not None
+            charges = self._refunds(env, receipt, result, burn_price, created)
         if result.error is None:
             overlay.commit()
         else:
             overlay.rollback()
-        gas_burnt = 0 if receipt.is_refund else result.gas_burnt
-        tokens_burnt = gas_burnt * receipt.gas_price  # NEP-536: burnt at the price it was bought at
-        reward = self._reward(env, receipt, result)
-        block.gas_burnt += gas_burnt
+        # a refund receipt burns nothing, though its outcome shows the gas its Transfer took
+        burnt_gas = 0 if receipt.is_refund else result.gas_burnt
+        tokens_burnt = burnt_gas * burn_price + charges.burnt(context.protocol_version)
+        reward = self._reward(env, receipt.receiver_id, result, burn_price)
+        block.gas_burnt += result.gas_burnt
         block.tokens_burnt += tokens_burnt - reward + lost
         receipt_ids = []
+        instant: list[ActionReceipt] = []
         for index, new in enumerate(result.new_receipts):
             made = new.with_id(block.ids.receipt_of_receipt(receipt.receipt_id, index))
             receipt_ids.append(made.receipt_id)
-            block.outgoing.append(made.carried(context.height))
+            if _is_instant(made):
+                instant.append(made)
+            else:
+                block.outgoing.append(made.carried(context.height))
         if result.error is not None:
             status: Mapping[str, Any] = {"Failure": {"ActionError": {"index": error_index, "kind": result.error}}}
         else:
@@ -302,15 +373,17 @@ class SandboxRuntime:
             context,
             receipt.receipt_id,
             receipt.receiver_id,
-            gas_burnt,
+            result.gas_burnt,
             tokens_burnt,
             receipt_ids,
             status,
             result.logs,
-            {"version": 3, "gas_profile": gas_profile(result.profile)},
+            _receipt_metadata(context.protocol_version, result.profile, contracts),
         )
         shard = context.shard_of(receipt.receiver_id)
         block.receipts.append(ReceiptApplied(receipt.receipt_id, shard, receipt.view(), outcome))
+        for made in instant:
+            self._apply_receipt(block, made)
 
     @staticmethod
     def _storage_lack(env: Env, account_id: str, acting: Acting) -> dict[str, str] | None:
@@ -321,33 +394,57 @@ class SandboxRuntime:
         return {"account_id": account_id, "amount": str(lacking)} if lacking else None
 
     @staticmethod
-    def _refunds(env: Env, receipt: ActionReceipt, result: ActionResult) -> None:
-        # lib.rs `refund_unspent_gas_and_deposits` (NEP-536)
+    def _refunds(env: Env, receipt: ActionReceipt, result: ActionResult, burn_price: int, created: bool) -> _Charges:
+        """lib.rs `refund_unspent_gas_and_deposits` (NEP-536 from protocol 78, NEP-642 from 85): a
+        failed receipt's deposits go back to its predecessor; the unused gas at the price it was
+        bought at, less the refund penalty, and (NEP-642) the price surplus of the burnt gas, less
+        account_creation_charge when the receipt created its receiver, go back to the signer."""
         config = env.fees
+        protocol_version = env.context.protocol_version
+        cost_increase = features.enabled(features.ACCOUNT_COST_INCREASE, protocol_version)
+        purchase_price = receipt.gas_price
         prepaid_gas = fees.total_prepaid_gas(receipt.actions) + fees.total_prepaid_send_fees(config, receipt.actions)
         prepaid_exec = (
             fees.total_prepaid_exec_fees(config, receipt.actions, receipt.receiver_id)
             + config.new_action_receipt.execution
         )
         spent = result.gas_burnt if result.error is not None else result.gas_used
-        gas_back = (prepaid_gas + prepaid_exec - spent) * receipt.gas_price
+        gross_refund = prepaid_gas + prepaid_exec - spent
+        penalty_price = burn_price if cost_increase else purchase_price
+        charges = _Charges(penalty=config.gas_penalty_for_gas_refund(gross_refund) * penalty_price)
+        unused_back = max(gross_refund * purchase_price - charges.penalty, 0)
+        if burn_price > purchase_price:
+            charges.deficit = (burn_price - purchase_price) * result.gas_burnt
+        else:
+            charges.surplus = (purchase_price - burn_price) * result.gas_burnt
+        surplus_back = charges.surplus if cost_increase else 0
+        if created and cost_increase:
+            # NEP-642: the account costs at least account_creation_charge; what its create_account
+            # execution fee burnt counts towards it, the rest comes out of the surplus refund
+            already = burn_price * config.create_account.execution
+            charges.account_creation = min(max(config.account_creation_charge - already, 0), surplus_back)
+            surplus_back -= charges.account_creation
         if result.error is not None:
             deposit = fees.total_deposit(receipt.actions)
             if deposit > 0:
                 result.new_receipts.append(balance_refund(receipt.predecessor_id, deposit))
+        gas_back = unused_back + surplus_back
         if gas_back > 0:
             result.new_receipts.append(gas_refund(receipt.signer_id, gas_back, receipt.signer_public_key))
+        return charges
 
     @staticmethod
-    def _reward(env: Env, receipt: ActionReceipt, result: ActionResult) -> int:
-        # lib.rs: the receiver earns burnt_gas_reward of its contract's burnt gas, if it still exists
+    def _reward(env: Env, account_id: str, result: ActionResult, burn_price: int) -> int:
+        """lib.rs `apply_action_receipt`: the receiver earns burnt_gas_reward of the gas its contract
+        burnt, if it still exists, at the burn price (NEP-642; before it the receipt's price, which
+        the burn price then was). Zero from protocol 87 (RemoveGasRewards: burnt_gas_reward 0/1)."""
         numerator, denominator = env.fees.burnt_gas_reward
-        reward = result.gas_burnt_for_function_call * numerator // denominator * receipt.gas_price
+        reward = result.gas_burnt_for_function_call * numerator // denominator * burn_price
         if reward <= 0:
             return 0
-        account = env.overlay.account(receipt.receiver_id)
+        account = env.overlay.account(account_id)
         if account is None:
             return 0
-        env.overlay.set_account(receipt.receiver_id, dataclasses.replace(account, amount=account.amount + reward))
+        env.overlay.set_account(account_id, dataclasses.replace(account, amount=account.amount + reward))
         env.overlay.commit()
         return reward

@@ -92,6 +92,8 @@ class FeeConfig:
     num_extra_bytes_record: int
     burnt_gas_reward: tuple[int, int]
     account_creation_charge: int
+    gas_refund_penalty: tuple[int, int]
+    min_gas_refund_penalty: int
     limits: Mapping[str, Any]  # wasm_config.limit_config
 
     @classmethod
@@ -105,6 +107,9 @@ class FeeConfig:
         storage = costs["storage_usage_config"]
         inflation = costs.get("pessimistic_gas_price_inflation_ratio", [1, 1])
         reward = costs.get("burnt_gas_reward", [0, 1])
+        # NEP-536's refund penalty: RuntimeConfigView does not show it; nearcore's parameters.yaml
+        # has 0/100 and a minimum of 0, and no runtime config diff up to protocol 87 changes them
+        penalty = config.get("gas_refund_penalty", [0, 100])
         return cls(
             new_action_receipt=Fee.of(costs["action_receipt_creation_config"]),
             new_data_receipt_base=Fee.of(data["base_cost"]),
@@ -131,8 +136,17 @@ class FeeConfig:
             num_extra_bytes_record=int(storage["num_extra_bytes_record"]),
             burnt_gas_reward=(int(reward[0]), int(reward[1])),
             account_creation_charge=int(config.get("account_creation_charge", 0)),
+            gas_refund_penalty=(int(penalty[0]), int(penalty[1])),
+            min_gas_refund_penalty=int(config.get("min_gas_refund_penalty", 0)),
             limits=wasm["limit_config"],
         )
+
+    def gas_penalty_for_gas_refund(self, gas_refund: int) -> int:
+        """core/parameters cost.rs `gas_penalty_for_gas_refund` (NEP-536): gas_refund_penalty of
+        the unused gas (rounded down), at least min_gas_refund_penalty, never more than the refund."""
+        numerator, denominator = self.gas_refund_penalty
+        relative = gas_refund * numerator // denominator
+        return min(max(relative, self.min_gas_refund_penalty), gas_refund)
 
     def min_receipt_with_function_call_gas(self) -> int:
         """The least gas a receipt with a function call costs (core/parameters, for the hops of

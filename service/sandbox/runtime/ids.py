@@ -16,8 +16,9 @@ import hashlib
 
 import based58
 
+from nearrpc.sandbox.runtime.features import BLOCK_HEIGHT_FOR_RECEIPT_ID
+
 _U64_MAX = (1 << 64) - 1
-BLOCK_HEIGHT_FOR_RECEIPT_ID = 77
 
 
 def _b58(digest: bytes) -> str:
