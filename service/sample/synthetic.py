@@ -105,13 +105,8 @@ def _configs() -> tuple[bytes, bytes, StoredEpoch]:
 def _account_view(index: int, state: int) -> bytes:
     amount = 10**24 * (index + 1) + state
     return orjson.dumps(
-        {
-            "amount": str(amount),
-            "locked": "0",
-            "code_hash": ZERO_HASH,
-            "storage_usage": 182 + state,
-            "storage_paid_at": 0,
-        }
+        {"amount": str(amount), "locked": "0", "code_hash": ZERO_HASH, "storage_usage": 182 + state,
+         "storage_paid_at": 0}
     )
 
 

@@ -130,10 +130,7 @@ def nearrpc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
         named.parent.mkdir(parents=True, exist_ok=True)  # a first recording: the fork creates the store
     try:
         with running_server(
-            named or folder / "sample.sqlite",
-            folder / "server.log",
-            sample=named is None,
-            upstream=upstream,
+            named or folder / "sample.sqlite", folder / "server.log", sample=named is None, upstream=upstream,
             fork_height=fork_height,
         ) as server:
             if fork_height is not None and server.facts.head_height != fork_height:

@@ -49,10 +49,8 @@ class NearrpcServer:
 
     def __repr__(self) -> str:
         # pytest prints a failing test's fixtures: a database URL's password stays out of it
-        return (
-            f"NearrpcServer(url={self.url!r}, store={describe_location(self.store)!r}, log={self.log!r}, "
-            f"pid={self.pid})"
-        )
+        return (f"NearrpcServer(url={self.url!r}, store={describe_location(self.store)!r}, log={self.log!r}, "
+                f"pid={self.pid})")
 
     def log_size(self) -> int:
         return self.log.stat().st_size if self.log.exists() else 0
@@ -66,19 +64,8 @@ class NearrpcServer:
 def _command(
     store: StoreLocation, sample: bool, upstream: str | None, fork_height: int | None, sandbox: bool
 ) -> list[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "nearrpc",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--log-level",
-        "info",
-        "--access-log",
-    ]
+    command = [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "info",
+               "--access-log"]
     if sandbox:  # a sandbox writes the store it is given: the caller hands it a copy of its own
         command.append("--sandbox")
     if is_file_location(store):  # a database URL, which may carry a password, goes in the environment
@@ -191,9 +178,7 @@ def running_server(
     sample = sample and not sandbox  # built just above
     with log.open("wb") as log_file:
         process = subprocess.Popen(
-            _command(store, sample, upstream, fork_height, sandbox),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            _command(store, sample, upstream, fork_height, sandbox), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             env=env,
             start_new_session=hasattr(os, "killpg"),
         )

@@ -44,9 +44,9 @@ def receipt_facts(tx_hash: str, status: dict[str, Any]) -> list[ReceiptFact]:
     ]
 
 
-def _ordered(
-    chunks: Iterable[ChunkFact], transactions: Iterable[tuple[TransactionFact, dict[str, Any]]]
-) -> TransactionFacts:
+def _ordered(chunks: Iterable[ChunkFact], transactions: Iterable[tuple[TransactionFact, dict[str, Any]]]) -> (
+    TransactionFacts
+):
     """Chunks by height and shard; transactions by height and hash, each followed in the
     receipts by the receipts it led to."""
     ordered = sorted(transactions, key=lambda pair: (pair[0].height, pair[0].tx_hash))
@@ -75,9 +75,9 @@ Asked = Callable[..., dict[str, Any] | None]
 SERVED_TRANSACTIONS = 10
 
 
-def served_transaction_facts(
-    found: Found, result: Asked, heights: Iterable[int], final_height: int
-) -> TransactionFacts:
+def served_transaction_facts(found: Found, result: Asked, heights: Iterable[int], final_height: int) -> (
+    TransactionFacts
+):
     """The new chunks of the blocks at `heights`, as the server answers `block`, and the
     transactions of those at or below `final_height` (`SERVED_TRANSACTIONS` at most), as it
     answers `chunk` and `EXPERIMENTAL_tx_status` (a fork records each of these requests). Above
