@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,11 +76,12 @@ async def _writes(sandbox: NearrpcSandbox) -> dict[str, Any]:
         stale = transactions.sign_and_serialize_transaction(
             me, signer, them, key["nonce"], [transactions.create_transfer_action(1)], based58.b58decode(head.encode())
         )
-        for name, call in (
+        refusals: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
             ("bad_nonce", lambda: account.provider.send_tx_and_wait(stale)),
             ("no_balance", lambda: account.send_money(them, int(balance(url, me) or 0) * 2)),
             ("no_code", lambda: account.function_call(sandbox.facts.funded_accounts[2].account_id, "increment", {})),
-        ):
+        ]
+        for name, call in refusals:
             try:
                 found[name] = await call()
             except Exception as refused:  # the class is the point
