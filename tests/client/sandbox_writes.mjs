@@ -4,15 +4,17 @@
 // three refusals, which the library turns into its typed errors. test_near_api_js_sandbox.py
 // runs it as
 //
-//   node sandbox_writes.mjs URL ACCOUNT_ID SECRET_KEY RECEIVER_ID WASM_PATH
+//   node sandbox_writes.mjs URL ACCOUNT_ID SECRET_KEY RECEIVER_ID WASM_PATH [FT_WASM_PATH]
 //
+// (with near-sdk's fungible token's wasm, also: the token deployed on a new sub-account,
+// initialized, the receiver's storage_deposit at the contract's bound and an ft_transfer)
 // and reads the one JSON object it prints: for each step the library's answer and the
 // balances (at finality final) of the accounts it touched before and after it.
 import { readFileSync } from 'node:fs';
 import { Account, KeyPair, KeyPairSigner, actions, baseDecode, createTransaction } from 'near-api-js';
 import { failure, oneAttemptProvider } from './provider.mjs';
 
-const [url, accountId, secretKey, receiverId, wasmPath] = process.argv.slice(2);
+const [url, accountId, secretKey, receiverId, wasmPath, ftWasmPath] = process.argv.slice(2);
 const provider = oneAttemptProvider(url);
 const account = new Account(accountId, provider, secretKey);
 const NEAR = 10n ** 24n;
@@ -72,6 +74,32 @@ answers.relay = await step([accountId, subId], () => account.relayMetaTransactio
 answers.delegate_count_after = await count(COUNTER);
 
 answers.delete_account = await step([accountId, subId], () => sub.deleteAccount(accountId));
+
+if (ftWasmPath) {
+  const tokenId = `token.${accountId}`;
+  const tokenKey = KeyPair.fromRandom('ed25519');
+  answers.ft_create = await failure(() => account.createAccount({
+    newAccountId: tokenId, publicKey: tokenKey.getPublicKey().toString(), nearToTransfer: 10n * NEAR,
+  }));
+  const token = new Account(tokenId, provider, tokenKey.toString());
+  answers.ft_deploy = await failure(() => token.deployContract(new Uint8Array(readFileSync(ftWasmPath))));
+  answers.ft_new = await failure(() => token.callFunctionRaw({
+    contractId: tokenId, methodName: 'new_default_meta', args: { owner_id: accountId, total_supply: '1000000' },
+    gas: 100_000_000_000_000n,
+  }));
+  const bounds = await provider.callFunction({ contractId: tokenId, method: 'storage_balance_bounds', args: {} });
+  answers.ft_bound = bounds.min;
+  answers.ft_storage_deposit = await step([accountId, tokenId], () => account.callFunctionRaw({
+    contractId: tokenId, methodName: 'storage_deposit', args: { account_id: receiverId }, deposit: BigInt(bounds.min),
+  }));
+  answers.ft_transfer = await step([accountId, tokenId], () => account.callFunctionRaw({
+    contractId: tokenId, methodName: 'ft_transfer', args: { receiver_id: receiverId, amount: '250' }, deposit: 1n,
+  }));
+  answers.ft_balances = [
+    await provider.callFunction({ contractId: tokenId, method: 'ft_balance_of', args: { account_id: accountId } }),
+    await provider.callFunction({ contractId: tokenId, method: 'ft_balance_of', args: { account_id: receiverId } }),
+  ];
+}
 
 // refusals: a nonce already used (sent by the provider: an Account retries those itself), more
 // than the balance, a call to an account without code

@@ -17,6 +17,7 @@ import pytest
 from nearrpc.testing.server import NearrpcSandbox
 from tests.client.node_scripts import run_script
 from tests.client.sandbox_outcomes import burnt, read_back, rpc
+from tests.conftest import reference_dir
 
 pytestmark = pytest.mark.live
 SCRIPT = Path(__file__).resolve().parent / "sandbox_writes.mjs"
@@ -39,7 +40,9 @@ def test_near_api_js_writes_to_the_sandbox(near_api_js: Path, nearrpc_sandbox: N
     url, funded = nearrpc_sandbox.url, nearrpc_sandbox.funded
     receiver = nearrpc_sandbox.facts.funded_accounts[1].account_id
     me, sub = funded.account_id, f"sub.{funded.account_id}"
-    answers = run_script(SCRIPT, near_api_js, tmp_path, url, me, funded.secret_key, receiver, str(COUNTER_WASM))
+    token = reference_dir() / "contracts" / "new_fungible_token.wasm"  # near-sdk's, when the reference is there
+    extra = [str(token)] if token.is_file() else []
+    answers = run_script(SCRIPT, near_api_js, tmp_path, url, me, funded.secret_key, receiver, str(COUNTER_WASM), *extra)
 
     transfer = _outcome(answers["transfer"])
     read_back(url, transfer)
@@ -97,6 +100,19 @@ def test_near_api_js_writes_to_the_sandbox(near_api_js: Path, nearrpc_sandbox: N
     read_back(url, gone)
     assert answers["delete_account"]["after"][sub] is None
     assert -_moved(answers["delete_account"], me) == int(answers["delete_account"]["before"][sub]) - burnt(gone)
+
+    if extra:  # near-sdk's fungible token: deployed, initialized, a storage deposit, an ft_transfer
+        for name in ("ft_create", "ft_deploy", "ft_new"):
+            assert "SuccessValue" in answers[name]["returned"]["status"], answers[name]
+        deposit = _outcome(answers["ft_storage_deposit"])
+        read_back(url, deposit)
+        # exactly the contract's bound: nothing of the deposit comes back, only the unused gas
+        assert _moved(answers["ft_storage_deposit"], me) == int(answers["ft_bound"]) + burnt(deposit)
+        moved = _outcome(answers["ft_transfer"])
+        read_back(url, moved)
+        assert any("ft_transfer" in log for o in moved["receipts_outcome"] for log in o["outcome"]["logs"])
+        assert _moved(answers["ft_transfer"], me) == 1 + burnt(moved)  # the one yocto ft_transfer asks
+        assert answers["ft_balances"] == [str(1_000_000 - 250), "250"]
 
     bad_nonce = answers["bad_nonce"]
     assert bad_nonce["class"] == "InvalidNonceError"

@@ -22,6 +22,7 @@ from py_near.exceptions.provider import InvalidNonce, NotEnoughBalance
 
 from nearrpc.testing.server import NearrpcSandbox
 from tests.client.sandbox_outcomes import balance, burnt, read_back, rpc
+from tests.conftest import reference_dir
 
 pytestmark = pytest.mark.live
 COUNTER = "counter.localnet"
@@ -49,7 +50,35 @@ def _count(url: str, contract: str) -> int:
     return int(bytes(answer["result"]).decode())
 
 
-async def _writes(sandbox: NearrpcSandbox) -> dict[str, Any]:
+async def _token(sandbox: NearrpcSandbox, owner: Account, code: bytes) -> dict[str, Any]:
+    """Deployed and initialized by its account, a storage deposit and an ft_transfer by `owner`."""
+    url, holder = sandbox.url, sandbox.facts.funded_accounts[1].account_id
+    funded = sandbox.facts.funded_accounts[3]
+    token = Account(funded.account_id, funded.secret_key, rpc_addr=url)
+    await token.startup()
+    try:
+        found: dict[str, Any] = {"deploy": await token.deploy_contract(code)}
+        found["new"] = await token.function_call(
+            funded.account_id, "new_default_meta", {"owner_id": owner.account_id, "total_supply": "1000000"},
+            gas=100 * 10**12,
+        )
+    finally:
+        await token.shutdown()
+    token_id, me = funded.account_id, owner.account_id
+    bound = int((await owner.view_function(token_id, "storage_balance_bounds", {})).result["min"])
+    before = balance(url, me)
+    found["storage_deposit"] = await owner.function_call(token_id, "storage_deposit", {"account_id": holder},
+                                                         amount=bound)  # fmt: skip
+    between = balance(url, me)
+    found["ft_transfer"] = await owner.function_call(token_id, "ft_transfer", {"receiver_id": holder, "amount": "250"},
+                                                     amount=1)  # fmt: skip
+    found["paid"] = (before, between, balance(url, me))
+    found["balances"] = [(await owner.view_function(token_id, "ft_balance_of", {"account_id": who})).result
+                         for who in (me, holder)]  # fmt: skip
+    return found | {"bound": bound}
+
+
+async def _writes(sandbox: NearrpcSandbox, token_code: bytes | None) -> dict[str, Any]:
     url, funded, other = sandbox.url, sandbox.funded, sandbox.facts.funded_accounts[1]
     me, them = funded.account_id, other.account_id
     account = Account(me, funded.secret_key, rpc_addr=url)
@@ -67,6 +96,9 @@ async def _writes(sandbox: NearrpcSandbox) -> dict[str, Any]:
         found["deploy"] = (before_deploy, await deployer.deploy_contract(COUNTER_WASM.read_bytes()), balance(url, them))
         found["deployed_call"] = await deployer.function_call(them, "increment", {})
         found["deployed_count"] = _count(url, them)
+
+        if token_code is not None:  # near-sdk's fungible token on a fourth account, funded's supply
+            found["ft"] = await _token(sandbox, account, token_code)
 
         # refusals: a nonce already used, more than the balance, a call to an account without code
         signer = based58.b58decode(funded.secret_key.removeprefix("ed25519:").encode())
@@ -95,7 +127,8 @@ async def _writes(sandbox: NearrpcSandbox) -> dict[str, Any]:
 
 def test_py_near_writes_to_the_sandbox(nearrpc_sandbox: NearrpcSandbox) -> None:
     url, me = nearrpc_sandbox.url, nearrpc_sandbox.funded.account_id
-    found = asyncio.run(_writes(nearrpc_sandbox))
+    token = reference_dir() / "contracts" / "new_fungible_token.wasm"  # near-sdk's, when the reference is there
+    found = asyncio.run(_writes(nearrpc_sandbox, token.read_bytes() if token.is_file() else None))
 
     (mine, theirs), sent, (mine_after, theirs_after) = found["send_money"]
     served = _served(url, sent)
@@ -116,6 +149,17 @@ def test_py_near_writes_to_the_sandbox(nearrpc_sandbox: NearrpcSandbox) -> None:
     assert code["hash"] == based58.b58encode(hashlib.sha256(COUNTER_WASM.read_bytes()).digest()).decode()
     _served(url, found["deployed_call"])
     assert found["deployed_count"] == 1
+
+    assert ("ft" in found) == token.is_file()
+    if "ft" in found:
+        ft = found["ft"]
+        for name in ("deploy", "new"):
+            assert "SuccessValue" in _served(url, ft[name])["status"], name
+        before, between, after = ft["paid"]
+        deposit, moved = _served(url, ft["storage_deposit"]), _served(url, ft["ft_transfer"])
+        assert before - between == ft["bound"] + burnt(deposit)  # exactly the bound: none of it comes back
+        assert between - after == 1 + burnt(moved)
+        assert ft["balances"] == [str(1_000_000 - 250), "250"]
 
     assert isinstance(found["bad_nonce"], InvalidNonce), found["bad_nonce"]
     assert isinstance(found["no_balance"], NotEnoughBalance), found["no_balance"]
