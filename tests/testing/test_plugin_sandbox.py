@@ -72,8 +72,6 @@ def test_3_fails_on_purpose(nearrpc_sandbox):
     assert False, "the sandbox's log shows this request"
 """
 
-pytestmark = [pytest.mark.live, pytest.mark.deep]
-
 
 def test_the_funded_accounts_sign_with_the_keys_the_sample_gave_them(sample_store: Path) -> None:
     funded = read_chain_facts(sample_store).funded_accounts
@@ -90,6 +88,8 @@ def test_the_funded_accounts_sign_with_the_keys_the_sample_gave_them(sample_stor
         )
 
 
+@pytest.mark.live
+@pytest.mark.deep  # a pytest run of a client suite against a sandbox: a scenario, as test_plugin.py's
 def test_each_sandbox_test_starts_from_the_same_chain(tmp_path: Path) -> None:
     (tmp_path / "test_sandbox.py").write_text(SANDBOX_TESTS)
     probe = tmp_path / "probe.json"
