@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 import based58
 import orjson
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from nearrpc.sample_keys import signing_key
 
 # What nearcore shows for an unsigned object (the genesis block and its chunks): 64 zero bytes.
 EMPTY_SIGNATURE = "ed25519:" + "1" * 64
@@ -61,12 +61,6 @@ def hash_of(*parts: object) -> str:
 def det_int(*parts: object) -> int:
     """A deterministic 64-bit number derived from the parts (the sample's dice)."""
     return int.from_bytes(digest("dice", *parts)[:8], "big")
-
-
-@cache
-def signing_key(label: str) -> Ed25519PrivateKey:
-    """The ed25519 key pair of a label: its 32-byte private key is SHA-256 of the label."""
-    return Ed25519PrivateKey.from_private_bytes(hashlib.sha256(label.encode()).digest())
 
 
 def public_key_bytes(label: str) -> bytes:

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import orjson
 
+from nearrpc import sample_keys
 from nearrpc.sample import crypto, scenario
 from nearrpc.sample.scenario import NEAR
 
@@ -57,7 +58,7 @@ def _full_access_label(account_id: str, is_validator: bool) -> str | None:
     implicit = _IMPLICIT_LABELS.get(account_id)
     if implicit is not None:
         return implicit
-    return f"full-access:{account_id}"
+    return sample_keys.full_access_label(account_id)
 
 
 class KeyLedger:

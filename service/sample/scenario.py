@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nearrpc import sample_keys
 from nearrpc.sample import crypto
 
 NEAR = 10**24  # yoctoNEAR per NEAR
@@ -79,7 +80,7 @@ def implicit_key_label(index: int) -> str:
 
 def validator_key_label(validator: str) -> str:
     """The label of a validator's key pair (its validator key and its full-access key)."""
-    return f"validator:{validator}"
+    return sample_keys.validator_key_label(validator)
 
 
 # Named implicit accounts: the hex of an ed25519 public key (64 chars) or an Ethereum-style

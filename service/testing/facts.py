@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 
+from nearrpc.sample_keys import full_access_label, key_pair
 from nearrpc.store import ACCOUNTS_CHOSEN, ChainReader, StoredBlock, StoreLocation, describe_location, open_store
 from nearrpc.store.held import held_account
 from nearrpc.testing.transaction_facts import (
@@ -24,6 +25,18 @@ from nearrpc.testing.transaction_facts import (
 # Heights below the head that block_heights / skipped_heights cover at most (big recordings).
 HEIGHT_SPAN = 100_000
 _MISSING_ACCOUNT = "nearrpc-no-such-account"
+_NO_CODE = "11111111111111111111111111111111"  # the code hash of an account without a contract
+
+
+@dataclass(frozen=True, slots=True)
+class FundedAccount:
+    """An account whose full-access key the facts can sign with: its secret key follows the
+    sample's rule for named accounts (`nearrpc.sample_keys`) and the store holds its public key."""
+
+    account_id: str
+    public_key: str  # ed25519:<base58>, as nearcore prints it
+    secret_key: str  # ed25519:<base58 of seed and public key>, as near-api-js and py-near read it
+    balance: int  # `amount` in yoctoNEAR at the final block
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +76,9 @@ class ChainFacts:
     # the receipts those transactions led to, (receipt_id, receiver_id, tx_hash), each
     # transaction's in its receipts_outcome order: what `EXPERIMENTAL_receipt` answers
     receipts: tuple[ReceiptFact, ...] = ()
+    # accounts at the final block without code or stake whose full-access key pair the facts
+    # know (on the sample chain: its named accounts), richest first: what a sandbox test signs with
+    funded_accounts: tuple[FundedAccount, ...] = ()
 
 
 def _absent_height(skipped: list[int] | tuple[int, ...], genesis_height: int) -> int | None:
@@ -157,6 +173,25 @@ def _contracts(reader: ChainReader, height: int) -> tuple[tuple[str, tuple[str, 
     return tuple(found)
 
 
+def _funded_accounts(reader: ChainReader, height: int) -> tuple[FundedAccount, ...]:
+    """The accounts at `height` that hold the full-access key of their label, have no contract
+    and no stake (a transfer from one moves its balance and nothing else), richest first."""
+    names = sorted({account_id for account_id, at, _ in reader.iter_account_states() if at <= height})
+    found = []
+    for account_id in names:
+        view = reader.account_json(account_id, height)
+        if view is None:
+            continue
+        account = json.loads(view)
+        if account.get("code_hash") != _NO_CODE or int(account.get("locked", 0)) != 0:
+            continue
+        pair = key_pair(full_access_label(account_id))
+        key = reader.access_key_json(account_id, pair.public_key, height)
+        if key is not None and json.loads(key).get("permission") == "FullAccess":
+            found.append(FundedAccount(account_id, pair.public_key, pair.secret_key, int(account["amount"])))
+    return tuple(sorted(found, key=lambda funded: (-funded.balance, funded.account_id)))
+
+
 def read_chain_facts(store: StoreLocation) -> ChainFacts:
     """The facts of the store at `store`; ValueError when it holds no chain to serve."""
     reader = open_store(store, "read")
@@ -201,6 +236,7 @@ def read_chain_facts(store: StoreLocation) -> ChainFacts:
             chunks=happened.chunks,
             transactions=happened.transactions,
             receipts=happened.receipts,
+            funded_accounts=_funded_accounts(reader, final.height),
         )
     finally:
         reader.close()
@@ -210,7 +246,6 @@ def read_chain_facts(store: StoreLocation) -> ChainFacts:
 
 # How far back from the head a fork's facts walk the chain at most (one request a block).
 FORK_WALK = 50
-_NO_CODE = "11111111111111111111111111111111"  # the code hash of an account without a contract
 
 
 def is_fork_store(store: StoreLocation) -> bool:

@@ -17,6 +17,18 @@ later run with the store alone replays it. `--nearrpc-fork-height H` (ini `nearr
 pins the fork's head, so `final` and `optimistic` name the same blocks in every run; without an
 upstream it is the head the replayed cassette must have. NEARRPC_* variables are not read: they
 configure a developer's own `nearrpc serve`, not a test session.
+
+`nearrpc_sandbox` (per test) is a sandbox to send transactions to: `nearrpc serve --sandbox` over
+a sample chain of its own, started once for the session (`nearrpc_sandbox_server`), each block
+final as it is made. Each test starts from the same chain: the fixture takes a `sandbox_snapshot`
+before it and a `sandbox_revert` to it after, so what one test sends the next never sees.
+
+    def test_transfer(nearrpc_sandbox):
+        sender = nearrpc_sandbox.funded  # account_id, public_key, secret_key ("ed25519:..."), balance
+        account = my_client(nearrpc_sandbox.url).account(sender.account_id, sender.secret_key)
+        account.transfer("bob.localnet", 10**24)
+
+`nearrpc_sandbox.facts.funded_accounts` lists every such account, richest first.
 """
 
 from __future__ import annotations
@@ -29,11 +41,13 @@ import pytest
 from pluggy import Result
 
 if TYPE_CHECKING:  # the server module (httpx, the store) loads only when the fixture is used
-    from nearrpc.testing.server import NearrpcServer
+    from nearrpc.testing.server import NearrpcSandbox, NearrpcServer
 
 _SERVER = pytest.StashKey["NearrpcServer"]()
-_LOG_FROM = pytest.StashKey[int]()
-_FIXTURE = "nearrpc_server"
+_SANDBOX = pytest.StashKey["NearrpcServer"]()
+_LOG_FROM = pytest.StashKey[dict[str, int]]()
+# the session servers, each with the fixture a test uses it through (its own, or one built on it)
+_SERVERS = (("nearrpc_server", _SERVER), ("nearrpc_sandbox_server", _SANDBOX))
 _HELP = "nearrpc store (SQLite file or postgresql:// URL) the nearrpc_server fixture serves; default: the sample chain"
 _UPSTREAM_HELP = (
     "NEAR JSON-RPC node (http:// or https:// URL) the nearrpc_server fixture forks: what the tests ask that the "
@@ -138,12 +152,57 @@ def nearrpc_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.Temp
         pytest.fail(f"nearrpc_server: {exc}", pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def nearrpc_sandbox_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[NearrpcServer]:
+    """`nearrpc serve --sandbox` on a free 127.0.0.1 port for the session, over a sample chain
+    built for it (never a named store: a sandbox writes the chain it serves); `.facts` as
+    `nearrpc_server`'s, with `funded_accounts`. Tests use it through `nearrpc_sandbox`, which
+    reverts what each one sends."""
+    from nearrpc.testing.server import ServerError, running_server
+
+    folder = tmp_path_factory.mktemp("nearrpc-sandbox")
+    try:
+        with running_server(folder / "sandbox.sqlite", folder / "server.log", sample=True, sandbox=True) as server:
+            if not server.facts.funded_accounts:
+                pytest.fail("nearrpc_sandbox: the sandbox's chain has no account whose key is known", pytrace=False)
+            request.config.stash[_SANDBOX] = server
+            yield server
+            del request.config.stash[_SANDBOX]
+    except (ServerError, ValueError) as exc:
+        pytest.fail(f"nearrpc_sandbox_server: {exc}", pytrace=False)
+
+
+@pytest.fixture
+def nearrpc_sandbox(nearrpc_sandbox_server: NearrpcServer) -> Iterator[NearrpcSandbox]:
+    """The session's sandbox for one test: `.url`, `.facts`, `.funded` (an account and its
+    secret key to sign with); what the test sends is reverted after it (`sandbox_revert` to the
+    `sandbox_snapshot` taken before it)."""
+    from nearrpc.testing.server import NearrpcSandbox, ServerError, sandbox_call
+
+    url = nearrpc_sandbox_server.url
+    try:
+        snapshot_id = str(sandbox_call(url, "sandbox_snapshot", {})["snapshot_id"])
+    except ServerError as exc:
+        pytest.fail(f"nearrpc_sandbox: {exc}", pytrace=False)
+    yield NearrpcSandbox(nearrpc_sandbox_server, snapshot_id)
+    try:
+        sandbox_call(url, "sandbox_revert", {"snapshot_id": snapshot_id})
+    except ServerError as exc:
+        pytest.fail(f"nearrpc_sandbox: the revert after the test failed: {exc}", pytrace=False)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
-    """Remember where the server's log stood when a test that uses it started."""
-    if _FIXTURE in getattr(item, "fixturenames", ()):
-        server = item.config.stash.get(_SERVER, None)
-        item.stash[_LOG_FROM] = server.log_size() if server is not None else 0
+    """Remember where each server's log stood when a test that uses it started (a server started
+    by this very test's setup logs from its start: offset 0)."""
+    used = getattr(item, "fixturenames", ())
+    item.stash[_LOG_FROM] = {}
+    for fixture, key in _SERVERS:
+        server = item.config.stash.get(key, None)
+        if fixture in used:
+            item.stash[_LOG_FROM][fixture] = server.log_size() if server is not None else 0
     yield
 
 
@@ -151,10 +210,14 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, Result[pytest.TestReport], None]:
-    """Attach the server's log since the test started to a failing test's report."""
+    """Attach each server's log since the test started to a failing test's report."""
     outcome = yield
     report = outcome.get_result()
-    server = item.config.stash.get(_SERVER, None)
-    if report.failed and server is not None and _LOG_FROM in item.stash:
-        text = server.log_since(item.stash[_LOG_FROM]) or "(nothing logged)"
-        report.sections.append((f"nearrpc server log ({server.url})", text))
+    if not report.failed:
+        return
+    for fixture, key in _SERVERS:
+        server = item.config.stash.get(key, None)
+        offset = item.stash.get(_LOG_FROM, {}).get(fixture)
+        if server is not None and offset is not None:
+            text = server.log_since(offset) or "(nothing logged)"
+            report.sections.append((f"nearrpc server log ({server.url})", text))

@@ -27,8 +27,8 @@ from typing import IO
 
 import httpx
 
-from nearrpc.store import StoreLocation, describe_location, is_file_location
-from nearrpc.testing.facts import ChainFacts, is_fork_store, read_chain_facts, read_served_facts
+from nearrpc.store import StoreLocation, describe_location, is_file_location, open_store
+from nearrpc.testing.facts import ChainFacts, FundedAccount, is_fork_store, read_chain_facts, read_served_facts
 
 # the line `nearrpc serve` prints once its socket is bound
 _BOUND = re.compile(r"at http://([^/\s]+):(\d+)/")
@@ -61,9 +61,13 @@ class NearrpcServer:
             return stream.read().decode("utf-8", "replace")
 
 
-def _command(store: StoreLocation, sample: bool, upstream: str | None, fork_height: int | None) -> list[str]:
+def _command(
+    store: StoreLocation, sample: bool, upstream: str | None, fork_height: int | None, sandbox: bool
+) -> list[str]:
     command = [sys.executable, "-m", "nearrpc", "serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "info",
                "--access-log"]
+    if sandbox:  # a sandbox writes the store it is given: the caller hands it a copy of its own
+        command.append("--sandbox")
     if is_file_location(store):  # a database URL, which may carry a password, goes in the environment
         command += ["--store", str(store)]
     if upstream is not None:  # the URL itself goes in the environment (`_environment`)
@@ -85,6 +89,35 @@ def _environment(store: StoreLocation, upstream: str | None) -> dict[str, str]:
 
 def _facts(url: str, store: StoreLocation, forks: bool) -> ChainFacts:
     return read_served_facts(url) if forks or is_fork_store(store) else read_chain_facts(store)
+
+
+def _sandbox_start(store: StoreLocation, sample: bool, env: dict[str, str]) -> int:
+    """The height of the store's head before a sandbox starts on it (the sample chain built there
+    first when asked): a sandbox begins by making that block final, which its facts wait for."""
+    if sample and is_file_location(store) and not Path(store).exists():
+        built = subprocess.run([sys.executable, "-m", "nearrpc", "sample", os.fspath(store)], env=env,
+                               capture_output=True, text=True, check=False)  # fmt: skip
+        if built.returncode != 0:
+            raise ServerError(f"nearrpc sample {store} exited with {built.returncode}:\n{built.stderr}")
+    reader = open_store(store, "read")
+    try:
+        head = reader.head()
+    finally:
+        reader.close()
+    if head is None:
+        raise ServerError(f"{describe_location(store)} holds no block for a sandbox to build on")
+    return head.height
+
+
+def _wait_final(url: str, height: int, process: subprocess.Popen[bytes], deadline: float) -> None:
+    """Wait until the block at `height` (or one above it) is final, as a sandbox makes it."""
+    while time.monotonic() < deadline and process.poll() is None:
+        answer = httpx.post(url, json={"jsonrpc": "2.0", "id": "nearrpc-facts", "method": "block",
+                                       "params": {"finality": "final"}}, timeout=5.0).json()  # fmt: skip
+        if int(answer.get("result", {}).get("header", {}).get("height", -1)) >= height:
+            return
+        time.sleep(0.02)
+    raise ServerError(f"the sandbox at {url} did not make the block at {height} final")
 
 
 def _copy_output(source: IO[bytes], log: IO[bytes], found: list[str], bound: threading.Event) -> None:
@@ -133,15 +166,20 @@ def running_server(
     sample: bool = False,
     upstream: str | None = None,
     fork_height: int | None = None,
+    sandbox: bool = False,
     startup_seconds: float = 60.0,
 ) -> Iterator[NearrpcServer]:
     """Serve `store` until the block ends; with `sample`, the sample chain is built there first
     when no store exists; with `upstream`, as a fork of that node (created from it when no store
-    exists), its head pinned at `fork_height` when given."""
+    exists), its head pinned at `fork_height` when given; with `sandbox`, as `serve --sandbox`
+    (automine: each send is final when answered), writing the store."""
     env = _environment(store, upstream)
+    settled_at = _sandbox_start(store, sample, env) if sandbox else None
+    sample = sample and not sandbox  # built just above
     with log.open("wb") as log_file:
         process = subprocess.Popen(
-            _command(store, sample, upstream, fork_height), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+            _command(store, sample, upstream, fork_height, sandbox), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env=env,
             start_new_session=hasattr(os, "killpg"),
         )
         assert process.stdout is not None
@@ -157,7 +195,44 @@ def running_server(
                     copier.join(timeout=5)
                     raise ServerError(f"nearrpc serve {state}:\n{log.read_text(errors='replace')}")
             _wait_healthy(found[0], process, deadline)
+            if settled_at is not None:
+                _wait_final(found[0], settled_at, process, deadline)
             yield NearrpcServer(found[0], store, log, process.pid, _facts(found[0], store, upstream is not None))
         finally:
             _stop(process)
             copier.join(timeout=_STOP_SECONDS)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class NearrpcSandbox:
+    """One test's view of the session's sandbox: the server's `url` and `facts` (the chain as every
+    test starts it: each one ends by reverting to the snapshot taken as it started), `funded` (an
+    account to sign with: id, public and secret key, balance) and that snapshot's id."""
+
+    server: NearrpcServer
+    snapshot_id: str
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    @property
+    def facts(self) -> ChainFacts:
+        return self.server.facts
+
+    @property
+    def funded(self) -> FundedAccount:
+        return self.server.facts.funded_accounts[0]
+
+    def __repr__(self) -> str:
+        return f"NearrpcSandbox(url={self.url!r}, snapshot_id={self.snapshot_id!r})"
+
+
+def sandbox_call(url: str, method: str, params: dict[str, str]) -> dict[str, object]:
+    """A `sandbox_*` method's result; ServerError with the answer when there is none."""
+    reply = httpx.post(url, json={"jsonrpc": "2.0", "id": "nearrpc-sandbox", "method": method, "params": params},
+                       timeout=60.0)  # fmt: skip
+    answer = reply.json() if reply.headers.get("content-type", "").startswith("application/json") else None
+    if not isinstance(answer, dict) or not isinstance(answer.get("result"), dict):
+        raise ServerError(f"{method} answered HTTP {reply.status_code}: {reply.text[:500]}")
+    return answer["result"]  # type: ignore[no-any-return]  # a dict, checked just above
