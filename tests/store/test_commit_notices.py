@@ -74,6 +74,7 @@ def test_without_a_notice_the_postgresql_poll_still_follows_the_database(pg_copy
 
     async def scenario() -> None:
         served = open_store(pg_copy, "serve")
+        assert isinstance(served, CommitListener)
         try:
             await served.head()
             before = served.version()
