@@ -146,6 +146,24 @@ class _LoopState(StateReader):
             forget()
 
 
+class _WorkerState(StateReader):
+    """Storage reads on the worker thread itself, by a reader whose lookups never wait (SQLite's,
+    on the thread's own connection): no trip to the event loop per read. A stopped call ends at
+    its next read, as through the loop."""
+
+    def __init__(
+        self, read: Callable[[str, bytes, int], bytes | None], account_id: str, height: int, interrupt: Interrupt
+    ) -> None:
+        self._read = read
+        self._account_id = account_id
+        self._height = height
+        self._interrupt = interrupt
+
+    def storage_read(self, key: bytes) -> bytes | None:
+        self._interrupt.check()
+        return self._read(self._account_id, key, self._height)
+
+
 class _InlineState(StateReader):
     """Storage reads answered at once by a reader that never waits (on the event loop)."""
 
@@ -253,7 +271,11 @@ class ViewRunner:
         task = asyncio.current_task()
         if task is not None:
             _BY_TASK[task] = interrupt  # the request's task: its connection may stop it (stop_calls_of)
-        state = _LoopState(reader, context.account_id, context.block_height, loop, interrupt)
+        state = (
+            _LoopState(reader, context.account_id, context.block_height, loop, interrupt)
+            if inline is None
+            else _WorkerState(inline, context.account_id, context.block_height, interrupt)
+        )
         self.threaded_runs += 1
         self._running.add(interrupt)
         try:

@@ -1,6 +1,7 @@
 """The server's SQLite reader (`SqliteServingReader`): lookups inline on the event loop inside
 short read transactions, the change counters read at most once a millisecond, and a store file
-replaced at its path followed."""
+replaced at its path followed. A view call's storage reads on a worker thread run there, on the
+thread's own connection (sqlite_threads.py)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from nearrpc.store.base import (
     StoreVersion,
 )
 from nearrpc.store.sqlite import SqliteChainReader, open_reader
+from nearrpc.store.sqlite_threads import Replaced, ThreadReaders
 
 log = logging.getLogger("nearrpc.store")
 
@@ -62,6 +64,8 @@ class SqliteServingReader:
         self._read_version: StoreVersion | None = None  # the reader's counters it was made from
         self._file_checked = time.monotonic()
         self._not_followed: str | None = None  # why the file at the path is not served (logged once)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the event loop it serves on
+        self._threads = ThreadReaders(path, file_identity)  # other threads' connections
 
     def _follow_a_replaced_file(self) -> None:
         try:
@@ -80,6 +84,7 @@ class SqliteServingReader:
         self._end_read()
         previous, self._reader, self._identity = self._reader, reader, identity
         self._generation += 1
+        self._threads.drop()
         self._version, self._not_followed = None, None
         previous.close()
         log.warning("%s was replaced; serving the new file (chain %s, schema %s)", self._path, info.chain_id,
@@ -95,7 +100,8 @@ class SqliteServingReader:
         if not self._reading:
             self._reader.begin_read()
             self._reading = True
-            asyncio.get_running_loop().call_later(VERSION_CHECK_SECONDS, self._end_read)
+            loop = self._loop = asyncio.get_running_loop()
+            loop.call_later(VERSION_CHECK_SECONDS, self._end_read)
         return self._reader
 
     def _end_read(self) -> None:
@@ -155,7 +161,20 @@ class SqliteServingReader:
         return self._contract_value_now
 
     def _contract_value_now(self, account_id: str, key: bytes, height: int) -> bytes | None:
-        return self._in_read().contract_value(account_id, key, height)
+        if asyncio._get_running_loop() is not None:
+            return self._in_read().contract_value(account_id, key, height)
+        # another thread (a view call's worker): its own connection, no trip to the loop
+        value = self._threads.read(
+            lambda reader: reader.contract_value(account_id, key, height), self._identity, self._generation, self._loop
+        )
+        if not isinstance(value, Replaced):
+            return value
+        # the file at the path is not the one served yet (replaced, followed within
+        # FILE_CHECK_SECONDS): the loop's connection reads it, the loop thread waits for nothing
+        loop = self._loop
+        if loop is None:
+            raise StoreError(f"{self._path} was replaced before anything was read from it")
+        return asyncio.run_coroutine_threadsafe(self.contract_value(account_id, key, height), loop).result()
 
     async def contract_state(
         self, account_id: str, prefix: bytes, height: int, limit: int
@@ -225,6 +244,7 @@ class SqliteServingReader:
 
     async def close(self) -> None:
         self._end_read()
+        self._threads.close()
         self._reader.close()
 
 
