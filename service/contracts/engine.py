@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,11 +88,34 @@ class _Compiled:
     exports: dict[str, tuple[bool, bool]]
 
 
+class _Crossing:
+    """What a host call needs of the call its thread runs (one object, one thread-local lookup
+    per host call): the logic, the gas counter, the fuel, the memory and the fuel handed out."""
+
+    __slots__ = ("fuel", "gas", "granted", "logic", "memory", "unbound")
+
+    def __init__(self, logic: ViewLogic, memory: LinearMemory, fuel: Fuel) -> None:
+        self.logic = logic
+        self.gas = logic.gas
+        self.memory = memory
+        self.fuel = fuel
+        self.granted = 0
+        self.unbound = True  # the memory is bound at the first host call (or after instantiation)
+
+    def bind(self, caller: int) -> None:
+        export = wasm_api.caller_memory(caller, MEMORY_EXPORT)
+        assert export is not None, "prepare checks the memory export"
+        self.memory.bind(export)
+        self.unbound = False
+
+    def grant(self) -> None:
+        """Hand the engine the fuel the gas left pays for, plus the headroom."""
+        self.granted = self.gas.fuel_left() + FUEL_HEADROOM
+        self.fuel.set(self.granted)
+
+
 class _CallState(threading.local):
-    logic: ViewLogic | None = None
-    memory: LinearMemory | None = None
-    fuel: Fuel | None = None
-    granted: int = 0
+    crossing: _Crossing | None = None
     interrupt: Interrupt | None = None
 
 
@@ -133,6 +157,10 @@ ENGINE_SETTINGS: dict[str, object] = {
     # on a tight loop; the single-pass allocator compiles another third faster but its code ran
     # about twice as slow and is 1.75 times larger, so the default allocator stays.
     "cranelift_opt_level": "none",
+    # a linear memory grows inside its reservation (4 GiB, past wasm32's largest) rather than
+    # being moved: its address is read once per call (wasm_api.LinearMemory), growing fails no
+    # sooner, and the compiled code may keep the address in a register
+    "memory_may_move": False,
 }
 
 
@@ -153,32 +181,43 @@ def _val(kind: str) -> wasmtime.ValType:
 
 
 def _host_callback(fn: HostFunction) -> Any:
-    def call(caller: Any, args: list[int]) -> int | None:
-        logic, memory, fuel = _CALL.logic, _CALL.memory, _CALL.fuel
-        assert logic is not None and memory is not None and fuel is not None, "set before the instance is made"
-        if not memory.bound:
-            export = wasm_api.caller_memory(caller, MEMORY_EXPORT)
-            assert export is not None, "prepare checks the memory export"
-            memory.bind(export)
-        gas = logic.gas
-        gas.host_call()
+    """The function's callback: the instructions run since the last host call charged (and the
+    call counted against a slice), the function run, the fuel the gas left then handed back. A
+    failure ends the call, whose fuel is read no more."""
+    method = fn.method
+    if method is None or fn.unavailable:
+        method = _failing(fn)
+
+    def call(caller: int, *args: int) -> int | None:
+        crossing = _CALL.crossing
+        assert crossing is not None, "set before the instance is made"
+        if crossing.unbound:
+            crossing.bind(caller)
         try:
-            gas.settle_fuel(_CALL.granted, fuel.get())
+            crossing.gas.enter_host(crossing.granted, crossing.fuel.get())
+            # the function's own charges may end the call at the limit too (host.py charges
+            # without a frame of its own where it is called most)
+            result = method(crossing.logic, *args)
         except GasExhausted:
             raise Abort(errors.gas_limit_exceeded()) from None
-        if fn.unavailable:
-            raise HostFunctionUnavailable(fn.name)
-        try:
-            if fn.method is None:
-                for cost in fn.paid:
-                    logic.pay(cost)
-                raise Abort(fn.failure or "")
-            return fn.method(logic, *args)
-        finally:
-            _CALL.granted = gas.fuel_left() + FUEL_HEADROOM
-            fuel.set(_CALL.granted)
+        crossing.grant()
+        return result
 
     return wasm_api.host_callback(call, fn.params, fn.results)
+
+
+def _failing(fn: HostFunction) -> Callable[..., None]:
+    """A function not implemented here (HostFunctionUnavailable) or failing at once in a view
+    (its costs paid first, then its failure)."""
+
+    def fail(logic: ViewLogic, *_args: int) -> None:
+        if fn.unavailable:
+            raise HostFunctionUnavailable(fn.name)
+        for cost in fn.paid:
+            logic.pay(cost)
+        raise Abort(fn.failure or "")
+
+    return fail
 
 
 class ViewEngine:
@@ -362,10 +401,10 @@ class ViewEngine:
         linear_memory = LinearMemory(store)
         fuel = Fuel(store)
         logic = ViewLogic(context, args, state, gas, linear_memory)
-        previous = (_CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted, _CALL.interrupt)
-        _CALL.logic, _CALL.memory, _CALL.fuel, _CALL.interrupt = logic, linear_memory, fuel, interrupt
-        _CALL.granted = gas.fuel_left() + FUEL_HEADROOM
-        fuel.set(_CALL.granted)
+        crossing = _Crossing(logic, linear_memory, fuel)
+        previous = (_CALL.crossing, _CALL.interrupt)
+        _CALL.crossing, _CALL.interrupt = crossing, interrupt
+        crossing.grant()
         try:
             try:
                 instance = wasm_api.instantiate(pre, store)
@@ -373,15 +412,16 @@ class ViewEngine:
                 raise ViewCallError(abort.debug, logic.logs) from None
             except wasmtime.Trap as trap:  # a start function that trapped
                 _raise_if_interrupted(interrupt)
-                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, fuel), logic.logs) from None
+                raise ViewCallError(_trap_text(trap, gas, crossing.granted, fuel), logic.logs) from None
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
                 _raise_if_interrupted(interrupt)
                 raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
             memory = wasm_api.export(store, instance, MEMORY_EXPORT)
             func = wasm_api.export(store, instance, method_name)
             assert memory is not None and func is not None, "checked when the module was compiled"
-            if not linear_memory.bound:
+            if crossing.unbound:
                 linear_memory.bind(memory.of.memory)
+                crossing.unbound = False
             try:
                 wasm_api.call(store, func.of.func)
             except Abort as abort:
@@ -390,14 +430,14 @@ class ViewEngine:
                 _raise_if_interrupted(interrupt)
                 if not isinstance(trap, wasmtime.Trap):
                     raise
-                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, fuel), logic.logs) from None
+                raise ViewCallError(_trap_text(trap, gas, crossing.granted, fuel), logic.logs) from None
             try:
-                gas.settle_fuel(_CALL.granted, fuel.get())
+                gas.settle_fuel(crossing.granted, fuel.get())
             except GasExhausted:
                 raise ViewCallError(errors.gas_limit_exceeded(), logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
         finally:
-            _CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted, _CALL.interrupt = previous
+            _CALL.crossing, _CALL.interrupt = previous
 
 
 def _raise_if_interrupted(interrupt: Interrupt | None) -> None:

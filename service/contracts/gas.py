@@ -142,11 +142,19 @@ class GasCounter:
             raise GasExhausted
         self.burnt += gas
 
-    def host_call(self) -> None:
-        """Count a host call against the slice's."""
+    def enter_host(self, granted: int, remaining: int) -> None:
+        """A host call begins: it counts against the slice's host calls, then the instructions
+        run since `granted` fuel was handed out are charged (as settle_fuel), in one call."""
         if self._host_calls_left == 0:
             raise SliceExhausted
         self._host_calls_left -= 1
+        gas = (granted - remaining) * self.costs.regular_op_cost
+        if self.burnt + gas > self._stop:
+            if self.sliced:
+                raise SliceExhausted
+            self.burnt = self.limit
+            raise GasExhausted
+        self.burnt += gas
 
     def pay_ext(self, name: str, times: int = 1) -> None:
         self.pay(self._ext.get(name, 0) * times)

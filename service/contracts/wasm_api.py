@@ -14,6 +14,7 @@ own trampoline does with its (process-wide) slot.
 from __future__ import annotations
 
 import ctypes
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +22,8 @@ from typing import Any
 import wasmtime
 from wasmtime import _ffi as ffi
 
-RawHost = Callable[[Any, list[int]], int | None]  # (caller pointer, arguments as u64) -> result
+RawHost = Callable[..., int | None]  # (caller address, *arguments as u64) -> result
+_U64 = (1 << 64) - 1
 
 
 class _Pending(threading.local):
@@ -36,38 +38,60 @@ def _take_pending() -> BaseException | None:
     return failure
 
 
+def _raw(name: str, restype: Any, *argtypes: Any) -> Any:
+    """The C function `name` under a prototype of plain values (addresses as ints): the
+    package's bindings check and convert typed pointers at each call, and add a Python frame."""
+    address = ctypes.cast(getattr(ffi.dll, name), ctypes.c_void_p).value
+    assert address is not None, f"the library has {name}"
+    return ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+
+# wasmtime_func_unchecked_callback_t with every pointer an address: ctypes then hands the
+# callback ints instead of building a pointer object per argument at each host call
+_RAW_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+_get_fuel = _raw("wasmtime_context_get_fuel", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_set_fuel = _raw("wasmtime_context_set_fuel", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64)
+_memory_data_address = _raw("wasmtime_memory_data", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_memory_data_size = _raw("wasmtime_memory_data_size", ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def _raised(error: int) -> wasmtime.WasmtimeError:
+    return wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t)))
+
+
 def host_callback(handler: RawHost, params: tuple[str, ...], results: tuple[str, ...]) -> Any:
-    """An unchecked callback running `handler` with the arguments as unsigned 64-bit values (an
-    i32 sign-extended first, as the package's Val does) and writing its result back."""
-    kinds = tuple(kind == "i64" for kind in params)
-    result_i64 = bool(results) and results[0] == "i64"
-    has_result = bool(results)
+    """An unchecked callback running `handler(caller address, *arguments)` with the arguments as
+    unsigned 64-bit values (an i32 sign-extended first, as the package's Val does) and writing its
+    result back. Raw values are 16 bytes apart (wasmtime_val_raw_t), an i32 in the low four."""
+    count = len(params)
+    wide = count > 0 and all(kind == "i64" for kind in params)  # read unsigned at once
+    layout = struct.Struct("<" + "".join(("Q8x" if wide else "q8x") if kind == "i64" else "i12x" for kind in params))
+    unpack, size, string_at = layout.unpack, 16 * count, ctypes.string_at
+    result_kind = results[0] if results else None
+    cell = ctypes.c_uint64 if result_kind == "i64" else ctypes.c_uint32
+    mask = _U64 if result_kind == "i64" else 0xFFFF_FFFF
 
     def call(_env: Any, caller: Any, values: Any, _count: int) -> int:
         try:
-            args = [(values[i].i64 if wide else values[i].i32) & 0xFFFF_FFFF_FFFF_FFFF for i, wide in enumerate(kinds)]
-            result = handler(caller, args)
-            if has_result:
+            if wide:
+                result = handler(caller, *unpack(string_at(values, size)))
+            elif count:
+                result = handler(caller, *[value & _U64 for value in unpack(string_at(values, size))])
+            else:
+                result = handler(caller)
+            if result_kind is not None:
                 assert result is not None, "a host function with a result returns it"
-                if result_i64:
-                    values[0].i64 = result - (1 << 64) if result >= 1 << 63 else result
-                else:
-                    values[0].i32 = result - (1 << 32) if result >= 1 << 31 else result
+                cell.from_address(values).value = result & mask
             return 0
         except BaseException as failure:  # carried across the wasm frames, raised again on return
             _PENDING.failure = failure
             trap: Any = wasmtime.Trap("python exception")._consume()
             return int(ctypes.cast(trap, ctypes.c_void_p).value or 0)
 
-    return ffi.wasmtime_func_unchecked_callback_t(call)
+    return _RAW_CALLBACK(call)
 
 
 _NO_FINALIZER = ctypes.cast(0, ctypes.CFUNCTYPE(None, ctypes.c_void_p))
-# wasmtime_memory_data returning the address as an int (the package's binding returns a typed
-# pointer, which costs a cast per access); the same C function, another ctypes prototype
-_memory_data_address = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
-    int(ctypes.cast(ffi.dll.wasmtime_memory_data, ctypes.c_void_p).value or 0)
-)
 
 
 def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncType, callback: Any) -> None:
@@ -80,7 +104,7 @@ def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncTyp
         ctypes.create_string_buffer(name_bytes),
         len(name_bytes),
         ty.ptr(),
-        callback,
+        ctypes.cast(callback, ffi.wasmtime_func_unchecked_callback_t),
         None,
         _NO_FINALIZER,
     )
@@ -110,11 +134,12 @@ def export(store: wasmtime.Store, instance: wasmtime.Instance, name: str) -> Any
     return item if found else None
 
 
-def caller_memory(caller: Any, name: str) -> Any | None:
+def caller_memory(caller: int, name: str) -> Any | None:
     """The calling instance's memory export `name` (an `ffi.wasmtime_memory_t`), or None."""
     encoded = name.encode()
     item = ffi.wasmtime_extern_t()
-    if not ffi.wasmtime_caller_export_get(caller, encoded, len(encoded), ctypes.byref(item)):
+    pointer = ctypes.cast(caller, ctypes.POINTER(ffi.wasmtime_caller_t))
+    if not ffi.wasmtime_caller_export_get(pointer, encoded, len(encoded), ctypes.byref(item)):
         return None
     kind: Any = item.kind
     return item.of.memory if kind == ffi.WASMTIME_EXTERN_MEMORY.value else None
@@ -143,32 +168,36 @@ class Fuel:
     """The store's fuel, read and set without the package's per-call wrappers."""
 
     def __init__(self, store: wasmtime.Store) -> None:
-        self._context = store._context()
+        self._context = ctypes.cast(store._context(), ctypes.c_void_p).value
         self._cell = ctypes.c_uint64(0)
-        self._ref = ctypes.byref(self._cell)
+        self._address = ctypes.addressof(self._cell)
 
     def get(self) -> int:
-        error = ffi.wasmtime_context_get_fuel(self._context, self._ref)
+        error = _get_fuel(self._context, self._address)
         if error:
-            raise wasmtime.WasmtimeError._from_ptr(error)
-        return int(self._cell.value)
+            raise _raised(error)
+        return self._cell.value
 
     def set(self, fuel: int) -> None:
-        error = ffi.wasmtime_context_set_fuel(self._context, fuel)
+        error = _set_fuel(self._context, fuel)
         if error:
-            raise wasmtime.WasmtimeError._from_ptr(error)
+            raise _raised(error)
 
 
 class LinearMemory:
     """The call's linear memory seen from host functions. It is bound at the first host call
     (from the calling instance's export), so a start function, which runs before instantiation
-    returns the instance, reaches it too. The data pointer is read per access: memory may grow."""
+    returns the instance, reaches it too. Its data never moves (the engine runs with
+    `memory_may_move` off: a memory grows inside its reservation), so the address is read once;
+    the size only grows, so a range inside the size last read is inside, and only a range past
+    it reads the size again."""
 
     def __init__(self, store: wasmtime.Store) -> None:
-        self._context = store._context()
-        self._context_address = ctypes.cast(self._context, ctypes.c_void_p)
-        self._memory: Any = None
-        self._ref: Any = None
+        self._context = ctypes.cast(store._context(), ctypes.c_void_p).value
+        self._memory: Any = None  # the export, kept alive while its address is used
+        self._address = 0
+        self._base = 0  # the data's address
+        self._size = 0  # the size last read
 
     @property
     def bound(self) -> bool:
@@ -176,24 +205,25 @@ class LinearMemory:
 
     def bind(self, memory: Any) -> None:
         self._memory = memory
-        self._ref = ctypes.byref(memory)
+        self._address = ctypes.addressof(memory)
+        self._base = int(_memory_data_address(self._context, self._address) or 0)
+        self._size = _memory_data_size(self._context, self._address)
 
-    def _base(self) -> int:
-        assert self._ref is not None, "bound at the first host call"
-        return int(_memory_data_address(self._context_address, self._ref) or 0)
+    def holds(self, stop: int) -> bool:
+        """Whether bytes [0, stop) lie inside the memory."""
+        if stop <= self._size:
+            return True
+        self._size = _memory_data_size(self._context, self._address)  # grown since?
+        return stop <= self._size
 
     def read(self, start: int, stop: int) -> bytes:
         """Bytes [start, stop), which the caller has checked lie inside the memory."""
-        return ctypes.string_at(self._base() + start, stop - start) if stop > start else b""
+        return ctypes.string_at(self._base + start, stop - start) if stop > start else b""
 
     def write(self, data: bytes, start: int) -> None:
         """`data` at `start`, which the caller has checked lies inside the memory."""
         if data:
-            ctypes.memmove(self._base() + start, data, len(data))
-
-    def size(self) -> int:
-        assert self._ref is not None, "bound at the first host call"
-        return int(ffi.wasmtime_memory_data_size(self._context, self._ref))
+            ctypes.memmove(self._base + start, data, len(data))
 
 
 def leave_component_async_off(config: wasmtime.Config) -> None:
