@@ -86,6 +86,7 @@ class _Compiled:
     link_error: str | None
     # export name -> (is a function, takes or returns nothing)
     exports: dict[str, tuple[bool, bool]]
+    pre_address: int = 0  # the C object of `pre`, which keeps it alive
 
 
 class _Crossing:
@@ -227,6 +228,7 @@ class ViewEngine:
         self.disk = compiled_cache  # compiled modules kept across restarts (None: in memory only)
         self._fingerprint: bytes | None = None
         self.engine = wasmtime.Engine(_config())
+        self._engine_address = wasm_api.address(self.engine.ptr())
         self.linker = wasmtime.Linker(self.engine)
         self._callbacks: list[Any] = []  # the linker's callbacks, kept alive as long as it is
         for fn in HOST_FUNCTIONS:
@@ -293,7 +295,8 @@ class ViewEngine:
         if any(imported.module == "env" and (imported.name or "") not in available for imported in module.imports):
             return _Compiled(None, errors.link_error("unknown or invalid import"), exports)
         try:
-            return _Compiled(self.linker.instantiate_pre(module), None, exports)
+            pre = self.linker.instantiate_pre(module)
+            return _Compiled(pre, None, exports, wasm_api.address(pre.ptr()))
         except wasmtime.WasmtimeError as failure:
             return _Compiled(None, errors.link_error(_link_message(str(failure))), exports)
 
@@ -364,16 +367,16 @@ class ViewEngine:
         if not export[1]:
             raise ViewCallError(errors.method_invalid_signature())
         if interrupt is None:
-            return self._call(compiled.pre, method_name, args, context, state, gas, None)
+            return self._call(compiled.pre_address, method_name, args, context, state, gas, None)
         self.ticker.begin()
         try:
-            return self._call(compiled.pre, method_name, args, context, state, gas, interrupt)
+            return self._call(compiled.pre_address, method_name, args, context, state, gas, interrupt)
         finally:
             self.ticker.end()
 
     def _call(
         self,
-        pre: wasmtime.InstancePre,
+        pre: int,
         method_name: str,
         args: bytes,
         context: ViewContext,
@@ -381,15 +384,31 @@ class ViewEngine:
         gas: GasCounter,
         interrupt: Interrupt | None,
     ) -> ViewOutcome:
-        store = wasmtime.Store(self.engine)
+        store = wasm_api.CallStore(self._engine_address)
+        try:
+            return self._run(store, pre, method_name, args, context, state, gas, interrupt)
+        finally:
+            store.delete()
+
+    def _run(
+        self,
+        store: wasm_api.CallStore,
+        pre: int,
+        method_name: str,
+        args: bytes,
+        context: ViewContext,
+        state: StateReader,
+        gas: GasCounter,
+        interrupt: Interrupt | None,
+    ) -> ViewOutcome:
         if interrupt is None:
             store.set_epoch_deadline(_NO_EPOCH_DEADLINE)
         else:
-            wasm_api.watch_epochs(store, _EPOCH_CALLBACK)
+            store.watch_epochs(_EPOCH_CALLBACK)
             store.set_epoch_deadline(1)
         # the store's limits nearcore's runner sets (wasmtime_runner.rs `Ctx::new`)
         limits = gas.costs
-        store.set_limits(
+        store.limit(
             memory_size=limits.max_memory_pages * 65536,
             table_elements=limits.max_elements_per_contract_table,
             instances=1,
@@ -398,8 +417,8 @@ class ViewEngine:
         )
         # the call's logic exists before the instance: a start function runs inside instantiate,
         # and its instructions and host calls count as the method's do
-        linear_memory = LinearMemory(store)
-        fuel = Fuel(store)
+        linear_memory = LinearMemory(store.context)
+        fuel = Fuel(store.context)
         logic = ViewLogic(context, args, state, gas, linear_memory)
         crossing = _Crossing(logic, linear_memory, fuel)
         previous = (_CALL.crossing, _CALL.interrupt)
@@ -407,7 +426,7 @@ class ViewEngine:
         crossing.grant()
         try:
             try:
-                instance = wasm_api.instantiate(pre, store)
+                instance = store.instantiate(pre)
             except Abort as abort:  # a start function's host call that failed
                 raise ViewCallError(abort.debug, logic.logs) from None
             except wasmtime.Trap as trap:  # a start function that trapped
@@ -416,14 +435,14 @@ class ViewEngine:
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
                 _raise_if_interrupted(interrupt)
                 raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
-            memory = wasm_api.export(store, instance, MEMORY_EXPORT)
-            func = wasm_api.export(store, instance, method_name)
+            memory = store.export(instance, MEMORY_EXPORT)
+            func = store.export(instance, method_name)
             assert memory is not None and func is not None, "checked when the module was compiled"
             if crossing.unbound:
                 linear_memory.bind(memory.of.memory)
                 crossing.unbound = False
             try:
-                wasm_api.call(store, func.of.func)
+                store.call(func.of.func)
             except Abort as abort:
                 raise ViewCallError(abort.debug, logic.logs) from None
             except (wasmtime.Trap, wasmtime.WasmtimeError) as trap:

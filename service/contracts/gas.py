@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from nearrpc.contracts.prepare import PrepareRules
@@ -85,7 +86,7 @@ class GasCosts:
             chain_id=str(protocol_config.get("chain_id") or ""),
         )
 
-    @property
+    @cached_property
     def prepare_rules(self) -> PrepareRules:
         """The prepare step's rules of this protocol (contracts.prepare)."""
         return PrepareRules(

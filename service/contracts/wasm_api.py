@@ -112,28 +112,6 @@ def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncTyp
         raise wasmtime.WasmtimeError._from_ptr(error)
 
 
-def instantiate(pre: wasmtime.InstancePre, store: wasmtime.Store) -> wasmtime.Instance:
-    """The instance (its start function run); a host function's exception is raised as itself."""
-    _PENDING.failure = None
-    try:
-        return pre.instantiate(store)
-    except (wasmtime.Trap, wasmtime.WasmtimeError):
-        failure = _take_pending()
-        if failure is not None:
-            raise failure from None
-        raise
-
-
-def export(store: wasmtime.Store, instance: wasmtime.Instance, name: str) -> Any | None:
-    """The instance's export `name` (an `ffi.wasmtime_extern_t`), or None."""
-    encoded = name.encode()
-    item = ffi.wasmtime_extern_t()
-    found = ffi.wasmtime_instance_export_get(
-        store._context(), ctypes.byref(instance._instance), encoded, len(encoded), ctypes.byref(item)
-    )
-    return item if found else None
-
-
 def caller_memory(caller: int, name: str) -> Any | None:
     """The calling instance's memory export `name` (an `ffi.wasmtime_memory_t`), or None."""
     encoded = name.encode()
@@ -145,30 +123,96 @@ def caller_memory(caller: int, name: str) -> Any | None:
     return item.of.memory if kind == ffi.WASMTIME_EXTERN_MEMORY.value else None
 
 
-def call(store: wasmtime.Store, func: Any) -> None:
-    """Call a `() -> ()` function export (`ffi.wasmtime_func_t`); raises its trap, or the host
-    function's exception that ended it."""
-    _PENDING.failure = None
-    trap = ctypes.POINTER(ffi.wasm_trap_t)()
-    error = ffi.wasmtime_func_call_unchecked(store._context(), ctypes.byref(func), None, 0, ctypes.byref(trap))
-    failure = _take_pending()
-    if error:
-        raised: BaseException = wasmtime.WasmtimeError._from_ptr(error)
-    elif trap:
-        raised = wasmtime.Trap._from_ptr(trap)
-    else:
-        return
-    if failure is not None:
-        del raised  # the trap only carried the failure out of wasm
-        raise failure
-    raise raised
+_c = ctypes.c_void_p
+_store_new = _raw("wasmtime_store_new", _c, _c, _c, _c)
+_store_context = _raw("wasmtime_store_context", _c, _c)
+_store_delete = _raw("wasmtime_store_delete", None, _c)
+_store_limiter = _raw("wasmtime_store_limiter", None, _c, *(ctypes.c_int64,) * 5)
+_set_epoch_deadline = _raw("wasmtime_context_set_epoch_deadline", None, _c, ctypes.c_uint64)
+_watch_epochs = _raw("wasmtime_store_epoch_deadline_callback", None, _c, _c, _c, _c)
+_pre_instantiate = _raw("wasmtime_instance_pre_instantiate", _c, _c, _c, _c, _c)
+_export_get = _raw("wasmtime_instance_export_get", ctypes.c_bool, _c, _c, ctypes.c_char_p, ctypes.c_size_t, _c)
+_call_unchecked = _raw("wasmtime_func_call_unchecked", _c, _c, _c, _c, ctypes.c_size_t, _c)
+
+
+def address(pointer: Any) -> int:
+    """A ctypes pointer's address (an object of the package's, e.g. `InstancePre.ptr()`)."""
+    value = ctypes.cast(pointer, ctypes.c_void_p).value
+    assert value is not None, "a live object's pointer"
+    return value
+
+
+def _trap(trap: int) -> wasmtime.Trap:
+    return wasmtime.Trap._from_ptr(ctypes.cast(trap, ctypes.POINTER(ffi.wasm_trap_t)))
+
+
+class CallStore:
+    """One call's store, made, used and deleted (`delete`, once) through the C API directly: the
+    package's Store, Instance and export objects cost more than a short view's work. `context`
+    is the store context's address."""
+
+    def __init__(self, engine: int) -> None:
+        self._store = _store_new(engine, None, None)
+        self.context: int = _store_context(self._store)
+        self._trap = ctypes.c_void_p()
+        self._trap_address = ctypes.addressof(self._trap)
+
+    def limit(self, memory_size: int, table_elements: int, instances: int, tables: int, memories: int) -> None:
+        _store_limiter(self._store, memory_size, table_elements, instances, tables, memories)
+
+    def set_epoch_deadline(self, ticks: int) -> None:
+        _set_epoch_deadline(self.context, ticks)
+
+    def watch_epochs(self, callback: Any) -> None:
+        """Ask `callback` (from epoch_callback; the caller keeps it alive) at each tick."""
+        _watch_epochs(self._store, address(callback), None, None)
+
+    def delete(self) -> None:
+        _store_delete(self._store)
+
+    def _raise(self, error: int | None) -> None:
+        """The failure of a run into wasm: the host function's exception that ended it, else its
+        error or trap (none: it returned)."""
+        failure = _take_pending()
+        trap, self._trap.value = self._trap.value, None
+        if error:
+            raised: BaseException = _raised(error)
+        elif trap:
+            raised = _trap(trap)
+        else:
+            return
+        if failure is not None:
+            del raised  # the trap only carried the failure out of wasm
+            raise failure
+        raise raised
+
+    def instantiate(self, pre: int) -> Any:
+        """The instance (an `ffi.wasmtime_instance_t`) of the InstancePre at address `pre`, its
+        start function run; raises as `call` does."""
+        _PENDING.failure = None
+        instance = ffi.wasmtime_instance_t()
+        self._raise(_pre_instantiate(pre, self.context, ctypes.addressof(instance), self._trap_address))
+        return instance
+
+    def export(self, instance: Any, name: str) -> Any | None:
+        """The instance's export `name` (an `ffi.wasmtime_extern_t`), or None."""
+        encoded = name.encode()
+        item = ffi.wasmtime_extern_t()
+        found = _export_get(self.context, ctypes.addressof(instance), encoded, len(encoded), ctypes.addressof(item))
+        return item if found else None
+
+    def call(self, func: Any) -> None:
+        """Call a `() -> ()` function export (`ffi.wasmtime_func_t`); raises its trap, or the host
+        function's exception that ended it."""
+        _PENDING.failure = None
+        self._raise(_call_unchecked(self.context, ctypes.addressof(func), None, 0, self._trap_address))
 
 
 class Fuel:
     """The store's fuel, read and set without the package's per-call wrappers."""
 
-    def __init__(self, store: wasmtime.Store) -> None:
-        self._context = ctypes.cast(store._context(), ctypes.c_void_p).value
+    def __init__(self, context: int) -> None:
+        self._context = context
         self._cell = ctypes.c_uint64(0)
         self._address = ctypes.addressof(self._cell)
 
@@ -192,8 +236,8 @@ class LinearMemory:
     the size only grows, so a range inside the size last read is inside, and only a range past
     it reads the size again."""
 
-    def __init__(self, store: wasmtime.Store) -> None:
-        self._context = ctypes.cast(store._context(), ctypes.c_void_p).value
+    def __init__(self, context: int) -> None:
+        self._context = context
         self._memory: Any = None  # the export, kept alive while its address is used
         self._address = 0
         self._base = 0  # the data's address
@@ -263,8 +307,3 @@ def epoch_callback(should_stop: Callable[[], bool]) -> Any:
         return 0
 
     return _EPOCH_CALLBACK_TYPE(call)
-
-
-def watch_epochs(store: wasmtime.Store, callback: Any) -> None:
-    """Have `store` ask `callback` (from epoch_callback; the caller keeps it alive) at each tick."""
-    ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), callback, None, _NO_FINALIZER)
