@@ -110,7 +110,8 @@ class _Crossing:
         self.unbound = False
 
     def grant(self) -> None:
-        """Hand the engine the fuel the gas left pays for, plus the headroom."""
+        """Hand the engine the fuel the gas left pays for, plus the headroom (a host call does
+        the same inline)."""
         self.granted = self.gas.fuel_left() + FUEL_HEADROOM
         self.fuel.set(self.granted)
 
@@ -194,14 +195,18 @@ def _host_callback(fn: HostFunction) -> Any:
         assert crossing is not None, "set before the instance is made"
         if crossing.unbound:
             crossing.bind(caller)
+        gas, fuel = crossing.gas, crossing.fuel
         try:
-            crossing.gas.enter_host(crossing.granted, crossing.fuel.get())
+            gas.enter_host(crossing.granted, fuel.get())
             # the function's own charges may end the call at the limit too (host.py charges
             # without a frame of its own where it is called most)
             result = method(crossing.logic, *args)
         except GasExhausted:
             raise Abort(errors.gas_limit_exceeded()) from None
-        crossing.grant()
+        # grant() without its frames: the fuel the gas left pays for (GasCounter.fuel_left), plus
+        # the headroom
+        crossing.granted = granted = (gas.stop - gas.burnt) // gas.op_cost + FUEL_HEADROOM
+        fuel.set(granted)
         return result
 
     return wasm_api.host_callback(call, fn.params, fn.results)

@@ -130,13 +130,15 @@ class GasCounter:
         self.limit = costs.view_gas_limit
         self.sliced = slice_gas is not None
         self._host_calls_left = -1 if slice_host_calls is None else slice_host_calls
-        self._stop = self.limit if slice_gas is None else min(slice_gas, self.limit)
-        self._op_cost = max(costs.regular_op_cost, 1)
+        # where charges end, and the gas one unit of fuel stands for (the engine's host calls read
+        # both to hand out fuel as fuel_left does)
+        self.stop = self.limit if slice_gas is None else min(slice_gas, self.limit)
+        self.op_cost = max(costs.regular_op_cost, 1)
         self._ext = costs.ext
         self.burnt = 0
 
     def pay(self, gas: int) -> None:
-        if self.burnt + gas > self._stop:
+        if self.burnt + gas > self.stop:
             if self.sliced:
                 raise SliceExhausted
             self.burnt = self.limit
@@ -150,7 +152,7 @@ class GasCounter:
             raise SliceExhausted
         self._host_calls_left -= 1
         gas = (granted - remaining) * self.costs.regular_op_cost
-        if self.burnt + gas > self._stop:
+        if self.burnt + gas > self.stop:
             if self.sliced:
                 raise SliceExhausted
             self.burnt = self.limit
@@ -161,7 +163,7 @@ class GasCounter:
         self.pay(self._ext.get(name, 0) * times)
 
     def fuel_left(self) -> int:
-        return (self._stop - self.burnt) // self._op_cost
+        return (self.stop - self.burnt) // self.op_cost
 
     def settle_fuel(self, granted: int, remaining: int) -> None:
         """Charge the instructions run since `granted` fuel was handed out; past the limit is
