@@ -32,6 +32,9 @@ log = logging.getLogger("nearrpc.store")
 
 VERSION_CHECK_SECONDS: Final = 0.001  # how old a serving reader's change counters may be
 FILE_CHECK_SECONDS: Final = 0.25  # how soon a serving reader notices its file was replaced
+# the longest a worker waits for a read it hands the event loop (only while the file at the path
+# is not the one served yet): a loop that stopped never answers
+LOOP_READ_SECONDS: Final = 10.0
 
 
 class SqliteServingReader:
@@ -174,7 +177,12 @@ class SqliteServingReader:
         loop = self._loop
         if loop is None:
             raise StoreError(f"{self._path} was replaced before anything was read from it")
-        return asyncio.run_coroutine_threadsafe(self.contract_value(account_id, key, height), loop).result()
+        read = asyncio.run_coroutine_threadsafe(self.contract_value(account_id, key, height), loop)
+        try:
+            return read.result(LOOP_READ_SECONDS)
+        except TimeoutError:
+            read.cancel()
+            raise StoreError(f"{self._path}: a read on the event loop took over {LOOP_READ_SECONDS} s") from None
 
     async def contract_state(
         self, account_id: str, prefix: bytes, height: int, limit: int
