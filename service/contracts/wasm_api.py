@@ -183,7 +183,12 @@ class CallStore:
             return
         if failure is not None:
             del raised  # the trap only carried the failure out of wasm
-            raise failure
+            try:
+                raise failure
+            finally:
+                # else this frame, in the failure's traceback, would hold the failure: a cycle
+                # that keeps the call's buffers until the cyclic collector runs
+                del failure
         raise raised
 
     def instantiate(self, pre: int) -> Any:
