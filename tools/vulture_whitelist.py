@@ -81,3 +81,5 @@ parallel_compilation  # wasmtime.Config property, set for nearrpc.contracts' eng
 consume_fuel  # wasmtime.Config property, set for nearrpc.contracts' engine
 max_wasm_stack  # wasmtime.Config property, set for nearrpc.contracts' engine
 too_large_contract_state  # catalogue constructor the view_state step raises (issue 34: the store's contract data)
+on_response_complete  # uvicorn's HttpToolsProtocol hook (nearrpc.http.connections overrides it)
+total_requests  # uvicorn ServerState counter, kept by that override as uvicorn keeps it

@@ -39,9 +39,11 @@ log = logging.getLogger(STARTUP_LOGGER)
 _FLAGS = (
     "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
     "answer_cache_mb", "compiled_cache", "compiled_cache_mb", "store_pool_size", "store_timeout",
-    "store_close_timeout", "store_check", "upstream", "view_call_timeout",
+    "store_close_timeout", "store_check", "upstream", "view_call_timeout", "max_slow_view_calls", "view_memory_mb",
+    "module_cache_mb",
     "record_mode", "fork_height", "verify_calls",
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
+    "fork_fetches_per_call",
     "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
@@ -112,10 +114,15 @@ def app_from_env() -> FastAPI:
 
 
 def _use_view_call_timeout(settings: ServeSettings) -> None:
-    """This process's view calls stopped at the settings' deadline."""
-    from nearrpc.methods.view_calls import use_view_call_timeout
+    """This process's view calls stopped at the settings' deadline, its slow lane, memory budget
+    and module cache bounded as they say."""
+    from nearrpc.contracts import use_execution_limits
+    from nearrpc.methods.view_calls import use_fetches_per_call, use_max_slow_calls, use_view_call_timeout
 
     use_view_call_timeout(settings.view_call_timeout)
+    use_max_slow_calls(settings.max_slow_view_calls)
+    use_fetches_per_call(settings.fork_fetches_per_call)
+    use_execution_limits(settings.module_cache_mb << 20, settings.view_memory_mb << 20)
 
 
 def _use_compiled_cache(settings: ServeSettings) -> None:
@@ -432,6 +439,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(run, ServeSettings, "store_timeout")
     add_setting(run, ServeSettings, "store_close_timeout")
     add_setting(run, ServeSettings, "view_call_timeout")
+    add_setting(run, ServeSettings, "max_slow_view_calls")
+    add_setting(run, ServeSettings, "view_memory_mb")
+    add_setting(run, ServeSettings, "module_cache_mb")
     add_setting(run, ServeSettings, "workers")
     add_setting(run, ServeSettings, "keep_alive_timeout")
     add_setting(run, ServeSettings, "request_timeout")
@@ -457,5 +467,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(fork, ServeSettings, "upstream_timeout")
     add_setting(fork, ServeSettings, "upstream_retries")
     add_setting(fork, ServeSettings, "miss_timeout")
+    add_setting(fork, ServeSettings, "fork_fetches_per_call")
     add_setting(fork, ServeSettings, "upstream_max_answer_mb")
     run.set_defaults(func=_run)

@@ -90,9 +90,22 @@ class ServeSettings(StoreSettings, LogSettings):
         "quick", description="check the store before serving: quick (refuse a damaged store), or off"
     )
     view_call_timeout: float = Field(
-        10.0, gt=0, le=3600, description="seconds a view call run on a worker may take, from its arrival, beside its "
-        "gas limit; a slower one is stopped and answered INTERNAL_ERROR \"Timeout\" as nearcore answers a query "
-        "its view client did not answer in time",
+        10.0, gt=0, le=3600, description="seconds a view call run on a worker may take, from the moment a worker "
+        "takes it up, beside its gas limit; a slower one is stopped and answered INTERNAL_ERROR \"Timeout\" as "
+        "nearcore answers a query its view client did not answer in time",
+    )
+    max_slow_view_calls: int = Field(
+        8, ge=1, le=1024, description="view calls each worker holds in its slow lane (those still running 0.1 s "
+        "after they began, run on two threads of lowered priority), running or waiting; past it a slow call is "
+        "answered INTERNAL_ERROR at once, so slow calls never hold fresh ones",
+    )
+    view_memory_mb: int = Field(
+        256, ge=1, le=1 << 20, description="MiB the registers and return values of the view calls running on a "
+        "worker may hold together; a call that would take more is stopped and answered INTERNAL_ERROR",
+    )
+    module_cache_mb: int = Field(
+        256, ge=1, le=1 << 20, description="MiB of compiled contracts kept in memory (each counts its code's size; "
+        "at most 64 of them), past which the least recently used go",
     )
     store_close_timeout: float = Field(
         5.0, gt=0, le=300, description="seconds a stopping server waits for the store to close (PostgreSQL "
@@ -114,8 +127,8 @@ class ServeSettings(StoreSettings, LogSettings):
     )
     max_connections: int | None = Field(
         None, ge=1, le=1_000_000, description="connections each worker holds at most; at the cap a new one closes "
-        "the one waiting longest on its client (idle or slow to send), or is answered 503 if every other is being "
-        "answered (default: the open-file limit less 256)",
+        "the one waiting longest on its client (idle or slow to send) if it has waited over a second, else it is "
+        "answered 503 and closed unread (default: the open-file limit less 256)",
     )
 
     # a fork of a live node (`--upstream`): what it may ask of the node, and how long a miss may take
@@ -149,6 +162,10 @@ class ServeSettings(StoreSettings, LogSettings):
     miss_timeout: float = Field(
         10.0, gt=0, le=3600, description="seconds a miss may take, retries included, before it answers "
         "INTERNAL_ERROR (nothing is kept)",
+    )
+    fork_fetches_per_call: int = Field(
+        200, ge=1, le=1_000_000, description="upstream requests one view call may cause for the contract storage "
+        "it reads (a state of up to 50,000 bytes is one request); past it the call is answered INTERNAL_ERROR",
     )
 
     @field_validator("upstream")
@@ -202,6 +219,9 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}COMPILED_CACHE_MB": str(self.compiled_cache_mb),
             f"{ENV_PREFIX}STORE_CLOSE_TIMEOUT": repr(self.store_close_timeout),
             f"{ENV_PREFIX}VIEW_CALL_TIMEOUT": repr(self.view_call_timeout),
+            f"{ENV_PREFIX}MAX_SLOW_VIEW_CALLS": str(self.max_slow_view_calls),
+            f"{ENV_PREFIX}VIEW_MEMORY_MB": str(self.view_memory_mb),
+            f"{ENV_PREFIX}MODULE_CACHE_MB": str(self.module_cache_mb),
             f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
             f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
             f"{ENV_PREFIX}VERIFY_CALLS": "1" if self.verify_calls else "0",
@@ -211,6 +231,7 @@ class ServeSettings(StoreSettings, LogSettings):
             f"{ENV_PREFIX}UPSTREAM_RETRIES": str(self.upstream_retries),
             f"{ENV_PREFIX}UPSTREAM_MAX_ANSWER_MB": str(self.upstream_max_answer_mb),
             f"{ENV_PREFIX}MISS_TIMEOUT": repr(self.miss_timeout),
+            f"{ENV_PREFIX}FORK_FETCHES_PER_CALL": str(self.fork_fetches_per_call),
             f"{ENV_PREFIX}KEEP_ALIVE_TIMEOUT": repr(self.keep_alive_timeout),
             f"{ENV_PREFIX}REQUEST_TIMEOUT": repr(self.request_timeout),
         } | ({} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)}) | (

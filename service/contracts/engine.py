@@ -29,6 +29,7 @@ from typing import Any
 import wasmtime
 
 from nearrpc.contracts import errors, wasm_api
+from nearrpc.contracts.budget import EXECUTION_MEMORY_MB, MemoryBudget, return_large_buffers
 from nearrpc.contracts.compiled_cache import CompiledCache, executor_fingerprint
 from nearrpc.contracts.errors import HostFunctionUnavailable, ViewCallError
 from nearrpc.contracts.gas import GasCosts, GasCounter, GasExhausted
@@ -45,7 +46,10 @@ from nearrpc.contracts.interrupt import EpochTicker, ExecutionInterrupted, Inter
 from nearrpc.contracts.prepare import MEMORY_EXPORT, ContractTooLarge, PrepareFailure, PrepareRules, prepare
 from nearrpc.contracts.wasm_api import Fuel, LinearMemory
 
-MODULE_CACHE_SIZE = 64  # compiled modules kept (a contract's compiled code is about its wasm's size)
+MODULE_CACHE_SIZE = 64  # compiled modules kept in memory at most
+# and their size at most: a compiled module takes about its wasm's size in memory (measured: a
+# 22.8 MB module, +22 MB RSS), so an entry counts its code's length (`serve --module-cache-mb`)
+MODULE_CACHE_MB = 256
 WASM_STACK_BYTES = 1 << 20
 # fuel handed out beyond what the gas left pays for: the engine checks fuel only where loops
 # and functions begin, so a run can overshoot between checks; with this headroom the overshoot
@@ -229,7 +233,12 @@ def _failing(fn: HostFunction) -> Callable[..., None]:
 class ViewEngine:
     """The engine, its linker of host functions and the module cache; thread-safe."""
 
-    def __init__(self, cache_size: int = MODULE_CACHE_SIZE, compiled_cache: CompiledCache | None = None) -> None:
+    def __init__(
+        self,
+        cache_size: int = MODULE_CACHE_SIZE,
+        compiled_cache: CompiledCache | None = None,
+        cache_bytes: int = MODULE_CACHE_MB << 20,
+    ) -> None:
         self.disk = compiled_cache  # compiled modules kept across restarts (None: in memory only)
         self._fingerprint: bytes | None = None
         self.engine = wasmtime.Engine(_config())
@@ -243,8 +252,13 @@ class ViewEngine:
             wasm_api.define(self.linker, "env", fn.name, ty, callback)
         # validates code for protocols whose wasm features are fewer (compiles nothing)
         self._older = wasmtime.Engine(_config(reftypes_bulk_memory=False))
-        self._cache: OrderedDict[tuple[str, object, frozenset[str]], _Compiled | str] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, object, frozenset[str]], tuple[_Compiled | str, int]] = OrderedDict()
         self._cache_size = cache_size
+        self.cache_bytes = cache_bytes  # the bound of `cached_bytes`
+        self.cached_bytes = 0  # the sizes of the entries kept
+        # the bytes of registers and returns that calls run with an interrupt (on workers) hold
+        # at once, at most (None: unbounded); a call on the event loop is bounded by its slice
+        self.budget: MemoryBudget | None = MemoryBudget(EXECUTION_MEMORY_MB << 20)
         self._lock = threading.Lock()
         self.compilations = 0  # modules compiled so far (a cache hit compiles none)
         self.ticker = EpochTicker(self.engine.increment_epoch)
@@ -321,13 +335,19 @@ class ViewEngine:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
-                return hit
+                return hit[0]
         entry = self._compile(code, code_hash, costs)
+        # a refusal keeps its text only; a module about its code's size
+        size = len(entry) if isinstance(entry, str) else len(code)
         with self._lock:
-            self._cache[key] = entry
-            self._cache.move_to_end(key)
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
+            replaced = self._cache.pop(key, None)
+            if replaced is not None:
+                self.cached_bytes -= replaced[1]
+            if size <= self.cache_bytes:  # one larger than the whole cache is not kept
+                self._cache[key] = (entry, size)
+                self.cached_bytes += size
+            while len(self._cache) > self._cache_size or self.cached_bytes > self.cache_bytes:
+                self.cached_bytes -= self._cache.popitem(last=False)[1][1]
         return entry
 
     def run_view(
@@ -375,6 +395,7 @@ class ViewEngine:
             return self._call(compiled.pre_address, method_name, args, context, state, gas, None)
         self.ticker.begin()
         try:
+            interrupt.arm()  # its slice counts from here: compiling is not running
             return self._call(compiled.pre_address, method_name, args, context, state, gas, interrupt)
         finally:
             self.ticker.end()
@@ -425,6 +446,8 @@ class ViewEngine:
         linear_memory = LinearMemory(store.context)
         fuel = Fuel(store.context)
         logic = ViewLogic(context, args, state, gas, linear_memory)
+        if interrupt is not None:
+            logic.budget = self.budget
         crossing = _Crossing(logic, linear_memory, fuel)
         previous = (_CALL.crossing, _CALL.interrupt)
         _CALL.crossing, _CALL.interrupt = crossing, interrupt
@@ -461,6 +484,11 @@ class ViewEngine:
                 raise ViewCallError(errors.gas_limit_exceeded(), logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
         finally:
+            if logic.budget is not None and logic.held:
+                logic.budget.give(logic.held)  # what it held goes with it (the answer is its caller's now)
+            # a failure's traceback keeps this frame, and the logic with it, until the cyclic
+            # collector runs: the registers (up to 1 GiB a call) are let go now, not then
+            logic.registers.clear()
             _CALL.crossing, _CALL.interrupt = previous
 
 
@@ -529,6 +557,15 @@ def default_engine() -> ViewEngine:
 def use_compiled_cache(cache: CompiledCache | None) -> None:
     """Keep the process's compiled modules in `cache` on disk (None: in memory only)."""
     default_engine().disk = cache
+
+
+def use_execution_limits(module_cache_bytes: int, memory_budget_bytes: int) -> None:
+    """The process's bound of compiled modules kept in memory, by their size, and its budget of
+    bytes held by executions in flight (budget.py)."""
+    engine = default_engine()
+    engine.cache_bytes = module_cache_bytes
+    engine.budget = MemoryBudget(memory_budget_bytes)
+    return_large_buffers()
 
 
 def run_view(

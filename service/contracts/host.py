@@ -26,6 +26,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from nearrpc.contracts import crypto, errors
+from nearrpc.contracts.budget import MemoryBudget
 from nearrpc.contracts.errors import HostFunctionUnavailable
 from nearrpc.contracts.gas import GasCounter, GasExhausted
 from nearrpc.contracts.keccak import keccak
@@ -121,6 +122,20 @@ class ViewLogic:
         self._read_memory_byte = ext.get("read_memory_byte", 0)
         self._storage_read_key_byte = ext.get("storage_read_key_byte", 0)
         self._storage_read_value_byte = ext.get("storage_read_value_byte", 0)
+        # the process's budget of bytes held by calls in flight (budget.py), where the call has one
+        self.budget: MemoryBudget | None = None
+        self.held = 0  # bytes this call holds of the budget
+
+    def _hold(self, before: int, after: int) -> None:
+        """Account a change of the call's held bytes from `before` to `after` against the budget."""
+        budget = self.budget
+        if budget is None or before == after:
+            return
+        if after > before:
+            budget.take(after - before)  # ExecutionInterrupted(MEMORY) past the budget
+        else:
+            budget.give(before - after)
+        self.held += after - before
 
     # --- gas and memory ---------------------------------------------------------------------
     def pay(self, name: str, times: int = 1) -> None:
@@ -170,6 +185,7 @@ class ViewLogic:
         usage = self._registers_usage - (0 if replaced is None else len(replaced) + 8) + len(data) + 8
         if usage > limits.registers_memory_limit:
             raise Abort(errors.memory_access_violation())
+        self._hold(self._registers_usage, usage)
         self.registers[register_id] = data
         self._registers_usage = usage
 
@@ -473,6 +489,7 @@ class ViewLogic:
         value = self.memory_or_register(value_ptr, value_len)
         if len(value) > self.costs.max_length_returned_data:
             raise Abort(errors.returned_value_length_exceeded(len(value), self.costs.max_length_returned_data))
+        self._hold(len(self.returned or b""), len(value))
         self.returned = value
 
     def h_panic(self) -> None:

@@ -21,6 +21,9 @@ TICK_SECONDS: Final = 0.01  # the epoch's period while any interruptible call ru
 DEADLINE: Final = "deadline"  # its wall-clock deadline passed
 CANCELLED: Final = "cancelled"  # its client went away: nobody waits for the answer
 SHUTDOWN: Final = "shutdown"  # the server is stopping
+SLICE: Final = "slice"  # its time on the fast lane ran out: it goes on in the slow lane (not an answer)
+BUSY: Final = "busy"  # the slow lane was full when it needed it
+MEMORY: Final = "memory"  # its registers and return would take the executions' memory budget past its bound
 
 
 class ExecutionInterrupted(Exception):
@@ -41,13 +44,34 @@ class Interrupt:
         self._stopped: str | None = None
         self._lock = threading.Lock()
         self._cancellers: list[Callable[[], object]] = []
+        self._slice: float | None = None  # seconds of running before SLICE (`begin`)
+        self._slice_end: float | None = None  # set when the run begins (`arm`)
+        self.began = time.monotonic()  # when a worker took the call up (`begin`)
+
+    def begin(self, timeout: float | None, slice_seconds: float | None = None) -> None:
+        """Start the clock as a worker takes the call up (its wait for the worker is not
+        counted): the deadline `timeout` seconds from now, and, with `slice_seconds`, SLICE that
+        long after the contract starts running (`arm`: compiling first is not counted)."""
+        self.began = time.monotonic()
+        self.deadline = None if timeout is None else self.began + timeout
+        self._slice, self._slice_end = slice_seconds, None
+
+    def arm(self) -> None:
+        """The contract begins to run: its slice starts now."""
+        if self._slice is not None:
+            self._slice_end = time.monotonic() + self._slice
 
     def reason(self) -> str | None:
         """Why the call must stop now, or None to go on."""
         if self._stopped is not None:
             return self._stopped
-        if self.deadline is not None and time.monotonic() >= self.deadline:
+        if self.deadline is None and self._slice_end is None:
+            return None
+        now = time.monotonic()
+        if self.deadline is not None and now >= self.deadline:
             return DEADLINE
+        if self._slice_end is not None and now >= self._slice_end:
+            return SLICE
         return None
 
     def check(self) -> None:
@@ -57,8 +81,9 @@ class Interrupt:
             raise ExecutionInterrupted(reason)
 
     def remaining(self) -> float | None:
-        """Seconds left before the deadline (None: no deadline)."""
-        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        """Seconds left before the deadline or the slice's end, the sooner (None: neither)."""
+        ends = [end for end in (self.deadline, self._slice_end) if end is not None]
+        return None if not ends else max(0.0, min(ends) - time.monotonic())
 
     def stop(self, reason: str) -> None:
         """Ask the call to stop (the first reason given stands), cancelling what it waits on."""

@@ -4,8 +4,10 @@ Each is fetched from the upstream at the height asked for and kept as the store'
 height, with a mark (`marks.py`) saying it was asked, so the store answers it after: an account
 view, a key's state or the account's whole key list (rows at `height + 1` keep what the store
 answered above it), a code by its hash (asked of an account seen with it), and a contract's
-storage as anvil reads it: a key at a time for a view call, a prefix's state whole for a listing
-(`contract_state.py` plans the rows); a state the upstream refuses as too large is marked so.
+storage as anvil reads it: for a view call the account's whole state in one listing where it is
+small (storage usage within nearcore's default view limit), else a key at a time; a prefix's
+state whole for a listing (`contract_state.py` plans the rows); a state the upstream refuses as
+too large is marked so.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ log = logging.getLogger("nearrpc.fork")
 _NO_CODE: Final = "11111111111111111111111111111111"  # the hash of "no contract"
 # limit_config's max_contract_size, the same at every protocol version (runtime_configs parameters.yaml)
 MAX_CONTRACT_SIZE: Final = 4 * 1024 * 1024
+# a contract state of at most this storage usage is fetched whole in one view_state, not key by
+# key: nearcore's default `trie_viewer_state_size_limit` (nearcore/src/config.rs), under which
+# any node lists it
+WHOLE_STATE_BYTES: Final = 50_000
 
 
 class _TooLarge(enum.Enum):
@@ -58,6 +64,7 @@ class ForkAccounts(ForkBlocks):
     """The account and state lookups of `ForkReader`, which sets the attributes declared here."""
 
     _code_owners: Bounded[tuple[str, int]]
+    _paged_states: Bounded[bool]  # states the upstream answered one page of: read key by key
 
     # -- accounts, access keys, code
 
@@ -246,16 +253,60 @@ class ForkAccounts(ForkBlocks):
     async def _state_unavailable(self, account_id: str, height: int) -> bool:
         return await self.local.fetched(marks.state_too_large(account_id, height))
 
+    async def _fetch_whole(self, account_id: str, height: int) -> tuple[ContractState | _TooLarge | None, Keep | None]:
+        """The account's whole state at `height` in one listing, or None when the upstream lists
+        one page of it (a node that pages its answers): nothing kept, read key by key instead."""
+        what = f"view_state {account_id} at {height}"
+        block = await self._block_at(height, what)
+        reply = await self._ask_view_state(account_id, b"", block)
+        if says(reply, "TOO_LARGE_CONTRACT_STATE"):
+            return _TooLarge.REFUSED, self._too_large(account_id, height)
+        state: ContractState = {}
+        if not says(reply, "UNKNOWN_ACCOUNT"):
+            answer = self._answer(reply, what)
+            if answer.get("last_key") is not None:
+                self._paged_states.remember(f"{account_id}/{height}", True)
+                return None, None
+            state = self._parsed(lambda: state_of(answer, block, b"", whole=True), what)
+        mark = marks.contract_state(account_id, b"", height)
+
+        def plan(store: ChainReader) -> Writes:
+            rows = state_rows(store, account_id, b"", height, state)
+            return lambda batch: _put_rows(batch, account_id, rows, mark)
+
+        return state, AfterReading(plan)
+
+    async def _small_state(self, account_id: str, height: int) -> bool:
+        """Whether the account's storage usage at `height` is within what a node lists whole in
+        one view_state: nearcore's default `trie_viewer_state_size_limit` (nearcore config.rs),
+        which state_viewer `view_state` holds the account's storage usage to."""
+        view = await self.account_json(account_id, height)
+        if view is None:
+            return False
+        usage = orjson.loads(view).get("storage_usage")
+        return isinstance(usage, int) and usage <= WHOLE_STATE_BYTES
+
     async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
         mark = marks.contract_value(account_id, key, height)
-        if await self.local.fetched(mark):
+        whole = marks.contract_state(account_id, b"", height)
+        if await self.local.fetched(mark) or await self.local.fetched(whole):
             self._count("hit")
             return await self.local.contract_value(account_id, key, height)
-        if not await self._state_unavailable(account_id, height):
-            value = await self._miss(mark, lambda: self._fetch_value(account_id, key, height))
-            if not isinstance(value, _TooLarge):
-                return value
-        raise ContractStateTooLarge(account_id, height)
+        if await self._state_unavailable(account_id, height):
+            raise ContractStateTooLarge(account_id, height)
+        if f"{account_id}/{height}" not in self._paged_states and await self._small_state(account_id, height):
+            # a small state is one request, whatever keys the call reads (not settled in memory:
+            # the store answers the next reads)
+            flight = f"whole {whole}"  # apart from a listing's flight under the same mark (another value)
+            state = await self._miss(flight, lambda: self._fetch_whole(account_id, height), keep=False)
+            if isinstance(state, _TooLarge):
+                raise ContractStateTooLarge(account_id, height)
+            if state is not None:
+                return state.get(key)
+        value = await self._miss(mark, lambda: self._fetch_value(account_id, key, height))
+        if isinstance(value, _TooLarge):
+            raise ContractStateTooLarge(account_id, height)
+        return value
 
     def inline_contract_values(self) -> None:
         return None  # a key not asked yet waits on the upstream

@@ -9,6 +9,8 @@ them into `ForkReader`, which sets the attributes declared here.
 - Single flight: concurrent lookups of one missing key share one upstream request and one write;
   what was fetched is remembered for `_SETTLE_SECONDS` (the serving reader may still be reading
   a snapshot from before the write).
+- A view call's misses are capped (`store.fetch_budget`: each request it starts spends one of its
+  budget; past it, FetchCapReached).
 - Each miss has a deadline (`miss_timeout`, retries included): past it, or when the upstream
   fails, the lookup raises UpstreamError (the request answers INTERNAL_ERROR) and nothing is kept.
   A hit never waits on the upstream.
@@ -32,7 +34,7 @@ from nearrpc.fork.upstream import Upstream, UpstreamError, UpstreamUnreachable
 from nearrpc.fork.writer import ForkWriter, Keep
 from nearrpc.ingest.rpc_client import RpcReply
 from nearrpc.spec import SchemaViolation
-from nearrpc.store import ServingReader
+from nearrpc.store import ServingReader, spend_fetch
 
 T = TypeVar("T")
 
@@ -107,6 +109,7 @@ class ForkMisses:
             return settled[1]  # type: ignore[no-any-return]  # stored by this key's fetch
         task = self._running.get(key)
         if task is None:
+            spend_fetch()  # a view call's requests are capped (FetchCapReached); joining one in flight is free
             self._count("miss")
             task = asyncio.get_running_loop().create_task(self._fetch_and_keep(key, fetch))
             self._running[key] = task

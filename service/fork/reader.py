@@ -72,6 +72,7 @@ class ForkReader(ForkAccounts, ForkRecords):
         self._repairs = 0  # stored blocks dropped as contradicted: what answers were kept from is gone
         self._epoch_blocks = Bounded[str](_REMEMBERED)  # epoch id -> hash of a block in it
         self._code_owners = Bounded[tuple[str, int]](_REMEMBERED)  # code hash -> (account, height)
+        self._paged_states = Bounded[bool](_REMEMBERED)  # "account/height" the upstream lists a page of
         self._head_ancestors = Bounded[bool](_REMEMBERED)  # hashes of heads' final and near-final blocks
         self._genesis_height: int | None = None
         self._earliest: StoredBlock | None = None  # pinned forks: asked once

@@ -9,25 +9,33 @@ descriptor) for good, and enough of them left no descriptor for anyone else. Her
 - a request whose headers and body have not all arrived `request` seconds after its first
   byte is answered 408 (when nothing was answered yet) and closed; the time the server takes
   to answer is not counted;
-- at most `max_connections` per process (below its open-file limit): at the cap, each new
-  connection makes room by closing the one that has waited longest on its client (idle, or
-  sending a request slowly). A request being answered is never cut; when every other
-  connection is being answered, the new one is answered 503 and closed.
+- a connection whose client reads nothing of its answer for `request` seconds is dropped with
+  what is unsent (closing it would wait for the client for good);
+- at most `max_connections` per process (below its open-file limit). At the cap a new
+  connection takes the place of the one that has waited longest on its client (idle, sending
+  a request slowly, or not reading its answer), if that one has waited at least `grace` seconds; otherwise the
+  new one is answered 503 and closed before anything of it is read. A connection that just
+  connected, or whose request is being answered, never gives way: a flood of new connections
+  is refused at the door rather than paid for by the clients already in.
 
-A normal client at the cap so still gets its answer: only connections that are waiting on
-their own clients give way. A connection lost before its answer stops the view call its request
-waits for (`methods.view_calls.stop_calls_of`): nobody would read the answer, and the execution
-would hold a worker to its deadline. So does a server that begins to stop (uvicorn asks each
-connection to shut down, then waits for the requests under way): the call is answered at once
-that the server is shutting down. Found only then, by the request's task among the server's:
-nothing is added to a request's way. `nearrpc serve` sets the limits (`configure`) before it listens.
+A connection lost before its answer stops the view call its request waits for
+(`methods.view_calls.stop_calls_of`): nobody would read the answer, and the execution would hold
+a worker to its deadline. So does a server that begins to stop (uvicorn asks each connection to
+shut down, then waits for the requests under way): the call is answered at once that the server
+is shutting down. Found only then, by the request's task among the server's.
+
+The hot path: a request costs the guard a few attribute writes and two clock reads, no timer.
+The deadlines are kept by one sweep per server every `tick` seconds (a quarter of the shortest
+limit, between 50 ms and 1 s) over its connections, and this protocol arms no keep-alive timer of
+uvicorn's either (the sweep closes idle connections). `nearrpc serve` sets the limits
+(`configure`) before it listens.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
-from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -44,18 +52,19 @@ class ConnectionLimits:
     keep_alive: float = 15.0  # seconds idle
     request: float = 30.0  # seconds for a request's headers and body to arrive
     max_connections: int = 1024  # per process
+    grace: float = 1.0  # seconds a connection waits on its client before it may give way at the cap
+
+    def tick(self) -> float:
+        """The sweep's period: deadlines act within it."""
+        return max(0.05, min(1.0, min(self.keep_alive, self.request, self.grace) / 4))
 
 
 _limits = ConnectionLimits()
+_clock: Final = time.monotonic
 
 _REQUEST_TIMEOUT: Final = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 _AT_CAPACITY: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nretry-after: 1\r\nconnection: close\r\n\r\n"
-)
-
-# per server: its connections that wait on their client, the longest waiting first
-_waiting_by_server: weakref.WeakKeyDictionary[ServerState, OrderedDict[GuardedHttpProtocol, None]] = (
-    weakref.WeakKeyDictionary()
 )
 
 
@@ -75,23 +84,63 @@ def configure(limits: ConnectionLimits) -> None:
     _limits = limits
 
 
+class _Sweep:
+    """One server's deadlines: every tick, each connection past one is closed. It runs while the
+    server has connections and starts again with the next one."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, connections: set[Any]) -> None:
+        self._loop = loop
+        self._connections = connections
+        self._handle: asyncio.TimerHandle | None = None
+
+    def ensure(self) -> None:
+        if self._handle is None:
+            self._handle = self._loop.call_later(_limits.tick(), self._run)
+
+    def _run(self) -> None:
+        self._handle = None
+        now = _clock()
+        limits = _limits
+        for protocol in tuple(self._connections):
+            if isinstance(protocol, GuardedHttpProtocol):
+                protocol.check_deadlines(now, limits)
+        if self._connections:
+            self.ensure()
+
+
+_sweeps: weakref.WeakKeyDictionary[ServerState, _Sweep] = weakref.WeakKeyDictionary()
+
+
 class GuardedHttpProtocol(SingleWriteHttpProtocol):
     """`uvicorn --http nearrpc.http.connections:GuardedHttpProtocol`."""
 
-    _deadline: asyncio.TimerHandle | None = None
-    _receiving = False  # a request has begun and not all of it has arrived
-    _headers_done = False
+    # since when the connection waits on its client (connected, or answered and idle; a request
+    # arriving slowly keeps it): None while a whole request is being answered
+    _waiting_since: float | None = None
+    _request_began: float | None = None  # a request's first byte, until all of it has arrived
+    _refused = False  # closed at the cap before anything was read
+    # the sweep's view of the answer leaving: bytes unsent at the last tick, and since when none left
+    _unsent = 0
+    _stalled_since: float | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        now = _clock()
+        if len(self.connections) >= _limits.max_connections and not self._make_room(now):
+            self._refused = True  # never one of the server's connections: nothing of it is read
+            transport.write(_AT_CAPACITY)
+            transport.close()
+            return
         super().connection_made(transport)
-        self._waiting = _waiting_by_server.setdefault(self.server_state, OrderedDict())
-        self._wait_for_request()
-        if len(self.connections) > _limits.max_connections:
-            self._make_room()
+        self._waiting_since = now
+        sweep = _sweeps.get(self.server_state)
+        if sweep is None:
+            sweep = _sweeps[self.server_state] = _Sweep(self.loop, self.connections)
+        sweep.ensure()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._set_deadline(None)
-        self._waiting.pop(self, None)
+        if self._refused:
+            return
+        self._waiting_since = self._request_began = None
         self._stop_call(CANCELLED)
         super().connection_lost(exc)
 
@@ -107,56 +156,83 @@ class GuardedHttpProtocol(SingleWriteHttpProtocol):
             if task is not None:
                 stop_calls_of(task, reason)
 
+    # -- per request: attribute writes only
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._receiving, self._headers_done = True, False
-        self._set_deadline(_limits.request)  # its place among the waiting stays: since it went idle
-
-    def on_headers_complete(self) -> None:
-        self._headers_done = True
-        super().on_headers_complete()
+        self._request_began = _clock()  # its place among the waiting stays: since it went idle
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
-        self._receiving = False
-        self._set_deadline(None)  # the request is whole: answering it is the server's time
-        self._waiting.pop(self, None)
+        self._request_began = self._waiting_since = None  # whole: answering it is the server's time
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
-        idle = not self._receiving and (self.cycle is None or self.cycle.response_complete)
-        if idle and not self.transport.is_closing():
-            self._wait_for_request()
-
-    def _wait_for_request(self) -> None:
-        self._waiting.pop(self, None)
-        self._waiting[self] = None  # the newest to wait
-        self._set_deadline(_limits.keep_alive)
-
-    def _set_deadline(self, seconds: float | None) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-        self._deadline = None if seconds is None else self.loop.call_later(seconds, self._deadline_passed)
-
-    def _deadline_passed(self) -> None:
-        self._deadline = None
+        # uvicorn's (0.54.0, pinned) without its keep-alive timer: the sweep closes idle connections
+        self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
-        if self._receiving and not self._answer_started():
-            self.transport.write(_REQUEST_TIMEOUT)
-        self.transport.close()
+        self.flow.resume_reading()
+        if self.pipeline:
+            cycle, app = self.pipeline.pop()
+            self._start_asgi_task(cycle, app)
+        else:
+            self._waiting_since = _clock()  # idle, or the next request arriving: on its client
 
-    def _answer_started(self) -> bool:
-        """Whether this connection's current request has been answered in part already."""
-        return self._headers_done and self.cycle is not None and self.cycle.response_started
+    # -- the sweep and the cap
 
-    def _make_room(self) -> None:
-        for other in self._waiting:  # the longest waiting first
-            if other is not self:
-                self._waiting.pop(other)
-                other._set_deadline(None)
-                other.transport.close()
+    def check_deadlines(self, now: float, limits: ConnectionLimits) -> None:
+        """Close this connection if it is past a deadline (the sweep's, each tick)."""
+        transport = self.transport
+        unsent = transport.get_write_buffer_size()
+        if unsent and unsent == self._unsent:  # nothing of the answer left since the last tick
+            if self._stalled_since is None:
+                self._stalled_since = now
+            elif now - self._stalled_since >= limits.request:
+                transport.abort()  # a client that does not read: close() would wait on it for good
                 return
-        self._set_deadline(None)
-        self.transport.write(_AT_CAPACITY)
-        self.transport.close()
+        else:
+            self._stalled_since = None
+        self._unsent = unsent
+        if transport.is_closing():
+            return
+        began = self._request_began
+        if began is not None:
+            if now - began >= limits.request:
+                if not self._answering():
+                    transport.write(_REQUEST_TIMEOUT)
+                transport.close()
+        elif self._waiting_since is not None and now - self._waiting_since >= limits.keep_alive and not unsent:
+            transport.close()  # idle (an answer still leaving is not idle)
+
+    def _answering(self) -> bool:
+        """Whether an answer is being written on this connection (a 408 would break into it)."""
+        cycle = self.cycle
+        return cycle is not None and cycle.response_started and not cycle.response_complete
+
+    def _make_room(self, now: float) -> bool:
+        """Close the connection that has waited longest on its client (idle, sending slowly, or
+        not reading its answer), if it has waited past the grace period; whether one was closed.
+        Only at the cap."""
+        grace = min(_limits.grace, _limits.keep_alive)
+        oldest: GuardedHttpProtocol | None = None
+        since = now - grace
+        for other in self.connections:
+            if not isinstance(other, GuardedHttpProtocol):
+                continue
+            if other._stalled_since is not None:
+                waiting: float | None = other._stalled_since
+            elif other._unsent:
+                continue  # an answer still leaving: being answered
+            else:
+                waiting = other._waiting_since
+            if waiting is not None and waiting <= since:
+                oldest, since = other, waiting
+        if oldest is None:
+            return False
+        oldest._waiting_since = oldest._stalled_since = None
+        if oldest.transport.get_write_buffer_size():
+            oldest.transport.abort()  # what it does not read is dropped, not waited for
+        else:
+            oldest.transport.close()
+        self.connections.discard(oldest)  # its place is free now, not when its loss is reported
+        return True

@@ -87,7 +87,8 @@ _VIEW_CALLS = Counter(
     "nearrpc_view_calls",
     "Contract view calls answered, by path (local: executed here; upstream: a fork's upstream answered) "
     "and reason (executed; failed: the contract failed as nearcore reports; host_function: not implemented here; "
-    "deadline, cancelled, shutdown: stopped past its --view-call-timeout, its client gone, the server stopping)",
+    "deadline, cancelled, shutdown: stopped past its --view-call-timeout, its client gone, the server stopping; "
+    "busy, memory: refused, the slow lane full (--max-slow-view-calls) or the memory budget (--view-memory-mb))",
     ("path", "reason"),
     registry=None,
 )

@@ -19,13 +19,15 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 class _CoalescingTransport:
     """A transport whose writes within one loop turn are joined into one write."""
 
-    def __init__(self, transport: asyncio.Transport) -> None:
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport = transport
+        self._loop = loop
         self._pending: list[bytes] = []
+        self.is_closing = transport.is_closing  # asked per response: bound once, not looked up by __getattr__
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._pending:
-            asyncio.get_running_loop().call_soon(self._flush)
+            self._loop.call_soon(self._flush)
         self._pending.append(bytes(data))
 
     def _flush(self) -> None:
@@ -54,4 +56,4 @@ class SingleWriteHttpProtocol(HttpToolsProtocol):
     """`uvicorn --http nearrpc.http.single_write:SingleWriteHttpProtocol`."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(_CoalescingTransport(transport))  # type: ignore[arg-type]
+        super().connection_made(_CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]

@@ -15,6 +15,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import concurrent.futures
+import contextlib
+import os
+import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -24,21 +28,25 @@ from typing import Any, Final, Protocol
 import orjson
 
 from nearrpc.contracts import (
+    BUSY,
     CANCELLED,
     DEADLINE,
+    MEMORY,
     SHUTDOWN,
+    SLICE,
     ExecutionInterrupted,
     Interrupt,
     SliceExhausted,
     StateReader,
     ViewContext,
+    ViewEngine,
     ViewOutcome,
     default_engine,
 )
 from nearrpc.contracts.gas import GasCosts
 from nearrpc.methods import errors
 from nearrpc.nearcore.base58 import decode_onto
-from nearrpc.store import ServingReader, StoredBlock
+from nearrpc.store import CURRENT_FETCH_BUDGET, FETCHES_PER_CALL, FetchBudget, ServingReader, StoredBlock
 
 
 class CallUpstream(Protocol):
@@ -81,26 +89,80 @@ class ViewCallMetrics:
 
 # Views that need more than a slice run on threads of their own: there a view waits on the
 # event loop for each storage read, so sharing the default executor with the loop's own blocking
-# work could starve both. Two threads keep an infinite loop (ended by the gas limit) from
-# holding every other call back.
+# work could starve both. Two lanes (issue 43 item 1): a call begins on the fast lane (two
+# threads); one still running `SLOW_AFTER` seconds after its contract began is stopped there and
+# run again, whole (a view has no side effects), on the slow lane, two threads at a lowered OS
+# priority; at most `MAX_SLOW_CALLS` calls are in the slow lane (running or waiting), a call that
+# finds it full is refused at once (BUSY). A method that went slow goes to the slow lane at once
+# next time, until a run of it there is quick again (a fork's call once its storage is fetched).
+# So no number of slow calls holds a fresh one for more than a fast lane's slice, nor takes the
+# CPU from the event loop's answers. Instances run at most on the four threads, each within
+# nearcore's `max_memory_pages`.
 VIEW_WORKERS: Final = 2
+SLOW_WORKERS: Final = 2
+SLOW_AFTER: Final = 0.1
+MAX_SLOW_CALLS: Final = 8  # `serve --max-slow-view-calls`
+SLOW_NICENESS: Final = 10  # the slow lane's threads yield the CPU to the loop and the fast lane
 # A view over a store whose reads never wait runs first on the event loop, within a slice: about
 # a millisecond of instructions (5 Tgas at regular_op_cost is ~6 million; Wasmtime runs ~5 per
 # ns with fuel) and at most 256 host calls (each a few microseconds; a storage read some tens).
 # One that needs more is run again, whole, on a worker thread: a view has no side effects.
 INLINE_SLICE_GAS: Final = 5 * 10**12
 INLINE_HOST_CALLS: Final = 256
-# The wall-clock deadline of a view call run on a worker, from its arrival (waiting for a worker
-# counts), beside its gas limit: a gas-limit loop takes about 2.4 s on a shared 2-core machine, a
-# call whose storage reads wait on a fork's upstream may take far longer. `serve
-# --view-call-timeout` sets it (`use_view_call_timeout`).
+# The wall-clock deadline of a view call run on a worker, from the moment a worker takes it up
+# (its wait for one is not counted; the slow lane's wait is bounded by MAX_SLOW_CALLS), beside
+# its gas limit: a gas-limit loop takes about 2.4 s on a shared 2-core machine, a call whose
+# storage reads wait on a fork's upstream may take far longer. `serve --view-call-timeout` sets
+# it (`use_view_call_timeout`).
 VIEW_CALL_TIMEOUT: Final = 10.0
 _call_timeout: list[float] = [VIEW_CALL_TIMEOUT]  # this process's, set by `serve`
+_max_slow_calls: list[int] = [MAX_SLOW_CALLS]
+_fetches_per_call: list[int] = [FETCHES_PER_CALL]  # upstream requests one call may cause (a fork's)
 
 
 def use_view_call_timeout(seconds: float) -> None:
     """The deadline of the view calls of runners made from now on in this process."""
     _call_timeout[0] = seconds
+
+
+def use_max_slow_calls(calls: int) -> None:
+    """The slow lane's bound of the runners made from now on in this process."""
+    _max_slow_calls[0] = calls
+
+
+def use_fetches_per_call(fetches: int) -> None:
+    """The upstream requests one call of the runners made from now on may cause."""
+    _fetches_per_call[0] = fetches
+
+
+def _lower_priority() -> None:
+    """A slow-lane thread's initializer: a higher nice value for this thread alone (Linux sets it
+    per thread); where that is refused, the thread runs at the process's priority."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), SLOW_NICENESS)
+
+
+# what run_view is given: code, code hash, method, args, context, state, costs
+_Call = tuple[bytes, str, str, bytes, ViewContext, StateReader, GasCosts]
+
+
+def _run_on_worker(
+    engine: ViewEngine,
+    interrupt: Interrupt,
+    timeout: float,
+    slice_seconds: float | None,
+    fetches: FetchBudget,
+    call: _Call,
+) -> ViewOutcome:
+    """The call on the worker that took it up: its clock starts now; the reads it hands to the
+    event loop carry its fetch budget (a context variable, copied with each)."""
+    interrupt.begin(timeout, slice_seconds)
+    code, code_hash, method_name, args, context, state, costs = call
+    token = CURRENT_FETCH_BUDGET.set(fetches)
+    try:
+        return engine.run_view(code, code_hash, method_name, args, context, state, costs, None, None, interrupt)
+    finally:
+        CURRENT_FETCH_BUDGET.reset(token)
 
 
 # methods (code hash, name) whose last call ran out of its slice: their next calls go to a
@@ -111,7 +173,8 @@ KEPT_LONG_METHODS: Final = 256
 class _LoopState(StateReader):
     """Storage reads from the worker thread, answered by the reader on the event loop. A read
     waits at most until the call's deadline, and one in flight when the call is stopped is
-    cancelled (a fork's fetch for it among them): ExecutionInterrupted."""
+    cancelled (a fork's fetch for it among them): ExecutionInterrupted. One in flight when the
+    call's fast-lane slice ends is kept for its run on the slow lane, which reads the same keys."""
 
     def __init__(
         self,
@@ -126,12 +189,15 @@ class _LoopState(StateReader):
         self._height = height
         self._loop = loop
         self._interrupt = interrupt
+        self._kept: dict[bytes, concurrent.futures.Future[bytes | None]] = {}  # reads left at a slice's end
 
     def storage_read(self, key: bytes) -> bytes | None:
         interrupt = self._interrupt
         interrupt.check()
-        read = self._reader.contract_value(self._account_id, key, self._height)
-        future = asyncio.run_coroutine_threadsafe(read, self._loop)
+        future = self._kept.pop(key, None)
+        if future is None:
+            read = self._reader.contract_value(self._account_id, key, self._height)
+            future = asyncio.run_coroutine_threadsafe(read, self._loop)
         forget = interrupt.on_stop(future.cancel)
         try:
             return future.result(interrupt.remaining())
@@ -140,10 +206,20 @@ class _LoopState(StateReader):
         except TimeoutError:
             if future.done():
                 raise  # the read's own failure
-            future.cancel()
-            raise ExecutionInterrupted(interrupt.reason() or DEADLINE) from None
+            reason = interrupt.reason() or DEADLINE
+            if reason == SLICE:  # the call goes on in the slow lane: the read is still wanted
+                self._kept[key] = future
+            else:
+                future.cancel()
+            raise ExecutionInterrupted(reason) from None
         finally:
             forget()
+
+    def abandon(self) -> None:
+        """The call has ended: a read kept for a run that will not come is cancelled."""
+        kept, self._kept = self._kept, {}
+        for future in kept.values():
+            future.cancel()
 
 
 class _WorkerState(StateReader):
@@ -216,20 +292,30 @@ KEPT_EPOCH_STAKES: Final = 16
 
 class ViewRunner:
     """Runs view calls: on the event loop within a slice where the store reads without
-    waiting and the module is compiled already, else (or when the slice runs out) on a small
-    pool of worker threads."""
+    waiting and the module is compiled already, else (or when the slice runs out) on the fast
+    lane's workers, and a call that stays long there on the slow lane's."""
 
-    def __init__(self, workers: int = VIEW_WORKERS, call_timeout: float | None = None) -> None:
+    def __init__(
+        self, workers: int = VIEW_WORKERS, call_timeout: float | None = None, max_slow_calls: int | None = None
+    ) -> None:
         self._workers = workers
         # the deadline of a call run on a worker (the process's, `use_view_call_timeout`, by default)
         self.call_timeout = _call_timeout[0] if call_timeout is None else call_timeout
+        self.max_slow_calls = _max_slow_calls[0] if max_slow_calls is None else max_slow_calls
+        self.slow_after = SLOW_AFTER  # seconds of running on the fast lane before the slow lane
+        self.fetches_per_call = _fetches_per_call[0]
         self._running: set[Interrupt] = set()  # the calls on (or waiting for) a worker
-        self._pool: ThreadPoolExecutor | None = None  # made at the first call that needs it
+        self._pool: ThreadPoolExecutor | None = None  # the fast lane, made at the first call that needs it
+        self._slow_pool: ThreadPoolExecutor | None = None
+        self.slow_calls = 0  # calls in the slow lane now, running or waiting
         self._closed = False
         self._long: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._slow: OrderedDict[tuple[str, str], None] = OrderedDict()  # methods that went slow
         self.inline_runs = 0  # answered on the loop
         self.slices_run_out = 0  # started on the loop, then run again on a worker
         self.threaded_runs = 0  # run on a worker thread (after a slice that ran out, or at once)
+        self.slow_runs = 0  # of those, run on the slow lane
+        self.refused = 0  # refused: the slow lane was full, or the memory budget
         self.interrupted = 0  # stopped by their deadline or the server's shutdown
         self._stakes: dict[str, Mapping[str, int]] = {}  # per epoch id, for the validator host functions
 
@@ -257,42 +343,81 @@ class ViewRunner:
                 )
             except SliceExhausted:
                 self.slices_run_out += 1
-                self._long[method] = None
-                while len(self._long) > KEPT_LONG_METHODS:
-                    self._long.popitem(last=False)
+                _remember(self._long, method)
             else:
                 self.inline_runs += 1
                 return outcome
         if self._closed:
             raise _shutting_down()
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="nearrpc-view")
-        interrupt = Interrupt(self.call_timeout)
+        interrupt = Interrupt()
         task = asyncio.current_task()
         if task is not None:
             _BY_TASK[task] = interrupt  # the request's task: its connection may stop it (stop_calls_of)
+        loop_state = _LoopState(reader, context.account_id, context.block_height, loop, interrupt)
+        # SQLite's reads run on the worker thread itself; a reader whose reads wait, through the loop
         state = (
-            _LoopState(reader, context.account_id, context.block_height, loop, interrupt)
-            if inline is None
-            else _WorkerState(inline, context.account_id, context.block_height, interrupt)
+            loop_state if inline is None else _WorkerState(inline, context.account_id, context.block_height, interrupt)
         )
+        call: _Call = (code, code_hash, method_name, args, context, state, costs)
+        fetches = FetchBudget(self.fetches_per_call)  # both its runs together
         self.threaded_runs += 1
         self._running.add(interrupt)
         try:
-            return await loop.run_in_executor(
-                self._pool, engine.run_view, code, code_hash, method_name, args, context, state, costs,
-                None, None, interrupt,
-            )  # fmt: skip
+            if method not in self._slow:
+                try:
+                    return await self._on_lane(False, interrupt, fetches, call)
+                except ExecutionInterrupted as stopped:
+                    if stopped.reason != SLICE:
+                        raise
+                _remember(self._slow, method)
+            outcome = await self._slow_lane(interrupt, fetches, call)
+            if time.monotonic() - interrupt.began < self.slow_after:
+                self._slow.pop(method, None)  # quick now (e.g. its storage fetched): the fast lane again
+            return outcome
         except asyncio.CancelledError:
             interrupt.stop(CANCELLED)  # nobody waits for the answer
             raise
-        except ExecutionInterrupted:
-            self.interrupted += 1
+        except ExecutionInterrupted as stopped:
+            if stopped.reason in (BUSY, MEMORY):
+                self.refused += 1
+            else:
+                self.interrupted += 1
             raise
         finally:
+            loop_state.abandon()
             self._running.discard(interrupt)
             if task is not None and _BY_TASK.get(task) is interrupt:
                 del _BY_TASK[task]
+
+    async def _slow_lane(self, interrupt: Interrupt, fetches: FetchBudget, call: _Call) -> ViewOutcome:
+        """The call run on the slow lane, if it has room (else ExecutionInterrupted BUSY)."""
+        if self.slow_calls >= self.max_slow_calls:
+            raise ExecutionInterrupted(BUSY)
+        self.slow_calls += 1
+        self.slow_runs += 1
+        try:
+            return await self._on_lane(True, interrupt, fetches, call)
+        finally:
+            self.slow_calls -= 1
+
+    async def _on_lane(self, slow: bool, interrupt: Interrupt, fetches: FetchBudget, call: _Call) -> ViewOutcome:
+        if self._closed:
+            raise ExecutionInterrupted(SHUTDOWN)
+        if slow:
+            if self._slow_pool is None:
+                self._slow_pool = ThreadPoolExecutor(
+                    SLOW_WORKERS, thread_name_prefix="nearrpc-view-slow", initializer=_lower_priority
+                )
+            pool = self._slow_pool
+        else:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="nearrpc-view")
+            pool = self._pool
+        slice_seconds = None if slow else self.slow_after
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            pool, _run_on_worker, default_engine(), interrupt, self.call_timeout, slice_seconds, fetches, call
+        )
 
     def close(self) -> None:
         """End the worker threads (at the server's shutdown): calls queued and not started are
@@ -300,9 +425,18 @@ class ViewRunner:
         self._closed = True
         for interrupt in list(self._running):
             interrupt.stop(SHUTDOWN)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        for pool in (self._pool, self._slow_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._slow_pool = None
+
+
+def _remember(methods: OrderedDict[tuple[str, str], None], method: tuple[str, str]) -> None:
+    """Add `method` to a bounded set (the oldest forgotten)."""
+    methods[method] = None
+    methods.move_to_end(method)
+    while len(methods) > KEPT_LONG_METHODS:
+        methods.popitem(last=False)
 
 
 def _shutting_down() -> errors.RpcError:
@@ -311,9 +445,20 @@ def _shutting_down() -> errors.RpcError:
 
 def interrupted_error(reason: str) -> errors.RpcError:
     """The answer to a call stopped for `reason` (ExecutionInterrupted): past its deadline,
-    nearcore's query timeout; stopped with the server, the shutdown's INTERNAL_ERROR (a call whose
-    client went away is answered the same, to nobody)."""
-    return errors.view_call_timeout() if reason == DEADLINE else _shutting_down()
+    nearcore's query timeout; refused (the slow lane full, the memory budget), the node's own
+    failure, INTERNAL_ERROR saying which; stopped with the server, the shutdown's INTERNAL_ERROR
+    (a call whose client went away is answered the same, to nobody)."""
+    if reason == DEADLINE:
+        return errors.view_call_timeout()
+    if reason == BUSY:
+        return errors.internal_error(
+            "too many slow view calls are running or waiting (serve --max-slow-view-calls)"
+        )
+    if reason == MEMORY:
+        return errors.internal_error(
+            "the view calls in flight hold their memory budget (serve --view-memory-mb)"
+        )
+    return _shutting_down()
 
 
 # the call on a worker of each request task (a task runs one call at a time)

@@ -39,6 +39,13 @@ from nearrpc.store.base import (
     WriteBatch,
     block_from_view,
 )
+from nearrpc.store.fetch_budget import (
+    CURRENT_FETCH_BUDGET,
+    FETCHES_PER_CALL,
+    FetchBudget,
+    FetchCapReached,
+    spend_fetch,
+)
 from nearrpc.store.held import (
     ACCOUNTS_CHOSEN,
     contract_state_not_held,
@@ -62,11 +69,15 @@ from nearrpc.store.locations import (
 __all__ = [
     "ACCOUNTS_CHOSEN",
     "ANOTHER_STORE",
+    "CURRENT_FETCH_BUDGET",
+    "FETCHES_PER_CALL",
     "SCHEMA_VERSION",
     "STORE_KINDS",
     "ChainReader",
     "ChainWriter",
     "ContractStateTooLarge",
+    "FetchBudget",
+    "FetchCapReached",
     "Reachability",
     "ServingReader",
     "StoreCheck",
@@ -100,5 +111,6 @@ __all__ = [
     "seen_access_key_list",
     "seen_account",
     "seen_contract_state",
+    "spend_fetch",
     "upgrade_store",
 ]

@@ -2,9 +2,10 @@
 
 Real sockets against a real `nearrpc serve`, with short limits set by its flags: a connection
 that sends nothing, half its headers or half its body is closed (a request cut short is
-answered 408 first); one that asked and then idles is closed too. At the cap, the connections
-waiting longest on their clients give way to new ones, so a normal client still gets its
-answer while slow or idle connections hold every slot.
+answered 408 first); one that asked and then idles is closed too. At the cap, a connection
+waiting on its client past the grace period gives way to a new one, the longest waiting first;
+a connection that just connected or is being answered never does, so a flood of new
+connections is refused at once (503) and a client already in keeps its connection.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from nearrpc.http.connections import ConnectionLimits
 from tests.fork.upstream_proxy import rpc, upstream_proxy
 from tests.support.cli import nearrpc
 from tests.support.serve_process import Served, serving
@@ -30,6 +32,7 @@ pytestmark = [pytest.mark.live, pytest.mark.deep]
 KEEP_ALIVE = 1.0
 REQUEST = 4.0  # well apart from KEEP_ALIVE: each deadline is told from the other
 CAP = 24
+GRACE = ConnectionLimits().grace  # how long a connection waits on its client before it may give way
 # generous: what must happen after 1-2 s happens well within this, or never (uvicorn alone)
 PATIENCE = 20.0
 BLOCK = b'{"jsonrpc":"2.0","id":1,"method":"block","params":{"finality":"final"}}'
@@ -119,9 +122,18 @@ def test_a_connection_idle_after_its_answer_is_closed(served: Served) -> None:
     assert received.startswith(b"HTTP/1.1 200 ") and b'"result"' in received
 
 
-def test_at_the_cap_a_normal_client_is_answered(served: Served) -> None:
-    """CAP + 10 connections that send nothing or half a request: the oldest give way, and a
-    normal client's requests are answered; the server keeps no more than CAP open."""
+def _refused_at_once(sock: socket.socket) -> bool:
+    """Whether the server answered 503 and closed `sock` before reading anything of it."""
+    sock.settimeout(PATIENCE)
+    received, seconds = _until_closed(sock)
+    return received.startswith(b"HTTP/1.1 503 ") and b"retry-after: 1" in received and seconds < GRACE
+
+
+def test_at_the_cap_new_connections_are_refused_and_a_normal_client_is_answered(served: Served) -> None:
+    """CAP + 10 connections that send nothing or half a request: the 10 past the cap are refused
+    at once (503, nothing read; none of those in gives way, as none has waited past the grace
+    period), and a normal client is answered once they have (closed to make room, or at their
+    own deadline)."""
     holders: list[socket.socket] = []
     try:
         for index in range(CAP + 10):
@@ -129,17 +141,12 @@ def test_at_the_cap_a_normal_client_is_answered(served: Served) -> None:
             if index % 2:
                 sock.sendall(b"POST / HTTP/1.1\r\nhost: t\r\n")  # half its headers
             holders.append(sock)
+        assert all(_refused_at_once(sock) for sock in holders[CAP:])
+        time.sleep(GRACE)
         with httpx.Client(base_url=served.url, timeout=PATIENCE) as http:
             for _ in range(3):
                 answer = http.post("/", content=BLOCK, headers={"content-type": "application/json"})
                 assert answer.status_code == 200 and answer.json()["result"]["header"]["height"] > 0
-        closed = 0
-        for sock in holders[:10]:  # the oldest: closed to make room
-            sock.settimeout(PATIENCE)
-            with contextlib.suppress(ConnectionResetError):
-                if sock.recv(65536) == b"":
-                    closed += 1
-        assert closed == 10
     finally:
         for sock in holders:
             sock.close()
@@ -202,9 +209,10 @@ def test_at_the_cap_the_connection_idle_longest_since_its_answer_gives_way(
     sample_store: Path, tmp_path: Path
 ) -> None:
     """Long limits, so no deadline acts: three connections at a cap of three are answered in turn
-    (the last one opened first) and then idle. A fourth connection closes the one idle longest
-    since its answer, not the one opened first nor the newest, and is answered; the others stay
-    open and are answered again."""
+    (the last one opened first) and then idle. A fourth connection at once is refused: none of
+    them has idled past the grace period. Past it, a fifth closes the one idle longest since its
+    answer, not the one opened first nor the newest, and is answered; the others stay open and
+    are answered again."""
     flags = ("--keep-alive-timeout", "60", "--request-timeout", "60", "--max-connections", "3")
     with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
         first, second, third = (_connect(capped) for _ in range(3))
@@ -212,31 +220,84 @@ def test_at_the_cap_the_connection_idle_longest_since_its_answer_gives_way(
             for sock in (third, second, first):
                 assert _asked(sock).startswith(b"HTTP/1.1 200 ")
             with _connect(capped) as fourth:
-                assert _asked(fourth).startswith(b"HTTP/1.1 200 ")
+                assert _refused_at_once(fourth)
+            time.sleep(GRACE)
+            with _connect(capped) as fifth:
+                assert _asked(fifth).startswith(b"HTTP/1.1 200 ")
                 third.settimeout(PATIENCE)
                 received, _ = _until_closed(third)
                 assert received == b""
-                for sock in (second, first, fourth):
+                for sock in (second, first, fifth):
                     assert _asked(sock).startswith(b"HTTP/1.1 200 ")
         finally:
             for sock in (first, second, third):
                 sock.close()
 
 
+def test_a_flood_of_connections_never_closes_a_client_being_answered_or_just_idle(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """Issue 43 item 6, scaled down: a client keeps one connection and asks on it, then 30
+    connections arrive at once at a cap of 6 (an attacker's flood). Those past the cap are
+    refused at once; the client's connection, idle for less than the grace period between its
+    requests, is never the one closed, and its next requests are answered on it."""
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "60", "--max-connections", "6")
+    with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
+        client = _connect(capped)
+        flood: list[socket.socket] = []
+        try:
+            assert _asked(client).startswith(b"HTTP/1.1 200 ")
+            flood = [_connect(capped) for _ in range(30)]
+            refused = sum(_refused_at_once(sock) for sock in flood[5:])
+            for _ in range(3):
+                assert _asked(client).startswith(b"HTTP/1.1 200 ")  # still open: answered on it
+            assert refused == 25
+        finally:
+            client.close()
+            for sock in flood:
+                sock.close()
+
+
 def test_without_a_cap_given_the_cap_is_below_the_open_file_limit(sample_store: Path, tmp_path: Path) -> None:
     """An open-file limit of 300 leaves room for 44 connections (256 files are kept for the
-    store and logs): the 45th and later close the oldest idle ones at once, long before their
-    keep-alive deadline."""
+    store and logs): the 45th and later are refused at once, long before any keep-alive
+    deadline; past the grace period a client takes the place of the oldest idle one."""
     flags = ("--keep-alive-timeout", "60", "--request-timeout", "60")
     with serving("--store", sample_store, *flags, wrapper=("prlimit", "--nofile=300:300"),
                  log=tmp_path / "log") as capped:  # fmt: skip
         holders = [_connect(capped) for _ in range(50)]
         try:
+            assert all(_refused_at_once(sock) for sock in holders[44:])
+            time.sleep(GRACE)
             with _connect(capped) as client:
                 assert _asked(client).startswith(b"HTTP/1.1 200 ")
-            for sock in holders[:5]:  # the oldest: closed to make room
-                received, seconds = _until_closed(sock)
-                assert received == b"" and seconds < PATIENCE
+            received, seconds = _until_closed(holders[0])  # the oldest: closed to make room
+            assert received == b"" and seconds < PATIENCE
         finally:
             for sock in holders:
                 sock.close()
+
+
+def test_a_client_that_never_reads_its_answers_does_not_hold_its_connection(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    """A client pipelines many requests and reads none of the answers: once the unsent answers
+    fill the socket, the server's answer waits on the client, and nothing of it leaves. After
+    the grace period that connection gives way to a new one at the cap, and after the request
+    timeout it is dropped with what is unsent (closing it would wait on the client for good)."""
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "3", "--max-connections", "1")
+    config = b'{"jsonrpc":"2.0","id":1,"method":"EXPERIMENTAL_protocol_config","params":{"finality":"final"}}'
+    request = _head(config) + config
+    with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
+        stalled = _connect(capped)
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        try:
+            stalled.settimeout(0.5)
+            with contextlib.suppress(OSError):
+                for _ in range(2000):  # until the server stops reading them
+                    stalled.sendall(request * 10)
+            time.sleep(GRACE + 1.0)  # stalled past the grace period (sweeps note it within a tick)
+            with _connect(capped) as newcomer:
+                assert _asked(newcomer).startswith(b"HTTP/1.1 200 ")
+        finally:
+            stalled.close()
