@@ -248,10 +248,6 @@ class LinearMemory:
         self._base = 0  # the data's address
         self._size = 0  # the size last read
 
-    @property
-    def bound(self) -> bool:
-        return self._memory is not None
-
     def bind(self, memory: Any) -> None:
         self._memory = memory
         self._address = ctypes.addressof(memory)
