@@ -258,6 +258,7 @@ class LinearMemory:
         """Whether bytes [0, stop) lie inside the memory."""
         if stop <= self._size:
             return True
+        assert self._memory is not None, "bound at the first host call"
         self._size = _memory_data_size(self._context, self._address)  # grown since?
         return stop <= self._size
 

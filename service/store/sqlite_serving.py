@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import os
 import time
@@ -69,6 +70,7 @@ class SqliteServingReader:
         self._not_followed: str | None = None  # why the file at the path is not served (logged once)
         self._loop: asyncio.AbstractEventLoop | None = None  # the event loop it serves on
         self._threads = ThreadReaders(path, file_identity)  # other threads' connections
+        self._calls = 0  # view calls handed a reading function (inline_contract_values)
 
     def _follow_a_replaced_file(self) -> None:
         try:
@@ -161,14 +163,20 @@ class SqliteServingReader:
         return self._in_read().contract_value(account_id, key, height)
 
     def inline_contract_values(self) -> Callable[[str, bytes, int], bytes | None]:
-        return self._contract_value_now
+        # one per call: a worker's reads for it begin a read transaction of their own (sqlite_threads)
+        self._calls += 1
+        return functools.partial(self._contract_value_now, self._calls)
 
-    def _contract_value_now(self, account_id: str, key: bytes, height: int) -> bytes | None:
+    def _contract_value_now(self, call: int, account_id: str, key: bytes, height: int) -> bytes | None:
         if asyncio._get_running_loop() is not None:
             return self._in_read().contract_value(account_id, key, height)
         # another thread (a view call's worker): its own connection, no trip to the loop
         value = self._threads.read(
-            lambda reader: reader.contract_value(account_id, key, height), self._identity, self._generation, self._loop
+            lambda reader: reader.contract_value(account_id, key, height),
+            self._identity,
+            self._generation,
+            self._loop,
+            call,
         )
         if not isinstance(value, Replaced):
             return value

@@ -4,9 +4,10 @@ so a read is a plain call on that thread rather than a trip to the event loop an
 microseconds each, thousands in a storage-heavy view).
 
 As on the loop (sqlite_serving.py), a thread's reads share a read transaction (a third of an
-SQLite lookup is taking the lock and reading the header page again), which lasts at most
-`VERSION_CHECK_SECONDS`: the event loop ends it by a timer, so a worker gone idle never holds a
-snapshot that keeps a writer's WAL from being folded back. A thread's connection is opened on the
+SQLite lookup is taking the lock and reading the header page again), one per view call (its
+snapshot taken after the call's block was resolved), which lasts at most `VERSION_CHECK_SECONDS`:
+the event loop ends it by a timer, so a worker gone idle never holds a snapshot that keeps a
+writer's WAL from being folded back. A thread's connection is opened on the
 file the server serves (its identity checked before and after the open) and dropped when the
 server follows a replaced file; `ThreadReaders.read` returns `REPLACED` when the file at the path
 is not the one served, and the caller reads on the loop instead.
@@ -45,6 +46,7 @@ class _ThreadReader:
         self.generation = generation
         self.lock = threading.Lock()
         self.reading = False  # a read transaction is open
+        self.call = -1  # the call it was opened for (its snapshot is as new as that call needs)
         self.closed = False
 
     def end_read(self) -> None:
@@ -84,10 +86,14 @@ class ThreadReaders:
         identity: tuple[int, int],
         generation: int,
         loop: asyncio.AbstractEventLoop | None,
+        call: int,
     ) -> bytes | Replaced | None:
         """`lookup` run on this thread's connection to the file of `identity` (opened now when the
         thread has none of `generation`), inside a read transaction the loop ends by a timer (no
-        loop: each lookup its own transaction); REPLACED when that file is no longer at the path."""
+        loop: each lookup its own transaction); REPLACED when that file is no longer at the path.
+        A read of another `call` than the open transaction's begins a new one: the call's block
+        was resolved on the loop before it was handed over, and a snapshot taken before that
+        might not hold the block's rows yet."""
         mine = self._local.reader
         if mine is None or mine.generation != generation or mine.closed:
             opened = self._open(identity, generation)
@@ -97,9 +103,12 @@ class ThreadReaders:
         with mine.lock:
             if mine.closed:
                 raise StoreError(f"{self._path}: the store was closed")
+            if mine.reading and mine.call != call:
+                mine.reading = False
+                mine.reader.end_read()
             if not mine.reading and loop is not None and self._end_later(loop, mine):
                 mine.reader.begin_read()
-                mine.reading = True
+                mine.reading, mine.call = True, call
             return lookup(mine.reader)
 
     def _end_later(self, loop: asyncio.AbstractEventLoop, mine: _ThreadReader) -> bool:

@@ -103,3 +103,37 @@ def test_a_worker_reads_the_file_served_until_the_server_follows_a_replaced_one(
     finally:
         first.shutdown()
         second.shutdown()
+
+
+def test_a_workers_next_call_reads_what_was_committed_before_it(store_copy: Path, chain: SampleChain) -> None:
+    """Within a call a worker's reads share one snapshot; the next call's reads begin another, so
+    they see what was committed before the call was handed over (its block resolved on the loop),
+    even while the previous call's read is still open (here the loop never runs to end it)."""
+    height = chain.blocks[-1].height
+    pool = ThreadPoolExecutor(1)
+    with open_store(store_copy, "write") as writer:  # the store in WAL mode: readers stay open across commits
+        with writer.batch() as batch:
+            batch.put_contract_data(ACCOUNT, KEY, height - 1, b"v1")
+        served = open_store(store_copy, "serve")
+
+        async def scenario() -> list[bytes | None]:
+            try:
+                served.version()
+                await served.contract_value(ACCOUNT, KEY, height)  # the loop is known
+                first = served.inline_contract_values()
+                assert first is not None
+                seen = [pool.submit(first, ACCOUNT, KEY, height).result(timeout=10)]
+                with writer.batch() as batch:
+                    batch.put_contract_data(ACCOUNT, KEY, height, b"v2")
+                seen.append(pool.submit(first, ACCOUNT, KEY, height).result(timeout=10))
+                second = served.inline_contract_values()
+                assert second is not None
+                seen.append(pool.submit(second, ACCOUNT, KEY, height).result(timeout=10))
+                return seen
+            finally:
+                await served.close()
+
+        try:
+            assert asyncio.run(scenario()) == [b"v1", b"v1", b"v2"]
+        finally:
+            pool.shutdown()
