@@ -11,7 +11,9 @@ compiled before, two ways:
   store itself), the reads it is asked counted and timed;
 - runner: the server's ViewRunner over the store's serving reader on an event loop (inline on
   the loop while the call fits a slice; else on a worker thread, each read a trip to the loop).
-Prints ms per call for both, and the executor's reads per call and their share of its time.
+Prints ms per call for both, wall clock and CPU time (the process's, all threads: on a shared
+machine the CPU figure moves less with the load), and the executor's reads per call and their
+share of its time.
 --profile: the executor's calls under cProfile, its 25 costliest functions by own time
 (profiling inflates the host functions' share: read it against the ms printed without it).
 A profile, not a benchmark: figures on a shared machine are for comparing rows of one run.
@@ -96,17 +98,18 @@ def main() -> None:
         engine = ViewEngine()
         first = engine.run_view(code, code_hash, args.call, calls[0], context, state, costs)
         state.reads, state.seconds = 0, 0.0
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for body in calls[1:]:
             engine.run_view(code, code_hash, args.call, body, context, state, costs)
         executor = (time.perf_counter() - started) / args.calls
-        runner = asyncio.run(_runner_ms(store, code, code_hash, args.call, calls, context, costs))
+        executor_cpu = (time.process_time() - cpu) / args.calls
+        runner, runner_cpu = asyncio.run(_runner_ms(store, code, code_hash, args.call, calls, context, costs))
         print(f"{args.call} on {account} ({len(code):,d} B of code, {len(first.result):,d} B answered, "
               f"{first.burnt_gas / 1e12:.1f} Tgas), {args.calls} calls:")  # fmt: skip
         reads, read_ms = state.reads / args.calls, state.seconds / args.calls * 1000
-        print(f"  executor, reading the store directly: {executor * 1000:8.3f} ms a call; the state asked "
-              f"{reads:.0f} reads a call, {read_ms:.3f} ms of it")  # fmt: skip
-        print(f"  the server's ViewRunner:              {runner:8.3f} ms a call")
+        print(f"  executor, reading the store directly: {executor * 1000:8.3f} ms a call ({executor_cpu * 1000:.3f} "
+              f"ms CPU); the state asked {reads:.0f} reads a call, {read_ms:.3f} ms of it")  # fmt: skip
+        print(f"  the server's ViewRunner:              {runner:8.3f} ms a call ({runner_cpu:.3f} ms CPU)")
         if args.profile:
             profiler = cProfile.Profile()
             profiler.enable()
@@ -124,15 +127,17 @@ def main() -> None:
 
 async def _runner_ms(
     store: Path, code: bytes, code_hash: str, method: str, calls: list[bytes], context: ViewContext, costs: GasCosts
-) -> float:
+) -> tuple[float, float]:
+    """ms a call through the ViewRunner: wall clock, and the process's CPU time."""
     serving = open_store(store, "serve")
     runner = ViewRunner()
     try:
         await runner.run(serving, code, code_hash, method, calls[0], context, costs)  # compiles, finds its path
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for body in calls[1:]:
             await runner.run(serving, code, code_hash, method, body, context, costs)
-        return (time.perf_counter() - started) / (len(calls) - 1) * 1000
+        count = len(calls) - 1
+        return (time.perf_counter() - started) / count * 1000, (time.process_time() - cpu) / count * 1000
     finally:
         runner.close()
         await serving.close()

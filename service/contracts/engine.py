@@ -90,13 +90,38 @@ class _Compiled:
     link_error: str | None
     # export name -> (is a function, takes or returns nothing)
     exports: dict[str, tuple[bool, bool]]
+    pre_address: int = 0  # the C object of `pre`, which keeps it alive
+
+
+class _Crossing:
+    """What a host call needs of the call its thread runs (one object, one thread-local lookup
+    per host call): the logic, the gas counter, the fuel, the memory and the fuel handed out."""
+
+    __slots__ = ("fuel", "gas", "granted", "logic", "memory", "unbound")
+
+    def __init__(self, logic: ViewLogic, memory: LinearMemory, fuel: Fuel) -> None:
+        self.logic = logic
+        self.gas = logic.gas
+        self.memory = memory
+        self.fuel = fuel
+        self.granted = 0
+        self.unbound = True  # the memory is bound at the first host call (or after instantiation)
+
+    def bind(self, caller: int) -> None:
+        export = wasm_api.caller_memory(caller, MEMORY_EXPORT)
+        assert export is not None, "prepare checks the memory export"
+        self.memory.bind(export)
+        self.unbound = False
+
+    def grant(self) -> None:
+        """Hand the engine the fuel the gas left pays for, plus the headroom (a host call does
+        the same inline)."""
+        self.granted = self.gas.fuel_left() + FUEL_HEADROOM
+        self.fuel.set(self.granted)
 
 
 class _CallState(threading.local):
-    logic: ViewLogic | None = None
-    memory: LinearMemory | None = None
-    fuel: Fuel | None = None
-    granted: int = 0
+    crossing: _Crossing | None = None
     interrupt: Interrupt | None = None
 
 
@@ -138,6 +163,10 @@ ENGINE_SETTINGS: dict[str, object] = {
     # on a tight loop; the single-pass allocator compiles another third faster but its code ran
     # about twice as slow and is 1.75 times larger, so the default allocator stays.
     "cranelift_opt_level": "none",
+    # a linear memory grows inside its reservation (4 GiB, past wasm32's largest) rather than
+    # being moved: its address is read once per call (wasm_api.LinearMemory), growing fails no
+    # sooner, and the compiled code may keep the address in a register
+    "memory_may_move": False,
 }
 
 
@@ -158,37 +187,51 @@ def _val(kind: str) -> wasmtime.ValType:
 
 
 def _host_callback(fn: HostFunction) -> Any:
-    name = fn.name
+    """The function's callback: the instructions run since the last host call charged (and the
+    call counted against a slice), the function run, the fuel the gas left then handed back. A
+    failure ends the call, whose fuel is read no more."""
+    name, unavailable = fn.name, fn.unavailable
+    method = fn.method
+    if method is None or unavailable:
+        method = _failing(fn)
 
-    def call(caller: Any, args: list[int]) -> int | None:
-        logic, memory, fuel = _CALL.logic, _CALL.memory, _CALL.fuel
-        assert logic is not None and memory is not None and fuel is not None, "set before the instance is made"
-        if not memory.bound:
-            export = wasm_api.caller_memory(caller, MEMORY_EXPORT)
-            assert export is not None, "prepare checks the memory export"
-            memory.bind(export)
-        gas = logic.gas
-        gas.host_call()
+    def call(caller: int, *args: int) -> int | None:
+        crossing = _CALL.crossing
+        assert crossing is not None, "set before the instance is made"
+        if crossing.unbound:
+            crossing.bind(caller)
+        gas, fuel, logic = crossing.gas, crossing.fuel, crossing.logic
         try:
-            gas.settle_fuel(_CALL.granted, fuel.get())
+            gas.enter_host(crossing.granted, fuel.get())
+            # the function's own charges may end the call at the limit too (host.py charges
+            # without a frame of its own where it is called most). A call's logic runs some
+            # functions a view may not (contracts/call.py); one not implemented here stays so
+            overrides = logic.overrides
+            override = overrides.get(name) if overrides and not unavailable else None
+            result = (method if override is None else override)(logic, *args)
         except GasExhausted:
             raise Abort(gas.exhausted_text) from None
-        if fn.unavailable:
-            raise HostFunctionUnavailable(fn.name)
-        try:
-            override = logic.overrides.get(name) if logic.overrides else None
-            if override is not None:
-                return override(logic, *args)
-            if fn.method is None:
-                for cost in fn.paid:
-                    logic.pay(cost)
-                raise Abort(fn.failure or "")
-            return fn.method(logic, *args)
-        finally:
-            _CALL.granted = gas.fuel_left() + FUEL_HEADROOM
-            fuel.set(_CALL.granted)
+        # grant() without its frames: the fuel the gas left pays for (GasCounter.fuel_left), plus
+        # the headroom
+        crossing.granted = granted = (gas.stop - gas.burnt) // gas.op_cost + FUEL_HEADROOM
+        fuel.set(granted)
+        return result
 
     return wasm_api.host_callback(call, fn.params, fn.results)
+
+
+def _failing(fn: HostFunction) -> Callable[..., None]:
+    """A function not implemented here (HostFunctionUnavailable) or failing at once in a view
+    (its costs paid first, then its failure)."""
+
+    def fail(logic: ViewLogic, *_args: int) -> None:
+        if fn.unavailable:
+            raise HostFunctionUnavailable(fn.name)
+        for cost in fn.paid:
+            logic.pay(cost)
+        raise Abort(fn.failure or "")
+
+    return fail
 
 
 class ViewEngine:
@@ -203,6 +246,7 @@ class ViewEngine:
         self.disk = compiled_cache  # compiled modules kept across restarts (None: in memory only)
         self._fingerprint: bytes | None = None
         self.engine = wasmtime.Engine(_config())
+        self._engine_address = wasm_api.address(self.engine.ptr())
         self.linker = wasmtime.Linker(self.engine)
         self._callbacks: list[Any] = []  # the linker's callbacks, kept alive as long as it is
         for fn in HOST_FUNCTIONS:
@@ -274,7 +318,8 @@ class ViewEngine:
         if any(imported.module == "env" and (imported.name or "") not in available for imported in module.imports):
             return _Compiled(None, errors.link_error("unknown or invalid import"), exports)
         try:
-            return _Compiled(self.linker.instantiate_pre(module), None, exports)
+            pre = self.linker.instantiate_pre(module)
+            return _Compiled(pre, None, exports, wasm_api.address(pre.ptr()))
         except wasmtime.WasmtimeError as failure:
             return _Compiled(None, errors.link_error(_link_message(str(failure))), exports)
 
@@ -372,31 +417,45 @@ class ViewEngine:
         if not export[1]:
             raise ViewCallError(errors.method_invalid_signature())
         if interrupt is None:
-            return self._call(compiled.pre, method_name, gas, make_logic, None)
+            return self._call(compiled.pre_address, method_name, gas, make_logic, None)
         self.ticker.begin()
         try:
             interrupt.arm()  # its slice counts from here: compiling is not running
-            return self._call(compiled.pre, method_name, gas, make_logic, interrupt)
+            return self._call(compiled.pre_address, method_name, gas, make_logic, interrupt)
         finally:
             self.ticker.end()
 
     def _call(
         self,
-        pre: wasmtime.InstancePre,
+        pre: int,
         method_name: str,
         gas: GasCounter,
         make_logic: Callable[[LinearMemory], ViewLogic],
         interrupt: Interrupt | None,
     ) -> ViewOutcome:
-        store = wasmtime.Store(self.engine)
+        store = wasm_api.CallStore(self._engine_address)
+        try:
+            return self._run(store, pre, method_name, gas, make_logic, interrupt)
+        finally:
+            store.delete()
+
+    def _run(
+        self,
+        store: wasm_api.CallStore,
+        pre: int,
+        method_name: str,
+        gas: GasCounter,
+        make_logic: Callable[[LinearMemory], ViewLogic],
+        interrupt: Interrupt | None,
+    ) -> ViewOutcome:
         if interrupt is None:
             store.set_epoch_deadline(_NO_EPOCH_DEADLINE)
         else:
-            wasm_api.watch_epochs(store, _EPOCH_CALLBACK)
+            store.watch_epochs(_EPOCH_CALLBACK)
             store.set_epoch_deadline(1)
         # the store's limits nearcore's runner sets (wasmtime_runner.rs `Ctx::new`)
         limits = gas.costs
-        store.set_limits(
+        store.limit(
             memory_size=limits.max_memory_pages * 65536,
             table_elements=limits.max_elements_per_contract_table,
             instances=1,
@@ -405,42 +464,43 @@ class ViewEngine:
         )
         # the call's logic exists before the instance: a start function runs inside instantiate,
         # and its instructions and host calls count as the method's do
-        linear_memory = LinearMemory(store)
-        fuel = Fuel(store)
+        linear_memory = LinearMemory(store.context)
+        fuel = Fuel(store.context)
         logic = make_logic(linear_memory)
         if interrupt is not None:
             logic.budget = self.budget
-        previous = (_CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted, _CALL.interrupt)
-        _CALL.logic, _CALL.memory, _CALL.fuel, _CALL.interrupt = logic, linear_memory, fuel, interrupt
-        _CALL.granted = gas.fuel_left() + FUEL_HEADROOM
-        fuel.set(_CALL.granted)
+        crossing = _Crossing(logic, linear_memory, fuel)
+        previous = (_CALL.crossing, _CALL.interrupt)
+        _CALL.crossing, _CALL.interrupt = crossing, interrupt
+        crossing.grant()
         try:
             try:
-                instance = wasm_api.instantiate(pre, store)
+                instance = store.instantiate(pre)
             except Abort as abort:  # a start function's host call that failed
                 raise ViewCallError(abort.debug, logic.logs) from None
             except wasmtime.Trap as trap:  # a start function that trapped
                 _raise_if_interrupted(interrupt)
-                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, fuel), logic.logs) from None
+                raise ViewCallError(_trap_text(trap, gas, crossing.granted, fuel), logic.logs) from None
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
                 _raise_if_interrupted(interrupt)
                 raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
-            memory = wasm_api.export(store, instance, MEMORY_EXPORT)
-            func = wasm_api.export(store, instance, method_name)
+            memory = store.export(instance, MEMORY_EXPORT)
+            func = store.export(instance, method_name)
             assert memory is not None and func is not None, "checked when the module was compiled"
-            if not linear_memory.bound:
+            if crossing.unbound:
                 linear_memory.bind(memory.of.memory)
+                crossing.unbound = False
             try:
-                wasm_api.call(store, func.of.func)
+                store.call(func.of.func)
             except Abort as abort:
                 raise ViewCallError(abort.debug, logic.logs) from None
             except (wasmtime.Trap, wasmtime.WasmtimeError) as trap:
                 _raise_if_interrupted(interrupt)
                 if not isinstance(trap, wasmtime.Trap):
                     raise
-                raise ViewCallError(_trap_text(trap, gas, _CALL.granted, fuel), logic.logs) from None
+                raise ViewCallError(_trap_text(trap, gas, crossing.granted, fuel), logic.logs) from None
             try:
-                gas.settle_fuel(_CALL.granted, fuel.get())
+                gas.settle_fuel(crossing.granted, fuel.get())
             except GasExhausted:
                 raise ViewCallError(gas.exhausted_text, logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
@@ -450,7 +510,7 @@ class ViewEngine:
             # a failure's traceback keeps this frame, and the logic with it, until the cyclic
             # collector runs: the registers (up to 1 GiB a call) are let go now, not then
             logic.registers.clear()
-            _CALL.logic, _CALL.memory, _CALL.fuel, _CALL.granted, _CALL.interrupt = previous
+            _CALL.crossing, _CALL.interrupt = previous
 
 
 def _raise_if_interrupted(interrupt: Interrupt | None) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from nearrpc.contracts import errors
@@ -88,7 +89,7 @@ class GasCosts:
             max_length_storage_value=int(limits.get("max_length_storage_value") or 4 << 20),
         )
 
-    @property
+    @cached_property
     def prepare_rules(self) -> PrepareRules:
         """The prepare step's rules of this protocol (contracts.prepare)."""
         return PrepareRules(
@@ -145,30 +146,40 @@ class GasCounter:
             self.exhausted_text = errors.gas_exceeded()
         self.sliced = slice_gas is not None
         self._host_calls_left = -1 if slice_host_calls is None else slice_host_calls
-        self._stop = self.limit if slice_gas is None else min(slice_gas, self.limit)
-        self._op_cost = max(costs.regular_op_cost, 1)
+        # where charges end, and the gas one unit of fuel stands for (the engine's host calls read
+        # both to hand out fuel as fuel_left does)
+        self.stop = self.limit if slice_gas is None else min(slice_gas, self.limit)
+        self.op_cost = max(costs.regular_op_cost, 1)
         self._ext = costs.ext
         self.burnt = 0
 
     def pay(self, gas: int) -> None:
-        if self.burnt + gas > self._stop:
+        if self.burnt + gas > self.stop:
             if self.sliced:
                 raise SliceExhausted
             self.burnt = self.limit
             raise GasExhausted
         self.burnt += gas
 
-    def host_call(self) -> None:
-        """Count a host call against the slice's."""
+    def enter_host(self, granted: int, remaining: int) -> None:
+        """A host call begins: it counts against the slice's host calls, then the instructions
+        run since `granted` fuel was handed out are charged (as settle_fuel), in one call."""
         if self._host_calls_left == 0:
             raise SliceExhausted
         self._host_calls_left -= 1
+        gas = (granted - remaining) * self.costs.regular_op_cost
+        if self.burnt + gas > self.stop:
+            if self.sliced:
+                raise SliceExhausted
+            self.burnt = self.limit
+            raise GasExhausted
+        self.burnt += gas
 
     def pay_ext(self, name: str, times: int = 1) -> None:
         self.pay(self._ext.get(name, 0) * times)
 
     def fuel_left(self) -> int:
-        return (self._stop - self.burnt) // self._op_cost
+        return (self.stop - self.burnt) // self.op_cost
 
     def settle_fuel(self, granted: int, remaining: int) -> None:
         """Charge the instructions run since `granted` fuel was handed out; past the limit is

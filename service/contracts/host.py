@@ -86,7 +86,7 @@ class Abort(Exception):
 class Memory(Protocol):
     def read(self, start: int, stop: int) -> bytes: ...
     def write(self, data: bytes, start: int) -> None: ...
-    def size(self) -> int: ...
+    def holds(self, stop: int) -> bool: ...
 
 
 class ViewLogic:
@@ -114,6 +114,18 @@ class ViewLogic:
         # 2,000 keys 6,700 times), and each read the state answers may cost a trip to the store
         self._read: dict[bytes, bytes | None] = {}
         self._read_bytes = 0
+        # the charges of the host functions a near-sdk contract calls most (storage_read,
+        # register_len, read_register), summed where nothing between them can fail: one charge
+        # for several ends where they would (GasCounter.pay), so the gas and answers are the same
+        ext = self._ext
+        self._base = ext.get("base", 0)
+        self._read_register_fixed = self._base + ext.get("read_register_base", 0) + ext.get("write_memory_base", 0)
+        self._read_register_byte = ext.get("read_register_byte", 0) + ext.get("write_memory_byte", 0)
+        self._storage_read_fixed = self._base + ext.get("storage_read_base", 0)
+        self._read_memory_base = ext.get("read_memory_base", 0)
+        self._read_memory_byte = ext.get("read_memory_byte", 0)
+        self._storage_read_key_byte = ext.get("storage_read_key_byte", 0)
+        self._storage_read_value_byte = ext.get("storage_read_value_byte", 0)
         # the process's budget of bytes held by calls in flight (budget.py), where the call has one
         self.budget: MemoryBudget | None = None
         self.held = 0  # bytes this call holds of the budget
@@ -147,13 +159,13 @@ class ViewLogic:
 
     def read_memory(self, ptr: int, length: int) -> bytes:
         self.pay_both("read_memory_base", "read_memory_byte", length)
-        if ptr + length > self.memory.size():
+        if not self.memory.holds(ptr + length):
             raise Abort(errors.memory_access_violation())
         return self.memory.read(ptr, ptr + length)
 
     def write_memory(self, ptr: int, data: bytes) -> None:
         self.pay_both("write_memory_base", "write_memory_byte", len(data))
-        if ptr + len(data) > self.memory.size():
+        if not self.memory.holds(ptr + len(data)):
             raise Abort(errors.memory_access_violation())
         self.memory.write(data, ptr)
 
@@ -250,11 +262,19 @@ class ViewLogic:
 
     # --- registers -------------------------------------------------------------------------------
     def h_read_register(self, register_id: int, ptr: int) -> None:
-        self.pay("base")
-        self.write_memory(ptr, self.read_register(register_id))
+        # base, read_register's and write_memory's charges (GasExhausted: the crossing's Abort)
+        data = self.registers.get(register_id)
+        if data is None:
+            self.pay("base")
+            raise Abort(errors.invalid_register_id(register_id))
+        self.gas.pay(self._read_register_fixed + self._read_register_byte * len(data))
+        memory = self.memory
+        if not memory.holds(ptr + len(data)):
+            raise Abort(errors.memory_access_violation())
+        memory.write(data, ptr)
 
     def h_register_len(self, register_id: int) -> int:
-        self.pay("base")
+        self.gas.pay(self._base)
         data = self.registers.get(register_id)
         return U64_MAX if data is None else len(data)
 
@@ -525,16 +545,30 @@ class ViewLogic:
         return key
 
     def h_storage_read(self, key_len: int, key_ptr: int, register_id: int) -> int:
-        self.pay("base")
-        self.pay("storage_read_base")
-        key = self._key(key_len, key_ptr, "storage_read_key_byte")
+        # as _key, with base, storage_read_base and the key's read from memory one charge
+        # (GasExhausted: the crossing's Abort)
+        gas = self.gas
+        if key_len == U64_MAX:
+            gas.pay(self._storage_read_fixed)
+            key = self.read_register(key_ptr)
+        else:
+            gas.pay(self._storage_read_fixed + self._read_memory_base + self._read_memory_byte * key_len)
+            memory = self.memory
+            if not memory.holds(key_ptr + key_len):
+                raise Abort(errors.memory_access_violation())
+            key = memory.read(key_ptr, key_ptr + key_len)
+        if len(key) > self.costs.max_length_storage_key:
+            raise Abort(errors.key_length_exceeded(len(key), self.costs.max_length_storage_key))
+        gas.pay(self._storage_read_key_byte * len(key))
         value = self._stored(key)
         if value is None:
             return 0
-        self.pay("storage_read_value_byte", len(value))
+        charge = self._storage_read_value_byte * len(value)
         if len(value) > INLINE_DISK_VALUE_THRESHOLD:
-            self.pay("storage_large_read_overhead_base")
-            self.pay("storage_large_read_overhead_byte", len(value))
+            ext = self._ext
+            charge += ext.get("storage_large_read_overhead_base", 0)
+            charge += ext.get("storage_large_read_overhead_byte", 0) * len(value)
+        gas.pay(charge)
         self.set_register(register_id, value)
         return 1
 

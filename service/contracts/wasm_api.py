@@ -14,6 +14,7 @@ own trampoline does with its (process-wide) slot.
 from __future__ import annotations
 
 import ctypes
+import struct
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +22,8 @@ from typing import Any
 import wasmtime
 from wasmtime import _ffi as ffi
 
-RawHost = Callable[[Any, list[int]], int | None]  # (caller pointer, arguments as u64) -> result
+RawHost = Callable[..., int | None]  # (caller address, *arguments as u64) -> result
+_U64 = (1 << 64) - 1
 
 
 class _Pending(threading.local):
@@ -36,38 +38,60 @@ def _take_pending() -> BaseException | None:
     return failure
 
 
+def _raw(name: str, restype: Any, *argtypes: Any) -> Any:
+    """The C function `name` under a prototype of plain values (addresses as ints): the
+    package's bindings check and convert typed pointers at each call, and add a Python frame."""
+    address = ctypes.cast(getattr(ffi.dll, name), ctypes.c_void_p).value
+    assert address is not None, f"the library has {name}"
+    return ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+
+# wasmtime_func_unchecked_callback_t with every pointer an address: ctypes then hands the
+# callback ints instead of building a pointer object per argument at each host call
+_RAW_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+_get_fuel = _raw("wasmtime_context_get_fuel", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_set_fuel = _raw("wasmtime_context_set_fuel", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64)
+_memory_data_address = _raw("wasmtime_memory_data", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+_memory_data_size = _raw("wasmtime_memory_data_size", ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def _raised(error: int) -> wasmtime.WasmtimeError:
+    return wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t)))
+
+
 def host_callback(handler: RawHost, params: tuple[str, ...], results: tuple[str, ...]) -> Any:
-    """An unchecked callback running `handler` with the arguments as unsigned 64-bit values (an
-    i32 sign-extended first, as the package's Val does) and writing its result back."""
-    kinds = tuple(kind == "i64" for kind in params)
-    result_i64 = bool(results) and results[0] == "i64"
-    has_result = bool(results)
+    """An unchecked callback running `handler(caller address, *arguments)` with the arguments as
+    unsigned 64-bit values (an i32 sign-extended first, as the package's Val does) and writing its
+    result back. Raw values are 16 bytes apart (wasmtime_val_raw_t), an i32 in the low four."""
+    count = len(params)
+    wide = count > 0 and all(kind == "i64" for kind in params)  # read unsigned at once
+    layout = struct.Struct("<" + "".join(("Q8x" if wide else "q8x") if kind == "i64" else "i12x" for kind in params))
+    unpack, size, string_at = layout.unpack, 16 * count, ctypes.string_at
+    result_kind = results[0] if results else None
+    cell = ctypes.c_uint64 if result_kind == "i64" else ctypes.c_uint32
+    mask = _U64 if result_kind == "i64" else 0xFFFF_FFFF
 
     def call(_env: Any, caller: Any, values: Any, _count: int) -> int:
         try:
-            args = [(values[i].i64 if wide else values[i].i32) & 0xFFFF_FFFF_FFFF_FFFF for i, wide in enumerate(kinds)]
-            result = handler(caller, args)
-            if has_result:
+            if wide:
+                result = handler(caller, *unpack(string_at(values, size)))
+            elif count:
+                result = handler(caller, *[value & _U64 for value in unpack(string_at(values, size))])
+            else:
+                result = handler(caller)
+            if result_kind is not None:
                 assert result is not None, "a host function with a result returns it"
-                if result_i64:
-                    values[0].i64 = result - (1 << 64) if result >= 1 << 63 else result
-                else:
-                    values[0].i32 = result - (1 << 32) if result >= 1 << 31 else result
+                cell.from_address(values).value = result & mask
             return 0
         except BaseException as failure:  # carried across the wasm frames, raised again on return
             _PENDING.failure = failure
             trap: Any = wasmtime.Trap("python exception")._consume()
             return int(ctypes.cast(trap, ctypes.c_void_p).value or 0)
 
-    return ffi.wasmtime_func_unchecked_callback_t(call)
+    return _RAW_CALLBACK(call)
 
 
 _NO_FINALIZER = ctypes.cast(0, ctypes.CFUNCTYPE(None, ctypes.c_void_p))
-# wasmtime_memory_data returning the address as an int (the package's binding returns a typed
-# pointer, which costs a cast per access); the same C function, another ctypes prototype
-_memory_data_address = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
-    int(ctypes.cast(ffi.dll.wasmtime_memory_data, ctypes.c_void_p).value or 0)
-)
 
 
 def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncType, callback: Any) -> None:
@@ -80,7 +104,7 @@ def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncTyp
         ctypes.create_string_buffer(name_bytes),
         len(name_bytes),
         ty.ptr(),
-        callback,
+        ctypes.cast(callback, ffi.wasmtime_func_unchecked_callback_t),
         None,
         _NO_FINALIZER,
     )
@@ -88,121 +112,164 @@ def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncTyp
         raise wasmtime.WasmtimeError._from_ptr(error)
 
 
-def instantiate(pre: wasmtime.InstancePre, store: wasmtime.Store) -> wasmtime.Instance:
-    """The instance (its start function run); a host function's exception is raised as itself."""
-    _PENDING.failure = None
-    try:
-        return pre.instantiate(store)
-    except (wasmtime.Trap, wasmtime.WasmtimeError):
-        failure = _take_pending()
-        if failure is not None:
-            try:
-                raise failure from None
-            finally:
-                del failure  # no cycle through this frame (see `call`)
-        raise
-
-
-def export(store: wasmtime.Store, instance: wasmtime.Instance, name: str) -> Any | None:
-    """The instance's export `name` (an `ffi.wasmtime_extern_t`), or None."""
-    encoded = name.encode()
-    item = ffi.wasmtime_extern_t()
-    found = ffi.wasmtime_instance_export_get(
-        store._context(), ctypes.byref(instance._instance), encoded, len(encoded), ctypes.byref(item)
-    )
-    return item if found else None
-
-
-def caller_memory(caller: Any, name: str) -> Any | None:
+def caller_memory(caller: int, name: str) -> Any | None:
     """The calling instance's memory export `name` (an `ffi.wasmtime_memory_t`), or None."""
     encoded = name.encode()
     item = ffi.wasmtime_extern_t()
-    if not ffi.wasmtime_caller_export_get(caller, encoded, len(encoded), ctypes.byref(item)):
+    pointer = ctypes.cast(caller, ctypes.POINTER(ffi.wasmtime_caller_t))
+    if not ffi.wasmtime_caller_export_get(pointer, encoded, len(encoded), ctypes.byref(item)):
         return None
     kind: Any = item.kind
     return item.of.memory if kind == ffi.WASMTIME_EXTERN_MEMORY.value else None
 
 
-def call(store: wasmtime.Store, func: Any) -> None:
-    """Call a `() -> ()` function export (`ffi.wasmtime_func_t`); raises its trap, or the host
-    function's exception that ended it."""
-    _PENDING.failure = None
-    trap = ctypes.POINTER(ffi.wasm_trap_t)()
-    error = ffi.wasmtime_func_call_unchecked(store._context(), ctypes.byref(func), None, 0, ctypes.byref(trap))
-    failure = _take_pending()
-    if error:
-        raised: BaseException = wasmtime.WasmtimeError._from_ptr(error)
-    elif trap:
-        raised = wasmtime.Trap._from_ptr(trap)
-    else:
-        return
-    if failure is not None:
-        del raised  # the trap only carried the failure out of wasm
-        try:
-            raise failure
-        finally:
-            # else this frame, in the failure's traceback, would hold the failure: a cycle that
-            # keeps the call's buffers (its last register write, its store) until the cyclic
-            # collector runs
-            del failure
-    raise raised
+_c = ctypes.c_void_p
+_store_new = _raw("wasmtime_store_new", _c, _c, _c, _c)
+_store_context = _raw("wasmtime_store_context", _c, _c)
+_store_delete = _raw("wasmtime_store_delete", None, _c)
+_store_limiter = _raw("wasmtime_store_limiter", None, _c, *(ctypes.c_int64,) * 5)
+_set_epoch_deadline = _raw("wasmtime_context_set_epoch_deadline", None, _c, ctypes.c_uint64)
+_watch_epochs = _raw("wasmtime_store_epoch_deadline_callback", None, _c, _c, _c, _c)
+_pre_instantiate = _raw("wasmtime_instance_pre_instantiate", _c, _c, _c, _c, _c)
+_export_get = _raw("wasmtime_instance_export_get", ctypes.c_bool, _c, _c, ctypes.c_char_p, ctypes.c_size_t, _c)
+_call_unchecked = _raw("wasmtime_func_call_unchecked", _c, _c, _c, _c, ctypes.c_size_t, _c)
+
+
+def address(pointer: Any) -> int:
+    """A ctypes pointer's address (an object of the package's, e.g. `InstancePre.ptr()`)."""
+    value = ctypes.cast(pointer, ctypes.c_void_p).value
+    assert value is not None, "a live object's pointer"
+    return value
+
+
+def _trap(trap: int) -> wasmtime.Trap:
+    return wasmtime.Trap._from_ptr(ctypes.cast(trap, ctypes.POINTER(ffi.wasm_trap_t)))
+
+
+class CallStore:
+    """One call's store, made, used and deleted (`delete`, once) through the C API directly: the
+    package's Store, Instance and export objects cost more than a short view's work. `context`
+    is the store context's address."""
+
+    def __init__(self, engine: int) -> None:
+        self._store = _store_new(engine, None, None)
+        self.context: int = _store_context(self._store)
+        self._trap = ctypes.c_void_p()
+        self._trap_address = ctypes.addressof(self._trap)
+
+    def limit(self, memory_size: int, table_elements: int, instances: int, tables: int, memories: int) -> None:
+        _store_limiter(self._store, memory_size, table_elements, instances, tables, memories)
+
+    def set_epoch_deadline(self, ticks: int) -> None:
+        _set_epoch_deadline(self.context, ticks)
+
+    def watch_epochs(self, callback: Any) -> None:
+        """Ask `callback` (from epoch_callback; the caller keeps it alive) at each tick."""
+        _watch_epochs(self._store, address(callback), None, None)
+
+    def delete(self) -> None:
+        _store_delete(self._store)
+
+    def _raise(self, error: int | None) -> None:
+        """The failure of a run into wasm: the host function's exception that ended it, else its
+        error or trap (none: it returned)."""
+        failure = _take_pending()
+        trap, self._trap.value = self._trap.value, None
+        if error:
+            raised: BaseException = _raised(error)
+        elif trap:
+            raised = _trap(trap)
+        else:
+            return
+        if failure is not None:
+            del raised  # the trap only carried the failure out of wasm
+            try:
+                raise failure
+            finally:
+                # else this frame, in the failure's traceback, would hold the failure: a cycle
+                # that keeps the call's buffers until the cyclic collector runs
+                del failure
+        raise raised
+
+    def instantiate(self, pre: int) -> Any:
+        """The instance (an `ffi.wasmtime_instance_t`) of the InstancePre at address `pre`, its
+        start function run; raises as `call` does."""
+        _PENDING.failure = None
+        instance = ffi.wasmtime_instance_t()
+        self._raise(_pre_instantiate(pre, self.context, ctypes.addressof(instance), self._trap_address))
+        return instance
+
+    def export(self, instance: Any, name: str) -> Any | None:
+        """The instance's export `name` (an `ffi.wasmtime_extern_t`), or None."""
+        encoded = name.encode()
+        item = ffi.wasmtime_extern_t()
+        found = _export_get(self.context, ctypes.addressof(instance), encoded, len(encoded), ctypes.addressof(item))
+        return item if found else None
+
+    def call(self, func: Any) -> None:
+        """Call a `() -> ()` function export (`ffi.wasmtime_func_t`); raises its trap, or the host
+        function's exception that ended it."""
+        _PENDING.failure = None
+        self._raise(_call_unchecked(self.context, ctypes.addressof(func), None, 0, self._trap_address))
 
 
 class Fuel:
     """The store's fuel, read and set without the package's per-call wrappers."""
 
-    def __init__(self, store: wasmtime.Store) -> None:
-        self._context = store._context()
+    def __init__(self, context: int) -> None:
+        self._context = context
         self._cell = ctypes.c_uint64(0)
-        self._ref = ctypes.byref(self._cell)
+        self._address = ctypes.addressof(self._cell)
 
     def get(self) -> int:
-        error = ffi.wasmtime_context_get_fuel(self._context, self._ref)
+        error = _get_fuel(self._context, self._address)
         if error:
-            raise wasmtime.WasmtimeError._from_ptr(error)
-        return int(self._cell.value)
+            raise _raised(error)
+        return self._cell.value
 
     def set(self, fuel: int) -> None:
-        error = ffi.wasmtime_context_set_fuel(self._context, fuel)
+        error = _set_fuel(self._context, fuel)
         if error:
-            raise wasmtime.WasmtimeError._from_ptr(error)
+            raise _raised(error)
 
 
 class LinearMemory:
     """The call's linear memory seen from host functions. It is bound at the first host call
     (from the calling instance's export), so a start function, which runs before instantiation
-    returns the instance, reaches it too. The data pointer is read per access: memory may grow."""
+    returns the instance, reaches it too. Its data never moves (the engine runs with
+    `memory_may_move` off: a memory grows inside its reservation), so the address is read once;
+    the size only grows, so a range inside the size last read is inside, and only a range past
+    it reads the size again."""
 
-    def __init__(self, store: wasmtime.Store) -> None:
-        self._context = store._context()
-        self._context_address = ctypes.cast(self._context, ctypes.c_void_p)
-        self._memory: Any = None
-        self._ref: Any = None
-
-    @property
-    def bound(self) -> bool:
-        return self._memory is not None
+    def __init__(self, context: int) -> None:
+        self._context = context
+        self._memory: Any = None  # the export, kept alive while its address is used
+        self._address = 0
+        self._base = 0  # the data's address
+        self._size = 0  # the size last read
 
     def bind(self, memory: Any) -> None:
         self._memory = memory
-        self._ref = ctypes.byref(memory)
+        self._address = ctypes.addressof(memory)
+        self._base = int(_memory_data_address(self._context, self._address) or 0)
+        self._size = _memory_data_size(self._context, self._address)
 
-    def _base(self) -> int:
-        assert self._ref is not None, "bound at the first host call"
-        return int(_memory_data_address(self._context_address, self._ref) or 0)
+    def holds(self, stop: int) -> bool:
+        """Whether bytes [0, stop) lie inside the memory."""
+        if stop <= self._size:
+            return True
+        assert self._memory is not None, "bound at the first host call"
+        self._size = _memory_data_size(self._context, self._address)  # grown since?
+        return stop <= self._size
 
     def read(self, start: int, stop: int) -> bytes:
         """Bytes [start, stop), which the caller has checked lie inside the memory."""
-        return ctypes.string_at(self._base() + start, stop - start) if stop > start else b""
+        return ctypes.string_at(self._base + start, stop - start) if stop > start else b""
 
     def write(self, data: bytes, start: int) -> None:
         """`data` at `start`, which the caller has checked lies inside the memory."""
         if data:
-            ctypes.memmove(self._base() + start, data, len(data))
-
-    def size(self) -> int:
-        assert self._ref is not None, "bound at the first host call"
-        return int(ffi.wasmtime_memory_data_size(self._context, self._ref))
+            ctypes.memmove(self._base + start, data, len(data))
 
 
 def leave_component_async_off(config: wasmtime.Config) -> None:
@@ -242,8 +309,3 @@ def epoch_callback(should_stop: Callable[[], bool]) -> Any:
         return 0
 
     return _EPOCH_CALLBACK_TYPE(call)
-
-
-def watch_epochs(store: wasmtime.Store, callback: Any) -> None:
-    """Have `store` ask `callback` (from epoch_callback; the caller keeps it alive) at each tick."""
-    ffi.wasmtime_store_epoch_deadline_callback(store.ptr(), callback, None, _NO_FINALIZER)

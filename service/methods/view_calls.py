@@ -222,6 +222,24 @@ class _LoopState(StateReader):
             future.cancel()
 
 
+class _WorkerState(StateReader):
+    """Storage reads on the worker thread itself, by a reader whose lookups never wait (SQLite's,
+    on the thread's own connection): no trip to the event loop per read. A stopped call ends at
+    its next read, as through the loop."""
+
+    def __init__(
+        self, read: Callable[[str, bytes, int], bytes | None], account_id: str, height: int, interrupt: Interrupt
+    ) -> None:
+        self._read = read
+        self._account_id = account_id
+        self._height = height
+        self._interrupt = interrupt
+
+    def storage_read(self, key: bytes) -> bytes | None:
+        self._interrupt.check()
+        return self._read(self._account_id, key, self._height)
+
+
 class _InlineState(StateReader):
     """Storage reads answered at once by a reader that never waits (on the event loop)."""
 
@@ -336,7 +354,11 @@ class ViewRunner:
         if task is not None:
             _BY_TASK[task] = interrupt  # the request's task: its connection may stop it (stop_calls_of)
         loop_state = _LoopState(reader, context.account_id, context.block_height, loop, interrupt)
-        call: _Call = (code, code_hash, method_name, args, context, loop_state, costs)
+        # SQLite's reads run on the worker thread itself; a reader whose reads wait, through the loop
+        state = (
+            loop_state if inline is None else _WorkerState(inline, context.account_id, context.block_height, interrupt)
+        )
+        call: _Call = (code, code_hash, method_name, args, context, state, costs)
         fetches = FetchBudget(self.fetches_per_call)  # both its runs together
         self.threaded_runs += 1
         self._running.add(interrupt)

@@ -559,8 +559,9 @@ class ServingReader(Protocol):
 
     def inline_contract_values(self) -> Callable[[str, bytes, int], bytes | None] | None:
         """`contract_value` as a plain call, for a backend whose lookups never wait and run on
-        the event loop anyway (SQLite): a view call then runs there too, without a thread hop.
-        None where a lookup may wait (a database, a fork's upstream)."""
+        the event loop anyway (SQLite): a view call then runs there too, without a thread hop,
+        and one on a worker thread reads there (each thread on a connection of its own), without
+        a trip to the loop. None where a lookup may wait (a database, a fork's upstream)."""
         ...
 
     async def contract_state(

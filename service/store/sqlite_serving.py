@@ -1,11 +1,13 @@
 """The server's SQLite reader (`SqliteServingReader`): lookups inline on the event loop inside
 short read transactions, the change counters read at most once a millisecond, and a store file
-replaced at its path followed."""
+replaced at its path followed. A view call's storage reads on a worker thread run there, on the
+thread's own connection (sqlite_threads.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import os
 import time
@@ -25,11 +27,15 @@ from nearrpc.store.base import (
     StoreVersion,
 )
 from nearrpc.store.sqlite import SqliteChainReader, open_reader
+from nearrpc.store.sqlite_threads import Replaced, ThreadReaders
 
 log = logging.getLogger("nearrpc.store")
 
 VERSION_CHECK_SECONDS: Final = 0.001  # how old a serving reader's change counters may be
 FILE_CHECK_SECONDS: Final = 0.25  # how soon a serving reader notices its file was replaced
+# the longest a worker waits for a read it hands the event loop (only while the file at the path
+# is not the one served yet): a loop that stopped never answers
+LOOP_READ_SECONDS: Final = 10.0
 
 
 class SqliteServingReader:
@@ -62,6 +68,9 @@ class SqliteServingReader:
         self._read_version: StoreVersion | None = None  # the reader's counters it was made from
         self._file_checked = time.monotonic()
         self._not_followed: str | None = None  # why the file at the path is not served (logged once)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the event loop it serves on
+        self._threads = ThreadReaders(path, file_identity)  # other threads' connections
+        self._calls = 0  # view calls handed a reading function (inline_contract_values)
 
     def _follow_a_replaced_file(self) -> None:
         try:
@@ -80,6 +89,7 @@ class SqliteServingReader:
         self._end_read()
         previous, self._reader, self._identity = self._reader, reader, identity
         self._generation += 1
+        self._threads.drop()
         self._version, self._not_followed = None, None
         previous.close()
         log.warning("%s was replaced; serving the new file (chain %s, schema %s)", self._path, info.chain_id,
@@ -95,7 +105,8 @@ class SqliteServingReader:
         if not self._reading:
             self._reader.begin_read()
             self._reading = True
-            asyncio.get_running_loop().call_later(VERSION_CHECK_SECONDS, self._end_read)
+            loop = self._loop = asyncio.get_running_loop()
+            loop.call_later(VERSION_CHECK_SECONDS, self._end_read)
         return self._reader
 
     def _end_read(self) -> None:
@@ -152,10 +163,34 @@ class SqliteServingReader:
         return self._in_read().contract_value(account_id, key, height)
 
     def inline_contract_values(self) -> Callable[[str, bytes, int], bytes | None]:
-        return self._contract_value_now
+        # one per call: a worker's reads for it begin a read transaction of their own (sqlite_threads)
+        self._calls += 1
+        return functools.partial(self._contract_value_now, self._calls)
 
-    def _contract_value_now(self, account_id: str, key: bytes, height: int) -> bytes | None:
-        return self._in_read().contract_value(account_id, key, height)
+    def _contract_value_now(self, call: int, account_id: str, key: bytes, height: int) -> bytes | None:
+        if asyncio._get_running_loop() is not None:
+            return self._in_read().contract_value(account_id, key, height)
+        # another thread (a view call's worker): its own connection, no trip to the loop
+        value = self._threads.read(
+            lambda reader: reader.contract_value(account_id, key, height),
+            self._identity,
+            self._generation,
+            self._loop,
+            call,
+        )
+        if not isinstance(value, Replaced):
+            return value
+        # the file at the path is not the one served yet (replaced, followed within
+        # FILE_CHECK_SECONDS): the loop's connection reads it, the loop thread waits for nothing
+        loop = self._loop
+        if loop is None:
+            raise StoreError(f"{self._path} was replaced before anything was read from it")
+        read = asyncio.run_coroutine_threadsafe(self.contract_value(account_id, key, height), loop)
+        try:
+            return read.result(LOOP_READ_SECONDS)
+        except TimeoutError:
+            read.cancel()
+            raise StoreError(f"{self._path}: a read on the event loop took over {LOOP_READ_SECONDS} s") from None
 
     async def contract_state(
         self, account_id: str, prefix: bytes, height: int, limit: int
@@ -233,6 +268,7 @@ class SqliteServingReader:
 
     async def close(self) -> None:
         self._end_read()
+        self._threads.close()
         self._reader.close()
 
 

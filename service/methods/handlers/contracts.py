@@ -44,6 +44,7 @@ from nearrpc.store import ContractStateTooLarge, StoredBlock, seen_contract_stat
 _ALL_ROWS = 2**31 - 1
 _KEPT_BLOCK_FACTS = 64  # blocks whose timestamp and chunks a view call has parsed
 _KEPT_CODES = 16  # contract codes by hash (the one a hot contract's calls all read)
+_KEPT_ACCOUNTS = 64  # called accounts' views by height (a hot contract's calls at the head read one)
 
 
 class ContractMethods(Resolution):
@@ -60,6 +61,7 @@ class ContractMethods(Resolution):
         # chunks (by hash), a code (by hash), genesis's epoch length
         self._block_facts: dict[str, BlockFacts] = {}
         self._codes: dict[str, bytes] = {}
+        self._called: dict[tuple[str, int], dict[str, Any]] = {}  # account views by (id, height)
         self._epoch_length: tuple[int, int] | None = None
 
     def _forget(self, changed: frozenset[str]) -> None:
@@ -70,6 +72,8 @@ class ContractMethods(Resolution):
             self._block_facts.clear()
         if "codes" in changed:
             self._codes.clear()
+        if "accounts" in changed:
+            self._called.clear()
 
     def close(self) -> None:
         super().close()
@@ -125,7 +129,11 @@ class ContractMethods(Resolution):
         (UNKNOWN_ACCOUNT), then its code (none: the VM's CodeDoesNotExist), then the code run on
         the state as of the block. A failed run is a result with an `error` text for query, and
         CONTRACT_EXECUTION_ERROR for EXPERIMENTAL_call_function."""
-        account: dict[str, Any] = orjson.loads(await self._account_view(account_id, block, method))
+        # an account's view at a height changes only with a write of accounts (refresh drops it)
+        account = self._called.get((account_id, block.height))
+        if account is None:
+            account = orjson.loads(await self._account_view(account_id, block, method))
+            keep(self._called, (account_id, block.height), account, _KEPT_ACCOUNTS)
         code_hash = code_hash_of(account)
         if code_hash is None:
             vm_error, vm_error_debug = code_does_not_exist(account_id)
