@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Final
 from nearrpc.cli.flags import add_setting, given
 from nearrpc.cli.logs import STARTUP_LOGGER, configure_logging, log_config
 from nearrpc.cli.settings import DEFAULT_STORE, ServeSettings, load_settings
-from nearrpc.store import StoreError, StoreInfo, StoreNotFoundError, describe_location, is_file_location, open_store
+from nearrpc.store import (
+    CommitListener,
+    StoreError,
+    StoreInfo,
+    StoreNotFoundError,
+    describe_location,
+    is_file_location,
+    open_store,
+)
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -112,7 +120,7 @@ def app_from_env() -> FastAPI:
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
         fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
         call_verifier=call_verifier, changes_upstream=call_upstream,
-        sandbox=_sandbox_chain(settings) if settings.sandbox else None,
+        sandbox=_sandbox_chain(settings, reader) if settings.sandbox else None,
     )
 
 
@@ -130,12 +138,14 @@ def sandbox_runtime() -> Runtime:
     return runtime
 
 
-def _sandbox_chain(settings: ServeSettings) -> SandboxChainWriter:
-    """The worker's chain writer (`serve` checked the store can be written)."""
+def _sandbox_chain(settings: ServeSettings, reader: ServingReader) -> SandboxChainWriter:
+    """The worker's chain writer (`serve` checked the store can be written), which tells the
+    worker's reader of each commit, so every read sees it at once (on either backend)."""
     from nearrpc.sandbox.chain import SandboxChainWriter
 
+    on_commit = reader.committed if isinstance(reader, CommitListener) else None
     return SandboxChainWriter(settings.store, sandbox_runtime(), block_time=settings.block_time,
-                              options=settings.store_options())  # fmt: skip
+                              options=settings.store_options(), on_commit=on_commit)  # fmt: skip
 
 
 def _fresh_sandbox_store(settings: ServeSettings, held: contextlib.ExitStack) -> ServeSettings:
@@ -164,9 +174,6 @@ def _sandbox_flags(settings: ServeSettings) -> None:
         raise Refused("--sandbox over a fork (--upstream) comes later: for now a sandbox runs on a local store")
     if settings.workers != 1:
         raise Refused("--sandbox makes blocks in one process: it runs with --workers 1 (a send is not idempotent)")
-    if not is_file_location(settings.store):
-        raise Refused("--sandbox writes an SQLite store for now: a PostgreSQL store's servers see a write up to 200 ms "
-                      "late, and a client must read its transaction at once")  # fmt: skip
 
 
 def _prepare_sandbox(settings: ServeSettings) -> str | None:
@@ -556,12 +563,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(fork, ServeSettings, "fork_fetches_per_call")
     add_setting(fork, ServeSettings, "upstream_max_answer_mb")
     sandbox = run.add_argument_group(
-        "sandbox", "Execute transactions and make blocks on the store, as nearcore's sandbox does, in one process over "
-        "an SQLite store it alone writes (without --store: a fresh sample chain in a temporary folder, the same at "
-        "every start, removed at the end). Automine: a block for each batch of "
+        "sandbox", "Execute transactions and make blocks on the store, as nearcore's sandbox does, in one process that "
+        "alone writes it, an SQLite file or a PostgreSQL database (without --store: a fresh sample chain in a "
+        "temporary folder, the same at every start, removed at the end). Automine: a block for each batch of "
         "transactions as it arrives, then the blocks that execute its receipts and the two that make it final (one "
-        "producer's doomslug finality), so a send returns a FINAL outcome and `finality: final` reads see it at once. "
-        "Snapshot and revert return the whole chain to a mark. Without --sandbox the server is read-only.",
+        "producer's doomslug finality), so a send returns a FINAL outcome. Whatever the store, every read method "
+        "answers the new state as soon as a send, patch, fast-forward or revert returns. Snapshot and revert return "
+        "the whole chain to a mark. Not for replicas behind a balancer: other processes on the same database see a "
+        "block up to 200 ms late. Without --sandbox the server is read-only.",
     )
     add_setting(sandbox, ServeSettings, "sandbox", action="store_const", const=True)
     add_setting(sandbox, ServeSettings, "block_time", metavar="SECONDS")

@@ -509,6 +509,18 @@ class Reachability(Protocol):
     unreachable: str | None
 
 
+@runtime_checkable
+class CommitListener(Protocol):
+    """A serving reader told of a commit made by its own process (the sandbox's chain writer,
+    the store's one writer): its next `version()` sees that commit at once, instead of after its
+    own check (SQLite's millisecond, PostgreSQL's poll), and its next lookup reads it. Without the
+    notice nothing changes: `version()` costs what it did for a server that only reads."""
+
+    def committed(self, version: StoreVersion) -> None:
+        """`version`: the counters the writer read back after its commit."""
+        ...
+
+
 class ServingReader(Protocol):
     """What the server reads through: the lookups it needs, awaitable, so a backend that waits
     on the network (PostgreSQL) does not block the event loop. Same semantics as ChainReader."""
@@ -593,7 +605,8 @@ class ServingReader(Protocol):
     def version(self) -> StoreVersion:
         """The change counters, without waiting on anything: the server asks before every
         request. SQLite reads them when its data_version moved; PostgreSQL answers from a copy
-        a background poll refreshes every 200 ms (so at most that old)."""
+        a background poll refreshes every 200 ms (so at most that old), or a commit of this
+        process told of since (`CommitListener`)."""
         ...
 
     async def close(self) -> None: ...

@@ -5,7 +5,8 @@ prepared statement each (psycopg prepares a statement on a connection after its 
 the lookups of blocks and account states that arrive together share one (pg_batch.py).
 A background task polls the store's change counters every `POLL_SECONDS` over a connection
 of its own, which makes `version()` free per request (at
-most `POLL_SECONDS` plus one round trip stale) and tells when the database is gone:
+most `POLL_SECONDS` plus one round trip stale; a commit of this process, the sandbox's chain
+writer's, hands its counters over at once: `committed`) and tells when the database is gone:
 
 - when a poll fails, the pool is closed (lookups waiting in it for a connection fail at once)
   and, while the database stays unreachable, every lookup fails at once with
@@ -93,6 +94,7 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
         self._polled = asyncio.Event()  # set once the first poll has ended, either way
         self._wake = asyncio.Event()
         self._version: StoreVersion | None = None
+        self._notices = 0  # commits told of (`committed`): a poll begun before one is not newer
         # why the last poll failed, one line; None while the database answers (store.Reachability:
         # the endpoint reads it per request and answers INTERNAL_ERROR at once while it is set)
         self.unreachable: str | None = None
@@ -114,13 +116,16 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
     async def _poll(self, conn: psycopg.AsyncConnection[Any] | None) -> psycopg.AsyncConnection[Any]:
         """Read the change counters (connecting first when needed); a failed poll closes the
         connection, so the next one starts afresh."""
+        notices = self._notices
         if conn is None:
             conn = await psycopg.AsyncConnection.connect(
                 self._location, **connect_kwargs(self._options, read_only=True)
             )
         try:
             cursor = await conn.execute(LOOKUP_QUERIES["metas"], (list(VERSION_META_KEYS),))
-            self._version = version_from_rows(await cursor.fetchall())
+            polled = version_from_rows(await cursor.fetchall())
+            if notices == self._notices:  # else a commit told of meanwhile is as new or newer
+                self._version = polled
         except BaseException:
             with contextlib.suppress(Exception):
                 await conn.close()
@@ -346,13 +351,21 @@ class PostgresServingReader(BlockJsonFromBlocks):  # a block's view through the 
         return first.height if first is not None and first.prev_hash == previous[1] else None
 
     def version(self) -> StoreVersion:
-        """The counters of the watcher's last poll (at most POLL_SECONDS old); before the first
-        poll, and while the database is down, StoreUnavailableError."""
+        """The counters of the watcher's last poll (at most POLL_SECONDS old), or of a commit told
+        of since (`committed`); before the first poll, and while the database is down,
+        StoreUnavailableError."""
         if self._watcher is None:
             self._watcher = asyncio.get_running_loop().create_task(self._watch())
         if self.unreachable is not None or self._version is None:
             raise StoreUnavailableError(self.unreachable or f"PostgreSQL {self._target} is unreachable: not polled yet")
         return self._version
+
+    def committed(self, version: StoreVersion) -> None:
+        """`CommitListener`: the counters of a commit this process made are the database's now
+        (the store has one writer), so they are answered at once rather than after the next poll;
+        the lookups read the database itself, which holds the commit already."""
+        self._notices += 1
+        self._version = version
 
     async def close(self) -> None:
         if self._watcher is not None:

@@ -258,6 +258,14 @@ class SqliteServingReader:
             self._version_checked = now
         return self._version
 
+    def committed(self, version: StoreVersion) -> None:
+        """`CommitListener`: the commit is in the file already; the open read transaction (an
+        older snapshot) ends, and the next `version()` reads data_version again, whatever its
+        age. The counters are SQLite's own to read (with the generation), not the writer's."""
+        del version
+        self._end_read()
+        self._version_checked = float("-inf")
+
     async def close(self) -> None:
         self._end_read()
         self._threads.close()

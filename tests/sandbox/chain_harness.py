@@ -1,11 +1,12 @@
 """A sandbox over a copy of the sample store, for the chain writer's tests: the chain writer
-with the stand-in runtime, and the app's read path over the same store, on one event loop."""
+with the stand-in runtime, and the app's read path over the same store (an SQLite file or a
+PostgreSQL database), on one event loop, wired as `serve --sandbox` wires them: the writer tells
+the app's serving reader of each commit."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -14,7 +15,7 @@ import orjson
 from nearrpc.http.app import build_app
 from nearrpc.sandbox.chain import SandboxChainWriter
 from nearrpc.sandbox.runtime.model import Runtime
-from nearrpc.store import ChainReader, open_store
+from nearrpc.store import ChainReader, CommitListener, StoreLocation, open_store
 from tests.sandbox.chain_fakes import TransferRuntime, signed_transfer
 
 T = TypeVar("T")
@@ -22,20 +23,28 @@ ALICE, BOB = "alice.localnet", "bob.localnet"
 
 
 class Sandbox:
-    def __init__(self, store: Path, *, block_time: float | None = None, runtime: Runtime | None = None) -> None:
+    def __init__(
+        self, store: StoreLocation, *, block_time: float | None = None, runtime: Runtime | None = None
+    ) -> None:
         """`runtime`: the sandbox's own (or another) in place of the stand-in."""
         self.store = store
         self.loop = asyncio.new_event_loop()
         self.runtime = TransferRuntime()
-        self.chain = self.run(self._make_chain(block_time, runtime or self.runtime))
-        self.app = build_app(open_store(store, "serve"))
+        serving = open_store(store, "serve")  # first, as serve's create_app opens it
+        assert isinstance(serving, CommitListener)
+        self.chain = self.run(self._make_chain(block_time, runtime or self.runtime, serving))
+        self.app = build_app(serving)
         self._lifespan = self.app.router.lifespan_context(self.app)
         self.run(self._lifespan.__aenter__())
         self.client = httpx.AsyncClient(transport=httpx.ASGITransport(app=self.app), base_url="http://nearrpc")
         self.nonce = 10**12
 
-    async def _make_chain(self, block_time: float | None, runtime: Runtime) -> SandboxChainWriter:
-        chain = SandboxChainWriter(self.store, runtime, block_time=block_time, validate=True)
+    async def _make_chain(
+        self, block_time: float | None, runtime: Runtime, serving: CommitListener
+    ) -> SandboxChainWriter:
+        chain = SandboxChainWriter(
+            self.store, runtime, block_time=block_time, validate=True, on_commit=serving.committed
+        )
         chain.start()
         await chain.settled()  # the blocks that make the store's head final, before a test looks
         return chain

@@ -32,7 +32,8 @@ def _amount(sandbox: Sandbox, account_id: str, finality: str = "final") -> int:
     return int(sandbox.result("EXPERIMENTAL_view_account", {"finality": finality, "account_id": account_id})["amount"])
 
 
-def test_a_transfer_is_final_and_read_as_any_block(sandbox: Sandbox) -> None:
+def test_a_transfer_is_final_and_read_as_any_block(sandbox_on_each_backend: Sandbox) -> None:
+    sandbox = sandbox_on_each_backend
     head = sandbox.result("block", {"finality": "optimistic"})["header"]
     bob_before = _amount(sandbox, BOB, "optimistic")
     tx_hash = sandbox.run(sandbox.chain.submit(sandbox.transfer(3 * NEAR)))

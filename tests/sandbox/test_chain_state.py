@@ -45,7 +45,8 @@ def _head(sandbox: Sandbox) -> dict[str, Any]:
     return header
 
 
-def test_revert_returns_the_store_row_for_row(sandbox: Sandbox) -> None:
+def test_revert_returns_the_store_row_for_row(sandbox_on_each_backend: Sandbox) -> None:
+    sandbox = sandbox_on_each_backend
     before = _store_dump(sandbox)
     head = _head(sandbox)
     snapshot = sandbox.run(sandbox.chain.snapshot())

@@ -13,6 +13,16 @@ Block production:
 - `block_time` seconds: a block every interval, empty or not; finality follows two blocks later.
 `patch_state` and `fast_forward` make their blocks at once in both modes; `snapshot` first makes
 the blocks that execute what is queued or in flight, so a snapshot holds no half-run transaction.
+
+What the server reads sees each commit at once, on either backend: after every write (a block, a
+patch, a revert) the chain's thread reads the store's change counters back and queues them for
+`on_commit` (the server's `CommitListener`, its serving reader) on the event loop, before the
+write's own result: the loop runs its callbacks in order, so the reader knows of the commit before
+any task learns of the write (a waiter's status included). A send, patch, fast-forward or revert
+that returns is thus followed by reads of the new state, nothing kept from before (kept answers,
+resolved finalities, SQLite's read snapshot). That holds in this process only: a sandbox is one
+process, the store's one writer; replicas behind a balancer (other processes on the same
+PostgreSQL store, which see a commit at their next poll) are not a sandbox's set-up.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.sandbox.chain.patch import read_patch
 from nearrpc.sandbox.chain.producer import ChainProducer, Progress
 from nearrpc.sandbox.runtime.model import Runtime
-from nearrpc.store import ChainWriter, StoreError, StoreLocation, StoreOptions, open_store
+from nearrpc.store import ChainWriter, StoreError, StoreLocation, StoreOptions, StoreVersion, open_store
 
 T = TypeVar("T")
 log = logging.getLogger("nearrpc.sandbox")
@@ -39,10 +49,6 @@ log = logging.getLogger("nearrpc.sandbox")
 # sandbox_fast_forward's delta_height at most: each block is a store batch (about a millisecond),
 # so a call stays within seconds; nearcore's sandbox takes any u64 and produces them over time.
 MAX_FAST_FORWARD: Final = 10_000
-# How long after a commit the server's SQLite reader may still answer from its previous read
-# (sqlite_serving.VERSION_CHECK_SECONDS is 1 ms): `wait` returns no sooner, so the answer a method
-# reads next sees the block.
-_VISIBLE_AFTER: Final = 0.002
 # Under automine, how long a wait whose status is reached waits on for the transaction to be final
 # (two blocks after its last receipt: milliseconds, unless transactions keep the miner busy).
 _FINAL_SOON: Final = 1.0
@@ -84,7 +90,10 @@ class SandboxChainWriter:
         runtime_params: RuntimeParamStore | None = None,
         clock: Callable[[], int] = time.time_ns,
         validate: bool = False,
+        on_commit: Callable[[StoreVersion], None] | None = None,
     ) -> None:
+        """`on_commit`: told the store's counters after each commit (the server's serving reader,
+        `store.CommitListener.committed`); without it the server sees a commit after its own check."""
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearrpc-sandbox-chain")
         self._block_time = block_time
         self._writer: ChainWriter | None = None
@@ -98,7 +107,7 @@ class SandboxChainWriter:
             self._executor.shutdown(wait=False)
             raise
         self._changed = asyncio.Event()
-        self._committed_at = 0.0
+        self._on_commit = on_commit
         self._miner: asyncio.Task[None] | None = None
         self._ticker: asyncio.Task[None] | None = None
 
@@ -124,9 +133,25 @@ class SandboxChainWriter:
         assert self._producer is not None, "the chain was closed"
         return self._producer
 
+    async def _write(self, call: Callable[..., T], *args: Any) -> T:
+        """`call` on the chain's thread, a write: the server's reader is told of it first (module doc)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._then_tell, loop, call, *args)
+
+    def _then_tell(self, loop: asyncio.AbstractEventLoop, call: Callable[..., T], *args: Any) -> T:
+        try:
+            return call(*args)
+        finally:  # a write that failed may have committed part of its work (blocks before the failing one)
+            if self._on_commit is not None and self._writer is not None:
+                try:
+                    version = self._writer.reader().version()
+                except StoreError as failure:  # the reader's own check sees the commit a little later
+                    log.error("the sandbox could not read the store's change counters back: %s", failure)
+                else:
+                    loop.call_soon_threadsafe(self._on_commit, version)
+
     def _committed(self) -> None:
         """Wake every waiter: a block (or a revert) has been committed."""
-        self._committed_at = time.monotonic()
         self._changed.set()
         self._changed = asyncio.Event()
 
@@ -140,7 +165,7 @@ class SandboxChainWriter:
         while True:
             await asyncio.sleep(interval)
             try:
-                await self._run(self._chain().produce)
+                await self._write(self._chain().produce)
             except StoreError as failure:  # the next tick tries again
                 log.error("the sandbox could not write a block: %s", failure)
             self._committed()
@@ -149,7 +174,7 @@ class SandboxChainWriter:
         more = True
         while more:
             try:
-                more = await self._run(self._chain().mine)
+                more = await self._write(self._chain().mine)
             except StoreError as failure:  # the next transaction wakes it again
                 log.error("the sandbox could not write a block: %s", failure)
                 more = False
@@ -179,7 +204,6 @@ class SandboxChainWriter:
         if self._block_time is None and status not in ("NONE", "FINAL") and reached in _MEETS[status]:
             # automine makes the blocks that make it final at once: waited for too, briefly
             reached = await self._until(tx_hash, "FINAL", min(deadline, time.monotonic() + _FINAL_SOON))
-        await asyncio.sleep(max(0.0, self._committed_at + _VISIBLE_AFTER - time.monotonic()))
         return reached
 
     async def _until(self, tx_hash: str, status: str, deadline: float) -> str:
@@ -196,25 +220,25 @@ class SandboxChainWriter:
 
     async def patch_state(self, records: Sequence[Mapping[str, Any]]) -> None:
         patch = read_patch(records)  # InvalidStateRecord before anything is written
-        await self._run(self._chain().patch, patch)
+        await self._write(self._chain().patch, patch)
         self._committed()
         self._wake_miner()  # automine makes the patch's block final too
 
     async def fast_forward(self, delta_height: int) -> None:
         if not 0 <= delta_height <= MAX_FAST_FORWARD:
             raise ValueError(f"delta_height must be from 0 to {MAX_FAST_FORWARD}, not {delta_height}")
-        await self._run(self._chain().fast_forward, delta_height)
+        await self._write(self._chain().fast_forward, delta_height)
         self._committed()
 
     async def snapshot(self) -> str:
-        snapshot_id = await self._run(self._chain().snapshot)
+        snapshot_id = await self._write(self._chain().snapshot)
         self._committed()
         return snapshot_id
 
     async def revert(self, snapshot_id: str) -> None:
         if self._miner is not None and not self._miner.done():
             await asyncio.shield(self._miner)  # a revert lands between blocks, never inside a batch
-        await self._run(self._chain().revert, snapshot_id)
+        await self._write(self._chain().revert, snapshot_id)
         self._committed()
 
     async def settled(self) -> None:
