@@ -1,0 +1,167 @@
+"""The changes methods over blocks the sandbox made: every change of a key in a block, each with
+its own cause, in the order the runtime committed them, as nearcore lists them (core/store
+`TrieUpdate::commit` keeps one (cause, value) per commit of a key; chain/chain store
+`get_state_changes` lists them all, `get_state_changes_in_block` one kind per key).
+
+A transaction to its own signer is converted (the signer's balance and key nonce, under
+`transaction_processing`) and its receipt runs (`receipt_processing`) in the same block; its gas
+refund runs in the next."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import based58
+import pytest
+
+from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
+from nearrpc.sample import crypto
+from nearrpc.sandbox.chain.changes import NO_RECORD
+from nearrpc.sandbox.runtime.apply import SandboxRuntime
+from nearrpc.store import recorded_changes
+from tests.sandbox.chain_harness import ALICE, BOB, Sandbox
+
+COUNTER_WASM = Path(__file__).resolve().parents[2] / "service" / "sample" / "contracts" / "counter.wasm"
+NEW_KEY = crypto.public_key("change-causes:new-key")
+
+
+@pytest.fixture
+def sandbox(sample_store: Path, tmp_path: Path) -> Iterator[Sandbox]:
+    path = tmp_path / "sandbox.sqlite"
+    shutil.copyfile(sample_store, path)
+    box = Sandbox(path, runtime=SandboxRuntime())
+    yield box
+    box.close()
+
+
+def _send(sandbox: Sandbox, receiver_id: str, actions: list[dict[str, Any]]) -> dict[str, Any]:
+    """ALICE signs `actions` with her sample key; the final outcome `tx` answers."""
+    label = f"full-access:{ALICE}"
+    public_key = crypto.public_key(label)
+    key = sandbox.result(
+        "query",
+        {"request_type": "view_access_key", "finality": "optimistic", "account_id": ALICE, "public_key": public_key},
+    )
+    head = sandbox.result("block", {"finality": "optimistic"})["header"]["hash"]
+    raw = transaction_bytes(
+        signer_id=ALICE,
+        public_key=public_key,
+        nonce=key["nonce"] + 1,
+        receiver_id=receiver_id,
+        block_hash=head,
+        actions=actions,
+    )
+    tx_hash = sandbox.run(
+        sandbox.chain.submit(signed_transaction_bytes(raw, crypto.sign(label, hashlib.sha256(raw).digest())))
+    )
+    assert sandbox.run(sandbox.chain.wait(tx_hash, "FINAL", 10.0)) == "FINAL"
+    outcome: dict[str, Any] = sandbox.result("tx", {"tx_hash": tx_hash, "sender_account_id": ALICE})
+    return outcome
+
+
+def _changes(sandbox: Sandbox, block_hash: str, changes_type: str, **asked: Any) -> list[dict[str, Any]]:
+    params = {"changes_type": changes_type, "block_id": block_hash, **asked}
+    answer: list[dict[str, Any]] = sandbox.result("EXPERIMENTAL_changes", params)["changes"]
+    assert sandbox.result("changes", params)["changes"] == answer  # the same method under its new name
+    return answer
+
+
+def _cause(change: dict[str, Any]) -> tuple[str, str]:
+    cause = change["cause"]
+    return cause["type"], cause.get("tx_hash") or cause.get("receipt_hash") or ""
+
+
+def test_a_self_deploy_lists_the_charge_then_the_receipt(sandbox: Sandbox) -> None:
+    code = COUNTER_WASM.read_bytes()
+    before = sandbox.result("query", {"request_type": "view_account", "finality": "final", "account_id": ALICE})
+    tx = _send(sandbox, ALICE, [{"DeployContract": {"code": base64.b64encode(code).decode()}}])
+    conversion, receipt = tx["transaction_outcome"], tx["receipts_outcome"][0]
+    block = conversion["block_hash"]
+    assert receipt["block_hash"] == block  # a local receipt runs in its transaction's block
+
+    changes = _changes(sandbox, block, "account_changes", account_ids=[ALICE])
+    assert [_cause(c) for c in changes] == [
+        ("transaction_processing", tx["transaction"]["hash"]),
+        ("receipt_processing", receipt["id"]),
+    ]
+    charged, deployed = (c["change"] for c in changes)
+    assert int(charged["amount"]) < int(before["amount"])  # the charge: the balance, not yet the code
+    assert (charged["code_hash"], charged["storage_usage"]) == (before["code_hash"], before["storage_usage"])
+    assert deployed["code_hash"] == based58.b58encode(hashlib.sha256(code).digest()).decode()
+    assert deployed["storage_usage"] == before["storage_usage"] + len(code)
+    assert {c["type"] for c in changes} == {"account_update"}
+
+    (code_change,) = _changes(sandbox, block, "contract_code_changes", account_ids=[ALICE])
+    assert _cause(code_change) == ("receipt_processing", receipt["id"])
+    assert base64.b64decode(code_change["change"]["code_base64"]) == code
+
+    public_key = crypto.public_key(f"full-access:{ALICE}")
+    (nonce,) = _changes(
+        sandbox, block, "single_access_key_changes", keys=[{"account_id": ALICE, "public_key": public_key}]
+    )
+    assert _cause(nonce) == ("transaction_processing", tx["transaction"]["hash"])
+    assert nonce["change"]["access_key"]["nonce"] == tx["transaction"]["nonce"]
+
+    # the kinds list each key once, however often it changed
+    kinds = sandbox.result("EXPERIMENTAL_changes_in_block", {"block_id": block})["changes"]
+    assert kinds == [
+        {"type": "account_touched", "account_id": ALICE},
+        {"type": "contract_code_touched", "account_id": ALICE},
+        {"type": "access_key_touched", "account_id": ALICE},
+    ]
+    assert sandbox.result("block_effects", {"block_id": block})["changes"] == kinds
+
+
+def test_a_self_add_key_and_its_refund(sandbox: Sandbox) -> None:
+    permission = {"FunctionCall": {"allowance": None, "receiver_id": BOB, "method_names": []}}
+    tx = _send(
+        sandbox, ALICE, [{"AddKey": {"public_key": NEW_KEY, "access_key": {"nonce": 0, "permission": permission}}}]
+    )
+    conversion = tx["transaction_outcome"]
+    receipt, *refunds = tx["receipts_outcome"]
+    block = conversion["block_hash"]
+
+    keys = _changes(sandbox, block, "all_access_key_changes", account_ids=[ALICE])
+    by_key = {c["change"]["public_key"]: _cause(c) for c in keys}
+    assert by_key == {
+        crypto.public_key(f"full-access:{ALICE}"): ("transaction_processing", tx["transaction"]["hash"]),
+        NEW_KEY: ("receipt_processing", receipt["id"]),
+    }
+    accounts = _changes(sandbox, block, "account_changes", account_ids=[ALICE, ALICE])
+    once = [("transaction_processing", tx["transaction"]["hash"]), ("receipt_processing", receipt["id"])]
+    assert [_cause(c) for c in accounts] == once + once  # an account asked twice is answered twice
+
+    # the gas refund (the sample's block price is below the purchase price) runs in a later block
+    assert refunds
+    for refund in refunds:
+        assert refund["block_hash"] != block
+        (refunded,) = _changes(sandbox, refund["block_hash"], "account_changes", account_ids=[ALICE])
+        assert _cause(refunded) == ("receipt_processing", refund["id"])
+
+
+def test_a_transfer_to_another_account_keeps_one_change_each(sandbox: Sandbox) -> None:
+    tx = _send(sandbox, BOB, [{"Transfer": {"deposit": "1"}}])
+    conversion, receipt = tx["transaction_outcome"], tx["receipts_outcome"][0]
+    assert conversion["block_hash"] != receipt["block_hash"]
+    (charged,) = _changes(sandbox, conversion["block_hash"], "account_changes", account_ids=[ALICE, BOB])
+    assert _cause(charged) == ("transaction_processing", tx["transaction"]["hash"])
+    (received,) = _changes(sandbox, receipt["block_hash"], "account_changes", account_ids=[ALICE, BOB])
+    assert _cause(received) == ("receipt_processing", receipt["id"]) and received["change"]["account_id"] == BOB
+
+
+def test_a_reverted_block_record_is_not_read_for_the_next(sandbox: Sandbox) -> None:
+    snapshot = sandbox.run(sandbox.chain.snapshot())
+    tx = _send(sandbox, ALICE, [{"Transfer": {"deposit": "1"}}])
+    height = sandbox.result("block", {"block_id": tx["transaction_outcome"]["block_hash"]})["header"]["height"]
+    sandbox.run(sandbox.chain.revert(snapshot))
+    head = sandbox.result("block", {"finality": "optimistic"})["header"]["height"]
+    sandbox.run(sandbox.chain.fast_forward(height - head))
+    assert sandbox.reader().kept_answer(recorded_changes(height)) == NO_RECORD  # the old record is gone
+    assert sandbox.result("EXPERIMENTAL_changes_in_block", {"block_id": height})["changes"] == []
+    assert _changes(sandbox, sandbox.result("block", {"block_id": height})["header"]["hash"], "account_changes",
+                    account_ids=[ALICE]) == []  # fmt: skip
