@@ -23,11 +23,14 @@ from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_b
 from nearrpc.sample import crypto
 from nearrpc.sandbox.chain.changes import NO_RECORD
 from nearrpc.sandbox.runtime.apply import SandboxRuntime
+from nearrpc.sandbox.runtime.model import DeployContract, FunctionCall
 from nearrpc.store import recorded_changes
 from tests.sandbox.chain_harness import ALICE, BOB, Sandbox
+from tests.sandbox.runtime_support import NEAR, Chain, Signer
 
 COUNTER_WASM = Path(__file__).resolve().parents[2] / "service" / "sample" / "contracts" / "counter.wasm"
 NEW_KEY = crypto.public_key("change-causes:new-key")
+TGAS = 10**12
 
 
 @pytest.fixture
@@ -118,7 +121,7 @@ def test_a_self_deploy_lists_the_charge_then_the_receipt(sandbox: Sandbox) -> No
 
 
 def test_a_self_add_key_and_its_refund(sandbox: Sandbox) -> None:
-    permission = {"FunctionCall": {"allowance": None, "receiver_id": BOB, "method_names": []}}
+    permission: dict[str, Any] = {"FunctionCall": {"allowance": None, "receiver_id": BOB, "method_names": []}}
     tx = _send(
         sandbox, ALICE, [{"AddKey": {"public_key": NEW_KEY, "access_key": {"nonce": 0, "permission": permission}}}]
     )
@@ -165,3 +168,37 @@ def test_a_reverted_block_record_is_not_read_for_the_next(sandbox: Sandbox) -> N
     assert sandbox.result("EXPERIMENTAL_changes_in_block", {"block_id": height})["changes"] == []
     assert _changes(sandbox, sandbox.result("block", {"block_id": height})["header"]["hash"], "account_changes",
                     account_ids=[ALICE]) == []  # fmt: skip
+
+
+def test_a_self_call_commits_the_charge_the_receipt_and_the_contract_reward() -> None:
+    """At protocol 84 a contract earns burnt_gas_reward of its gas: after the receipt's own commit
+    the account is written once more, under action_receipt_gas_reward (runtime lib.rs
+    `apply_action_receipt`)."""
+    chain = Chain()
+    counter = Signer("counter.test")
+    chain.add_account(counter, 10 * NEAR)
+    chain.run([counter.sign("counter.test", [DeployContract(COUNTER_WASM.read_bytes())], chain.block_hash)])
+    signed = counter.sign("counter.test", [FunctionCall("increment", b"", 10 * TGAS, 0)], chain.block_hash)
+    block = chain.block([signed])
+    (receipt,) = block.receipts
+    commits = [(dict(c.cause), sorted(c.accounts), sorted(c.access_keys), sorted(c.data)) for c in block.commits]
+    key = [("counter.test", counter.public_key)]
+    assert [commit[:3] for commit in commits] == [
+        ({"type": "transaction_processing", "tx_hash": signed.hash}, ["counter.test"], key),
+        ({"type": "receipt_processing", "receipt_hash": receipt.receipt_id}, ["counter.test"], []),
+        ({"type": "action_receipt_gas_reward", "receipt_hash": receipt.receipt_id}, ["counter.test"], []),
+    ]
+    assert commits[1][3] and not commits[0][3] and not commits[2][3]  # the call's storage write, in its receipt
+    charged, ran, rewarded = (c.accounts["counter.test"] for c in block.commits)
+    assert charged is not None and ran is not None and rewarded is not None
+    assert rewarded.amount > ran.amount  # the reward comes after the receipt's own write
+    assert block.changes.accounts["counter.test"] == rewarded  # the rows keep the last value
+
+
+def test_a_failed_receipt_commits_nothing_of_its_own() -> None:
+    chain = Chain()
+    caller = Signer("caller.test")
+    chain.add_account(caller, 10 * NEAR)
+    signed = caller.sign("caller.test", [FunctionCall("missing", b"", 10 * TGAS, 0)], chain.block_hash)
+    block = chain.block([signed])
+    assert [dict(c.cause)["type"] for c in block.commits] == ["transaction_processing"]
