@@ -1,4 +1,5 @@
-"""A block's state changes, derived from the store's rows between the block and its parent:
+"""A block's state changes, as a sandbox recorded them or derived from the store's rows between
+the block and its parent:
 `EXPERIMENTAL_changes_in_block` / `block_effects` (what was touched) and `EXPERIMENTAL_changes`
 / `changes` (the new values, with their causes).
 
@@ -13,19 +14,22 @@ accounts, access keys and contract data written at exactly a block's height. So 
   code key of every deleted account, whether or not it had code);
 - causes come from the block's transactions and executed receipts (`change_causes`).
 
-What cannot be known from rows: each row is a block's last value, so a key written several times
-in a block (a signer charged by its transaction, then refunded by a receipt) is one change with
-the last cause, where nearcore lists each write; a contract redeployed with the same code (its
-hash did not move) is no change here; and a cause the store does not know is
-`not_writable_to_disk` (spec/DEVIATIONS.md). The genesis block has no changes (nearcore records
+A block the sandbox made has its changes recorded as its runtime committed them
+(sandbox/chain/changes.py, under `store.recorded_changes(height)`, naming the block's hash): every
+change of each key, in order, each with its cause, as nearcore lists them; those answer as
+recorded. What cannot be known from rows alone: each row is a block's last value, so a key
+written several times in a block (a signer charged by its transaction, then refunded by a
+receipt) is one change with the last cause, where nearcore lists each write; a contract redeployed
+with the same code (its hash did not move) is no change here; and a cause the store does not know
+is `not_writable_to_disk` (spec/DEVIATIONS.md). The genesis block has no changes (nearcore records
 none for the genesis state). A block whose parent the store does not hold, or one off the
 canonical chain (rows are kept per height of the canonical chain), is refused: its rows are not
 known to be its changes.
 
 Order, as nearcore's store iterates trie keys: `changes_in_block` lists accounts, then code,
 then access keys (by key bytes: type, then data), then contract data (by key bytes), each by
-account id; `changes` lists the asked accounts (or keys) in the order asked, each one's rows in
-that order.
+account id, one entry per key however often it changed; `changes` lists the asked accounts (or
+keys) in the order asked, each one's keys in that order, each key's changes in the order made.
 """
 
 from __future__ import annotations
