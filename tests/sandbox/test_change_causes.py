@@ -19,11 +19,13 @@ from typing import Any
 import based58
 import pytest
 
+from nearrpc.generated.methods import METHODS
 from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
 from nearrpc.sample import crypto
 from nearrpc.sandbox.chain.changes import NO_RECORD
 from nearrpc.sandbox.runtime.apply import SandboxRuntime
 from nearrpc.sandbox.runtime.model import DeployContract, FunctionCall
+from nearrpc.spec import validate_component
 from nearrpc.store import recorded_changes
 from tests.sandbox.chain_harness import ALICE, BOB, Sandbox
 from tests.sandbox.runtime_support import NEAR, Chain, Signer
@@ -69,9 +71,11 @@ def _send(sandbox: Sandbox, receiver_id: str, actions: list[dict[str, Any]]) -> 
 
 def _changes(sandbox: Sandbox, block_hash: str, changes_type: str, **asked: Any) -> list[dict[str, Any]]:
     params = {"changes_type": changes_type, "block_id": block_hash, **asked}
-    answer: list[dict[str, Any]] = sandbox.result("EXPERIMENTAL_changes", params)["changes"]
-    assert sandbox.result("changes", params)["changes"] == answer  # the same method under its new name
-    return answer
+    answer = sandbox.ask("EXPERIMENTAL_changes", params)
+    validate_component(METHODS["EXPERIMENTAL_changes"].response_schema, answer)  # the interface's shape
+    changes: list[dict[str, Any]] = answer["result"]["changes"]
+    assert sandbox.result("changes", params)["changes"] == changes  # the same method under its new name
+    return changes
 
 
 def _cause(change: dict[str, Any]) -> tuple[str, str]:
@@ -155,6 +159,23 @@ def test_a_transfer_to_another_account_keeps_one_change_each(sandbox: Sandbox) -
     assert _cause(charged) == ("transaction_processing", tx["transaction"]["hash"])
     (received,) = _changes(sandbox, receipt["block_hash"], "account_changes", account_ids=[ALICE, BOB])
     assert _cause(received) == ("receipt_processing", receipt["id"]) and received["change"]["account_id"] == BOB
+
+
+def test_a_patch_in_a_busy_block_comes_last_as_migration(sandbox: Sandbox) -> None:
+    """runtime lib.rs `apply_state_patch` commits a patch under `migration` after the receipts."""
+    key = base64.b64encode(b"patched").decode()
+    records = [{"Data": {"account_id": ALICE, "data_key": key, "value": base64.b64encode(b"1").decode()}}]
+    sandbox.run(sandbox.chain.patch_state(records))
+    head = sandbox.result("block", {"finality": "optimistic"})["header"]["height"]
+    patched = next(
+        block["header"]["hash"]
+        for height in range(head, 0, -1)
+        for block in (sandbox.result("block", {"block_id": height}),)
+        if sandbox.result("EXPERIMENTAL_changes_in_block", {"block_id": height})["changes"]
+    )
+    (change,) = _changes(sandbox, patched, "data_changes", account_ids=[ALICE], key_prefix_base64="")
+    assert change["cause"] == {"type": "migration"}
+    assert change["change"] == {"account_id": ALICE, "key_base64": key, "value_base64": base64.b64encode(b"1").decode()}
 
 
 def test_a_reverted_block_record_is_not_read_for_the_next(sandbox: Sandbox) -> None:
