@@ -24,7 +24,7 @@ from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_b
 from nearrpc.sample import crypto
 from nearrpc.sandbox.chain.changes import NO_RECORD
 from nearrpc.sandbox.runtime.apply import SandboxRuntime
-from nearrpc.sandbox.runtime.model import DeployContract, FunctionCall
+from nearrpc.sandbox.runtime.model import DeployContract, FunctionCall, Transfer
 from nearrpc.spec import validate_component
 from nearrpc.store import recorded_changes
 from tests.sandbox.chain_harness import ALICE, BOB, Sandbox
@@ -223,3 +223,21 @@ def test_a_failed_receipt_commits_nothing_of_its_own() -> None:
     signed = caller.sign("caller.test", [FunctionCall("missing", b"", 10 * TGAS, 0)], chain.block_hash)
     block = chain.block([signed])
     assert [dict(c.cause)["type"] for c in block.commits] == ["transaction_processing"]
+
+
+def test_a_refund_and_an_action_receipt_to_one_account_in_one_block() -> None:
+    """Alice's call to bob (who has no contract) refunds her unused gas in the block where bob's
+    transfer to alice arrives: alice's account changes twice there, each receipt under its own
+    cause, in the order applied."""
+    chain = Chain()
+    alice, bob = Signer("alice.test"), Signer("bob.test")
+    chain.add_account(alice, 10 * NEAR)
+    chain.add_account(bob, 10 * NEAR)
+    chain.block([alice.sign("bob.test", [FunctionCall("missing", b"", 10 * TGAS, 0)], chain.block_hash)])
+    chain.block([bob.sign("alice.test", [Transfer(NEAR)], chain.block_hash)])
+    block = chain.block()
+    executed = [(r.view["receiver_id"], r.view["predecessor_id"], r.receipt_id) for r in block.receipts]
+    to_alice = [(predecessor, receipt_id) for receiver, predecessor, receipt_id in executed if receiver == "alice.test"]
+    assert [predecessor for predecessor, _ in to_alice] == ["bob.test", "system"]  # the transfer, then the refund
+    causes = [dict(c.cause) for c in block.commits if "alice.test" in c.accounts]
+    assert causes == [{"type": "receipt_processing", "receipt_hash": receipt_id} for _, receipt_id in to_alice]
