@@ -9,6 +9,7 @@ refund runs in the next."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import shutil
@@ -17,18 +18,22 @@ from pathlib import Path
 from typing import Any
 
 import based58
+import httpx
 import pytest
 
 from nearrpc.generated.methods import METHODS
+from nearrpc.http.app import build_app
 from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
 from nearrpc.sample import crypto
 from nearrpc.sandbox.chain.changes import NO_RECORD
 from nearrpc.sandbox.runtime.apply import SandboxRuntime
 from nearrpc.sandbox.runtime.model import DeployContract, FunctionCall, Transfer
 from nearrpc.spec import validate_component
-from nearrpc.store import recorded_changes
+from nearrpc.store import open_store, recorded_changes
+from nearrpc.store.copy import copy_store
 from tests.sandbox.chain_harness import ALICE, BOB, Sandbox
 from tests.sandbox.runtime_support import NEAR, Chain, Signer
+from tests.support.postgres import PostgresServer
 
 COUNTER_WASM = Path(__file__).resolve().parents[2] / "service" / "sample" / "contracts" / "counter.wasm"
 NEW_KEY = crypto.public_key("change-causes:new-key")
@@ -241,3 +246,28 @@ def test_a_refund_and_an_action_receipt_to_one_account_in_one_block() -> None:
     assert [predecessor for predecessor, _ in to_alice] == ["bob.test", "system"]  # the transfer, then the refund
     causes = [dict(c.cause) for c in block.commits if "alice.test" in c.accounts]
     assert causes == [{"type": "receipt_processing", "receipt_hash": receipt_id} for _, receipt_id in to_alice]
+
+
+def test_a_copy_on_postgresql_answers_the_same(sandbox: Sandbox, postgres: PostgresServer) -> None:
+    """The record is a kept answer: `store copy` carries it, and the PostgreSQL backend serves it."""
+    tx = _send(sandbox, ALICE, [{"DeployContract": {"code": base64.b64encode(COUNTER_WASM.read_bytes()).decode()}}])
+    block = tx["transaction_outcome"]["block_hash"]
+    asked = [
+        ("EXPERIMENTAL_changes", {"changes_type": "account_changes", "account_ids": [ALICE], "block_id": block}),
+        ("EXPERIMENTAL_changes", {"changes_type": "contract_code_changes", "account_ids": [ALICE], "block_id": block}),
+        ("EXPERIMENTAL_changes_in_block", {"block_id": block}),
+    ]
+    here = [sandbox.ask(method, params) for method, params in asked]
+    assert len(here[0]["result"]["changes"]) == 2
+    url = postgres.create_database()
+    copy_store(sandbox.store, url)
+
+    async def there() -> list[dict[str, Any]]:
+        app = build_app(open_store(url, "serve"))
+        async with app.router.lifespan_context(app):
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://nearrpc") as client:
+                bodies = [{"jsonrpc": "2.0", "id": 1, "method": method, "params": params} for method, params in asked]
+                return [(await client.post("/", json=body)).json() for body in bodies]
+
+    assert asyncio.run(there()) == here
