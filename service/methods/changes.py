@@ -142,28 +142,33 @@ async def _recorded_keys(reader: ServingReader, keys: list[dict[str, Any]]) -> t
     found = []
     for entry in keys:
         kind, account_id = str(entry["kind"]), str(entry["account_id"])
-        public_key, data_key = "", b""
+        public_key = str(entry.get("public_key", ""))
+        data_key = base64.b64decode(entry.get("key_base64", ""))
         changes = []
         for change in entry["changes"]:
             cause, value = change["cause"], change["value"]
             if kind == "account":
                 changes.append(_account_change(cause, account_id, value))
             elif kind == "access_key":
-                public_key = str(entry["public_key"])
-                key_view = None if value is None else orjson.Fragment(orjson.dumps(value))
+                key_view = None if value is None else orjson.dumps(value)
                 changes.append(_access_key_change(cause, account_id, public_key, key_view))
             elif kind == "code":
-                code = None if value is None else await reader.contract_code(str(value))
-                if value is not None and code is None:
-                    raise ChangesNotKnown(f"the store holds no contract code with hash {value} (of {account_id})")
-                changes.append(_code_change(cause, account_id, code))
+                changes.append(_code_change(cause, account_id, await _recorded_code(reader, account_id, value)))
             else:
-                data_key = base64.b64decode(entry["key_base64"])
-                changes.append(
-                    _data_change(cause, account_id, data_key, None if value is None else base64.b64decode(value))
-                )
+                data_value = None if value is None else base64.b64decode(value)
+                changes.append(_data_change(cause, account_id, data_key, data_value))
         found.append(KeyChanges(kind, account_id, public_key, data_key, tuple(changes)))
     return tuple(sorted(found, key=KeyChanges.order))
+
+
+async def _recorded_code(reader: ServingReader, account_id: str, code_hash: str | None) -> bytes | None:
+    """The code a record names by its hash (None: deleted)."""
+    if code_hash is None:
+        return None
+    code = await reader.contract_code(code_hash)
+    if code is None:
+        raise ChangesNotKnown(f"the store holds no contract code with hash {code_hash} (of {account_id})")
+    return code
 
 
 Found = Iterator[KeyChanges]
@@ -240,13 +245,11 @@ def _account_change(cause: Cause, account_id: str, view: dict[str, Any] | None) 
     return _with_cause(cause, "account_update", {"account_id": account_id, **view})
 
 
-def _access_key_change(cause: Cause, account_id: str, key: str, view: bytes | orjson.Fragment | None) -> dict[str, Any]:
+def _access_key_change(cause: Cause, account_id: str, key: str, view: bytes | None) -> dict[str, Any]:
     if view is None:
         return _with_cause(cause, "access_key_deletion", {"account_id": account_id, "public_key": key})
-    access_key = view if isinstance(view, orjson.Fragment) else orjson.Fragment(view)
-    return _with_cause(
-        cause, "access_key_update", {"account_id": account_id, "public_key": key, "access_key": access_key}
-    )
+    updated = {"account_id": account_id, "public_key": key, "access_key": orjson.Fragment(view)}
+    return _with_cause(cause, "access_key_update", updated)
 
 
 def _code_change(cause: Cause, account_id: str, code: bytes | None) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import orjson
 from nearrpc.sandbox.chain.patch import Patch
 from nearrpc.sandbox.chain.views import access_key_json, account_json
 from nearrpc.sandbox.runtime.actions import code_hash_of
-from nearrpc.sandbox.runtime.model import Committed
+from nearrpc.sandbox.runtime.model import Account, Committed
 
 MIGRATION: Final = {"type": "migration"}
 # What a block whose changes the runtime did not tell records over a stale record at its height:
@@ -43,7 +43,13 @@ class ChangesRecord:
         """`earlier_account`: an account's view as of the parent block (members the runtime's
         model does not carry are kept from it, as the rows keep them)."""
         self._earlier = earlier_account
+        self._earlier_views: dict[str, bytes | None] = {}
         self._keys: dict[_Key, list[dict[str, Any]]] = {}
+
+    def _account_view(self, account_id: str, account: Account) -> orjson.Fragment:
+        if account_id not in self._earlier_views:
+            self._earlier_views[account_id] = self._earlier(account_id)
+        return orjson.Fragment(account_json(account, self._earlier_views[account_id]))
 
     def _add(self, key: _Key, cause: Any, value: Any) -> None:
         self._keys.setdefault(key, []).append({"cause": cause, "value": value})
@@ -52,7 +58,7 @@ class ChangesRecord:
         for commit in commits:
             cause = dict(commit.cause)
             for account_id, account in commit.accounts.items():
-                view = None if account is None else orjson.Fragment(account_json(account, self._earlier(account_id)))
+                view = None if account is None else self._account_view(account_id, account)
                 self._add(("account", account_id, ""), cause, view)
             for (account_id, public_key), access_key in commit.access_keys.items():
                 key_view = None if access_key is None else orjson.Fragment(access_key_json(access_key))
