@@ -1,4 +1,5 @@
-"""A block's state changes, derived from the store's rows between the block and its parent:
+"""A block's state changes, as a sandbox recorded them or derived from the store's rows between
+the block and its parent:
 `EXPERIMENTAL_changes_in_block` / `block_effects` (what was touched) and `EXPERIMENTAL_changes`
 / `changes` (the new values, with their causes).
 
@@ -13,19 +14,22 @@ accounts, access keys and contract data written at exactly a block's height. So 
   code key of every deleted account, whether or not it had code);
 - causes come from the block's transactions and executed receipts (`change_causes`).
 
-What cannot be known from rows: each row is a block's last value, so a key written several times
-in a block (a signer charged by its transaction, then refunded by a receipt) is one change with
-the last cause, where nearcore lists each write; a contract redeployed with the same code (its
-hash did not move) is no change here; and a cause the store does not know is
-`not_writable_to_disk` (spec/DEVIATIONS.md). The genesis block has no changes (nearcore records
+A block the sandbox made has its changes recorded as its runtime committed them
+(sandbox/chain/changes.py, under `store.recorded_changes(height)`, naming the block's hash): every
+change of each key, in order, each with its cause, as nearcore lists them; those answer as
+recorded. What cannot be known from rows alone: each row is a block's last value, so a key
+written several times in a block (a signer charged by its transaction, then refunded by a
+receipt) is one change with the last cause, where nearcore lists each write; a contract redeployed
+with the same code (its hash did not move) is no change here; and a cause the store does not know
+is `not_writable_to_disk` (spec/DEVIATIONS.md). The genesis block has no changes (nearcore records
 none for the genesis state). A block whose parent the store does not hold, or one off the
 canonical chain (rows are kept per height of the canonical chain), is refused: its rows are not
 known to be its changes.
 
 Order, as nearcore's store iterates trie keys: `changes_in_block` lists accounts, then code,
 then access keys (by key bytes: type, then data), then contract data (by key bytes), each by
-account id; `changes` lists the asked accounts (or keys) in the order asked, each one's rows in
-that order.
+account id, one entry per key however often it changed; `changes` lists the asked accounts (or
+keys) in the order asked, each one's keys in that order, each key's changes in the order made.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -41,10 +45,20 @@ from nearrpc.methods.change_causes import Cause, ChangeCauses
 from nearrpc.methods.queries import code_hash_of
 from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 from nearrpc.nearcore.views import ZERO_HASH
-from nearrpc.store import ServingReader, StoredBlock
+from nearrpc.store import ServingReader, StoredBlock, recorded_changes
 from nearrpc.store.base import access_key_order
 
-Found = Iterator[tuple[str, str, dict[str, Any]]]  # (account, row key, change) of one kind
+# A key's kinds in nearcore's trie-key order (core/primitives trie_key.rs columns: account 0,
+# contract code 1, access key 2, contract data 9) and the kind each is touched as.
+_KIND_RANK: Final = {"account": 0, "code": 1, "access_key": 2, "data": 3}
+_TOUCHED: Final = {
+    "account": "account_touched", "code": "contract_code_touched", "access_key": "access_key_touched",
+    "data": "data_touched",
+}  # fmt: skip
+_KIND_OF_REQUEST: Final = {
+    "account_changes": "account", "all_access_key_changes": "access_key", "contract_code_changes": "code",
+    "data_changes": "data",
+}  # fmt: skip
 
 
 class ChangesNotKnown(Exception):
@@ -52,28 +66,37 @@ class ChangesNotKnown(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class KeyChanges:
+    """Every change of one trie key in a block, in the order made."""
+
+    kind: str  # account, code, access_key, data
+    account_id: str
+    key: str  # the canonical public key of an access key; "" otherwise
+    data_key: bytes  # a contract data key; b"" otherwise
+    changes: tuple[dict[str, Any], ...]  # StateChangeWithCauseView objects
+
+    def order(self) -> tuple[int, str, Any]:
+        """nearcore's store iterates a block's changes by trie key bytes."""
+        inner: Any = access_key_order(self.key) if self.kind == "access_key" else self.data_key
+        return _KIND_RANK[self.kind], self.account_id, inner
+
+
+@dataclass(frozen=True, slots=True)
 class BlockRows:
-    """What the store wrote at one block, each kind in nearcore's trie order."""
+    """A block's changes, key by key in trie order."""
 
     block_hash: str
-    accounts: tuple[tuple[str, dict[str, Any] | None], ...]  # the view, None: deleted
-    codes: tuple[tuple[str, bytes | None], ...]  # the code, None: deleted
-    access_keys: tuple[tuple[str, str, bytes | None], ...]  # (account, canonical key, view or None)
-    data: tuple[tuple[str, bytes, bytes | None], ...]  # (account, storage key, value or None)
-    causes: ChangeCauses | None  # None: no rows at all (the genesis block)
-
-
-def _no_changes(block: StoredBlock) -> BlockRows:
-    return BlockRows(block.hash, (), (), (), (), None)
+    keys: tuple[KeyChanges, ...]
 
 
 async def read_block_rows(reader: ServingReader, block: StoredBlock) -> BlockRows:
-    """The rows written at `block` against its parent, or ChangesNotKnown."""
+    """The changes of `block`: as a sandbox recorded them, or derived from the rows written at it
+    against its parent; or ChangesNotKnown."""
     if block.prev_hash == ZERO_HASH:
-        return _no_changes(block)
+        return BlockRows(block.hash, ())
     genesis = await reader.genesis_block()
     if genesis is not None and genesis.hash == block.hash:
-        return _no_changes(block)
+        return BlockRows(block.hash, ())
     canonical = await reader.block_by_height(block.height)
     if canonical is None or canonical.hash != block.hash:
         raise ChangesNotKnown(
@@ -86,25 +109,69 @@ async def read_block_rows(reader: ServingReader, block: StoredBlock) -> BlockRow
             f"this store does not hold block {block.prev_hash}, the parent of block {block.hash}, so the rows "
             f"at height {block.height} are not known to be that block's changes"
         )
+    recorded = await reader.kept_answer(recorded_changes(block.height))
+    if recorded is not None:
+        record = orjson.loads(recorded)
+        if record.get("block_hash") == block.hash:
+            return BlockRows(block.hash, await _recorded_keys(reader, record["keys"]))
     height = block.height
-    accounts = sorted(
-        ((account_id, None if view is None else orjson.loads(view)) for account_id, view in
-         await reader.account_changes(height)),
-        key=lambda row: row[0],
-    )  # fmt: skip
+    accounts = [
+        (account_id, None if view is None else orjson.loads(view))
+        for account_id, view in await reader.account_changes(height)
+    ]
     codes = [row async for row in _code_changes(reader, accounts, parent.height)]
-    keys = sorted(
-        ((account_id, canonical_public_key(key), view) for account_id, key, view in
-         await reader.access_key_changes(height)),
-        key=lambda row: (row[0], access_key_order(row[1])),
-    )  # fmt: skip
-    data = sorted(await reader.contract_data_changes(height), key=lambda row: (row[0], row[1]))
+    keys = [(account_id, canonical_public_key(key), view) for account_id, key, view in
+            await reader.access_key_changes(height)]  # fmt: skip
+    data = await reader.contract_data_changes(height)
     causes = ChangeCauses(
         await reader.transactions_at(height),
         await reader.receipts_executed_at(height),
         starts_epoch=parent.epoch_id != block.epoch_id,
     )
-    return BlockRows(block.hash, tuple(accounts), tuple(codes), tuple(keys), tuple(data), causes)
+    derived = [
+        *_account_changes(accounts, causes),
+        *_code_changes_of(codes, causes),
+        *_access_key_changes(keys, causes),
+        *_data_changes(data, causes),
+    ]
+    return BlockRows(block.hash, tuple(sorted(derived, key=KeyChanges.order)))
+
+
+async def _recorded_keys(reader: ServingReader, keys: list[dict[str, Any]]) -> tuple[KeyChanges, ...]:
+    """A sandbox's record (sandbox/chain/changes.py) read into each key's changes."""
+    found = []
+    for entry in keys:
+        kind, account_id = str(entry["kind"]), str(entry["account_id"])
+        public_key = str(entry.get("public_key", ""))
+        data_key = base64.b64decode(entry.get("key_base64", ""))
+        changes = []
+        for change in entry["changes"]:
+            cause, value = change["cause"], change["value"]
+            if kind == "account":
+                changes.append(_account_change(cause, account_id, value))
+            elif kind == "access_key":
+                key_view = None if value is None else orjson.dumps(value)
+                changes.append(_access_key_change(cause, account_id, public_key, key_view))
+            elif kind == "code":
+                changes.append(_code_change(cause, account_id, await _recorded_code(reader, account_id, value)))
+            else:
+                data_value = None if value is None else base64.b64decode(value)
+                changes.append(_data_change(cause, account_id, data_key, data_value))
+        found.append(KeyChanges(kind, account_id, public_key, data_key, tuple(changes)))
+    return tuple(sorted(found, key=KeyChanges.order))
+
+
+async def _recorded_code(reader: ServingReader, account_id: str, code_hash: str | None) -> bytes | None:
+    """The code a record names by its hash (None: deleted)."""
+    if code_hash is None:
+        return None
+    code = await reader.contract_code(code_hash)
+    if code is None:
+        raise ChangesNotKnown(f"the store holds no contract code with hash {code_hash} (of {account_id})")
+    return code
+
+
+Found = Iterator[KeyChanges]
 
 
 async def _code_changes(
@@ -130,59 +197,35 @@ async def _code_changes(
 
 
 def kinds_result(rows: BlockRows) -> bytes:
-    """The RpcStateChangesInBlockByTypeResponse: one entry per changed row, in trie order."""
-    kinds = [
-        *({"type": "account_touched", "account_id": account_id} for account_id, _ in rows.accounts),
-        *({"type": "contract_code_touched", "account_id": account_id} for account_id, _ in rows.codes),
-        *({"type": "access_key_touched", "account_id": row[0]} for row in rows.access_keys),
-        *({"type": "data_touched", "account_id": row[0]} for row in rows.data),
-    ]
+    """The RpcStateChangesInBlockByTypeResponse: one entry per changed key (however many times it
+    changed: chain/chain store `get_state_changes_in_block`), in trie order."""
+    kinds = [{"type": _TOUCHED[key.kind], "account_id": key.account_id} for key in rows.keys]
     return orjson.dumps({"block_hash": rows.block_hash, "changes": kinds})
 
 
 def changes_result(rows: BlockRows, request: dict[str, Any]) -> bytes:
     """The RpcStateChangesInBlockResponse for one StateChangesRequestView (plain JSON params:
-    `changes_type` with `account_ids`, `keys` or `key_prefix_base64`)."""
+    `changes_type` with `account_ids`, `keys` or `key_prefix_base64`): each asked key's changes,
+    every one with its cause, in the order made (chain/chain store `get_state_changes`)."""
     changes_type = request["changes_type"]
-    if rows.causes is None:  # nothing changed (the genesis block)
-        changes: list[dict[str, Any]] = []
-    elif changes_type == "single_access_key_changes":
-        by_account = _grouped(_access_key_changes(rows.access_keys, rows.causes))
-        changes = [
-            change
-            for asked in request["keys"]
-            for key in (_canonical_or_none(asked["public_key"]),)
-            for public_key, change in by_account.get(asked["account_id"], ())
-            if public_key == key
-        ]
+    grouped: dict[tuple[str, str], list[KeyChanges]] = {}
+    for key in rows.keys:
+        grouped.setdefault((key.kind, key.account_id), []).append(key)
+    changes: list[dict[str, Any]] = []
+    if changes_type == "single_access_key_changes":
+        for asked in request["keys"]:
+            public_key = _canonical_or_none(asked["public_key"])
+            for key in grouped.get(("access_key", asked["account_id"]), ()):
+                if key.key == public_key:
+                    changes.extend(key.changes)
     else:
-        changes = _changes_of_accounts(rows, rows.causes, changes_type, request)
+        kind = _KIND_OF_REQUEST[changes_type]
+        prefix = base64.b64decode(request["key_prefix_base64"]) if kind == "data" else b""
+        for account_id in request["account_ids"]:  # in the order asked, repeats repeated
+            for key in grouped.get((kind, account_id), ()):
+                if key.data_key.startswith(prefix):
+                    changes.extend(key.changes)
     return orjson.dumps({"block_hash": rows.block_hash, "changes": changes})
-
-
-def _changes_of_accounts(
-    rows: BlockRows, causes: ChangeCauses, changes_type: str, request: dict[str, Any]
-) -> list[dict[str, Any]]:
-    """The changes of each account in `account_ids`, in the order asked (repeats repeated)."""
-    if changes_type == "account_changes":
-        found = _account_changes(rows.accounts, causes)
-    elif changes_type == "all_access_key_changes":
-        found = _access_key_changes(rows.access_keys, causes)
-    elif changes_type == "contract_code_changes":
-        found = _code_changes_of(rows.codes, causes)
-    else:  # data_changes
-        prefix = base64.b64decode(request["key_prefix_base64"])
-        found = _data_changes(rows.data, causes, prefix)
-    by_account = _grouped(found)
-    return [change for account_id in request["account_ids"] for _, change in by_account.get(account_id, ())]
-
-
-def _grouped(changes: Found) -> dict[str, list[tuple[str, dict[str, Any]]]]:
-    """(account, row key, change) grouped by account, each group in row order."""
-    grouped: dict[str, list[tuple[str, dict[str, Any]]]] = {}
-    for account_id, key, change in changes:
-        grouped.setdefault(account_id, []).append((key, change))
-    return grouped
 
 
 def _canonical_or_none(public_key: str) -> str | None:
@@ -196,46 +239,57 @@ def _with_cause(cause: Cause, change_type: str, change: dict[str, Any]) -> dict[
     return {"cause": cause, "type": change_type, "change": change}
 
 
-def _account_changes(accounts: tuple[tuple[str, dict[str, Any] | None], ...], causes: ChangeCauses) -> Found:
+def _account_change(cause: Cause, account_id: str, view: dict[str, Any] | None) -> dict[str, Any]:
+    if view is None:
+        return _with_cause(cause, "account_deletion", {"account_id": account_id})
+    return _with_cause(cause, "account_update", {"account_id": account_id, **view})
+
+
+def _access_key_change(cause: Cause, account_id: str, key: str, view: bytes | None) -> dict[str, Any]:
+    if view is None:
+        return _with_cause(cause, "access_key_deletion", {"account_id": account_id, "public_key": key})
+    updated = {"account_id": account_id, "public_key": key, "access_key": orjson.Fragment(view)}
+    return _with_cause(cause, "access_key_update", updated)
+
+
+def _code_change(cause: Cause, account_id: str, code: bytes | None) -> dict[str, Any]:
+    if code is None:
+        return _with_cause(cause, "contract_code_deletion", {"account_id": account_id})
+    updated = {"account_id": account_id, "code_base64": base64.b64encode(code).decode("ascii")}
+    return _with_cause(cause, "contract_code_update", updated)
+
+
+def _data_change(cause: Cause, account_id: str, key: bytes, value: bytes | None) -> dict[str, Any]:
+    key_base64 = base64.b64encode(key).decode("ascii")
+    if value is None:
+        return _with_cause(cause, "data_deletion", {"account_id": account_id, "key_base64": key_base64})
+    value_base64 = base64.b64encode(value).decode("ascii")
+    return _with_cause(
+        cause, "data_update", {"account_id": account_id, "key_base64": key_base64, "value_base64": value_base64}
+    )
+
+
+# -- derived from the rows: one change per key, its cause told by `change_causes`
+
+
+def _account_changes(accounts: list[tuple[str, dict[str, Any] | None]], causes: ChangeCauses) -> Found:
     for account_id, view in accounts:
-        cause = causes.account(account_id)
-        if view is None:
-            yield account_id, "", _with_cause(cause, "account_deletion", {"account_id": account_id})
-        else:
-            yield account_id, "", _with_cause(cause, "account_update", {"account_id": account_id, **view})
+        yield KeyChanges(
+            "account", account_id, "", b"", (_account_change(causes.account(account_id), account_id, view),)
+        )
 
 
-def _access_key_changes(keys: tuple[tuple[str, str, bytes | None], ...], causes: ChangeCauses) -> Found:
+def _access_key_changes(keys: list[tuple[str, str, bytes | None]], causes: ChangeCauses) -> Found:
     for account_id, key, view in keys:
-        cause = causes.access_key(account_id, key)
-        if view is None:
-            change = _with_cause(cause, "access_key_deletion", {"account_id": account_id, "public_key": key})
-        else:
-            updated = {"account_id": account_id, "public_key": key, "access_key": orjson.Fragment(view)}
-            change = _with_cause(cause, "access_key_update", updated)
-        yield account_id, key, change
+        change = _access_key_change(causes.access_key(account_id, key), account_id, key, view)
+        yield KeyChanges("access_key", account_id, key, b"", (change,))
 
 
-def _code_changes_of(codes: tuple[tuple[str, bytes | None], ...], causes: ChangeCauses) -> Found:
+def _code_changes_of(codes: list[tuple[str, bytes | None]], causes: ChangeCauses) -> Found:
     for account_id, code in codes:
-        cause = causes.code(account_id)
-        if code is None:
-            yield account_id, "", _with_cause(cause, "contract_code_deletion", {"account_id": account_id})
-        else:
-            updated = {"account_id": account_id, "code_base64": base64.b64encode(code).decode("ascii")}
-            yield account_id, "", _with_cause(cause, "contract_code_update", updated)
+        yield KeyChanges("code", account_id, "", b"", (_code_change(causes.code(account_id), account_id, code),))
 
 
-def _data_changes(data: tuple[tuple[str, bytes, bytes | None], ...], causes: ChangeCauses, prefix: bytes) -> Found:
+def _data_changes(data: list[tuple[str, bytes, bytes | None]], causes: ChangeCauses) -> Found:
     for account_id, key, value in data:
-        if not key.startswith(prefix):
-            continue
-        cause = causes.data(account_id)
-        key_base64 = base64.b64encode(key).decode("ascii")
-        if value is None:
-            change = _with_cause(cause, "data_deletion", {"account_id": account_id, "key_base64": key_base64})
-        else:
-            value_base64 = base64.b64encode(value).decode("ascii")
-            updated = {"account_id": account_id, "key_base64": key_base64, "value_base64": value_base64}
-            change = _with_cause(cause, "data_update", updated)
-        yield account_id, key_base64, change
+        yield KeyChanges("data", account_id, "", key, (_data_change(causes.data(account_id), account_id, key, value),))

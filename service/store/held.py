@@ -76,3 +76,11 @@ def kept_receipt(receipt_id: str) -> str:
     upstream's EXPERIMENTAL_receipt answer, which does not say in which block the receipt ran, so
     it cannot be a receipt row. Every reader serves it, a plain `serve` of a fork's store too."""
     return f"receipt/{receipt_id}"
+
+
+def recorded_changes(height: int) -> str:
+    """The kept answer (`WriteBatch.put_kept_answer`) in which a sandbox records the state
+    changes of the block it made at `height`, each with its cause, as its runtime committed them
+    (rows keep a block's last value only). It names the block's hash: a record of a block
+    reverted and made again is never read for the new one."""
+    return f"state-changes/{height}"

@@ -26,6 +26,7 @@ from nearrpc.nearcore.shard_layout import account_shard_id
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.sample import execution, merkle
 from nearrpc.sandbox.chain.blocks import BlockPlan, GasPriceRule, NewBlock, ShardContent, ShardResults, next_block
+from nearrpc.sandbox.chain.changes import NO_RECORD, ChangesRecord
 from nearrpc.sandbox.chain.patch import InvalidStateRecord, Patch, patched_account
 from nearrpc.sandbox.chain.records import InFlight
 from nearrpc.sandbox.chain.state import StoreStateView
@@ -52,6 +53,7 @@ from nearrpc.store import (
     StoreIntegrityError,
     WriteBatch,
     block_from_view,
+    recorded_changes,
 )
 
 log = logging.getLogger("nearrpc.sandbox")
@@ -377,8 +379,11 @@ class ChainProducer:
                 batch.put_chunk(StoredChunk(chunk_header["chunk_hash"], block_hash, height, chunk_header["shard_id"],
                                             orjson.dumps(chunk)))  # fmt: skip
             codes += self._write_changes(batch, result.changes, height)
+            record = ChangesRecord(lambda account_id: self._reader.account_json(account_id, self._head.height))
+            record.add_commits(result.commits)
             if patch is not None:
-                codes += self._write_patch(batch, patch, height)
+                codes += self._write_patch(batch, patch, height, record)
+            self._write_record(batch, record, height, block_hash, told=bool(result.commits) or not _wrote(result))
             for receipt in result.receipts:
                 batch.put_receipt(StoredReceipt(receipt.receipt_id, block_hash, height, receipt.shard_id,
                                                 orjson.dumps(receipt.view),
@@ -479,17 +484,32 @@ class ChainProducer:
             batch.put_contract_data(account_id, data_key, height, value)
         return codes
 
-    def _write_patch(self, batch: WriteBatch, patch: Patch, height: int) -> list[str]:
-        for account_id in {*patch.accounts, *patch.code_of}:
+    def _write_patch(self, batch: WriteBatch, patch: Patch, height: int, record: ChangesRecord) -> list[str]:
+        views: dict[str, bytes] = {}
+        for account_id in sorted({*patch.accounts, *patch.code_of}):
             view = patched_account(patch, account_id, self._reader.account_json(account_id, self._head.height))
             if view is not None:
                 batch.put_account_state(account_id, height, view)
+                views[account_id] = view
+        record.add_patch(patch, views)
         for (account_id, public_key), key_view in patch.access_keys.items():
             batch.put_access_key(account_id, public_key, height, key_view)
         codes = [h for code_hash, code in patch.codes.items() for h in self._new_code(batch, code_hash, code)]
         for (account_id, data_key), value in patch.data.items():
             batch.put_contract_data(account_id, data_key, height, value)
         return codes
+
+    def _write_record(
+        self, batch: WriteBatch, record: ChangesRecord, height: int, block_hash: str, *, told: bool
+    ) -> None:
+        """The block's changes with their causes (`changes`), where the runtime told them (or the
+        block changed nothing); a record a reverted block left at this height is overwritten, so
+        it is never read for this one."""
+        key = recorded_changes(height)
+        if record and told:
+            batch.put_kept_answer(key, record.encoded(block_hash))
+        elif self._reader.kept_answer(key) is not None:
+            batch.put_kept_answer(key, NO_RECORD)
 
     def _write_epoch(self, batch: WriteBatch, epoch_id: str, height: int) -> None:
         """A new epoch's record and validators: the previous epoch's, carried on (one producer,
@@ -564,6 +584,11 @@ def _shard_results(groups: list[tuple[list[dict[str, Any]], str]], block_burnt: 
         ShardResults(sum(int(o["outcome"]["gas_burnt"]) for o in group), shard_burnt, root)
         for (group, root), shard_burnt in zip(groups, burnt, strict=True)
     )
+
+
+def _wrote(result: BlockResult) -> bool:
+    changes = result.changes
+    return bool(changes.accounts or changes.access_keys or changes.codes or changes.data)
 
 
 def _order(snapshot_id: str) -> int:

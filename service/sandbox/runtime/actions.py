@@ -297,7 +297,7 @@ def _deploy_contract(env: Env, receipt: ActionReceipt, acting: Acting, action: D
     assert account is not None, "checked by _check_account_existence"
     usage = max(account.storage_usage - _code_len(env.overlay, account), 0) + len(action.code)
     code_hash = code_hash_of(action.code)
-    env.overlay.set_code(code_hash, action.code)
+    env.overlay.set_code(receipt.receiver_id, code_hash, action.code)
     acting.account = dataclasses.replace(account, code_hash=code_hash, storage_usage=usage)
 
 
@@ -366,6 +366,7 @@ def _delete_account(
         result.new_receipts.append(balance_refund(action.beneficiary_id, account.amount))
     overlay = env.overlay
     overlay.set_account(account_id, None)
+    overlay.remove_code(account_id)
     for public_key, _ in overlay.access_keys(account_id):
         overlay.set_access_key(account_id, public_key, None)
     for key in list(overlay.storage_keys(account_id)):

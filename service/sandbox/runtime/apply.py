@@ -270,6 +270,7 @@ class SandboxRuntime:
             changes=overlay.block,
             gas_burnt=block.gas_burnt,
             tokens_burnt=block.tokens_burnt,
+            commits=overlay.commits,
         )
 
     # --- a transaction becomes a receipt ------------------------------------------------------------
@@ -284,7 +285,8 @@ class SandboxRuntime:
         tx = signed.transaction
         overlay.set_account(tx.signer_id, charged.signer)
         overlay.set_access_key(tx.signer_id, tx.public_key, charged.access_key)
-        overlay.commit()
+        # lib.rs `process_transaction`: the signer's charge and nonce, under the transaction
+        overlay.commit({"type": "transaction_processing", "tx_hash": signed.hash})
         context = env.context
         receipt_id = block.ids.receipt_of_transaction(signed.hash)
         tokens = gas_burnt * context.gas_price
@@ -347,13 +349,14 @@ class SandboxRuntime:
             created = result.error is None and not existed and acting.account is not None
             charges = self._refunds(env, receipt, result, burn_price, created)
         if result.error is None:
-            overlay.commit()
+            # lib.rs `apply_action_receipt`: a receipt's writes, kept only when it succeeded
+            overlay.commit({"type": "receipt_processing", "receipt_hash": receipt.receipt_id})
         else:
             overlay.rollback()
         # a refund receipt burns nothing, though its outcome shows the gas its Transfer took
         burnt_gas = 0 if receipt.is_refund else result.gas_burnt
         tokens_burnt = burnt_gas * burn_price + charges.burnt(context.protocol_version)
-        reward = self._reward(env, receipt.receiver_id, result, burn_price)
+        reward = self._reward(env, receipt.receiver_id, receipt.receipt_id, result, burn_price)
         block.gas_burnt += result.gas_burnt
         block.tokens_burnt += tokens_burnt - reward + lost
         receipt_ids = []
@@ -434,7 +437,7 @@ class SandboxRuntime:
         return charges
 
     @staticmethod
-    def _reward(env: Env, account_id: str, result: ActionResult, burn_price: int) -> int:
+    def _reward(env: Env, account_id: str, receipt_id: str, result: ActionResult, burn_price: int) -> int:
         """lib.rs `apply_action_receipt`: the receiver earns burnt_gas_reward of the gas its contract
         burnt, if it still exists, at the burn price (NEP-642; before it the receipt's price, which
         the burn price then was). Zero from protocol 87 (RemoveGasRewards: burnt_gas_reward 0/1)."""
@@ -446,5 +449,5 @@ class SandboxRuntime:
         if account is None:
             return 0
         env.overlay.set_account(account_id, dataclasses.replace(account, amount=account.amount + reward))
-        env.overlay.commit()
+        env.overlay.commit({"type": "action_receipt_gas_reward", "receipt_hash": receipt_id})
         return reward

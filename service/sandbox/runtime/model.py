@@ -196,6 +196,21 @@ class StateChanges:
 
 
 @dataclass(frozen=True, slots=True)
+class Committed:
+    """One commit of the runtime's writes, as nearcore's TrieUpdate::commit records it (core/store
+    trie/update.rs: each key the commit wrote gets one more (cause, value) in the block's state
+    changes): `cause` is the StateChangeCauseView JSON, the rest what it wrote, None deleting.
+    `codes` is the ContractCode key: an account's code, by account (a deployment, or its
+    deletion with the account)."""
+
+    cause: Mapping[str, str]
+    accounts: Mapping[str, Account | None]
+    access_keys: Mapping[tuple[str, str], AccessKey | None]
+    codes: Mapping[str, bytes | None]
+    data: Mapping[tuple[str, bytes], bytes | None]
+
+
+@dataclass(frozen=True, slots=True)
 class TransactionApplied:
     """A transaction converted to its receipt in this block."""
 
@@ -226,6 +241,9 @@ class BlockResult:
     # what left the total supply: the outcomes' tokens burnt, less what contracts earned of
     # them (burnt_gas_reward), plus the deposits of refunds that failed (lib.rs `ApplyStats`)
     tokens_burnt: int
+    # every commit in the order made (what the changes methods list, each with its cause); empty
+    # from a runtime that does not tell them
+    commits: Sequence[Committed] = ()
 
 
 class TransactionRefused(Exception):

@@ -5,14 +5,16 @@ nearcore's TrieUpdate keeps committed and prospective changes the same way (core
 `TrieUpdate::commit` / `rollback`): a receipt's actions write to the prospective layer, which
 joins the block's changes when the receipt succeeds and is dropped when one of its actions
 fails (runtime lib.rs `apply_action_receipt`), while its charges, written before it ran, stay.
+Each commit names its cause and is kept in order (`commits`): nearcore's state changes list every
+commit of a key with its cause, not only the block's last value.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TypeVar
 
-from nearrpc.sandbox.runtime.model import AccessKey, Account, StateChanges, StateView
+from nearrpc.sandbox.runtime.model import AccessKey, Account, Committed, StateChanges, StateView
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -34,6 +36,8 @@ class Overlay:
         self.base = base
         self.block = StateChanges()
         self.pending = StateChanges()
+        self.pending_codes: dict[str, bytes | None] = {}  # the ContractCode key, by account
+        self.commits: list[Committed] = []
 
     # --- reads -------------------------------------------------------------------------------------
     def account(self, account_id: str) -> Account | None:
@@ -92,23 +96,37 @@ class Overlay:
     def set_access_key(self, account_id: str, public_key: str, access_key: AccessKey | None) -> None:
         self.pending.access_keys[(account_id, public_key)] = access_key
 
-    def set_code(self, code_hash: str, code: bytes) -> None:
+    def set_code(self, account_id: str, code_hash: str, code: bytes) -> None:
+        """`account_id` deploys `code` (kept once by its hash)."""
         self.pending.codes[code_hash] = code
+        self.pending_codes[account_id] = code
+
+    def remove_code(self, account_id: str) -> None:
+        """The account's code key goes with it (core/store `remove_account`), code or none."""
+        self.pending_codes[account_id] = None
 
     def set_data(self, account_id: str, key: bytes, value: bytes | None) -> None:
         self.pending.data[(account_id, key)] = value
 
     # --- the receipt's layer joins the block's, or is dropped ---------------------------------------
-    def commit(self) -> None:
+    def commit(self, cause: Mapping[str, str]) -> None:
+        """The pending writes join the block's under `cause` (a StateChangeCauseView); a commit
+        that wrote nothing records nothing (core/store `TrieUpdate::commit`)."""
         pending, block = self.pending, self.block
         block.accounts.update(pending.accounts)
         block.access_keys.update(pending.access_keys)
         block.codes.update(pending.codes)
         block.data.update(pending.data)
+        if pending.accounts or pending.access_keys or self.pending_codes or pending.data:
+            self.commits.append(
+                Committed(dict(cause), pending.accounts, pending.access_keys, self.pending_codes, pending.data)
+            )
         self.pending = StateChanges()
+        self.pending_codes = {}
 
     def rollback(self) -> None:
         self.pending = StateChanges()
+        self.pending_codes = {}
 
 
 class ContractStorage:
