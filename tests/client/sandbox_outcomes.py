@@ -22,6 +22,27 @@ def burnt(outcome: dict[str, Any]) -> int:
     return sum(int(o["outcome"]["tokens_burnt"]) for o in ran)
 
 
+def lost_refunds(url: str, outcome: dict[str, Any]) -> int:
+    """What the transaction's refunds that failed took out of circulation: a refund (from
+    `system`) to an account deleted meanwhile fails, and nearcore burns its deposit without
+    counting it in any outcome's tokens_burnt (runtime/runtime/src/lib.rs, a system receipt's
+    failure: other_burnt_amount)."""
+    transaction = outcome["transaction"]
+    status = rpc(
+        url,
+        "EXPERIMENTAL_tx_status",
+        {"tx_hash": transaction["hash"], "sender_account_id": transaction["signer_id"], "wait_until": "FINAL"},
+    )["result"]
+    failed = {o["id"] for o in status["receipts_outcome"] if "Failure" in o["outcome"]["status"]}
+    return sum(
+        int(action["Transfer"]["deposit"])
+        for receipt in status["receipts"]
+        if receipt["predecessor_id"] == "system" and receipt["receipt_id"] in failed
+        for action in receipt["receipt"]["Action"]["actions"]
+        if isinstance(action, dict) and "Transfer" in action
+    )
+
+
 def balance(url: str, account_id: str) -> int | None:
     """The account's amount at finality final; None when it does not exist."""
     answer = rpc(url, "query", {"request_type": "view_account", "account_id": account_id, "finality": "final"})
