@@ -23,7 +23,7 @@ from nearrpc.generated import models
 from nearrpc.methods import errors
 from nearrpc.methods.blocks import BlockReference, UnknownBlock, resolve
 from nearrpc.methods.handlers.resolution import Resolution, store_failures_are_internal
-from nearrpc.methods.sandbox_hooks import SandboxChain
+from nearrpc.methods.sandbox_hooks import PatchRefused, SandboxChain
 from nearrpc.methods.transactions import EXECUTED_OPTIMISTIC, NONE, TransactionRequest, transaction_answer
 from nearrpc.nearcore.transaction import signed_transaction_hash
 from nearrpc.sandbox.runtime.model import TransactionRefused, TransactionUndecodable
@@ -71,7 +71,10 @@ class SandboxMethods(Resolution):
         chain = self._chain_for("sandbox_patch_state")
         # as sent: members the client left out stay out (the model's defaults are not nearcore's)
         records = [record.model_dump(mode="json", exclude_unset=True) for record in params.records]
-        await chain.patch_state(records)
+        try:
+            await chain.patch_state(records)
+        except PatchRefused as refused:  # a value serde would refuse (a u128 too big) or the store cannot hold
+            raise errors.parse_error(f"Failed parsing args: {refused}") from None
         return b"{}"  # types/sandbox.rs RpcSandboxPatchStateResponse {}
 
     @store_failures_are_internal
