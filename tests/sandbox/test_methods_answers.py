@@ -244,3 +244,22 @@ def test_a_record_the_chain_cannot_apply_is_a_parse_error_not_internal(sample_st
     assert body["error"]["cause"] == {
         "name": "PARSE_ERROR", "info": {"error_message": "Failed parsing args: record 0: `amount` must be a u128"},
     }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("wait_until", "reached", "answer"),
+    [("INCLUDED", "INCLUDED", "INCLUDED"), ("INCLUDED", "INCLUDED_FINAL", "INCLUDED_FINAL"),
+     ("INCLUDED_FINAL", "INCLUDED_FINAL", "INCLUDED_FINAL"), ("INCLUDED_FINAL", "INCLUDED", None),
+     ("EXECUTED_OPTIMISTIC", "INCLUDED", None)],
+)  # fmt: skip
+def test_a_send_included_but_not_executed_answers_its_status_alone(
+    sample_store: Path, wait_until: str, reached: str, answer: str | None
+) -> None:
+    # with --block-time, INCLUDED comes a block before the receipts execute (and the store holds the
+    # transaction): the status alone, as nearcore answers a transaction without its outcome yet
+    chain = FakeChain(UNKNOWN_HASH, reached=reached)
+    status, body = caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": wait_until})
+    if answer is None:
+        assert (status, body["error"]["cause"]) == (408, {"name": "TIMEOUT_ERROR"})
+    else:
+        assert (status, body["result"]) == (200, {"final_execution_status": answer})
