@@ -230,3 +230,27 @@ def test_patch_state_bounds_its_records_before_reading_them() -> None:
     refused = _refusal("sandbox_patch_state", {"records": [*records, "not a record"]})
     assert refused == "Failed parsing args: 100001 records in one patch; at most 100,000"
     assert MAX_PATCH_RECORDS == MAX_RECORDS  # the params' bound is the chain's
+
+
+@pytest.mark.parametrize(
+    ("record", "text"),
+    [
+        ({"Data": {"account_id": "a.near", "data_key": "!!", "value": ""}}, "`0.StateRecord4.Data.data_key`"),
+        ({"Contract": {"account_id": "a.near", "code": "@@@"}}, "`0.StateRecord3.Contract.code`"),
+        (
+            {"AccessKey": {"account_id": "a.near", "public_key": 5, "access_key": {}}},
+            "`0.StateRecord2.AccessKey.public_key`",
+        ),
+    ],
+)
+def test_a_bad_record_is_refused_for_its_own_member_not_another_variant_s(record: object, text: str) -> None:
+    # every variant of the union is tried: the refusal names the member at fault in the variant sent,
+    # not "missing field `0.StateRecord1.Account`" (the first variant's)
+    refused = _refusal("sandbox_patch_state", {"records": [record]})
+    assert text in refused and "StateRecord1.Account" not in refused
+
+
+@pytest.mark.parametrize("record", [{}, {"Account": {}, "Data": {}}])
+def test_a_record_is_a_map_with_one_key(record: object) -> None:
+    refused = _refusal("sandbox_patch_state", {"records": [record]})
+    assert refused == "Failed parsing args: invalid value: map, expected map with a single key"

@@ -115,6 +115,15 @@ def _of_another_branch(error: ErrorDetails) -> bool:
     )
 
 
+def _of_the_variant_sent(errors: list[ErrorDetails]) -> list[ErrorDetails]:
+    """The errors left once those of an externally tagged enum's other variants are set aside: a
+    variant that misses its own key where the request sent another ({"Data": ...} read as
+    StateRecord's Account variant: `Account` missing, `Data` not allowed) is not the one meant."""
+    missing = {error["loc"][:-1] for error in errors if error["type"] == "missing"}
+    other = missing & {error["loc"][:-1] for error in errors if error["type"] == "extra_forbidden"}
+    return [error for error in errors if not any(error["loc"][: len(where)] == where for where in other)]
+
+
 def refusal(errors: list[ErrorDetails]) -> str:
     """The first error of the branch the request means, in serde's words.
 
@@ -128,7 +137,7 @@ def refusal(errors: list[ErrorDetails]) -> str:
     for error in errors:
         by_branch.setdefault(error["loc"][:1], []).append(error)
     meant = next((found for found in by_branch.values() if not any(map(_of_another_branch, found))), errors)
-    error = meant[0]
+    error = (_of_the_variant_sent(meant) or meant)[0]
     member = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
     given = json_kind(error["input"])
     context = error.get("ctx") or {}

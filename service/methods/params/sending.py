@@ -108,7 +108,9 @@ def patch_state_params(method: MethodSpec, params: object) -> object:
     if len(records) > MAX_PATCH_RECORDS:  # before each record is read against the spec
         raise failed(f"{len(records)} records in one patch; at most {MAX_PATCH_RECORDS:,}")
     for record in records:
-        if isinstance(record, dict) and len(record) == 1:
+        if isinstance(record, dict) and len(record) != 1:  # serde_json's refusal of an enum from a map
+            raise failed("invalid value: map, expected map with a single key")
+        if isinstance(record, dict):
             (kind,) = record
             if kind not in _STATE_RECORDS:
                 expected = ", ".join(f"`{name}`" for name in _STATE_RECORDS)
