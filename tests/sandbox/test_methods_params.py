@@ -250,6 +250,14 @@ def test_a_bad_record_is_refused_for_its_own_member_not_another_variant_s(record
     assert text in refused and "StateRecord1.Account" not in refused
 
 
+def test_a_pattern_of_60_000_characters_is_not_repeated_to_the_client() -> None:
+    record = {"AccessKey": {"account_id": "a.near", "public_key": "ed25519:xx", "access_key": {}}}
+    refused = _refusal("sandbox_patch_state", {"records": [record]})
+    assert (
+        refused == 'Failed parsing args: invalid value: string "ed25519:xx" for `0.StateRecord2.AccessKey.public_key`'
+    )
+
+
 @pytest.mark.parametrize("record", [{}, {"Account": {}, "Data": {}}])
 def test_a_record_is_a_map_with_one_key(record: object) -> None:
     refused = _refusal("sandbox_patch_state", {"records": [record]})

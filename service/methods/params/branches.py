@@ -104,6 +104,11 @@ _EXPECTED: Final = {
 }
 
 
+# A pattern longer than this is left out of a refusal: the spec's public key pattern, which bounds
+# the base58 value, is 60,000 characters that say nothing to the client.
+_PATTERN_SHOWN: Final = 200
+
+
 def _of_another_branch(error: ErrorDetails) -> bool:
     """An error that only says the request is another branch of the union: another shape,
     reference member or `request_type` (the family's reader has already picked them)."""
@@ -149,6 +154,6 @@ def refusal(errors: list[ErrorDetails]) -> str:
         return f"invalid value: {given}, expected at least {context['ge']} for `{member}`"
     if error["type"] == "less_than_equal":
         return f"invalid value: {given}, expected at most {context['le']} for `{member}`"
-    if error["type"] == "string_pattern_mismatch":
+    if error["type"] == "string_pattern_mismatch" and len(context["pattern"]) <= _PATTERN_SHOWN:
         return f"invalid value: {given}, expected a string matching {context['pattern']} for `{member}`"
     return f"invalid value: {given} for `{member}`"
