@@ -34,7 +34,7 @@ class SandboxChain(Protocol):
         ...
 
     async def fast_forward(self, delta_height: int) -> None:
-        """sandbox_fast_forward: produce `delta_height` empty blocks."""
+        """sandbox_fast_forward: produce `delta_height` blocks (empty but for what is sent meanwhile)."""
         ...
 
     async def snapshot(self) -> str:

@@ -4,6 +4,7 @@ block time."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import shutil
@@ -103,6 +104,35 @@ def test_fast_forward_crosses_epochs(sandbox: Sandbox) -> None:
     assert validators["current_validators"]
     with pytest.raises(ValueError, match="delta_height"):
         sandbox.run(sandbox.chain.fast_forward(MAX_FAST_FORWARD + 1))
+
+
+def test_a_send_during_a_fast_forward_lands_in_its_next_block(sandbox: Sandbox) -> None:
+    # the transfer names the head before the fast_forward: 240 blocks later its block hash would be
+    # expired (validity period 100), so it must be checked and included while the blocks are made
+    start = int(str(_head(sandbox)["height"]))
+    signed = sandbox.transfer(NEAR)
+    reader = sandbox.reader()
+
+    async def send_once_it_began() -> tuple[str, str]:
+        while (head := reader.head()) is None or head.height == start:
+            await asyncio.sleep(0.001)
+        tx_hash = await sandbox.chain.submit(signed)
+        return tx_hash, await sandbox.chain.wait(tx_hash, "FINAL", 30.0)
+
+    async def both() -> tuple[str, str]:
+        forward = asyncio.create_task(sandbox.chain.fast_forward(240))
+        sent = await send_once_it_began()
+        await forward
+        return sent
+
+    try:
+        tx_hash, reached = sandbox.run(both())
+    finally:
+        reader.close()
+    assert reached == "FINAL"
+    included = sandbox.result("tx", {"tx_hash": tx_hash, "sender_account_id": ALICE})["transaction_outcome"]
+    height = sandbox.result("block", {"block_id": included["block_hash"]})["header"]["height"]
+    assert start < height < start + 240
 
 
 def test_patch_state_writes_records_in_a_block(sandbox: Sandbox) -> None:
