@@ -16,7 +16,7 @@ from typing import Any
 import based58
 import pytest
 
-from nearrpc.sandbox.chain import MAX_FAST_FORWARD, InvalidStateRecord
+from nearrpc.sandbox.chain import MAX_FAST_FORWARD, InvalidStateRecord, producer
 from tests.sandbox.chain_harness import ALICE, BOB, Sandbox, dump
 
 NEAR = 10**24
@@ -221,5 +221,23 @@ def test_with_a_block_time_a_snapshot_settles_and_a_revert_drops_what_waits(samp
         assert box.run(box.chain.wait(later, "INCLUDED", 5.0)) == "NONE"
         assert time.monotonic() - started < 1.0  # dropped, not waited for
         assert box.run(box.chain.status(queued)) == "FINAL"  # before the snapshot: kept
+    finally:
+        box.close()
+
+
+def test_a_full_queue_drops_a_transaction_as_a_full_pool_does(
+    sample_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a block an hour: nothing leaves the queue, which holds MAX_QUEUED transactions at most
+    monkeypatch.setattr(producer, "MAX_QUEUED", 2)
+    path = tmp_path / "hourly.sqlite"
+    shutil.copyfile(sample_store, path)
+    box = Sandbox(path, block_time=3600)
+    try:
+        hashes = [box.run(box.chain.submit(box.transfer(NEAR))) for _ in range(3)]
+        started = time.monotonic()
+        assert box.run(box.chain.wait(hashes[2], "INCLUDED", 10.0)) == "NONE"  # dropped: answered at once
+        assert time.monotonic() - started < 5
+        assert [box.chain._chain().dropped(tx_hash) for tx_hash in hashes] == [False, False, True]
     finally:
         box.close()
