@@ -11,6 +11,10 @@ from typing import Any, Protocol
 TX_STATUSES = ("NONE", "INCLUDED", "EXECUTED_OPTIMISTIC", "INCLUDED_FINAL", "EXECUTED", "FINAL")
 
 
+class PatchRefused(ValueError):
+    """sandbox_patch_state's records cannot be applied: the message names the record and why."""
+
+
 class SandboxChain(Protocol):
     async def submit(self, signed_transaction: bytes) -> str:
         """Validate a signed transaction (borsh bytes) against the head's state and queue it for
@@ -26,11 +30,11 @@ class SandboxChain(Protocol):
 
     async def patch_state(self, records: Sequence[Mapping[str, Any]]) -> None:
         """sandbox_patch_state: StateRecord JSON objects (Account, AccessKey, Contract, Data),
-        applied in a new block."""
+        applied in a new block. Raises PatchRefused, with nothing written, for records it cannot apply."""
         ...
 
     async def fast_forward(self, delta_height: int) -> None:
-        """sandbox_fast_forward: produce `delta_height` empty blocks."""
+        """sandbox_fast_forward: produce `delta_height` blocks (empty but for what is sent meanwhile)."""
         ...
 
     async def snapshot(self) -> str:

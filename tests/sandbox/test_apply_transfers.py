@@ -4,7 +4,9 @@ and fees held to nearcore's fee formula (config.rs) at protocol 84."""
 from __future__ import annotations
 
 import based58
+import pytest
 
+from nearrpc.sandbox.runtime.actions import BalanceOverflow, _refund_allowance
 from nearrpc.sandbox.runtime.model import (
     AccessKey,
     Action,
@@ -16,6 +18,7 @@ from nearrpc.sandbox.runtime.model import (
     FunctionCallPermission,
     Transfer,
 )
+from nearrpc.sandbox.runtime.state import Overlay
 from tests.sandbox.runtime_support import (
     FEES,
     GAS_PRICE,
@@ -23,6 +26,7 @@ from tests.sandbox.runtime_support import (
     RECEIPT_FEE,
     RUNTIME_CONFIG,
     Chain,
+    MemoryState,
     Signer,
     burnt,
     fee,
@@ -231,3 +235,25 @@ def test_a_failed_action_rolls_back_the_receipts_earlier_actions_but_keeps_the_c
     assert receipt["outcome"]["gas_burnt"] == RECEIPT_FEE["execution"] + full_access + fee("delete_key_cost")
     assert account.amount == 10 * NEAR - burnt(blocks)
     assert chain.state.keys[("alice.test", alice.public_key)].nonce == 1  # the conversion's charge stays
+
+
+def test_a_balance_past_u128_fails_the_block_not_the_store() -> None:
+    # only a patched state holds such a balance; nearcore's `action_transfer` answers it with
+    # StorageInconsistentState (the chunk fails): never a balance that no u128 can hold
+    chain = Chain()
+    alice, rich = Signer("alice.test"), Signer("rich.test")
+    chain.add_account(alice, 10 * NEAR)
+    chain.add_account(rich, 2**128 - NEAR)
+    with pytest.raises(BalanceOverflow, match="Account balance integer overflow"):
+        chain.run([alice.sign("rich.test", [Transfer(2 * NEAR)], chain.block_hash)])
+
+
+def test_an_allowance_refund_saturates_at_u128() -> None:
+    state = MemoryState()
+    permission = FunctionCallPermission(allowance=2**128 - 5, receiver_id="bob.test", method_names=())
+    state.keys[("alice.test", "ed25519:k")] = AccessKey(nonce=0, permission=permission)
+    overlay = Overlay(state)
+    _refund_allowance(overlay, "alice.test", "ed25519:k", NEAR)
+    refunded = overlay.access_key("alice.test", "ed25519:k")
+    assert refunded is not None and refunded.permission is not None
+    assert refunded.permission.allowance == 2**128 - 1

@@ -4,6 +4,7 @@ block time."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import shutil
@@ -15,7 +16,7 @@ from typing import Any
 import based58
 import pytest
 
-from nearrpc.sandbox.chain import MAX_FAST_FORWARD, InvalidStateRecord
+from nearrpc.sandbox.chain import MAX_FAST_FORWARD, InvalidStateRecord, producer
 from tests.sandbox.chain_harness import ALICE, BOB, Sandbox, dump
 
 NEAR = 10**24
@@ -105,6 +106,35 @@ def test_fast_forward_crosses_epochs(sandbox: Sandbox) -> None:
         sandbox.run(sandbox.chain.fast_forward(MAX_FAST_FORWARD + 1))
 
 
+def test_a_send_during_a_fast_forward_lands_in_its_next_block(sandbox: Sandbox) -> None:
+    # the transfer names the head before the fast_forward: 240 blocks later its block hash would be
+    # expired (validity period 100), so it must be checked and included while the blocks are made
+    start = int(str(_head(sandbox)["height"]))
+    signed = sandbox.transfer(NEAR)
+    reader = sandbox.reader()
+
+    async def send_once_it_began() -> tuple[str, str]:
+        while (head := reader.head()) is None or head.height == start:
+            await asyncio.sleep(0.001)
+        tx_hash = await sandbox.chain.submit(signed)
+        return tx_hash, await sandbox.chain.wait(tx_hash, "FINAL", 30.0)
+
+    async def both() -> tuple[str, str]:
+        forward = asyncio.create_task(sandbox.chain.fast_forward(240))
+        sent = await send_once_it_began()
+        await forward
+        return sent
+
+    try:
+        tx_hash, reached = sandbox.run(both())
+    finally:
+        reader.close()
+    assert reached == "FINAL"
+    included = sandbox.result("tx", {"tx_hash": tx_hash, "sender_account_id": ALICE})["transaction_outcome"]
+    height = sandbox.result("block", {"block_id": included["block_hash"]})["header"]["height"]
+    assert start < height < start + 240
+
+
 def test_patch_state_writes_records_in_a_block(sandbox: Sandbox) -> None:
     code = b"\0asm\1\0\0\0"
     code_hash = based58.b58encode(hashlib.sha256(code).digest()).decode()
@@ -191,5 +221,23 @@ def test_with_a_block_time_a_snapshot_settles_and_a_revert_drops_what_waits(samp
         assert box.run(box.chain.wait(later, "INCLUDED", 5.0)) == "NONE"
         assert time.monotonic() - started < 1.0  # dropped, not waited for
         assert box.run(box.chain.status(queued)) == "FINAL"  # before the snapshot: kept
+    finally:
+        box.close()
+
+
+def test_a_full_queue_drops_a_transaction_as_a_full_pool_does(
+    sample_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a block an hour: nothing leaves the queue, which holds MAX_QUEUED transactions at most
+    monkeypatch.setattr(producer, "MAX_QUEUED", 2)
+    path = tmp_path / "hourly.sqlite"
+    shutil.copyfile(sample_store, path)
+    box = Sandbox(path, block_time=3600)
+    try:
+        hashes = [box.run(box.chain.submit(box.transfer(NEAR))) for _ in range(3)]
+        started = time.monotonic()
+        assert box.run(box.chain.wait(hashes[2], "INCLUDED", 10.0)) == "NONE"  # dropped: answered at once
+        assert time.monotonic() - started < 5
+        assert [box.chain._chain().dropped(tx_hash) for tx_hash in hashes] == [False, False, True]
     finally:
         box.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import based58
 import pytest
 
 from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
+from nearrpc.sandbox.chain import InvalidStateRecord
 from nearrpc.sandbox.runtime.model import TransactionRefused, TransactionUndecodable
 from nearrpc.store import StoreError
 from tests.sandbox.methods_fake_chain import Call, FakeChain, caller
@@ -219,3 +221,45 @@ def test_a_chain_whose_store_fails_is_internal_error(sample_store: Path) -> None
     status, body = caller(sample_store, _FailingChain(TRANSFER.tx_hash))("sandbox_fast_forward", {"delta_height": 1})
     assert status == 500
     assert body["error"]["cause"] == {"name": "INTERNAL_ERROR", "info": {"error_message": "database is locked"}}
+
+
+class _RefusingPatchChain(FakeChain):
+    async def patch_state(self, records: Sequence[Mapping[str, Any]]) -> None:
+        raise InvalidStateRecord("record 0: `amount` must be a u128")
+
+
+def test_a_record_the_chain_cannot_apply_is_a_parse_error_not_internal(sample_store: Path) -> None:
+    # an amount above u128 passes the spec's string pattern; nearcore's serde refuses it while parsing
+    account = {
+        "amount": str(2**128),
+        "locked": "0",
+        "code_hash": "11111111111111111111111111111111",
+        "storage_usage": 1,
+    }
+    records = [{"Account": {"account_id": "carol.near", "account": account}}]
+    status, body = caller(sample_store, _RefusingPatchChain(TRANSFER.tx_hash))(
+        "sandbox_patch_state", {"records": records}
+    )
+    assert status == 400
+    assert body["error"]["cause"] == {
+        "name": "PARSE_ERROR", "info": {"error_message": "Failed parsing args: record 0: `amount` must be a u128"},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("wait_until", "reached", "answer"),
+    [("INCLUDED", "INCLUDED", "INCLUDED"), ("INCLUDED", "INCLUDED_FINAL", "INCLUDED_FINAL"),
+     ("INCLUDED_FINAL", "INCLUDED_FINAL", "INCLUDED_FINAL"), ("INCLUDED_FINAL", "INCLUDED", None),
+     ("EXECUTED_OPTIMISTIC", "INCLUDED", None)],
+)  # fmt: skip
+def test_a_send_included_but_not_executed_answers_its_status_alone(
+    sample_store: Path, wait_until: str, reached: str, answer: str | None
+) -> None:
+    # with --block-time, INCLUDED comes a block before the receipts execute (and the store holds the
+    # transaction): the status alone, as nearcore answers a transaction without its outcome yet
+    chain = FakeChain(UNKNOWN_HASH, reached=reached)
+    status, body = caller(sample_store, chain)("send_tx", {"signed_tx_base64": SIGNED_B64, "wait_until": wait_until})
+    if answer is None:
+        assert (status, body["error"]["cause"]) == (408, {"name": "TIMEOUT_ERROR"})
+    else:
+        assert (status, body["result"]) == (200, {"final_execution_status": answer})

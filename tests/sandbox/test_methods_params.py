@@ -13,7 +13,9 @@ from nearrpc.generated import models
 from nearrpc.generated.methods import METHODS
 from nearrpc.methods.errors import Cause, RpcError
 from nearrpc.methods.params import typed_params
+from nearrpc.methods.params.sending import MAX_PATCH_RECORDS
 from nearrpc.nearcore.base64_standard import Base64Error, decode_standard
+from nearrpc.sandbox.chain import MAX_RECORDS
 
 SIGNED = base64.b64encode(b"\x05\x00\x00\x00alice" + bytes(100)).decode()
 SENDS = ("send_tx", "broadcast_tx_commit", "broadcast_tx_async")
@@ -219,3 +221,44 @@ def test_the_decoder_reads_as_the_crate_does_byte_by_byte() -> None:
         except Base64Error as refused:
             found = str(refused)
         assert found == _left_to_right(text), text
+
+
+def test_patch_state_bounds_its_records_before_reading_them() -> None:
+    # counted before any record is read against the spec: a bad record past the bound is not reached
+    records: list[object] = [{"Data": {"account_id": "a.near", "data_key": "", "value": ""}}] * MAX_PATCH_RECORDS
+    assert typed_params(METHODS["sandbox_patch_state"], {"records": records[:3]})
+    refused = _refusal("sandbox_patch_state", {"records": [*records, "not a record"]})
+    assert refused == "Failed parsing args: 100001 records in one patch; at most 100,000"
+    assert MAX_PATCH_RECORDS == MAX_RECORDS  # the params' bound is the chain's
+
+
+@pytest.mark.parametrize(
+    ("record", "text"),
+    [
+        ({"Data": {"account_id": "a.near", "data_key": "!!", "value": ""}}, "`0.StateRecord4.Data.data_key`"),
+        ({"Contract": {"account_id": "a.near", "code": "@@@"}}, "`0.StateRecord3.Contract.code`"),
+        (
+            {"AccessKey": {"account_id": "a.near", "public_key": 5, "access_key": {}}},
+            "`0.StateRecord2.AccessKey.public_key`",
+        ),
+    ],
+)
+def test_a_bad_record_is_refused_for_its_own_member_not_another_variant_s(record: object, text: str) -> None:
+    # every variant of the union is tried: the refusal names the member at fault in the variant sent,
+    # not "missing field `0.StateRecord1.Account`" (the first variant's)
+    refused = _refusal("sandbox_patch_state", {"records": [record]})
+    assert text in refused and "StateRecord1.Account" not in refused
+
+
+def test_a_pattern_of_60_000_characters_is_not_repeated_to_the_client() -> None:
+    record = {"AccessKey": {"account_id": "a.near", "public_key": "ed25519:xx", "access_key": {}}}
+    refused = _refusal("sandbox_patch_state", {"records": [record]})
+    assert (
+        refused == 'Failed parsing args: invalid value: string "ed25519:xx" for `0.StateRecord2.AccessKey.public_key`'
+    )
+
+
+@pytest.mark.parametrize("record", [{}, {"Account": {}, "Data": {}}])
+def test_a_record_is_a_map_with_one_key(record: object) -> None:
+    refused = _refusal("sandbox_patch_state", {"records": [record]})
+    assert refused == "Failed parsing args: invalid value: map, expected map with a single key"

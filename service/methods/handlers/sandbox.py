@@ -23,8 +23,15 @@ from nearrpc.generated import models
 from nearrpc.methods import errors
 from nearrpc.methods.blocks import BlockReference, UnknownBlock, resolve
 from nearrpc.methods.handlers.resolution import Resolution, store_failures_are_internal
-from nearrpc.methods.sandbox_hooks import SandboxChain
-from nearrpc.methods.transactions import EXECUTED_OPTIMISTIC, NONE, TransactionRequest, transaction_answer
+from nearrpc.methods.sandbox_hooks import PatchRefused, SandboxChain
+from nearrpc.methods.transactions import (
+    EXECUTED_OPTIMISTIC,
+    INCLUDED,
+    INCLUDED_FINAL,
+    NONE,
+    TransactionRequest,
+    transaction_answer,
+)
 from nearrpc.nearcore.transaction import signed_transaction_hash
 from nearrpc.sandbox.runtime.model import TransactionRefused, TransactionUndecodable
 from nearrpc.store import StoredBlock
@@ -71,7 +78,10 @@ class SandboxMethods(Resolution):
         chain = self._chain_for("sandbox_patch_state")
         # as sent: members the client left out stay out (the model's defaults are not nearcore's)
         records = [record.model_dump(mode="json", exclude_unset=True) for record in params.records]
-        await chain.patch_state(records)
+        try:
+            await chain.patch_state(records)
+        except PatchRefused as refused:  # a value serde would refuse (a u128 too big) or the store cannot hold
+            raise errors.parse_error(f"Failed parsing args: {refused}") from None
         return b"{}"  # types/sandbox.rs RpcSandboxPatchStateResponse {}
 
     @store_failures_are_internal
@@ -105,7 +115,13 @@ class SandboxMethods(Resolution):
             raise errors.invalid_transaction(refused.error) from None
         if wait_until == NONE:
             return _SENT_NOT_WAITED
-        await chain.wait(tx_hash, wait_until, SEND_WAIT_SECONDS)
+        reached = await chain.wait(tx_hash, wait_until, SEND_WAIT_SECONDS)
+        if reached in (INCLUDED, INCLUDED_FINAL) and wait_until in (INCLUDED, reached):
+            # included, its receipts not all executed: the store holds it only once they are. nearcore
+            # answers such a transaction without an outcome (view_client_actor.rs get_tx_status, where
+            # the execution outcome is not there yet): its status alone
+            if await self._reader.transaction(tx_hash, "") is None:
+                return orjson.dumps({"final_execution_status": reached})
         # the status reached, as `tx` answers it: the store's final block now, not the one kept
         # for this request (the chain wrote blocks while it waited)
         final = await self._final_block_now()

@@ -104,6 +104,11 @@ _EXPECTED: Final = {
 }
 
 
+# A pattern longer than this is left out of a refusal: the spec's public key pattern, which bounds
+# the base58 value, is 60,000 characters that say nothing to the client.
+_PATTERN_SHOWN: Final = 200
+
+
 def _of_another_branch(error: ErrorDetails) -> bool:
     """An error that only says the request is another branch of the union: another shape,
     reference member or `request_type` (the family's reader has already picked them)."""
@@ -113,6 +118,15 @@ def _of_another_branch(error: ErrorDetails) -> bool:
         or (kind == "missing" and where[-1] in REFERENCE_MEMBERS)
         or (len(where) == 1 and kind in _EXPECTED)  # the branch's own shape: a map, a tuple
     )
+
+
+def _of_the_variant_sent(errors: list[ErrorDetails]) -> list[ErrorDetails]:
+    """The errors left once those of an externally tagged enum's other variants are set aside: a
+    variant that misses its own key where the request sent another ({"Data": ...} read as
+    StateRecord's Account variant: `Account` missing, `Data` not allowed) is not the one meant."""
+    missing = {error["loc"][:-1] for error in errors if error["type"] == "missing"}
+    other = missing & {error["loc"][:-1] for error in errors if error["type"] == "extra_forbidden"}
+    return [error for error in errors if not any(error["loc"][: len(where)] == where for where in other)]
 
 
 def refusal(errors: list[ErrorDetails]) -> str:
@@ -128,7 +142,7 @@ def refusal(errors: list[ErrorDetails]) -> str:
     for error in errors:
         by_branch.setdefault(error["loc"][:1], []).append(error)
     meant = next((found for found in by_branch.values() if not any(map(_of_another_branch, found))), errors)
-    error = meant[0]
+    error = (_of_the_variant_sent(meant) or meant)[0]
     member = ".".join(str(part) for part in error["loc"][1:]) or str(error["loc"][0])
     given = json_kind(error["input"])
     context = error.get("ctx") or {}
@@ -140,6 +154,6 @@ def refusal(errors: list[ErrorDetails]) -> str:
         return f"invalid value: {given}, expected at least {context['ge']} for `{member}`"
     if error["type"] == "less_than_equal":
         return f"invalid value: {given}, expected at most {context['le']} for `{member}`"
-    if error["type"] == "string_pattern_mismatch":
+    if error["type"] == "string_pattern_mismatch" and len(context["pattern"]) <= _PATTERN_SHOWN:
         return f"invalid value: {given}, expected a string matching {context['pattern']} for `{member}`"
     return f"invalid value: {given} for `{member}`"

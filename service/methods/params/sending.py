@@ -34,6 +34,7 @@ _STATE_RECORDS: Final = (
     "Account", "Data", "Contract", "AccessKey", "PostponedReceipt", "ReceivedData", "DelayedReceipt",
 )  # fmt: skip
 _PATCHABLE: Final = frozenset({"Account", "Data", "Contract", "AccessKey"})
+MAX_PATCH_RECORDS: Final = 100_000  # records one patch may hold (sandbox.chain.patch's MAX_RECORDS)
 MAX_FAST_FORWARD: Final = 10_000  # blocks a request may ask for (the spec's maximum; each is written)
 _MAX_U64: Final = 2**64 - 1
 
@@ -104,8 +105,12 @@ def patch_state_params(method: MethodSpec, params: object) -> object:
     records = fields["records"]
     if not isinstance(records, list):
         raise failed(f"invalid type: {json_kind(records)}, expected a sequence")
+    if len(records) > MAX_PATCH_RECORDS:  # before each record is read against the spec
+        raise failed(f"{len(records)} records in one patch; at most {MAX_PATCH_RECORDS:,}")
     for record in records:
-        if isinstance(record, dict) and len(record) == 1:
+        if isinstance(record, dict) and len(record) != 1:  # serde_json's refusal of an enum from a map
+            raise failed("invalid value: map, expected map with a single key")
+        if isinstance(record, dict):
             (kind,) = record
             if kind not in _STATE_RECORDS:
                 expected = ", ".join(f"`{name}`" for name in _STATE_RECORDS)

@@ -24,6 +24,7 @@ from typing import Any, Final
 import based58
 import orjson
 
+from nearrpc.methods.sandbox_hooks import PatchRefused
 from nearrpc.nearcore.account_id import account_id_problem
 from nearrpc.nearcore.public_key import PublicKeyError, canonical_public_key
 from nearrpc.sandbox.chain.views import access_key_json, permission_from_view
@@ -35,7 +36,7 @@ MAX_RECORDS: Final = 100_000
 _KINDS: Final = ("Account", "AccessKey", "Contract", "Data")
 
 
-class InvalidStateRecord(ValueError):
+class InvalidStateRecord(PatchRefused):
     """A record sandbox_patch_state cannot apply: the message says which one and why."""
 
 

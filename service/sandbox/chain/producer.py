@@ -61,6 +61,10 @@ log = logging.getLogger("nearrpc.sandbox")
 # Transactions one block takes at most; the rest wait for the next (nearcore's chunks are bounded
 # by gas and size; a sandbox's batches are small, this only bounds one block's work).
 MAX_BLOCK_TRANSACTIONS: Final = 1_000
+# Transactions waiting for a block at most: ten blocks' worth (automine empties the queue with each
+# block; a long --block-time would let a client fill memory). nearcore bounds its pool too
+# (transaction_pool_size_limit) and drops what does not fit without a word.
+MAX_QUEUED: Final = 10 * MAX_BLOCK_TRANSACTIONS
 # The least a block's timestamp advances on its parent's (blocks come faster than the clock ticks).
 _MIN_STEP_NS: Final = 1_000_000
 # A finished transaction's index: (height that included it, height that executed its last receipt).
@@ -190,6 +194,12 @@ class ChainProducer:
         context = self._context(self._head.height + 1, self._head.hash, self._head, self._epoch_of_next()[0], timestamp)
         checked = self._runtime.check_transaction(StoreStateView(self._reader, self._head.height), context, signed)
         if not self._known(checked.tx_hash):
+            if len(self._queue) >= MAX_QUEUED:
+                # chain/client rpc_handler.rs `process_tx_internal`: a full pool (InsertTransactionResult::
+                # NoSpaceLeft) drops the transaction unreported; its wait ends at once here
+                log.warning("the sandbox's queue holds %d transactions: %s is dropped", MAX_QUEUED, checked.tx_hash)
+                self._dropped.add(checked.tx_hash)
+                return checked.tx_hash
             self._dropped.discard(checked.tx_hash)
             self._queue.append(_Queued(signed, checked))
         return checked.tx_hash

@@ -11,7 +11,8 @@ Block production:
   FINAL, with every receipt it caused executed, and `finality: final` reads see it at once,
   whatever status was asked for.
 - `block_time` seconds: a block every interval, empty or not; finality follows two blocks later.
-`patch_state` and `fast_forward` make their blocks at once in both modes; `snapshot` first makes
+`patch_state` and `fast_forward` make their blocks at once in both modes (`fast_forward` a few
+at a time: what is sent meanwhile goes into its next block); `snapshot` first makes
 the blocks that execute what is queued or in flight, so a snapshot holds no half-run transaction.
 
 What the server reads sees each commit at once, on either backend: after every write (a block, a
@@ -49,6 +50,10 @@ log = logging.getLogger("nearrpc.sandbox")
 # sandbox_fast_forward's delta_height at most: each block is a store batch (about a millisecond),
 # so a call stays within seconds; nearcore's sandbox takes any u64 and produces them over time.
 MAX_FAST_FORWARD: Final = 10_000
+# Blocks a fast_forward makes in one turn of the chain's thread (tens of milliseconds): a send
+# that arrives meanwhile is checked against the head of the moment and goes into the next block, as
+# on a node, rather than waiting seconds for all 10,000 blocks and finding its block hash expired.
+_FAST_FORWARD_STEP: Final = 20
 # Under automine, how long a wait whose status is reached waits on for the transaction to be final
 # (two blocks after its last receipt: milliseconds, unless transactions keep the miner busy).
 _FINAL_SOON: Final = 1.0
@@ -227,8 +232,12 @@ class SandboxChainWriter:
     async def fast_forward(self, delta_height: int) -> None:
         if not 0 <= delta_height <= MAX_FAST_FORWARD:
             raise ValueError(f"delta_height must be from 0 to {MAX_FAST_FORWARD}, not {delta_height}")
-        await self._write(self._chain().fast_forward, delta_height)
-        self._committed()
+        left = delta_height
+        while left > 0:  # in steps: a send or a read of the chain waits for one step, not for all of them
+            step = min(left, _FAST_FORWARD_STEP)
+            await self._write(self._chain().fast_forward, step)
+            self._committed()
+            left -= step
 
     async def snapshot(self) -> str:
         snapshot_id = await self._write(self._chain().snapshot)

@@ -256,11 +256,25 @@ def _create_account(env: Env, receipt: ActionReceipt, acting: Acting, result: Ac
     acting.account = Account(amount=0, locked=0, code_hash=NO_CODE_HASH, storage_usage=env.fees.num_bytes_account)
 
 
+class BalanceOverflow(ArithmeticError):
+    """A balance past u128 (only a patched state can hold one so high): nearcore's
+    StorageInconsistentState, a failure of the whole chunk rather than of the receipt; the chain
+    writer leaves out what fails so, and nothing past u128 is ever written."""
+
+
+def add_balance(balance: int, amount: int) -> int:
+    """actions.rs `action_transfer`'s `checked_add` (and lib.rs `safe_add_balance` for a reward)."""
+    total = balance + amount
+    if total > fees.MAX_BALANCE:
+        raise BalanceOverflow(f"Account balance integer overflow: {balance} + {amount}")
+    return total
+
+
 def _transfer(env: Env, receipt: ActionReceipt, acting: Acting, deposit: int) -> None:
     # actions.rs `action_transfer_or_implicit_account_creation`
     account = acting.account
     if account is not None:
-        acting.account = dataclasses.replace(account, amount=account.amount + deposit)
+        acting.account = dataclasses.replace(account, amount=add_balance(account.amount, deposit))
         if receipt.is_refund and receipt.signer_id == receipt.receiver_id:
             _refund_allowance(env.overlay, receipt.receiver_id, receipt.signer_public_key, deposit)
         return
@@ -280,7 +294,10 @@ def _refund_allowance(overlay: Overlay, account_id: str, public_key: str, deposi
     access_key = overlay.access_key(account_id, public_key)
     if access_key is None or access_key.permission is None or access_key.permission.allowance is None:
         return
-    permission = dataclasses.replace(access_key.permission, allowance=access_key.permission.allowance + deposit)
+    allowance = min(access_key.permission.allowance + deposit, fees.MAX_BALANCE)  # saturating, as nearcore's
+    if allowance <= access_key.permission.allowance:
+        return
+    permission = dataclasses.replace(access_key.permission, allowance=allowance)
     overlay.set_access_key(account_id, public_key, dataclasses.replace(access_key, permission=permission))
 
 

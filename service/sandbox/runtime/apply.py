@@ -40,6 +40,7 @@ from nearrpc.sandbox.runtime.actions import (
     Acting,
     ActionResult,
     Env,
+    add_balance,
     apply_action,
     balance_refund,
     gas_refund,
@@ -448,6 +449,6 @@ class SandboxRuntime:
         account = env.overlay.account(account_id)
         if account is None:
             return 0
-        env.overlay.set_account(account_id, dataclasses.replace(account, amount=account.amount + reward))
+        env.overlay.set_account(account_id, dataclasses.replace(account, amount=add_balance(account.amount, reward)))
         env.overlay.commit({"type": "action_receipt_gas_reward", "receipt_hash": receipt_id})
         return reward
