@@ -6,6 +6,7 @@ app_from_env  # uvicorn --factory, by its import string in nearrpc.cli.serve
 _split_origins  # pydantic field_validator
 _origins  # pydantic field_validator
 _check_upstream  # pydantic field_validator
+_block_time_needs_a_sandbox  # pydantic field_validator
 bare_http_error  # FastAPI exception handler, registered by decorator
 openapi_document  # FastAPI route, registered by decorator
 health  # FastAPI route, registered by decorator

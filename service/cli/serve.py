@@ -166,8 +166,6 @@ def _fresh_sandbox_store(settings: ServeSettings, held: contextlib.ExitStack) ->
 
 def _sandbox_flags(settings: ServeSettings) -> None:
     """A sandbox's flags, refused before anything else is done (a fork's upstream is not asked)."""
-    if settings.block_time is not None and not settings.sandbox:
-        raise Refused("--block-time sets how often the sandbox makes a block: it needs --sandbox")
     if not settings.sandbox:
         return
     if settings.upstream is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Final, Literal, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from nearrpc.cli.logs import LogFormat
@@ -24,6 +24,8 @@ from nearrpc.urls import scrub_urls
 
 DEFAULT_STORE = "data/nearrpc.sqlite"
 ENV_PREFIX = "NEARRPC_"
+# the shortest --block-time: 20 blocks a second (at 1 ms a sandbox made ~300 blocks and 4 MB of store a second)
+MIN_BLOCK_TIME: Final = 0.05
 # what a browser sends as Origin: scheme://host[:port], or "null" (a file:// page, a sandbox)
 _ORIGIN: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(\[[0-9A-Fa-f:.]+\]|[^/:?#\s\[\]@*]+)(:\d{1,5})?|null")
 
@@ -137,8 +139,8 @@ class ServeSettings(StoreSettings, LogSettings):
         "sandbox_patch_state, sandbox_fast_forward, snapshot and revert), in one process (--workers 1)",
     )
     block_time: float | None = Field(
-        None, gt=0, le=3600, description="with --sandbox: make a block every SECONDS, empty or not, instead of "
-        "automine",
+        None, ge=MIN_BLOCK_TIME, le=3600, description="with --sandbox: make a block every SECONDS, empty or not, "
+        f"instead of automine; at least {MIN_BLOCK_TIME:g} (faster, the store would grow by megabytes a second)",
     )
 
     # a fork of a live node (`--upstream`): what it may ask of the node, and how long a miss may take
@@ -177,6 +179,15 @@ class ServeSettings(StoreSettings, LogSettings):
         200, ge=1, le=1_000_000, description="upstream requests one view call may cause for the contract storage "
         "it reads (a state of up to 50,000 bytes is one request); past it the call is answered INTERNAL_ERROR",
     )
+
+    @field_validator("block_time")
+    @classmethod
+    def _block_time_needs_a_sandbox(cls, value: float | None, info: ValidationInfo) -> float | None:
+        # refused here, not once the server starts, so the refusal names what was set: the flag
+        # or its variable (`sandbox` is validated before this field)
+        if value is not None and not info.data.get("sandbox"):
+            raise ValueError("sets how often the sandbox makes a block: it needs --sandbox")
+        return value
 
     @field_validator("upstream")
     @classmethod

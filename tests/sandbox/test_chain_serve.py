@@ -27,24 +27,34 @@ FAKE_SERVE = [sys.executable, str(REPO / "tests" / "sandbox" / "chain_serve.py")
 
 
 @pytest.mark.parametrize(
-    ("flags", "refusal"),
+    ("flags", "env", "refusal"),
     [
-        (["--block-time", "1"], "--block-time sets how often the sandbox makes a block: it needs --sandbox"),
-        (["--sandbox", "--upstream", "http://127.0.0.1:9"], "--sandbox over a fork (--upstream) comes later"),
-        (["--sandbox", "--workers", "2"], "--sandbox makes blocks in one process: it runs with --workers 1"),
-        (["--sandbox", "--block-time", "0"], "--block-time='0': must be above 0"),
+        (["--block-time", "1"], {}, "--block-time='1': sets how often the sandbox makes a block: it needs --sandbox"),
+        ([], {"NEARRPC_BLOCK_TIME": "5"}, "NEARRPC_BLOCK_TIME='5': sets how often the sandbox makes a block"),
+        (["--sandbox", "--upstream", "http://127.0.0.1:9"], {}, "--sandbox over a fork (--upstream) comes later"),
+        (["--sandbox", "--workers", "2"], {}, "--sandbox makes blocks in one process: it runs with --workers 1"),
+        (["--sandbox", "--block-time", "0"], {}, "--block-time='0': must be 0.05 or more"),
+        (["--sandbox", "--block-time", "0.001"], {}, "--block-time='0.001': must be 0.05 or more"),
+        (["--sandbox"], {"NEARRPC_BLOCK_TIME": "0.01"}, "NEARRPC_BLOCK_TIME='0.01': must be 0.05 or more"),
     ],
 )
-def test_refused_flags(sample_store: Path, flags: list[str], refusal: str) -> None:
-    done = nearrpc("serve", "--port", "0", "--store", sample_store, *flags)
+def test_refused_flags(sample_store: Path, flags: list[str], env: dict[str, str], refusal: str) -> None:
+    done = nearrpc("serve", "--port", "0", "--store", sample_store, *flags, env=env)
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
-    assert line.startswith("nearrpc serve: ") and refusal in line
+    assert line.startswith("nearrpc serve: ") and refusal in line, line
+
+
+def test_the_shortest_block_time_is_taken(tmp_path: Path) -> None:
+    # the settings pass: what is refused is the store named, checked after them
+    done = nearrpc("serve", "--sandbox", "--block-time", "0.05", "--port", "0", "--store", tmp_path / "none.sqlite")
+    assert done.returncode == 2 and "no store at" in done.stderr, done.stderr
 
 
 def test_help_documents_the_sandbox() -> None:
     text = " ".join(nearrpc("serve", "--help").stdout.split())
     assert "--sandbox" in text and "--block-time SECONDS" in text and "automine" in text.lower()
+    assert "at least 0.05" in text
     assert "an SQLite file or a PostgreSQL database" in text and "Not for replicas behind a balancer" in text
 
 

@@ -241,3 +241,24 @@ def test_a_full_queue_drops_a_transaction_as_a_full_pool_does(
         assert [box.chain._chain().dropped(tx_hash) for tx_hash in hashes] == [False, False, True]
     finally:
         box.close()
+
+
+def test_an_account_patched_with_code_the_store_lacks_answers_as_nearcore(sandbox: Sandbox) -> None:
+    """A state dump's Account record comes before its Contract record: until the code comes, the
+    account's code hash names code the store does not hold. nearcore answers NO_CONTRACT_CODE for
+    view_code and the VM's CodeDoesNotExist for a call, never an internal error."""
+    missing = based58.b58encode(hashlib.sha256(b"never patched").digest()).decode()
+    account = {"amount": "1", "locked": "0", "code_hash": missing, "storage_usage": 182}
+    sandbox.run(sandbox.chain.patch_state([{"Account": {"account_id": NEW, "account": account}}]))
+    sandbox.run(sandbox.chain.settled())
+    at = {"finality": "final", "account_id": NEW}
+    call = {**at, "method_name": "get_num", "args_base64": ""}
+    for method, params in [("EXPERIMENTAL_view_code", at), ("query", {**at, "request_type": "view_code"})]:
+        error = sandbox.ask(method, params)["error"]
+        assert (error["cause"]["name"], error["cause"]["info"]["contract_account_id"]) == ("NO_CONTRACT_CODE", NEW)
+    vm_error = f'CompilationError(CodeDoesNotExist {{ account_id: AccountId("{NEW}") }})'
+    answer = sandbox.result("query", {**call, "request_type": "call_function"})
+    assert answer["error"] == f"wasm execution failed with error: {vm_error}"
+    error = sandbox.ask("EXPERIMENTAL_call_function", call)["error"]
+    assert error["cause"]["name"] == "CONTRACT_EXECUTION_ERROR"
+    assert error["cause"]["info"]["vm_error"] == {"CompilationError": {"CodeDoesNotExist": {"account_id": NEW}}}

@@ -263,3 +263,30 @@ def test_a_send_included_but_not_executed_answers_its_status_alone(
         assert (status, body["error"]["cause"]) == (408, {"name": "TIMEOUT_ERROR"})
     else:
         assert (status, body["result"]) == (200, {"final_execution_status": answer})
+
+
+@pytest.mark.parametrize("method", ["tx", "EXPERIMENTAL_tx_status"])
+@pytest.mark.parametrize(
+    ("wait_until", "reached", "answer"),
+    [("INCLUDED", "INCLUDED", "INCLUDED"), ("INCLUDED", "INCLUDED_FINAL", "INCLUDED_FINAL"),
+     ("INCLUDED_FINAL", "INCLUDED", None), ("INCLUDED", "NONE", None), ("EXECUTED_OPTIMISTIC", "INCLUDED", None)],
+)  # fmt: skip
+def test_a_read_of_a_transaction_in_flight_answers_its_status_alone(
+    sample_store: Path, method: str, wait_until: str, reached: str, answer: str | None
+) -> None:
+    # with --block-time, a transaction is included a block before its receipts execute and the store
+    # holds it: tx answers its status alone for INCLUDED, as send_tx does (nearcore's get_tx_status)
+    chain = FakeChain(UNKNOWN_HASH, reached=reached)
+    params = {"tx_hash": UNKNOWN_HASH, "sender_account_id": "alice.near", "wait_until": wait_until}
+    status, body = caller(sample_store, chain)(method, params)
+    if answer is None:
+        assert (status, body["error"]["cause"]) == (408, {"name": "TIMEOUT_ERROR"})
+    else:
+        assert (status, body["result"]) == (200, {"final_execution_status": answer})
+        assert chain.calls == [("wait", (UNKNOWN_HASH, wait_until, 0.0))]  # the status now, no wait
+
+
+def test_a_read_only_server_asks_no_chain_for_a_transaction(sample_store: Path) -> None:
+    params = {"tx_hash": UNKNOWN_HASH, "sender_account_id": "alice.near", "wait_until": "INCLUDED"}
+    status, body = caller(sample_store, None)("tx", params)
+    assert (status, body["error"]["cause"]) == (408, {"name": "TIMEOUT_ERROR"})

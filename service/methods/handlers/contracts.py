@@ -117,7 +117,10 @@ class ContractMethods(Resolution):
         if code is None:
             if await self._chosen_only():  # a store of the accounts asked for (a fork's) never got it
                 raise errors.account_not_held(method, account_id, await self._shard_id(account_id, block))
-            raise errors.internal_error(f"the store holds no contract code with hash {code_hash} (of {account_id})")
+            # an account whose code hash names code the trie lacks (a patch's Account record before
+            # its Contract record): nearcore's NoContractCode (runtime state_viewer
+            # `view_account_contract_code`)
+            raise errors.no_contract_code(account_id, block.height, block.hash)
         return with_block(code_view(code, code_hash), block.height, block.hash)
 
     # -- contract calls and state (runtime state_viewer call_function / view_state)
@@ -136,14 +139,16 @@ class ContractMethods(Resolution):
             keep(self._called, (account_id, block.height), account, _KEPT_ACCOUNTS)
         code_hash = code_hash_of(account)
         if code_hash is None:
-            vm_error, vm_error_debug = code_does_not_exist(account_id)
-            if method == "query":
-                return contract_execution_result(vm_error_debug, block.height, block.hash)
-            raise errors.contract_execution_error(vm_error, vm_error_debug, block.height, block.hash)
+            return _no_code_to_call(account_id, block, method)
         await self._check_state_held(account_id, block, method)
         code = await self._contract_code(code_hash)
+        if code is None and await self._chosen_only():  # as `_code`: a fork's store never got it
+            raise errors.account_not_held(method, account_id, await self._shard_id(account_id, block))
         if code is None:
-            raise errors.internal_error(f"the store holds no contract code with hash {code_hash} (of {account_id})")
+            # a code hash whose code the trie lacks (a patch's Account record before its Contract
+            # record): the VM's CodeDoesNotExist, as for no code (runtime state_viewer
+            # `call_function`: the pipeline gets no contract)
+            return _no_code_to_call(account_id, block, method)
         shard_id = await self._shard_id(account_id, block)
         facts = self._block_facts.get(block.hash)
         if facts is None:
@@ -285,6 +290,15 @@ class ContractMethods(Resolution):
             if code is not None:
                 keep(self._codes, code_hash, code, _KEPT_CODES)
         return code
+
+
+def _no_code_to_call(account_id: str, block: StoredBlock, method: str) -> bytes:
+    """A call on an account with no code to run: the VM's CodeDoesNotExist, a result with an
+    `error` text for query, CONTRACT_EXECUTION_ERROR for EXPERIMENTAL_call_function."""
+    vm_error, vm_error_debug = code_does_not_exist(account_id)
+    if method == "query":
+        return contract_execution_result(vm_error_debug, block.height, block.hash)
+    raise errors.contract_execution_error(vm_error, vm_error_debug, block.height, block.hash)
 
 
 def check_view_state_pages(request: Any) -> None:
