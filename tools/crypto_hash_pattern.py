@@ -10,7 +10,8 @@ k = 0..32 (k = 32 is "1" * 32, N = 0). A base58 digit is worth log2(58) ~ 5.86 b
 of those ranges spans one or two digit counts, and inside one digit count a number range is a
 range of equally long strings, which a regular expression states digit by digit: for the
 lower bound "the same first digits, then a greater one, then anything", and the mirror image
-for the upper bound. Every bound is spelled out in full because a text one unit below
+for the upper bound (nested one group per _CHUNK digits, not per digit, so Rust's regex
+parser, which allows 250 nested groups, reads the 88 digits of 64 bytes too). Every bound is spelled out in full because a text one unit below
 256**(m-1) has the same length and nearly the same digits, yet decodes to m - 1 bytes.
 
 The result (about 60 kB) uses only what ECMA-262, Python `re`, Rust `regex` and Hypothesis
