@@ -12,7 +12,8 @@ range of equally long strings, which a regular expression states digit by digit:
 lower bound "the same first digits, then a greater one, then anything", and the mirror image
 for the upper bound (nested one group per _CHUNK digits, not per digit, so Rust's regex
 parser, which allows 250 nested groups, reads the 88 digits of 64 bytes too). Every bound is
-spelled out in full because a text one unit below 256**(m-1) has the same length and nearly the same digits, yet decodes to m - 1 bytes.
+spelled out in full because a text one unit below 256**(m-1) has the same length and nearly
+the same digits, yet decodes to m - 1 bytes.
 
 The result (about 60 kB) uses only what ECMA-262, Python `re`, Rust `regex` and Hypothesis
 share: literals, character classes, non-capturing groups, alternation and counted repeats.
