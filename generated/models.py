@@ -1570,7 +1570,7 @@ class SignedTransaction(RootModel[str]):
     root: Annotated[
         str,
         Field(
-            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+            pattern="^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/][AQgw]==|[A-Za-z0-9+/]{2}[AEIMQUYcgkosw048]=)?$"
         ),
     ]
 
