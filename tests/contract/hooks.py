@@ -187,12 +187,26 @@ def map_case(context: schemathesis.HookContext, case: schemathesis.Case[Any]) ->
 _SANDBOX_ONLY = frozenset({"sandbox_patch_state", "sandbox_fast_forward", "sandbox_snapshot", "sandbox_revert"})
 
 
+def sandbox_only_at_root(case: schemathesis.Case[Any]) -> bool:
+    """The case asks POST / for a method only `serve --sandbox` has."""
+    body = case.body
+    return case.operation.path == "/" and isinstance(body, dict) and body.get("method") in _SANDBOX_ONLY
+
+
 @schemathesis.hook
 def filter_case(context: schemathesis.HookContext, case: schemathesis.Case[Any]) -> bool:
     meta = case.meta
-    if meta is None or not meta.generation.mode.is_positive or case.operation.path != "/":
+    if meta is None or not meta.generation.mode.is_positive:
         return True
-    return not (isinstance(case.body, dict) and case.body.get("method") in _SANDBOX_ONLY)
+    return not sandbox_only_at_root(case)
+
+
+# The Examples phase runs neither `filter_case` nor `map_case`: schemathesis' engine builds the
+# spec's examples (generation/drivers.py `ExamplesGenerator`) and hands their list to this hook
+# alone before sending each. Every example is positive data, so the same methods leave it here.
+@schemathesis.hook
+def before_add_examples(context: schemathesis.HookContext, examples: list[schemathesis.Case[Any]]) -> None:
+    examples[:] = [case for case in examples if not sandbox_only_at_root(case)]
 
 
 _twin_session = requests.Session()
