@@ -250,6 +250,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         accepts_positional=True,
         params_members=(
             "sender_account_id",
+            "signed_tx_base64",
             "tx_hash",
             "wait_until",
         ),
@@ -265,6 +266,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         accepts_positional=True,
         params_members=(
             "sender_account_id",
+            "signed_tx_base64",
             "tx_hash",
             "wait_until",
         ),

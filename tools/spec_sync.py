@@ -56,7 +56,7 @@ from jsonpointer import JsonPointer, JsonPointerException
 
 from tools import openrpc_upstream
 from tools.bump_report import Change, as_json, changelog, report
-from tools.crypto_hash_pattern import crypto_hash_pattern, ed25519_public_key_pattern
+from tools.crypto_hash_pattern import crypto_hash_pattern, public_key_pattern
 from tools.interface_check import DECLARED_HEADING, declared_paths, departures, undeclared
 from tools.spec_examples import EXAMPLES, ExampleMisfit, apply_examples
 from tools.spec_fields import flatten
@@ -197,7 +197,7 @@ def _substitute(value: Json, variables: dict[str, str]) -> Json:
 # "value_from" instead of giving a "value".
 GENERATED_VALUES = {
     "crypto_hash_pattern": crypto_hash_pattern,
-    "ed25519_public_key_pattern": ed25519_public_key_pattern,
+    "public_key_pattern": public_key_pattern,
 }
 
 

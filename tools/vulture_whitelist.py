@@ -21,6 +21,7 @@ pytest_collection_modifyitems  # pytest hook (tests/conftest.py: long tests firs
 pytest_itemcollected  # pytest hook (tests/conftest.py: the toolchain tier)
 map_case  # schemathesis hook
 filter_case  # schemathesis hook (tests/contract/hooks.py)
+before_add_examples  # schemathesis hook (tests/contract/hooks.py: the Examples phase)
 same_answer_from_the_twin  # schemathesis check (registered by its decorator)
 _http_client  # pytest fixture
 disable_nagle_algorithm  # http.server handler attribute

@@ -5,15 +5,18 @@ to upstream 1.2.13's schemas."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import base58
 import httpx
 import orjson
 import pytest
 
+from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes, transaction_hash
 from nearrpc.sample.build import sample_chain, write_chain
 from nearrpc.spec import validate_component
 from nearrpc.store import open_store
@@ -252,15 +255,90 @@ def test_an_unknown_transaction(served: tuple[httpx.Client, ReadRows], reference
         ({"tx_hash": UNKNOWN, "sender_account_id": SIGNER, "wait_until": "SOON"}, "unknown variant `SOON`"),
         ([UNKNOWN, 5], "invalid type: integer `5`, expected a string"),
         ([UNKNOWN, SIGNER, "FINAL"], "invalid type: sequence, expected struct RpcTransactionStatusRequest"),
-        # signed transactions: no borsh decoder here (spec/DEVIATIONS.md)
-        (["AAAA"], "signed_tx_base64"),
-        ({"signed_tx_base64": "AAAA"}, "signed_tx_base64"),
+        # signed transactions that are none: positionally the decoder's words (api/transactions.rs
+        # decode_signed_transaction), in the object the untagged enum's, as no variant matched
+        (["AAAA"], "Failed to decode transaction: Unexpected length of input"),
+        (["!!"], "Failed to decode transaction: Invalid symbol 33, offset 0."),
+        ([5], "invalid type: integer `5`, expected a string"),
+        ({"signed_tx_base64": "AAAA"}, "data did not match any variant of untagged enum TransactionInfo"),
+        ({"signed_tx_base64": 5}, "data did not match any variant of untagged enum TransactionInfo"),
+        ({"signed_tx_base64": "AAAA", "tx_hash": UNKNOWN}, "data did not match any variant of untagged enum"),
+        # a Transaction::V1 nearcore reads, which the sandbox's decoder does not (DEVIATIONS)
+        (["AQU="], "Failed to decode transaction: the sandbox does not accept Transaction::V1"),
+        ({"signed_tx_base64": "AQU="}, "Failed to decode transaction: the sandbox does not accept Transaction::V1"),
     ],
 )
 def test_tx_refuses_what_it_cannot_read(served: tuple[httpx.Client, ReadRows], params: Any, containing: str) -> None:
     for method in ("tx", "EXPERIMENTAL_tx_status"):
         error = _error(checked(call(served[0], method, params), method), "PARSE_ERROR", 400)
         assert containing in error["data"], error["data"]
+
+
+# ------------------------------------------------------------------ tx by its signed transaction
+
+
+def _signed_forms(http: httpx.Client) -> list[tuple[str, str, str]]:
+    """(hash, signer, base64 of the signed transaction) of the sample chain's transactions, each
+    re-encoded from its view: the view lacks the block hash signed on, its block's parent."""
+    forms = []
+    for tx in sample_chain().transactions:
+        view = orjson.loads(tx.view_json)["transaction"]
+        if any(isinstance(action, dict) and "Delegate" in action for action in view["actions"]):
+            continue  # nearrpc.nearcore.transaction writes no delegate action
+        parent = call(http, "block", {"block_id": tx.block_hash}).result["header"]["prev_hash"]
+        fields = {key: view[key] for key in ("signer_id", "public_key", "nonce", "receiver_id", "actions")}
+        raw = transaction_bytes(block_hash=parent, **fields)
+        assert base58.b58encode(transaction_hash(raw)).decode() == view["hash"]  # the same transaction
+        signed = base64.b64encode(signed_transaction_bytes(raw, view["signature"])).decode()
+        forms.append((view["hash"], view["signer_id"], signed))
+    return forms
+
+
+@pytest.mark.parametrize("method", ["tx", "EXPERIMENTAL_tx_status"])
+def test_a_transaction_asked_by_its_signed_form_answers_as_by_its_hash(
+    served: tuple[httpx.Client, ReadRows], reference: Path, method: str
+) -> None:
+    """nearcore asks its chain for a signed transaction's hash and signer
+    (`TransactionInfo::to_tx_hash_and_account`): the same answer, byte for byte."""
+    http, _ = served
+    forms = _signed_forms(http)
+    assert len(forms) >= 10
+    for tx_hash, signer, signed in forms:
+        by_hash = _answered(reference, http, method, {"tx_hash": tx_hash, "sender_account_id": signer})
+        assert by_hash.status == 200 and by_hash.result["transaction"]["hash"] == tx_hash
+        for form in ({"signed_tx_base64": signed}, [signed]):
+            assert _answered(reference, http, method, form).raw == by_hash.raw
+        final = {"tx_hash": tx_hash, "sender_account_id": signer, "wait_until": "FINAL"}
+        signed_final = {"signed_tx_base64": signed, "wait_until": "FINAL"}
+        assert _answered(reference, http, method, signed_final).raw == _answered(reference, http, method, final).raw
+
+
+def test_the_signed_form_comes_first_then_the_hash_form(served: tuple[httpx.Client, ReadRows], reference: Path) -> None:
+    """The untagged enum tries the signed transaction first; one that is none leaves the pair."""
+    http, _ = served
+    tx_hash, signer, signed = _signed_forms(http)[0]
+    by_hash = _answered(reference, http, "tx", {"tx_hash": tx_hash, "sender_account_id": signer})
+    both = {"signed_tx_base64": signed, "tx_hash": UNKNOWN, "sender_account_id": signer}
+    assert _answered(reference, http, "tx", both).raw == by_hash.raw
+    not_a_transaction = {"signed_tx_base64": "AAAA", "tx_hash": tx_hash, "sender_account_id": signer}
+    assert _answered(reference, http, "tx", not_a_transaction).raw == by_hash.raw
+
+
+def test_a_signed_transaction_never_stored_is_unknown_by_its_hash(
+    served: tuple[httpx.Client, ReadRows], reference: Path
+) -> None:
+    http, _ = served
+    raw = transaction_bytes(
+        signer_id=SIGNER, public_key="ed25519:" + "1" * 32, nonce=1, receiver_id=SIGNER, block_hash=UNKNOWN,
+        actions=[{"Transfer": {"deposit": "1"}}],
+    )  # fmt: skip
+    signed = base64.b64encode(signed_transaction_bytes(raw, "ed25519:" + "1" * 64)).decode()
+    tx_hash = base58.b58encode(transaction_hash(raw)).decode()
+    for method in ("tx", "EXPERIMENTAL_tx_status"):
+        answer = _answered(reference, http, method, {"signed_tx_base64": signed, "wait_until": "NONE"})
+        error = _error(answer, "UNKNOWN_TRANSACTION", 200)
+        assert error["cause"]["info"] == {"requested_transaction_hash": tx_hash}
+        _error(_answered(reference, http, method, [signed]), "TIMEOUT_ERROR", 408)  # EXECUTED_OPTIMISTIC
 
 
 # ------------------------------------------------------------------ EXPERIMENTAL_receipt

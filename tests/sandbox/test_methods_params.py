@@ -5,9 +5,14 @@ SignedTransaction serde of core/primitives transaction.rs, the base64 crate's te
 from __future__ import annotations
 
 import base64
+import json
 import random
+import re
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nearrpc.generated import models
 from nearrpc.generated.methods import METHODS
@@ -17,6 +22,9 @@ from nearrpc.methods.params.sending import MAX_PATCH_RECORDS
 from nearrpc.nearcore.base64_standard import Base64Error, decode_standard
 from nearrpc.sandbox.chain import MAX_RECORDS
 
+SPEC = Path(__file__).resolve().parents[2] / "spec" / "openapi.json"
+SIGNED_PATTERN = json.loads(SPEC.read_text(encoding="utf-8"))["components"]["schemas"]["SignedTransaction"]["pattern"]
+B64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 SIGNED = base64.b64encode(b"\x05\x00\x00\x00alice" + bytes(100)).decode()
 SENDS = ("send_tx", "broadcast_tx_commit", "broadcast_tx_async")
 STATUSES = ("NONE", "INCLUDED", "EXECUTED_OPTIMISTIC", "INCLUDED_FINAL", "EXECUTED", "FINAL")
@@ -115,6 +123,43 @@ def test_base64_decodes_what_the_standard_encoding_writes() -> None:
     for size in range(40):
         data = chooser.randbytes(size)
         assert decode_standard(base64.b64encode(data).decode()) == data
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.from_regex(SIGNED_PATTERN, fullmatch=True))
+def test_every_text_the_signed_transaction_pattern_admits_decodes(text: str) -> None:
+    # what schemathesis draws for `SignedTransaction`: the reader must take it (wire-send-tx-params)
+    decode_standard(text)
+    typed_params(METHODS["send_tx"], [text])
+    typed_params(METHODS["broadcast_tx_async"], {"signed_tx_base64": text})
+
+
+def _final_quad_drawn(chooser: random.Random) -> str:
+    """Whole quads, then a padded quad whose symbols are any of the alphabet: unused bits set or not."""
+    body = "".join(chooser.choice(B64_ALPHABET) for _ in range(4 * chooser.randrange(4)))
+    symbols = chooser.choice((2, 3))
+    return body + "".join(chooser.choice(B64_ALPHABET) for _ in range(symbols)) + "=" * (4 - symbols)
+
+
+def test_the_pattern_admits_exactly_the_canonical_texts() -> None:
+    # base64 crate STANDARD engine (nearcore's from_base64): a last symbol with unused bits set is refused
+    chooser = random.Random(202)
+    admitted = refused = 0
+    for _ in range(2_000):
+        text = _final_quad_drawn(chooser)
+        canonical = base64.b64encode(base64.b64decode(text)).decode() == text
+        assert (re.fullmatch(SIGNED_PATTERN, text) is not None) is canonical, text
+        if canonical:
+            admitted += 1
+            decode_standard(text)
+            continue
+        refused += 1
+        with pytest.raises(Base64Error, match="Invalid last symbol"):
+            decode_standard(text)
+        assert "Invalid last symbol" in _refusal("send_tx", [text])
+        assert "Invalid last symbol" in _refusal("broadcast_tx_commit", {"signed_tx_base64": text})
+        assert "Invalid last symbol" in _refusal("tx", [text])  # the status's signed form reads the same schema
+    assert admitted > 200 and refused > 200
 
 
 def test_patch_state_takes_accounts_keys_code_and_data() -> None:
