@@ -4268,7 +4268,7 @@ class RpcTransactionStatusRequest3(BaseModel):
 class RpcTransactionStatusRequest4(RootModel[tuple[SignedTransaction]]):
     root: Annotated[
         tuple[SignedTransaction],
-        Field(max_length=1, min_length=1, title="signed_tx_positional"),
+        Field(max_length=1, min_length=1, title="tx_signed_positional"),
     ]
 
 
