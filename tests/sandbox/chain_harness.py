@@ -6,6 +6,7 @@ the app's serving reader of each commit."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -13,6 +14,8 @@ import httpx
 import orjson
 
 from nearrpc.http.app import build_app
+from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
+from nearrpc.sample import crypto
 from nearrpc.sandbox.chain import SandboxChainWriter
 from nearrpc.sandbox.runtime.model import Runtime
 from nearrpc.store import ChainReader, CommitListener, StoreLocation, open_store
@@ -64,6 +67,31 @@ class Sandbox:
 
     def reader(self) -> ChainReader:
         return open_store(self.store, "read")
+
+    def signed_by_alice(self, receiver_id: str, actions: list[dict[str, Any]]) -> bytes:
+        """ALICE's transaction of `actions` (ActionViews), signed with her sample key (the sample's
+        key pairs are derived from labels: sample/keys.py) on the head, at her key's next nonce."""
+        label = f"full-access:{ALICE}"
+        public_key = crypto.public_key(label)
+        key = self.result(
+            "query",
+            {
+                "request_type": "view_access_key",
+                "finality": "optimistic",
+                "account_id": ALICE,
+                "public_key": public_key,
+            },
+        )
+        head = self.result("block", {"finality": "optimistic"})["header"]["hash"]
+        raw = transaction_bytes(
+            signer_id=ALICE,
+            public_key=public_key,
+            nonce=key["nonce"] + 1,
+            receiver_id=receiver_id,
+            block_hash=head,
+            actions=actions,
+        )
+        return signed_transaction_bytes(raw, crypto.sign(label, hashlib.sha256(raw).digest()))
 
     def full_access_key(self, account_id: str) -> str:
         keys = self.result("EXPERIMENTAL_view_access_key_list", {"finality": "optimistic", "account_id": account_id})

@@ -5,7 +5,6 @@ fees burnt, and the total supply drops by the tokens burnt alone across the bloc
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,8 +13,6 @@ from typing import Any
 import pytest
 
 from nearrpc.generated.methods import METHODS
-from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
-from nearrpc.sample import crypto
 from nearrpc.sandbox.runtime.apply import SandboxRuntime
 from nearrpc.spec import validate_component
 from tests.conftest import reference_dir
@@ -32,25 +29,6 @@ def sandbox(sample_store: Path, tmp_path: Path) -> Iterator[Sandbox]:
     box = Sandbox(path, runtime=SandboxRuntime())
     yield box
     box.close()
-
-
-def _signed_transfer(sandbox: Sandbox, deposit: int) -> bytes:
-    label = f"full-access:{ALICE}"  # the sample's key pairs are derived from labels (sample/keys.py)
-    public_key = crypto.public_key(label)
-    key = sandbox.result(
-        "query",
-        {"request_type": "view_access_key", "finality": "optimistic", "account_id": ALICE, "public_key": public_key},
-    )
-    head = sandbox.result("block", {"finality": "optimistic"})["header"]["hash"]
-    raw = transaction_bytes(
-        signer_id=ALICE,
-        public_key=public_key,
-        nonce=key["nonce"] + 1,
-        receiver_id=BOB,
-        block_hash=head,
-        actions=[{"Transfer": {"deposit": str(deposit)}}],
-    )
-    return signed_transaction_bytes(raw, crypto.sign(label, hashlib.sha256(raw).digest()))
 
 
 def _amount(sandbox: Sandbox, account_id: str, block_id: int) -> int:
@@ -83,7 +61,8 @@ def test_a_transfer_on_the_sample_head_burns_at_the_block_price(sandbox: Sandbox
 
     start = _header(sandbox, sandbox.result("block", {"finality": "optimistic"})["header"]["hash"])
     alice_before, bob_before = _amount(sandbox, ALICE, start["height"]), _amount(sandbox, BOB, start["height"])
-    tx_hash = sandbox.run(sandbox.chain.submit(_signed_transfer(sandbox, 2 * NEAR)))
+    transfer = sandbox.signed_by_alice(BOB, [{"Transfer": {"deposit": str(2 * NEAR)}}])
+    tx_hash = sandbox.run(sandbox.chain.submit(transfer))
     assert sandbox.run(sandbox.chain.wait(tx_hash, "FINAL", 10.0)) == "FINAL"
     tx = sandbox.result("tx", {"tx_hash": tx_hash, "sender_account_id": ALICE})
     # V4 metadata (a contract per action) is what the spec's ExecutionMetadataView allows

@@ -23,7 +23,6 @@ import pytest
 
 from nearrpc.generated.methods import METHODS
 from nearrpc.http.app import build_app
-from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
 from nearrpc.sample import crypto
 from nearrpc.sandbox.chain.changes import NO_RECORD
 from nearrpc.sandbox.runtime.apply import SandboxRuntime
@@ -51,24 +50,7 @@ def sandbox(sample_store: Path, tmp_path: Path) -> Iterator[Sandbox]:
 
 def _send(sandbox: Sandbox, receiver_id: str, actions: list[dict[str, Any]]) -> dict[str, Any]:
     """ALICE signs `actions` with her sample key; the final outcome `tx` answers."""
-    label = f"full-access:{ALICE}"
-    public_key = crypto.public_key(label)
-    key = sandbox.result(
-        "query",
-        {"request_type": "view_access_key", "finality": "optimistic", "account_id": ALICE, "public_key": public_key},
-    )
-    head = sandbox.result("block", {"finality": "optimistic"})["header"]["hash"]
-    raw = transaction_bytes(
-        signer_id=ALICE,
-        public_key=public_key,
-        nonce=key["nonce"] + 1,
-        receiver_id=receiver_id,
-        block_hash=head,
-        actions=actions,
-    )
-    tx_hash = sandbox.run(
-        sandbox.chain.submit(signed_transaction_bytes(raw, crypto.sign(label, hashlib.sha256(raw).digest())))
-    )
+    tx_hash = sandbox.run(sandbox.chain.submit(sandbox.signed_by_alice(receiver_id, actions)))
     assert sandbox.run(sandbox.chain.wait(tx_hash, "FINAL", 10.0)) == "FINAL"
     outcome: dict[str, Any] = sandbox.result("tx", {"tx_hash": tx_hash, "sender_account_id": ALICE})
     return outcome
