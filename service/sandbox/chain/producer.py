@@ -125,6 +125,9 @@ class ChainProducer:
         self._epochs: dict[str, _Epoch] = {}
         self._queue: list[_Queued] = []
         self._outgoing: list[Receipt] = []
+        # receipts waiting for data and data waiting for its receipt (BlockResult.waiting): kept
+        # between blocks as nearcore keeps them in the state, in no chunk
+        self._waiting: list[Receipt] = []
         self._in_flight: dict[str, InFlight] = {}
         self._receipt_owner: dict[str, str] = {}  # receipt id → the transaction awaiting it
         self._finished: dict[str, Progress] = {}
@@ -263,8 +266,9 @@ class ChainProducer:
         self._queue = [q for q in self._queue if q not in queued]
 
     def _drop_receipts(self) -> None:
-        gone = {receipt.view["receipt_id"] for receipt in self._outgoing}
+        gone = {receipt.view["receipt_id"] for receipt in [*self._outgoing, *self._waiting]}
         self._outgoing = []
+        self._waiting = []
         for tx_hash in [h for h, flying in self._in_flight.items() if flying.awaiting & gone]:
             del self._in_flight[tx_hash]
             self._dropped.add(tx_hash)
@@ -366,7 +370,7 @@ class ChainProducer:
         new = next_block(parent_view, plan, self._prices)
         context = self._context(height, new.view["header"]["hash"], parent, epoch, timestamp)
         state = StoreStateView(self._reader, parent.height)
-        result = self._runtime.apply_block(state, context, [q.signed for q in taken], self._outgoing)
+        result = self._runtime.apply_block(state, context, [q.signed for q in taken], self._outgoing, self._waiting)
         return new, result
 
     # -- writing a block
@@ -418,6 +422,7 @@ class ChainProducer:
             self._epoch_start = height
         self._head = block
         self._outgoing = list(result.outgoing)
+        self._waiting = list(result.waiting)
         self._results = _shard_results(self._shard_outcome_roots(outcomes, result, shard_ids), result.tokens_burnt)
         if result.transactions or result.receipts or patch is not None:
             self._last_active = height
@@ -566,6 +571,7 @@ class ChainProducer:
         self._dropped = {q.checked.tx_hash for q in self._queue} | set(self._in_flight)
         self._queue.clear()
         self._outgoing.clear()
+        self._waiting.clear()
         self._in_flight.clear()
         self._receipt_owner.clear()
         self._finished = {h: p for h, p in self._finished.items() if p[0] <= mark.height}
