@@ -194,6 +194,11 @@ class Chain:
         return blocks
 
 
+def block_hash(height: int) -> str:
+    """The hash Chain gives the block at `height`."""
+    return _hash(f"block {height}")
+
+
 def outcomes(blocks: Sequence[BlockResult]) -> list[dict[str, Any]]:
     """Every outcome of the blocks: transactions', then receipts', block by block."""
     found: list[dict[str, Any]] = []
