@@ -196,7 +196,6 @@ class CallLogic(PromiseLogic):
         return 1
 
 
-
 def _unsupported(name: str) -> Callable[..., int | None]:
     def refuse(logic: ViewLogic, *_args: int) -> int | None:
         logic.pay("base")

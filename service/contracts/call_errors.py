@@ -45,7 +45,9 @@ _HOST_DISPLAY: Final[dict[str, str]] = {
     "CannotReturnJointPromise": "Returning joint promise is currently prohibited.",
     "InvalidMethodName": "VM Logic returned an invalid method name",
     "InvalidPublicKey": "VM Logic provided an invalid public key",
-    "NumberPromisesExceeded": "The number of promises within a FunctionCall {number_of_promises} exceeds the limit {limit}",
+    "NumberPromisesExceeded": (
+        "The number of promises within a FunctionCall {number_of_promises} exceeds the limit {limit}"
+    ),
     "NumberInputDataDependenciesExceeded": (
         "The number of input data dependencies {number_of_input_data_dependencies} exceeds the limit {limit}"
     ),

@@ -326,7 +326,9 @@ class PromiseLogic(ViewLogic):
         args_ptr: int, amount_ptr: int, gas: int,
     ) -> int:  # fmt: skip
         new_idx = self.c_promise_batch_then(promise_idx, account_len, account_ptr)
-        self.c_promise_batch_action_function_call_weight(new_idx, name_len, name_ptr, args_len, args_ptr, amount_ptr, gas, 0)
+        self.c_promise_batch_action_function_call_weight(
+            new_idx, name_len, name_ptr, args_len, args_ptr, amount_ptr, gas, 0
+        )
         return new_idx
 
     def c_promise_and(self, ids_ptr: int, count: int) -> int:

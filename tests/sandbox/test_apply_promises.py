@@ -32,11 +32,15 @@ CALLEE = bytes(
 """)
 )
 
-# the caller; memory: "callee.test" 0, "caller.test" 16, "echo" 32, "callback" 40, "fail" 48,
-# "hi" 56, "callback2" 64, zero u128 80, 1000 as u128 96, "F" 112, promise indices [0, 1] 128,
-# "a" 144, "b" 145
-CALLER = bytes(
-    wasmtime.wat2wasm(f"""
+
+def caller_contract(callee: str = "callee.test", caller: str = "caller.test") -> bytes:
+    """The caller; memory: "echo" 32, "callback" 40, "fail" 48, "hi" 56, "callback2" 64, zero u128
+    80, 1000 as u128 96, "F" 112, promise indices [0, 1] 128, "a" 144, "b" 145, the callee's
+    account id 300, the caller's 340."""
+    to_callee = f"(i64.const {len(callee)}) (i64.const 300)"
+    to_caller = f"(i64.const {len(caller)}) (i64.const 340)"
+    return bytes(
+        wasmtime.wat2wasm(f"""
 (module
  (import "env" "promise_create" (func $create (param i64 i64 i64 i64 i64 i64 i64 i64) (result i64)))
  (import "env" "promise_then" (func $then (param i64 i64 i64 i64 i64 i64 i64 i64 i64) (result i64)))
@@ -52,8 +56,8 @@ CALLER = bytes(
  (import "env" "read_register" (func $read_register (param i64 i64)))
  (import "env" "register_len" (func $register_len (param i64) (result i64)))
  (memory (export "memory") 1)
- (data (i32.const 0) "callee.test")
- (data (i32.const 16) "caller.test")
+ (data (i32.const 300) "{callee}")
+ (data (i32.const 340) "{caller}")
  (data (i32.const 32) "echo")
  (data (i32.const 40) "callback")
  (data (i32.const 48) "fail")
@@ -65,15 +69,15 @@ CALLER = bytes(
  (data (i32.const 144) "ab")
  (func $echo_then (param $method i64) (param $method_len i64) (result i64)
    (call $then
-     (call $create (i64.const 11) (i64.const 0) (local.get $method_len) (local.get $method)
+     (call $create {to_callee} (local.get $method_len) (local.get $method)
        (i64.const 2) (i64.const 56) (i64.const 80) (i64.const {CALL_GAS}))
-     (i64.const 11) (i64.const 16) (i64.const 8) (i64.const 40) (i64.const 0) (i64.const 0) (i64.const 80)
+     {to_caller} (i64.const 8) (i64.const 40) (i64.const 0) (i64.const 0) (i64.const 80)
      (i64.const {CALL_GAS})))
  (func (export "call_then") (drop (call $echo_then (i64.const 32) (i64.const 4))))
  (func (export "fail_then") (drop (call $echo_then (i64.const 48) (i64.const 4))))
  (func (export "forward_then") (call $return (call $echo_then (i64.const 32) (i64.const 4))))
  (func (export "forward")
-   (call $return (call $create (i64.const 11) (i64.const 0) (i64.const 4) (i64.const 32)
+   (call $return (call $create {to_callee} (i64.const 4) (i64.const 32)
      (i64.const 2) (i64.const 56) (i64.const 80) (i64.const {CALL_GAS}))))
  (func (export "callback")
    (if (i64.ne (call $count) (i64.const 1)) (then unreachable))
@@ -81,12 +85,12 @@ CALLER = bytes(
      (then (call $value_return (i64.const -1) (i64.const 0)))
      (else (call $value_return (i64.const 1) (i64.const 112)))))
  (func (export "and_then")
-   (drop (call $create (i64.const 11) (i64.const 0) (i64.const 4) (i64.const 32)
+   (drop (call $create {to_callee} (i64.const 4) (i64.const 32)
      (i64.const 1) (i64.const 144) (i64.const 80) (i64.const {CALL_GAS})))
-   (drop (call $create (i64.const 11) (i64.const 0) (i64.const 4) (i64.const 32)
+   (drop (call $create {to_callee} (i64.const 4) (i64.const 32)
      (i64.const 1) (i64.const 145) (i64.const 80) (i64.const {CALL_GAS})))
    (drop (call $then (call $and (i64.const 128) (i64.const 2))
-     (i64.const 11) (i64.const 16) (i64.const 9) (i64.const 64) (i64.const 0) (i64.const 0) (i64.const 80)
+     {to_caller} (i64.const 9) (i64.const 64) (i64.const 0) (i64.const 0) (i64.const 80)
      (i64.const {CALL_GAS}))))
  (func (export "callback2")
    (if (i64.ne (call $count) (i64.const 2)) (then unreachable))
@@ -96,21 +100,24 @@ CALLER = bytes(
    (call $read_register (i64.const 0) (i64.add (i64.const 200) (call $register_len (i64.const 0))))
    (call $value_return (i64.const 2) (i64.const 200)))
  (func (export "pay")
-   (call $transfer (call $batch (i64.const 11) (i64.const 0)) (i64.const 96)))
+   (call $transfer (call $batch {to_callee}) (i64.const 96)))
  (func (export "weights")
-   (call $call_weight (call $batch (i64.const 11) (i64.const 0))
+   (call $call_weight (call $batch {to_callee})
      (i64.const 4) (i64.const 32) (i64.const 1) (i64.const 144) (i64.const 80) (i64.const 0) (i64.const 1))
-   (call $call_weight (call $batch (i64.const 11) (i64.const 0))
+   (call $call_weight (call $batch {to_callee})
      (i64.const 4) (i64.const 32) (i64.const 1) (i64.const 145) (i64.const 80) (i64.const {TGAS}) (i64.const 2)))
  (func (export "bad_index") (call $return (i64.const 7)))
  (func (export "return_joint")
-   (drop (call $create (i64.const 11) (i64.const 0) (i64.const 4) (i64.const 32)
+   (drop (call $create {to_callee} (i64.const 4) (i64.const 32)
      (i64.const 1) (i64.const 144) (i64.const 80) (i64.const {CALL_GAS})))
-   (drop (call $create (i64.const 11) (i64.const 0) (i64.const 4) (i64.const 32)
+   (drop (call $create {to_callee} (i64.const 4) (i64.const 32)
      (i64.const 1) (i64.const 145) (i64.const 80) (i64.const {CALL_GAS})))
    (call $return (call $and (i64.const 128) (i64.const 2)))))
 """)
-)
+    )
+
+
+CALLER = caller_contract()
 
 RECEIPT = FEES["action_receipt_creation_config"]
 DATA_BASE = FEES["data_receipt_creation_config"]["base_cost"]
@@ -179,6 +186,9 @@ def test_a_call_and_its_callback_see_the_callee_value() -> None:
     assert by_id[callback_id][0] == 3 and by_id[callback_id][1]["outcome"]["status"] == _value("hi")
     # the callee's outcome lists its gas refund, not its data receipt (which has no outcome)
     assert len(by_id[call_id][1]["outcome"]["receipt_ids"]) == 1
+    # value_return paid the data receipt's per-byte fees for its one receiver (logic.rs)
+    callee_profile = {e["cost"]: int(e["gas_used"]) for e in by_id[call_id][1]["outcome"]["metadata"]["gas_profile"]}
+    assert callee_profile["NEW_DATA_RECEIPT_BYTE"] == (int(DATA_BYTE["send_not_sir"]) + int(DATA_BYTE["execution"])) * 2
 
     # the send fees the caller burnt for its two receipts, and what they reserve
     fc_send, fc_exec = _action_fee("function_call_cost", False)
@@ -191,11 +201,9 @@ def test_a_call_and_its_callback_see_the_callee_value() -> None:
     assert profile["NEW_ACTION_RECEIPT"] == receipt_burn
     assert profile["FUNCTION_CALL_BASE"] == fc_send + fc_send_sir
     assert profile["FUNCTION_CALL_BYTE"] == byte_send * len("echohi") + byte_send_sir * len("callback")
-    reserved = (
-        2 * int(RECEIPT["execution"]) + 2 * fc_exec + byte_exec * len("echohicallback") + 2 * CALL_GAS
-    )
-    executed = int(RECEIPT["execution"]) + fee("function_call_cost") + fee("function_call_cost_per_byte") * len(
-        "call_then"
+    reserved = 2 * int(RECEIPT["execution"]) + 2 * fc_exec + byte_exec * len("echohicallback") + 2 * CALL_GAS
+    executed = (
+        int(RECEIPT["execution"]) + fee("function_call_cost") + fee("function_call_cost_per_byte") * len("call_then")
     )
     burnt = first["outcome"]["gas_burnt"]
     assert sum(profile.values()) == burnt - executed
@@ -208,7 +216,9 @@ def test_a_failing_callee_gives_the_callback_failed() -> None:
     chain, alice = _chain()
     blocks = _call(chain, alice, "fail_then")
     ran = _ran(blocks)
-    statuses = [outcome["outcome"]["status"] for _, _, outcome in ran if outcome["outcome"]["executor_id"] != "alice.test"]
+    statuses = [
+        outcome["outcome"]["status"] for _, _, outcome in ran if outcome["outcome"]["executor_id"] != "alice.test"
+    ]
     kind = statuses[1]["Failure"]["ActionError"]["kind"]
     assert kind == {"FunctionCallError": {"ExecutionError": "Smart contract panicked: explicit guest panic"}}
     assert statuses[2] == _value("F")  # the callback read PromiseResult::Failed (2)

@@ -128,6 +128,9 @@ class ChainProducer:
         # receipts waiting for data and data waiting for its receipt (BlockResult.waiting): kept
         # between blocks as nearcore keeps them in the state, in no chunk
         self._waiting: list[Receipt] = []
+        # the data receipts the block being made receives, with their receiver's shard: stored
+        # (no outcome of their own) so EXPERIMENTAL_receipt answers them as nearcore does
+        self._arrived: list[tuple[Mapping[str, Any], int]] = []
         self._in_flight: dict[str, InFlight] = {}
         self._receipt_owner: dict[str, str] = {}  # receipt id → the transaction awaiting it
         self._finished: dict[str, Progress] = {}
@@ -358,6 +361,11 @@ class ChainProducer:
         contents = [ShardContent() for _ in shard_ids]
         for queued in taken:
             contents[index_of.get(queued.checked.shard_id, 0)].transactions.append((queued.signed, queued.checked.view))
+        self._arrived = [
+            (receipt.view, account_shard_id(layout, receipt.view["receiver_id"]))
+            for receipt in self._outgoing
+            if "Data" in receipt.view["receipt"]
+        ]
         for receipt in self._outgoing:
             sender = receipt.view["predecessor_id"]
             origin = receipt.view["receiver_id"] if sender == "system" else sender
@@ -402,6 +410,10 @@ class ChainProducer:
                 batch.put_receipt(StoredReceipt(receipt.receipt_id, block_hash, height, receipt.shard_id,
                                                 orjson.dumps(receipt.view),
                                                 orjson.dumps(outcomes[receipt.receipt_id])))  # fmt: skip
+            for view, shard_id in self._arrived:
+                batch.put_receipt(
+                    StoredReceipt(view["receipt_id"], block_hash, height, shard_id, orjson.dumps(view), None)
+                )
             for flying in finished:
                 batch.put_transaction(flying.stored())
             if opened:

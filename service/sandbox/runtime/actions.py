@@ -35,7 +35,6 @@ from nearrpc.nearcore.transaction import public_key_bytes
 from nearrpc.sandbox.runtime import features, fees
 from nearrpc.sandbox.runtime.fees import FeeConfig, account_type
 from nearrpc.sandbox.runtime.ids import IdMaker, random_seed
-from nearrpc.sandbox.runtime.promised import new_receipts
 from nearrpc.sandbox.runtime.model import (
     NO_CODE_HASH,
     AccessKey,
@@ -53,6 +52,7 @@ from nearrpc.sandbox.runtime.model import (
     Stake,
     Transfer,
 )
+from nearrpc.sandbox.runtime.promised import new_receipts
 from nearrpc.sandbox.runtime.receipts import (
     EMPTY_PUBLIC_KEY,
     SYSTEM,

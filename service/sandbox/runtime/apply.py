@@ -189,7 +189,9 @@ def _contract_view(account: Account | None) -> dict[str, str] | None:
     return {"local": account.code_hash}
 
 
-def _receipt_metadata(protocol_version: int, result: ActionResult, contracts: list[dict[str, str] | None]) -> dict[str, Any]:
+def _receipt_metadata(
+    protocol_version: int, result: ActionResult, contracts: list[dict[str, str] | None]
+) -> dict[str, Any]:
     """ExecutionMetadataView of a receipt's outcome: V3 (its gas profile), or V4 from protocol 85
     (ExecutionMetadataV4), which adds the receiver's contract before each action."""
     profile = gas_profile(result.profile, result.action_profile)
