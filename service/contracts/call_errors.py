@@ -52,7 +52,7 @@ _HOST_DISPLAY: Final[dict[str, str]] = {
         "The number of input data dependencies {number_of_input_data_dependencies} exceeds the limit {limit}"
     ),
     "PromisesUnsupported": (
-        "{method_name} is not available: nearrpc's sandbox does not execute cross-contract calls (promises) yet"
+        "{method_name} is not available: nearrpc's sandbox does not run this promise host function yet"
     ),
 }
 # logic/errors.rs `impl Display for WasmTrap`

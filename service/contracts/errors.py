@@ -191,8 +191,9 @@ def invalid_promise_result_index(result_idx: int) -> str:
 
 
 def promises_unsupported(method_name: str) -> str:
-    """A call of a promise host function in the sandbox, which does not run cross-contract calls
-    yet: not a nearcore variant; its text (call_errors.py) names the function and says why."""
+    """A call of a promise host function the sandbox does not run (yields, refund_to, state init;
+    any, for a call given no promise context): not a nearcore variant; its text (call_errors.py)
+    names the function and says why."""
     return host_error(f"PromisesUnsupported {{ method_name: {_rust_str(method_name)} }}")
 
 

@@ -51,6 +51,7 @@ from nearrpc.sandbox.runtime.model import (
     FunctionCall,
     Stake,
     Transfer,
+    TransactionRefused,
 )
 from nearrpc.sandbox.runtime.promised import new_receipts
 from nearrpc.sandbox.runtime.receipts import (
@@ -63,7 +64,7 @@ from nearrpc.sandbox.runtime.receipts import (
 )
 from nearrpc.sandbox.runtime.signature import verify_delegate
 from nearrpc.sandbox.runtime.state import ContractStorage, Overlay
-from nearrpc.sandbox.runtime.verifier import ACCESS_KEY_NONCE_RANGE_MULTIPLIER
+from nearrpc.sandbox.runtime.verifier import ACCESS_KEY_NONCE_RANGE_MULTIPLIER, validate_actions
 
 # core/primitives account.rs
 MAX_ACCOUNT_DELETION_STORAGE_USAGE = 10_000
@@ -443,7 +444,16 @@ def _function_call(
     result.action_profile = outcome.action_profile
     # actions.rs `action_function_call`: the receipts the call created, from the receiver
     ids = IdMaker(context.block_hash, context.height, context.protocol_version)
-    result.new_receipts.extend(new_receipts(receipt, outcome.receipts, lambda index: ids.data_id(action_hash, index)))
+    made = new_receipts(receipt, outcome.receipts, lambda index: ids.data_id(action_hash, index))
+    for new in made:
+        # lib.rs `apply_action_receipt`: each new receipt validated (`validate_receipt`, NewReceipt
+        # mode); a refusal fails the action, its receipts dropped
+        try:
+            validate_actions(env.fees.limits, new.actions, context.protocol_version)
+        except TransactionRefused as refused:
+            result.error = {"NewReceiptValidationError": refused.error}
+            return
+    result.new_receipts.extend(made)
     result.return_receipt = outcome.return_receipt
     acting.account = dataclasses.replace(account, amount=outcome.balance, storage_usage=outcome.storage_usage)
 
