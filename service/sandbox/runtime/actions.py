@@ -50,8 +50,8 @@ from nearrpc.sandbox.runtime.model import (
     DeployContract,
     FunctionCall,
     Stake,
-    Transfer,
     TransactionRefused,
+    Transfer,
 )
 from nearrpc.sandbox.runtime.promised import new_receipts
 from nearrpc.sandbox.runtime.receipts import (
