@@ -1,0 +1,60 @@
+"""near-sdk-rs's fungible token's `ft_transfer_call` to its example DeFi receiver (read from the
+reference folder, skipped without it), through the runtime's promises: the receiver keeps all
+("take-my-money"), or asks its own `value_please` for the amount to give back, which the token's
+`ft_resolve_transfer` callback refunds (examples/fungible-token: ft/src/lib.rs,
+test-contract-defi/src/lib.rs; near-contract-standards core_impl.rs)."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from nearrpc.sandbox.runtime.model import BlockResult, DeployContract, FunctionCall
+from tests.sandbox.runtime_support import NEAR, Chain, Signer, outcomes, reference_contract
+from tests.sandbox.test_apply_contracts import view
+
+TGAS = 10**12
+
+
+class _Flow:
+    def __init__(self) -> None:
+        self.chain = Chain()
+        self.token, self.defi, self.alice = Signer("token.test"), Signer("defi.test"), Signer("alice.test")
+        for signer in (self.token, self.defi, self.alice):
+            self.chain.add_account(signer, 50 * NEAR)
+        self.deploy(self.token, "new_fungible_token.wasm")
+        self.call(self.token, "token.test", "new_default_meta", {"owner_id": "alice.test", "total_supply": "1000"})
+        self.deploy(self.defi, "defi.wasm")
+        self.call(self.defi, "defi.test", "new", {"fungible_token_account_id": "token.test"})
+        self.call(self.alice, "token.test", "storage_deposit", {"account_id": "defi.test"}, deposit=NEAR // 100)
+
+    def deploy(self, signer: Signer, name: str) -> None:
+        code = reference_contract(name)
+        self.chain.run([signer.sign(signer.account_id, [DeployContract(code)], self.chain.block_hash)])
+
+    def call(self, signer: Signer, receiver: str, method: str, args: object, deposit: int = 0) -> list[BlockResult]:
+        action = FunctionCall(method, json.dumps(args).encode(), 100 * TGAS, deposit)
+        return self.chain.run([signer.sign(receiver, [action], self.chain.block_hash)])
+
+    def balance(self, account_id: str) -> int:
+        return int(str(view(self.chain, "token.test", "ft_balance_of", {"account_id": account_id})))
+
+
+@pytest.mark.parametrize(("msg", "used"), [("take-my-money", 100), ("10", 90), ("100", 0)])
+def test_ft_transfer_call_refunds_what_the_receiver_did_not_use(msg: str, used: int) -> None:
+    flow = _Flow()
+    args = {"receiver_id": "defi.test", "amount": "100", "msg": msg}
+    blocks = flow.call(flow.alice, "token.test", "ft_transfer_call", args, deposit=1)
+    assert (flow.balance("alice.test"), flow.balance("defi.test")) == (1000 - used, used)
+    assert view(flow.chain, "token.test", "ft_total_supply") == "1000"
+    found = outcomes(blocks)
+    by_id = {outcome["id"]: outcome for outcome in found}
+    # the call returns its callback (ft_resolve_transfer), which returns the amount used
+    status = found[1]["outcome"]["status"]
+    resolve = by_id[status["SuccessReceiptId"]]
+    assert resolve["outcome"]["executor_id"] == "token.test"
+    assert resolve["outcome"]["status"] == {"SuccessValue": base64.b64encode(f'"{used}"'.encode()).decode()}
+    refunded = [log for outcome in found for log in outcome["outcome"]["logs"] if '"memo":"refund"' in log]
+    assert len(refunded) == (1 if used < 100 else 0)
