@@ -1,8 +1,10 @@
-"""near-sdk-rs's fungible token's `ft_transfer_call` to its example DeFi receiver (read from the
-reference folder, skipped without it), through the runtime's promises: the receiver keeps all
-("take-my-money"), or asks its own `value_please` for the amount to give back, which the token's
-`ft_resolve_transfer` callback refunds (examples/fungible-token: ft/src/lib.rs,
-test-contract-defi/src/lib.rs; near-contract-standards core_impl.rs)."""
+"""near-sdk-rs's examples through the runtime's promises (read from the reference folder, skipped
+without it): the fungible token's `ft_transfer_call` to the example DeFi receiver, which keeps
+all ("take-my-money") or asks its own `value_please` for the amount to give back, which the
+token's `ft_resolve_transfer` callback refunds (examples/fungible-token: ft/src/lib.rs,
+test-contract-defi/src/lib.rs; near-contract-standards core_impl.rs); the cross-contract
+examples' `factorial`, which calls itself down to 1 and multiplies on the way back
+(`factorial_mult` reading its promise result, `promise_return` at each level)."""
 
 from __future__ import annotations
 
@@ -58,3 +60,26 @@ def test_ft_transfer_call_refunds_what_the_receiver_did_not_use(msg: str, used: 
     assert resolve["outcome"]["status"] == {"SuccessValue": base64.b64encode(f'"{used}"'.encode()).decode()}
     refunded = [log for outcome in found for log in outcome["outcome"]["logs"] if '"memo":"refund"' in log]
     assert len(refunded) == (1 if used < 100 else 0)
+
+
+@pytest.mark.parametrize("name", ["new_cross_contract_high_level.wasm", "new_cross_contract_low_level.wasm"])
+def test_factorial_calls_itself_through_promises(name: str) -> None:
+    chain = Chain()
+    contract, alice = Signer("math.test"), Signer("alice.test")
+    for signer in (contract, alice):
+        chain.add_account(signer, 50 * NEAR)
+    chain.run([contract.sign("math.test", [DeployContract(reference_contract(name))], chain.block_hash)])
+    call = FunctionCall("factorial", json.dumps({"n": 5}).encode(), 300 * TGAS, 0)
+    blocks = chain.run([alice.sign("math.test", [call], chain.block_hash)])
+    found = outcomes(blocks)
+    by_id = {outcome["id"]: outcome for outcome in found}
+    status = found[1]["outcome"]["status"]
+    hops = 0
+    while "SuccessReceiptId" in status:  # the transaction's final status, as nearcore follows it
+        status, hops = by_id[status["SuccessReceiptId"]]["outcome"]["status"], hops + 1
+    assert status == {"SuccessValue": base64.b64encode(b"120").decode()}
+    # factorial(5) returns factorial_mult(5), which got 24 from factorial(4)'s own returned
+    # factorial_mult(4) (the output data receivers handed down each level)
+    assert hops == 1
+    ran = [outcome for outcome in found[1:] if outcome["outcome"]["executor_id"] == "math.test"]
+    assert len(ran) == 9  # factorial 5 to 1, factorial_mult 5 to 2
