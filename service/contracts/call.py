@@ -141,8 +141,9 @@ class CallLogic(PromiseLogic):
         return self.call.prepaid_gas
 
     def c_used_gas(self) -> int:
+        # logic.rs `used_gas`: a call's used gas counts what its promises reserve
         self.pay("base")
-        return self.gas.burnt
+        return self.gas.burnt + self.gas.promises_gas
 
     def c_attached_deposit(self, ptr: int) -> None:
         self.pay("base")

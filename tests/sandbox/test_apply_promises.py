@@ -55,6 +55,7 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
  (import "env" "value_return" (func $value_return (param i64 i64)))
  (import "env" "read_register" (func $read_register (param i64 i64)))
  (import "env" "register_len" (func $register_len (param i64) (result i64)))
+ (import "env" "used_gas" (func $used_gas (result i64)))
  (memory (export "memory") 1)
  (data (i32.const 300) "{callee}")
  (data (i32.const 340) "{caller}")
@@ -107,6 +108,11 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
    (call $call_weight (call $batch {to_callee})
      (i64.const 4) (i64.const 32) (i64.const 1) (i64.const 145) (i64.const 80) (i64.const {TGAS}) (i64.const 2)))
  (func (export "bad_index") (call $return (i64.const 7)))
+ (func (export "used")
+   (drop (call $create {to_callee} (i64.const 4) (i64.const 32)
+     (i64.const 1) (i64.const 144) (i64.const 80) (i64.const {CALL_GAS})))
+   (i64.store (i32.const 400) (call $used_gas))
+   (call $value_return (i64.const 8) (i64.const 400)))
  (func (export "return_joint")
    (drop (call $create {to_callee} (i64.const 4) (i64.const 32)
      (i64.const 1) (i64.const 144) (i64.const 80) (i64.const {CALL_GAS})))
@@ -320,3 +326,15 @@ def test_promise_errors_fail_the_call() -> None:
         blocks = _call(chain, alice, method)
         status = _ran(blocks)[0][2]["outcome"]["status"]
         assert status["Failure"]["ActionError"]["kind"] == {"FunctionCallError": {"ExecutionError": text}}
+
+
+def test_used_gas_counts_what_promises_reserve() -> None:
+    chain, alice = _chain()
+    blocks = _call(chain, alice, "used")
+    first = _ran(blocks)[0][2]
+    used = int.from_bytes(base64.b64decode(first["outcome"]["status"]["SuccessValue"]), "little")
+    fc_exec, byte_exec = fee("function_call_cost"), fee("function_call_cost_per_byte")
+    reserved = int(RECEIPT["execution"]) + fc_exec + byte_exec * len("echoa") + CALL_GAS
+    executed = int(RECEIPT["execution"]) + fc_exec + byte_exec * len("used")
+    # logic.rs `used_gas`: burnt so far (less than the whole call burns) plus the reservation
+    assert reserved < used < reserved + first["outcome"]["gas_burnt"] - executed
