@@ -93,3 +93,35 @@ def test_a_callback_chain_through_the_read_methods(sandbox: Sandbox) -> None:
         "receipt": {"Data": {"data_id": data_id, "data": base64.b64encode(b"hi").decode(), "is_promise_resume": False}},
         "priority": 0,
     }
+
+
+def test_the_status_waits_for_the_callback_and_its_refund(sample_store: Path, tmp_path: Path) -> None:
+    path = tmp_path / "hourly.sqlite"
+    shutil.copyfile(sample_store, path)
+    box = Sandbox(path, block_time=3600, runtime=SandboxRuntime())  # blocks only when asked for
+    try:
+        for account_id, code in ((CALLEE_ID, CALLEE), (CALLER_ID, caller_contract(CALLEE_ID, CALLER_ID))):
+            actions = ["CreateAccount", {"Transfer": {"deposit": str(5 * NEAR)}}]
+            actions.append({"DeployContract": {"code": base64.b64encode(code).decode()}})
+            box.run(box.chain.submit(box.signed_by_alice(account_id, actions)))
+            box.run(box.chain.fast_forward(3))
+        call = {"FunctionCall": {"method_name": "call_then", "args": "", "gas": 30 * 10**12, "deposit": "0"}}
+        tx_hash = box.run(box.chain.submit(box.signed_by_alice(CALLER_ID, [call])))
+        seen = []
+        for _ in range(8):
+            box.run(box.chain.fast_forward(1))
+            seen.append(box.run(box.chain.status(tx_hash)))
+            if seen[-1].startswith("EXECUTED") or seen[-1] == "FINAL":
+                break
+        # included, the caller's receipt, the callee's (the callback waits), the callback, the
+        # callback's gas refund: executed only with the last of them
+        assert len(seen) == 5 and all(status.startswith("INCLUDED") for status in seen[:-1]), seen
+        tx = box.result("tx", {"tx_hash": tx_hash, "sender_account_id": ALICE, "wait_until": "NONE"})
+        heights = [
+            box.result("block", {"block_id": outcome["block_hash"]})["header"]["height"]
+            for outcome in tx["receipts_outcome"]
+        ]
+        included = box.result("block", {"block_id": tx["transaction_outcome"]["block_hash"]})["header"]["height"]
+        assert max(heights) == included + 4
+    finally:
+        box.close()
