@@ -101,7 +101,7 @@ def test_the_status_waits_for_the_callback_and_its_refund(sample_store: Path, tm
     box = Sandbox(path, block_time=3600, runtime=SandboxRuntime())  # blocks only when asked for
     try:
         for account_id, code in ((CALLEE_ID, CALLEE), (CALLER_ID, caller_contract(CALLEE_ID, CALLER_ID))):
-            actions = ["CreateAccount", {"Transfer": {"deposit": str(5 * NEAR)}}]
+            actions: list[Any] = ["CreateAccount", {"Transfer": {"deposit": str(5 * NEAR)}}]
             actions.append({"DeployContract": {"code": base64.b64encode(code).decode()}})
             box.run(box.chain.submit(box.signed_by_alice(account_id, actions)))
             box.run(box.chain.fast_forward(3))
