@@ -299,7 +299,7 @@ def run_call(
     ran = logic[0]
     used = outcome.burnt_gas + gas.promises_gas
     # runtime function_call.rs: the prepaid gas left goes to the calls that asked for a weight
-    used += distribute_gas(ran.receipts, ran.weights, call.prepaid_gas - used)
+    used += distribute_gas(ran.weights, call.prepaid_gas - used)
     return CallOutcome(
         returned=ran.returned,
         logs=outcome.logs,

@@ -208,7 +208,7 @@ def _public_key_text(raw: bytes) -> str | None:
     return None
 
 
-def distribute_gas(receipts: list[PromiseReceipt], weights: list[tuple[NewFunctionCall, int]], unused: int) -> int:
+def distribute_gas(weights: list[tuple[NewFunctionCall, int]], unused: int) -> int:
     """receipt_manager.rs `distribute_gas`: the gas given out (0 or all of `unused`)."""
     total = sum(weight for _, weight in weights)
     if total == 0 or unused <= 0:

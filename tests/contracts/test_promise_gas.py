@@ -22,7 +22,7 @@ def _shared(calls: list[tuple[int, int]], unused: int) -> list[int]:
         assert isinstance(action, NewFunctionCall)
         if weight:
             weights.append((action, weight))
-    given = distribute_gas(receipts, weights, unused)
+    given = distribute_gas(weights, unused)
     assert given == (unused if weights and sum(w for _, w in calls) else 0)
     return [action.gas for receipt in receipts for action in receipt.actions if isinstance(action, NewFunctionCall)]
 

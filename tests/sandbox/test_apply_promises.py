@@ -68,6 +68,7 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
  (data (i32.const 112) "F")
  (data (i32.const 136) "\\01")
  (data (i32.const 144) "ab")
+ (data (i32.const 160) "\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\ff\\7f")
  (func $echo_then (param $method i64) (param $method_len i64) (result i64)
    (call $then
      (call $create {to_callee} (local.get $method_len) (local.get $method)
@@ -108,6 +109,11 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
    (call $call_weight (call $batch {to_callee})
      (i64.const 4) (i64.const 32) (i64.const 1) (i64.const 145) (i64.const 80) (i64.const {TGAS}) (i64.const 2)))
  (func (export "bad_index") (call $return (i64.const 7)))
+ (func (export "pay_fail")
+   (drop (call $create {to_callee} (i64.const 4) (i64.const 48)
+     (i64.const 0) (i64.const 56) (i64.const 96) (i64.const {CALL_GAS}))))
+ (func (export "overdraw")
+   (call $transfer (call $batch {to_callee}) (i64.const 160)))
  (func (export "used")
    (drop (call $create {to_callee} (i64.const 4) (i64.const 32)
      (i64.const 1) (i64.const 144) (i64.const 80) (i64.const {CALL_GAS})))
@@ -321,6 +327,7 @@ def test_promise_errors_fail_the_call() -> None:
     chain, alice = _chain()
     for method, text in [
         ("bad_index", "7 does not correspond to existing promises"),
+        ("overdraw", "Exceeded the account balance."),
         ("return_joint", "Returning joint promise is currently prohibited."),
     ]:
         blocks = _call(chain, alice, method)
@@ -338,3 +345,19 @@ def test_used_gas_counts_what_promises_reserve() -> None:
     executed = int(RECEIPT["execution"]) + fc_exec + byte_exec * len("used")
     # logic.rs `used_gas`: burnt so far (less than the whole call burns) plus the reservation
     assert reserved < used < reserved + first["outcome"]["gas_burnt"] - executed
+
+
+def test_a_failed_call_gives_its_deposit_back_to_the_calling_contract() -> None:
+    chain, alice = _chain()
+    blocks = _call(chain, alice, "pay_fail")
+    ran = _ran(blocks)
+    failed = next(outcome for _, _, outcome in ran if "Failure" in outcome["outcome"]["status"])
+    assert failed["outcome"]["executor_id"] == "callee.test"
+    views = _views(blocks)
+    refunds = [
+        (view["receiver_id"], view["receipt"]["Action"]["actions"])
+        for view in views.values()
+        if view["predecessor_id"] == "system" and view["receiver_id"] == "caller.test"
+    ]
+    # lib.rs `refund_unspent_gas_and_deposits`: the deposit to the predecessor (the caller)
+    assert refunds == [("caller.test", [{"Transfer": {"deposit": "1000"}}])]
