@@ -72,6 +72,7 @@ class CallOutcome:
     profile: dict[str, int]  # gas by ext cost name, and "wasm_instruction" (see _profile)
     action_profile: dict[str, int] = field(default_factory=dict)  # burnt by ActionCosts name
     receipts: list[PromiseReceipt] = field(default_factory=list)  # the receipts it created
+    resumes: list[tuple[str, bytes]] = field(default_factory=list)  # yields it resumed: (data id, payload)
     return_receipt: int | None = None  # promise_return's receipt (its result is the call's)
 
 
@@ -215,7 +216,7 @@ def _with_context(name: str, method: Callable[..., int | None]) -> Callable[...,
     return run
 
 
-# the promise host functions run here (promises.py); yields, refunds and state init are not
+# the promise host functions run here (promises.py); refunds, state init and the newer ones are not
 _PROMISE_RUN: dict[str, Callable[..., int | None]] = {
     method.__name__.removeprefix("c_"): _with_context(method.__name__.removeprefix("c_"), method)
     for method in (
@@ -235,6 +236,8 @@ _PROMISE_RUN: dict[str, Callable[..., int | None]] = {
         PromiseLogic.c_promise_batch_action_delete_key,
         PromiseLogic.c_promise_batch_action_delete_account,
         PromiseLogic.c_promise_return,
+        PromiseLogic.c_promise_yield_create,
+        PromiseLogic.c_promise_yield_resume,
     )
 }
 
@@ -310,6 +313,7 @@ def run_call(
         profile=_profile(logic, costs, len(code), outcome.burnt_gas),
         action_profile=dict(ran.action_profile),
         receipts=ran.receipts,
+        resumes=ran.resumes,
         return_receipt=ran.return_receipt,
     )
 

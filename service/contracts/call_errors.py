@@ -44,6 +44,8 @@ _HOST_DISPLAY: Final[dict[str, str]] = {
     "CannotAppendActionToJointPromise": "Actions can only be appended to non-joint promise.",
     "CannotReturnJointPromise": "Returning joint promise is currently prohibited.",
     "InvalidMethodName": "VM Logic returned an invalid method name",
+    "YieldPayloadLength": "Yield resume payload is {length} bytes which exceeds the {limit} byte limit",
+    "DataIdMalformed": "yield resumption token is malformed",
     "InvalidPublicKey": "VM Logic provided an invalid public key",
     "NumberPromisesExceeded": (
         "The number of promises within a FunctionCall {number_of_promises} exceeds the limit {limit}"

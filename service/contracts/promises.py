@@ -25,13 +25,23 @@ runtime/runtime/src/receipt_manager.rs (`ReceiptManager`):
 - after a call that succeeded, the prepaid gas it left unused goes to the function calls that
   asked for a weight (`ReceiptManager::distribute_gas`, called by runtime function_call.rs):
   each gets unused * weight // total weight, the last one the remainder.
-Yields (promise_yield_create / resume) and the newer ones (refund_to, state init, global
-contracts, gas keys) are not run here: they fail with PromisesUnsupported.
+- data ids come from the runtime (`PromiseContext.data_id`: ext.rs `generate_data_id`, one
+  counter per call), one per receipt a new receipt follows, and one per yield;
+- `promise_yield_create` (`base`, `yield_create_base`, `yield_create_byte` per byte of method
+  name and arguments, the callback's gas reserved, a receipt to the current account waiting on
+  one data id, then its function call's send fees) writes the yield's data id to a register;
+  `promise_yield_resume` (`base`, `yield_resume_base`, `yield_resume_byte` per payload byte;
+  YieldPayloadLength past `max_yield_payload_size`, DataIdMalformed for an id not 32 bytes long)
+  answers 1 and sends the payload when the account has that yield waiting (in the state, or made
+  by this very call: ext.rs `submit_promise_resume_data`), else 0.
+The newer ones (refund_to, state init, global contracts, gas keys, yields by id) are not run
+here: they fail with PromisesUnsupported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +76,7 @@ class ActionFees:
     max_promises: int | None
     max_input_dependencies: int
     max_contract_size: int
+    max_yield_payload_size: int = 1024
 
     @classmethod
     def from_runtime_config(cls, config: Mapping[str, Any]) -> ActionFees:
@@ -103,6 +114,7 @@ class ActionFees:
             max_promises=None if promises is None else int(promises),
             max_input_dependencies=int(limits.get("max_number_input_data_dependencies") or 128),
             max_contract_size=int(limits.get("max_contract_size") or 4 << 20),
+            max_yield_payload_size=int(limits.get("max_yield_payload_size") or 1024),
         )
 
     def transfer(self, receiver_id: str, sir: bool) -> tuple[int, int]:
@@ -119,14 +131,22 @@ class ActionFees:
         return sum(fee.send(sir) for fee in fees), sum(fee.execution for fee in fees)
 
 
+def _sample_data_id(index: int) -> bytes:
+    """A call's n-th data id where no runtime gives one (a bare call's tests)."""
+    return hashlib.sha256(b"data id %d" % index).digest()
+
+
 @dataclass(frozen=True)
 class PromiseContext:
     """What a call's promises need from the runtime: the fees, the results of the receipts a
-    callback waited on (None: Failed), and the accounts its value goes to (output data receivers)."""
+    callback waited on (None: Failed), the accounts its value goes to (output data receivers), the
+    call's n-th data id (32 bytes), and whether the account has a yield waiting on a data id."""
 
     fees: ActionFees
     results: tuple[bytes | None, ...] = ()
     output_data_receivers: tuple[str, ...] = ()
+    data_id: Callable[[int], bytes] = _sample_data_id
+    yield_waiting: Callable[[str], bool] = lambda _data_id: False
 
 
 # the actions a promise carries (public keys in their text form, "ed25519:<base58>")
@@ -191,12 +211,15 @@ NewAction = (
 
 @dataclass
 class PromiseReceipt:
-    """A receipt the call creates (receipt_manager.rs ReceiptMetadata): its receiver, the receipts
-    (by index) whose results it waits for, its actions."""
+    """A receipt the call creates (receipt_manager.rs ReceiptMetadata): its receiver, the data ids
+    it waits for (base58), where its result goes ((data id, receiver) pairs), its actions, and
+    whether it is a yield (waiting for a resume)."""
 
     receiver_id: str
-    depends_on: list[int]
+    input_data_ids: list[str] = field(default_factory=list)
+    output_data_receivers: list[tuple[str, str]] = field(default_factory=list)
     actions: list[NewAction] = field(default_factory=list)
+    is_yield: bool = False
 
 
 def _public_key_text(raw: bytes) -> str | None:
@@ -236,6 +259,8 @@ class PromiseLogic(ViewLogic):
         self.weights: list[tuple[NewFunctionCall, int]] = []
         self.return_receipt: int | None = None
         self.action_profile: dict[str, int] = {}  # burnt gas by ActionCosts name (the outcome's profile)
+        self.data_count = 0
+        self.resumes: list[tuple[str, bytes]] = []  # (data id, payload) of the yields resumed
 
     # --- gas ----------------------------------------------------------------------------------------
     def _fees(self) -> ActionFees:
@@ -298,16 +323,34 @@ class PromiseLogic(ViewLogic):
             raise Abort(errors.number_promises_exceeded(len(self.promises), limit))
         return len(self.promises) - 1
 
-    def _new_receipt(self, receiver_id: str, depends_on: list[int]) -> int:
-        """logic.rs `pay_gas_for_new_receipt`, then the receipt (receipt_manager.rs `create_receipt`)."""
+    def _pay_new_receipt(self, sir: bool, dependencies: list[bool]) -> None:
+        """logic.rs `pay_gas_for_new_receipt`: `dependencies`, whether each awaited receipt goes
+        to the same account as the new one."""
         fees = self._fees().fees
-        sir = receiver_id == self.context.account_id
         burn = fees["new_action_receipt"].send(sir)
         data = fees["new_data_receipt_base"]
-        for receipt_idx in depends_on:
-            burn += data.send(self.receipts[receipt_idx].receiver_id == receiver_id) + data.execution
+        for same in dependencies:
+            burn += data.send(same) + data.execution
         self.deduct(burn, burn + fees["new_action_receipt"].execution, "new_action_receipt")
-        self.receipts.append(PromiseReceipt(receiver_id, list(depends_on)))
+
+    def _next_data_id(self) -> str:
+        context = self.promise_context
+        assert context is not None
+        raw = context.data_id(self.data_count)
+        self.data_count += 1
+        return based58.b58encode(raw).decode()
+
+    def _new_receipt(self, receiver_id: str, depends_on: list[int]) -> int:
+        """The fees, then the receipt (receipt_manager.rs `create_receipt`): one new data id per
+        receipt it follows, which sends its result there."""
+        sir = receiver_id == self.context.account_id
+        self._pay_new_receipt(sir, [self.receipts[index].receiver_id == receiver_id for index in depends_on])
+        new = PromiseReceipt(receiver_id)
+        for index in depends_on:
+            data_id = self._next_data_id()
+            new.input_data_ids.append(data_id)
+            self.receipts[index].output_data_receivers.append((data_id, receiver_id))
+        self.receipts.append(new)
         return len(self.receipts) - 1
 
     # --- creating promises -------------------------------------------------------------------------------
@@ -482,6 +525,58 @@ class PromiseLogic(ViewLogic):
         receipt_idx, sir = self._receipt_of(promise_idx)
         self.pay_action_base("delete_account", sir)
         self._append(receipt_idx, NewDeleteAccount(beneficiary_id))
+
+    # --- yield and resume -------------------------------------------------------------------------------
+    def c_promise_yield_create(
+        self, name_len: int, name_ptr: int, args_len: int, args_ptr: int, gas: int, weight: int, register_id: int
+    ) -> int:
+        self.pay("base")
+        self.pay("yield_create_base")
+        name = self.memory_or_register(name_ptr, name_len)
+        if not name:
+            raise Abort(errors.empty_method_name())
+        args = self.memory_or_register(args_ptr, args_len)
+        length = len(name) + len(args)
+        self.pay("yield_create_byte", length)
+        self.deduct(0, gas, None)  # the callback's gas, reserved now
+        self._pay_new_receipt(True, [True])
+        data_id = self._next_data_id()
+        account_id = self.context.account_id
+        self.receipts.append(PromiseReceipt(account_id, [data_id], is_yield=True))
+        receipt_idx = len(self.receipts) - 1
+        promise_idx = self._push([receipt_idx], joint=False)
+        self.pay_action_base("function_call_base", True)
+        self.pay_action_per_byte("function_call_byte", length, True)
+        try:
+            method_name = name.decode()
+        except UnicodeDecodeError:
+            raise Abort(errors.invalid_method_name()) from None
+        action = NewFunctionCall(method_name, args, gas, 0)
+        self._append(receipt_idx, action)
+        if weight > 0:
+            self.weights.append((action, weight))
+        self.set_register(register_id, based58.b58decode(data_id.encode()))
+        return promise_idx
+
+    def c_promise_yield_resume(self, id_len: int, id_ptr: int, payload_len: int, payload_ptr: int) -> int:
+        self.pay("base")
+        self.pay("yield_resume_base")
+        self.pay("yield_resume_byte", payload_len)
+        raw_id = self.memory_or_register(id_ptr, id_len)
+        payload = self.memory_or_register(payload_ptr, payload_len)
+        limit = self._fees().max_yield_payload_size
+        if len(payload) > limit:
+            raise Abort(errors.host_error(f"YieldPayloadLength {{ length: {len(payload)}, limit: {limit} }}"))
+        if len(raw_id) != 32:
+            raise Abort(errors.host_error("DataIdMalformed"))
+        data_id = based58.b58encode(raw_id).decode()
+        context = self.promise_context
+        assert context is not None
+        made_here = any(receipt.is_yield and receipt.input_data_ids == [data_id] for receipt in self.receipts)
+        if not (context.yield_waiting(data_id) or made_here):
+            return 0
+        self.resumes.append((data_id, payload))
+        return 1
 
     # --- results and the call's own result ------------------------------------------------------------
     def c_promise_results_count(self) -> int:

@@ -15,7 +15,7 @@ COSTS = GasCosts.from_protocol_config({"runtime_config": RUNTIME_CONFIG})
 
 
 def _shared(calls: list[tuple[int, int]], unused: int) -> list[int]:
-    receipts = [PromiseReceipt("rick.test", [], [NewFunctionCall("f", b"", gas, 0)]) for gas, _ in calls]
+    receipts = [PromiseReceipt("rick.test", actions=[NewFunctionCall("f", b"", gas, 0)]) for gas, _ in calls]
     weights = []
     for receipt, (_, weight) in zip(receipts, calls, strict=True):
         action = receipt.actions[0]

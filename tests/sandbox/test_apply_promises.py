@@ -56,6 +56,10 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
  (import "env" "read_register" (func $read_register (param i64 i64)))
  (import "env" "register_len" (func $register_len (param i64) (result i64)))
  (import "env" "used_gas" (func $used_gas (result i64)))
+ (import "env" "promise_yield_create" (func $yield (param i64 i64 i64 i64 i64 i64 i64) (result i64)))
+ (import "env" "promise_yield_resume" (func $resume (param i64 i64 i64 i64) (result i32)))
+ (import "env" "storage_write" (func $storage_write (param i64 i64 i64 i64 i64) (result i64)))
+ (import "env" "storage_read" (func $storage_read (param i64 i64 i64) (result i64)))
  (memory (export "memory") 1)
  (data (i32.const 300) "{callee}")
  (data (i32.const 340) "{caller}")
@@ -109,6 +113,15 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
    (call $call_weight (call $batch {to_callee})
      (i64.const 4) (i64.const 32) (i64.const 1) (i64.const 145) (i64.const 80) (i64.const {TGAS}) (i64.const 2)))
  (func (export "bad_index") (call $return (i64.const 7)))
+ (func (export "yield")
+   (call $return (call $yield (i64.const 8) (i64.const 40) (i64.const 0) (i64.const 0) (i64.const {CALL_GAS})
+     (i64.const 0) (i64.const 0)))
+   (drop (call $storage_write (i64.const 2) (i64.const 144) (i64.const -1) (i64.const 0) (i64.const 1))))
+ (func (export "resume")
+   (drop (call $storage_read (i64.const 2) (i64.const 144) (i64.const 1)))
+   (i32.store8 (i32.const 400) (i32.add (i32.const 48)
+     (call $resume (i64.const -1) (i64.const 1) (i64.const 2) (i64.const 56))))
+   (call $value_return (i64.const 1) (i64.const 400)))
  (func (export "pay_fail")
    (drop (call $create {to_callee} (i64.const 4) (i64.const 48)
      (i64.const 0) (i64.const 56) (i64.const 96) (i64.const {CALL_GAS}))))
@@ -361,3 +374,53 @@ def test_a_failed_call_gives_its_deposit_back_to_the_calling_contract() -> None:
     ]
     # lib.rs `refund_unspent_gas_and_deposits`: the deposit to the predecessor (the caller)
     assert refunds == [("caller.test", [{"Transfer": {"deposit": "1000"}}])]
+
+
+def _yielded(chain: Chain, alice: Signer) -> tuple[str, str, str]:
+    """A call that yields: (its receipt id, the yield's receipt id, the yield's data id)."""
+    blocks = _call(chain, alice, "yield")
+    first_id, first = _ran(blocks)[0][1], _ran(blocks)[0][2]
+    ids = _ids(chain, 1, blocks)
+    yield_id = ids.receipt_of_receipt(first_id, 0)
+    assert first["outcome"]["status"] == {"SuccessReceiptId": yield_id}
+    assert first["outcome"]["receipt_ids"][0] == yield_id
+    data_id = ids.data_id(ids.action_hash(first_id, 0), 0)
+    (kept,) = [receipt.view for receipt in chain.waiting]  # the yield waits, with no outcome yet
+    assert kept["receipt_id"] == yield_id
+    assert kept["receipt"]["Action"]["is_promise_yield"] is True
+    assert kept["receipt"]["Action"]["input_data_ids"] == [data_id]
+    return first_id, yield_id, data_id
+
+
+def test_a_yield_runs_with_the_payload_of_its_resume() -> None:
+    chain, alice = _chain()
+    _, yield_id, data_id = _yielded(chain, alice)
+    blocks = _call(chain, alice, "resume")
+    ran = _ran(blocks)
+    assert ran[0][2]["outcome"]["status"] == _value("1")  # promise_yield_resume answered 1
+    resume_id = _ids(chain, 1, blocks).receipt_of_receipt(ran[0][1], 0)
+    resumed = next(outcome for _, receipt_id, outcome in ran if receipt_id == yield_id)
+    assert resumed["outcome"]["status"] == _value("hi")  # the callback read the payload
+    assert resume_id not in ran[0][2]["outcome"]["receipt_ids"]  # a data receipt: no outcome
+    assert chain.waiting == []
+    # a second resume finds no yield waiting
+    assert _ran(_call(chain, alice, "resume"))[0][2]["outcome"]["status"] == _value("0")
+    assert data_id
+
+
+def test_a_yield_not_resumed_times_out_as_failed() -> None:
+    chain, alice = _chain()
+    _, yield_id, data_id = _yielded(chain, alice)
+    created = chain.height - 2  # the call that yielded ran two blocks before the last one made
+    timeout = int(chain.config["wasm_config"]["limit_config"]["yield_timeout_length_in_blocks"])
+    while chain.height <= created + timeout:
+        assert not chain.block().receipts  # nothing runs while the yield waits
+    # the block at created + timeout sent a resume without data; the next one runs the yield
+    (resume,) = chain.pending
+    expected_id = IdMaker(block_hash(created + timeout), created + timeout, PROTOCOL_VERSION).receipt_of_receipt(
+        data_id, 0
+    )
+    assert resume.view["receipt_id"] == expected_id
+    assert resume.view["receipt"] == {"Data": {"data_id": data_id, "data": None, "is_promise_resume": True}}
+    ran = _ran([chain.block()])
+    assert ran[0][1] == yield_id and ran[0][2]["outcome"]["status"] == _value("F")

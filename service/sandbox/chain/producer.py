@@ -178,9 +178,11 @@ class ChainProducer:
         return tx_hash in self._dropped
 
     def needs_blocks(self) -> bool:
-        """Whether automine still has blocks to make: queued transactions, receipts in flight, or
-        a block that did something and is not final yet."""
-        return bool(self._queue or self._outgoing or self._in_flight) or self._last_active > self._final_height
+        """Whether automine still has blocks to make: queued transactions, receipts sent, or a
+        block that did something and is not final yet."""
+        # a transaction in flight with nothing queued or sent waits on a yield alone (its resume
+        # or its timeout): automine makes no blocks for it, as a block time would
+        return bool(self._queue or self._outgoing) or self._last_active > self._final_height
 
     # -- transactions
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +124,8 @@ class Acting:
     account: Account | None
     actor_id: str
     results: tuple[bytes | None, ...] = ()  # the promise results a callback reads (None: Failed)
+    # whether the account has a yield waiting on a data id (ext.rs `has_promise_yield_receipt`)
+    yield_waiting: Callable[[str], bool] = lambda _data_id: False
 
 
 @dataclass(frozen=True)
@@ -406,6 +408,7 @@ def _function_call(
         random_seed=random_seed(action_hash, context.random_seed),
         epoch_id=context.epoch_id,
     )
+    ids = IdMaker(context.block_hash, context.height, context.protocol_version)
     call = CallContext(
         view=view,
         signer_account_id=receipt.signer_id,
@@ -415,7 +418,11 @@ def _function_call(
         prepaid_gas=action.gas,
         storage_num_extra_bytes_record=env.fees.num_extra_bytes_record,
         promises=PromiseContext(
-            env.action_fees, acting.results, tuple(receiver for _, receiver in receipt.output_data_receivers)
+            env.action_fees,
+            acting.results,
+            tuple(receiver for _, receiver in receipt.output_data_receivers),
+            lambda index: based58.b58decode(ids.data_id(action_hash, index).encode()),
+            acting.yield_waiting,
         ),
     )
     storage = ContractStorage(env.overlay, account_id)
@@ -443,9 +450,11 @@ def _function_call(
     result.profile = outcome.profile
     result.action_profile = outcome.action_profile
     # actions.rs `action_function_call`: the receipts the call created, from the receiver
-    ids = IdMaker(context.block_hash, context.height, context.protocol_version)
-    made = new_receipts(receipt, outcome.receipts, lambda index: ids.data_id(action_hash, index))
+    timeout = int(env.fees.limits.get("yield_timeout_length_in_blocks") or 200)
+    made = new_receipts(receipt, outcome.receipts, outcome.resumes, context.height + timeout)
     for new in made:
+        if isinstance(new, NewData):
+            continue
         # lib.rs `apply_action_receipt`: each new receipt validated (`validate_receipt`, NewReceipt
         # mode); a refusal fails the action, its receipts dropped
         try:

@@ -16,6 +16,10 @@ transactions converted to action receipts, then the receipts run in nearcore's o
   with its value (none when it failed), or, when it returned a promise (`promise_return`), hands
   them to that receipt; new receipts take their ids in the order made (actions' receipts,
   refunds, data receipts), and the outcome lists the action receipts only;
+- yields: a PromiseYield receipt is kept when it arrives (no outcome yet) and runs when its
+  PromiseResume arrives (a resume for none is dropped); at the end of the block, each yield whose
+  timeout height is reached gets a resume without data (Failed), whose id derives from the data id
+  (`resolve_promise_yield_timeouts`: `create_receipt_id_from_receipt_id(data_id, n)`);
 - `apply_action_receipt`: the execution fee of a new receipt, then each action (actions.py);
   the first failure stops them and rolls the receipt's changes back (its charges stay); on
   success the receiver's storage must be staked (`check_storage_stake`: LackBalanceForState).
@@ -114,10 +118,13 @@ class _Waiting:
     awaiting: dict[tuple[str, str], str] = field(default_factory=dict)
     pending: dict[str, int] = field(default_factory=dict)
     produced_at: dict[str, int] = field(default_factory=dict)  # by receipt id, of what waits
+    # PromiseYieldReceipt: the yields kept, by (account, data id), and their timeouts (expires_at)
+    yields: dict[tuple[str, str], ActionReceipt] = field(default_factory=dict)
 
     def carried(self) -> list[Receipt]:
         kept = [data.carried(self.produced_at.get(data.receipt_id, 0)) for data in self.received.values()]
         kept += [receipt.carried(self.produced_at.get(key, 0)) for key, receipt in self.postponed.items()]
+        kept += [receipt.carried(self.produced_at.get(receipt.receipt_id, 0)) for receipt in self.yields.values()]
         return kept
 
 
@@ -311,8 +318,11 @@ class SandboxRuntime:
             data = DataReceipt.of(carried)
             if data is None:
                 self._process_action(block, ActionReceipt.of(carried), carried.produced_at)
+            elif data.is_promise_resume:
+                self._resume(block, data)
             else:
                 self._receive_data(block, data, carried.produced_at)
+        self._time_out_yields(block)
         return BlockResult(
             transactions=block.transactions,
             receipts=block.receipts,
@@ -333,8 +343,46 @@ class SandboxRuntime:
         if data is not None:  # (_Waiting.carried lists the data before the receipts)
             waiting.received[(data.receiver_id, data.data_id)] = data
             waiting.produced_at[data.receipt_id] = kept.produced_at
+            return
+        receipt = ActionReceipt.of(kept)
+        if receipt.is_promise_yield:
+            self._keep_yield(block, receipt, kept.produced_at)
         else:
-            self._postpone(block, ActionReceipt.of(kept), kept.produced_at)
+            self._postpone(block, receipt, kept.produced_at)
+
+    @staticmethod
+    def _keep_yield(block: _Block, receipt: ActionReceipt, produced_at: int) -> None:
+        waiting = block.waiting
+        waiting.yields[(receipt.receiver_id, receipt.input_data_ids[0])] = receipt
+        waiting.produced_at[receipt.receipt_id] = produced_at
+
+    def _resume(self, block: _Block, data: DataReceipt) -> None:
+        """lib.rs `process_receipt`, PromiseResume: the yield runs with the data; a second resume
+        (or one for no yield) is dropped."""
+        waiting = block.waiting
+        key = (data.receiver_id, data.data_id)
+        receipt = waiting.yields.pop(key, None)
+        if receipt is None:
+            return
+        waiting.produced_at.pop(receipt.receipt_id, None)
+        waiting.received[key] = data
+        self._apply_receipt(block, receipt)
+
+    @staticmethod
+    def _time_out_yields(block: _Block) -> None:
+        """lib.rs `resolve_promise_yield_timeouts`: each yield whose timeout is reached gets a
+        resume without data, sent to the next block; its timeout is then spent."""
+        height = block.env.context.height
+        made = 0
+        for key, receipt in list(block.waiting.yields.items()):
+            if receipt.expires_at is None or receipt.expires_at > height:
+                continue
+            account_id, data_id = key
+            resume_id = block.ids.receipt_of_receipt(data_id, made)
+            made += 1
+            resume = DataReceipt(resume_id, account_id, account_id, data_id, None, is_promise_resume=True)
+            block.outgoing.append(resume.carried(height))
+            block.waiting.yields[key] = dataclasses.replace(receipt, expires_at=None)
 
     def _postpone(self, block: _Block, receipt: ActionReceipt, produced_at: int) -> bool:
         """Postpone a receipt whose data has not all arrived; False when it is all there."""
@@ -351,7 +399,9 @@ class SandboxRuntime:
         return True
 
     def _process_action(self, block: _Block, receipt: ActionReceipt, produced_at: int) -> None:
-        if not self._postpone(block, receipt, produced_at):
+        if receipt.is_promise_yield:
+            self._keep_yield(block, receipt, produced_at)
+        elif not self._postpone(block, receipt, produced_at):
             self._apply_receipt(block, receipt)
 
     def _receive_data(self, block: _Block, data: DataReceipt, produced_at: int) -> None:
@@ -423,7 +473,13 @@ class SandboxRuntime:
         context = env.context
         config = env.fees
         results = self._take_results(block, receipt)
-        acting = Acting(account=overlay.account(receipt.receiver_id), actor_id=receipt.predecessor_id, results=results)
+        yields = block.waiting.yields
+        acting = Acting(
+            account=overlay.account(receipt.receiver_id),
+            actor_id=receipt.predecessor_id,
+            results=results,
+            yield_waiting=lambda data_id: (receipt.receiver_id, data_id) in yields,
+        )
         existed = acting.account is not None
         receipt_fee = config.new_action_receipt.execution
         result = ActionResult(gas_burnt=receipt_fee, gas_used=receipt_fee)

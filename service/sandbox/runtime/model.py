@@ -183,6 +183,9 @@ class Receipt:
     view: Mapping[str, Any]
     produced_at: int
     actions: tuple[Action, ...] = ()
+    # a PromiseYield receipt's timeout: the height from which a Failed resume is sent to it
+    # (runtime function_call.rs `enqueue_promise_yield_timeout`); None for any other receipt
+    expires_at: int | None = None
 
 
 @dataclass(slots=True)

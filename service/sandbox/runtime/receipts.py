@@ -49,6 +49,8 @@ class ActionReceipt:
     # receipt.rs ActionReceipt: the data it waits for, and where its result goes (data id, receiver)
     input_data_ids: tuple[str, ...] = ()
     output_data_receivers: tuple[tuple[str, str], ...] = ()
+    is_promise_yield: bool = False  # a yield's callback, waiting for its resume (receipt.rs PromiseYield)
+    expires_at: int | None = None  # a yield's timeout height (model.Receipt.expires_at)
 
     @property
     def is_refund(self) -> bool:
@@ -68,10 +70,11 @@ class ActionReceipt:
                 {"data_id": data_id, "receiver_id": receiver_id} for data_id, receiver_id in self.output_data_receivers
             ],
             input_data_ids=self.input_data_ids,
+            is_promise_yield=self.is_promise_yield,
         )
 
     def carried(self, produced_at: int) -> Receipt:
-        return Receipt(view=self.view(), produced_at=produced_at, actions=self.actions)
+        return Receipt(view=self.view(), produced_at=produced_at, actions=self.actions, expires_at=self.expires_at)
 
     @classmethod
     def of(cls, receipt: Receipt) -> ActionReceipt:
@@ -90,6 +93,8 @@ class ActionReceipt:
             output_data_receivers=tuple(
                 (item["data_id"], item["receiver_id"]) for item in body.get("output_data_receivers") or ()
             ),
+            is_promise_yield=bool(body.get("is_promise_yield")),
+            expires_at=receipt.expires_at,
         )
 
 
@@ -103,6 +108,7 @@ class DataReceipt:
     receiver_id: str
     data_id: str
     data: bytes | None
+    is_promise_resume: bool = False  # a yield's resume (receipt.rs PromiseResume)
 
     def view(self) -> dict[str, Any]:
         """ReceiptView with the Data variant (views.rs ReceiptEnumView::Data)."""
@@ -111,7 +117,7 @@ class DataReceipt:
             "predecessor_id": self.predecessor_id,
             "receiver_id": self.receiver_id,
             "receipt_id": self.receipt_id,
-            "receipt": {"Data": {"data_id": self.data_id, "data": data, "is_promise_resume": False}},
+            "receipt": {"Data": {"data_id": self.data_id, "data": data, "is_promise_resume": self.is_promise_resume}},
             "priority": 0,
         }
 
@@ -132,6 +138,7 @@ class DataReceipt:
             receiver_id=view["receiver_id"],
             data_id=body["data_id"],
             data=None if data is None else base64.b64decode(data),
+            is_promise_resume=bool(body.get("is_promise_resume")),
         )
 
 
@@ -215,6 +222,8 @@ class NewReceipt:
     actions: tuple[Action, ...]
     input_data_ids: tuple[str, ...] = ()
     output_data_receivers: tuple[tuple[str, str], ...] = ()  # (data id, receiver id)
+    is_promise_yield: bool = False
+    expires_at: int | None = None
 
     def with_id(self, receipt_id: str) -> ActionReceipt:
         return ActionReceipt(
@@ -227,6 +236,8 @@ class NewReceipt:
             self.actions,
             self.input_data_ids,
             self.output_data_receivers,
+            self.is_promise_yield,
+            self.expires_at,
         )
 
 
@@ -239,6 +250,9 @@ class NewData:
     receiver_id: str
     data_id: str
     data: bytes | None
+    is_promise_resume: bool = False
 
     def with_id(self, receipt_id: str) -> DataReceipt:
-        return DataReceipt(receipt_id, self.predecessor_id, self.receiver_id, self.data_id, self.data)
+        return DataReceipt(
+            receipt_id, self.predecessor_id, self.receiver_id, self.data_id, self.data, self.is_promise_resume
+        )
