@@ -242,8 +242,8 @@ _PROMISE_RUN: dict[str, Callable[..., int | None]] = {
 }
 
 
-# the functions nearcore offers calls only; those left of them (promises, yields, refunds) are
-# the cross-contract calls this executor does not run yet
+# the functions nearcore offers calls only (with the promise functions above); the promise ones
+# left of them (refund_to, state init, yields by id, gas keys) this executor does not run yet
 _CALL_ONLY: dict[str, Callable[..., int | None]] = {
     method.__name__.removeprefix("c_"): method
     for method in (
