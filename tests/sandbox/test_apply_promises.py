@@ -385,7 +385,9 @@ def _yielded(chain: Chain, alice: Signer) -> tuple[str, str, str]:
     assert first["outcome"]["status"] == {"SuccessReceiptId": yield_id}
     assert first["outcome"]["receipt_ids"][0] == yield_id
     data_id = ids.data_id(ids.action_hash(first_id, 0), 0)
-    (kept,) = [receipt.view for receipt in chain.waiting]  # the yield waits, with no outcome yet
+    # an instant receipt: kept in the block of the call that made it, with no outcome yet
+    assert [receipt.view["receipt_id"] for receipt in blocks[1].waiting] == [yield_id]
+    (kept,) = [receipt.view for receipt in chain.waiting]
     assert kept["receipt_id"] == yield_id
     assert kept["receipt"]["Action"]["is_promise_yield"] is True
     assert kept["receipt"]["Action"]["input_data_ids"] == [data_id]

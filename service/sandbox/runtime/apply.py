@@ -176,9 +176,12 @@ class _Charges:
 
 def _is_instant(receipt: ActionReceipt) -> bool:
     """receipt.rs `Receipt::is_instant_receipt` (InstantDeleteAccount, protocol 83): a receipt of a
-    single DeleteAccount (a delegated one here) runs right after the receipt that made it, in the
-    same chunk, instead of in the next block."""
-    return len(receipt.actions) == 1 and isinstance(receipt.actions[0], DeleteAccount) and not receipt.is_refund
+    single DeleteAccount waiting for no data, or a PromiseYield (kept at once), is processed right
+    after the receipt that made it, in the same chunk, instead of in the next block."""
+    if receipt.is_promise_yield:
+        return True
+    only_delete = len(receipt.actions) == 1 and isinstance(receipt.actions[0], DeleteAccount)
+    return only_delete and not receipt.input_data_ids and not receipt.is_refund
 
 
 def _burn_price(purchase_price: int, context: BlockContext) -> int:
