@@ -125,3 +125,25 @@ def test_the_status_waits_for_the_callback_and_its_refund(sample_store: Path, tm
         assert max(heights) == included + 4
     finally:
         box.close()
+
+
+def test_a_yield_waits_under_automine_until_a_later_transaction_resumes_it(sandbox: Sandbox) -> None:
+    _create(sandbox, CALLEE_ID, CALLEE)
+    _create(sandbox, CALLER_ID, caller_contract(CALLEE_ID, CALLER_ID))
+
+    def call(method: str) -> str:
+        action = {"FunctionCall": {"method_name": method, "args": "", "gas": 30 * 10**12, "deposit": "0"}}
+        return str(sandbox.run(sandbox.chain.submit(sandbox.signed_by_alice(CALLER_ID, [action]))))
+
+    yielded = call("yield")
+    sandbox.run(sandbox.chain.settled())
+    # automine makes no blocks for a transaction waiting on a yield alone: still included only
+    assert sandbox.run(sandbox.chain.status(yielded)).startswith("INCLUDED")
+    resumed = call("resume")
+    assert sandbox.run(sandbox.chain.wait(resumed, "EXECUTED_OPTIMISTIC", 10.0)) in ("EXECUTED_OPTIMISTIC", "FINAL")
+    assert sandbox.run(sandbox.chain.wait(yielded, "EXECUTED_OPTIMISTIC", 10.0)) in ("EXECUTED_OPTIMISTIC", "FINAL")
+    tx = sandbox.result("EXPERIMENTAL_tx_status", {"tx_hash": yielded, "sender_account_id": ALICE})
+    validate_component(METHODS["EXPERIMENTAL_tx_status"].response_schema, {"jsonrpc": "2.0", "id": 1, "result": tx})
+    assert tx["status"] == {"SuccessValue": base64.b64encode(b"hi").decode()}
+    yield_receipt = next(receipt for receipt in tx["receipts"] if receipt["receipt"]["Action"]["is_promise_yield"])
+    assert yield_receipt["receiver_id"] == CALLER_ID
