@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+import based58
 import wasmtime
 
 from nearrpc.sandbox.runtime.ids import IdMaker
@@ -35,8 +36,9 @@ CALLEE = bytes(
 
 def caller_contract(callee: str = "callee.test", caller: str = "caller.test") -> bytes:
     """The caller; memory: "echo" 32, "callback" 40, "fail" 48, "hi" 56, "callback2" 64, zero u128
-    80, 1000 as u128 96, "F" 112, promise indices [0, 1] 128, "a" 144, "b" 145, the callee's
-    account id 300, the caller's 340."""
+    80, 1000 as u128 96, "F" 112, promise indices [0, 1] 128, "a" 144, "b" 145, 2^127 - 1 as u128
+    160, the callee's account id 300, the caller's 340, "sub." and the caller's 380, 10^24 as u128
+    440, a borsh ed25519 key (type 0, bytes 1 to 32) 460."""
     to_callee = f"(i64.const {len(callee)}) (i64.const 300)"
     to_caller = f"(i64.const {len(caller)}) (i64.const 340)"
     return bytes(
@@ -47,6 +49,8 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
  (import "env" "promise_and" (func $and (param i64 i64) (result i64)))
  (import "env" "promise_batch_create" (func $batch (param i64 i64) (result i64)))
  (import "env" "promise_batch_action_transfer" (func $transfer (param i64 i64)))
+ (import "env" "promise_batch_action_create_account" (func $create_account (param i64)))
+ (import "env" "promise_batch_action_add_key_with_full_access" (func $add_key (param i64 i64 i64 i64)))
  (import "env" "promise_batch_action_function_call_weight"
    (func $call_weight (param i64 i64 i64 i64 i64 i64 i64 i64)))
  (import "env" "promise_return" (func $return (param i64)))
@@ -63,6 +67,10 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
  (memory (export "memory") 1)
  (data (i32.const 300) "{callee}")
  (data (i32.const 340) "{caller}")
+ (data (i32.const 380) "sub.{caller}")
+ (data (i32.const 440) "\\00\\00\\00\\a1\\ed\\cc\\ce\\1b\\c2\\d3")
+ (data (i32.const 460) "\\00\\01\\02\\03\\04\\05\\06\\07\\08\\09\\0a\\0b\\0c\\0d\\0e\\0f\\10")
+ (data (i32.const 477) "\\11\\12\\13\\14\\15\\16\\17\\18\\19\\1a\\1b\\1c\\1d\\1e\\1f\\20")
  (data (i32.const 32) "echo")
  (data (i32.const 40) "callback")
  (data (i32.const 48) "fail")
@@ -113,6 +121,11 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
    (call $call_weight (call $batch {to_callee})
      (i64.const 4) (i64.const 32) (i64.const 1) (i64.const 145) (i64.const 80) (i64.const {TGAS}) (i64.const 2)))
  (func (export "bad_index") (call $return (i64.const 7)))
+ (func (export "make_sub") (local $p i64)
+   (local.set $p (call $batch (i64.const {4 + len(caller)}) (i64.const 380)))
+   (call $create_account (local.get $p))
+   (call $transfer (local.get $p) (i64.const 440))
+   (call $add_key (local.get $p) (i64.const 33) (i64.const 460) (i64.const 0)))
  (func (export "yield")
    (call $return (call $yield (i64.const 8) (i64.const 40) (i64.const 0) (i64.const 0) (i64.const {CALL_GAS})
      (i64.const 0) (i64.const 0)))
@@ -426,3 +439,22 @@ def test_a_yield_not_resumed_times_out_as_failed() -> None:
     assert resume.view["receipt"] == {"Data": {"data_id": data_id, "data": None, "is_promise_resume": True}}
     ran = _ran([chain.block()])
     assert ran[0][1] == yield_id and ran[0][2]["outcome"]["status"] == _value("F")
+
+
+def test_a_batch_creates_a_sub_account_with_a_key() -> None:
+    chain, alice = _chain()
+    before = chain.state.accounts["caller.test"].amount
+    blocks = _call(chain, alice, "make_sub")
+    ran = _ran(blocks)
+    made = next(outcome for _, _, outcome in ran if outcome["outcome"]["executor_id"] == "sub.caller.test")
+    assert made["outcome"]["status"] == {"SuccessValue": ""}
+    key = "ed25519:" + based58.b58encode(bytes(range(1, 33))).decode()
+    assert chain.state.accounts["sub.caller.test"].amount == NEAR
+    assert ("sub.caller.test", key) in chain.state.keys
+    # the send fees burnt by the caller, each action's own
+    create_send, _ = _action_fee("create_account_cost", False)
+    key_send = int(FEES["action_creation_config"]["add_key_cost"]["full_access_cost"]["send_not_sir"])
+    profile = {e["cost"]: int(e["gas_used"]) for e in ran[0][2]["outcome"]["metadata"]["gas_profile"]}
+    assert profile["CREATE_ACCOUNT"] == create_send and profile["ADD_FULL_ACCESS_KEY"] == key_send
+    # the deposit left the caller (its contract reward, a fraction of its gas, came back)
+    assert before - NEAR < chain.state.accounts["caller.test"].amount < before - NEAR + NEAR // 1000
