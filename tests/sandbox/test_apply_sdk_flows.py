@@ -4,7 +4,8 @@ all ("take-my-money") or asks its own `value_please` for the amount to give back
 token's `ft_resolve_transfer` callback refunds (examples/fungible-token: ft/src/lib.rs,
 test-contract-defi/src/lib.rs; near-contract-standards core_impl.rs); the cross-contract
 examples' `factorial`, which calls itself down to 1 and multiplies on the way back
-(`factorial_mult` reading its promise result, `promise_return` at each level)."""
+(`factorial_mult` reading its promise result, `promise_return` at each level); the NFT's
+`nft_transfer_call` to its example token receiver, which keeps or returns the token."""
 
 from __future__ import annotations
 
@@ -83,3 +84,34 @@ def test_factorial_calls_itself_through_promises(name: str) -> None:
     assert hops == 1
     ran = [outcome for outcome in found[1:] if outcome["outcome"]["executor_id"] == "math.test"]
     assert len(ran) == 9  # factorial 5 to 1, factorial_mult 5 to 2
+
+
+@pytest.mark.parametrize(("msg", "owner"), [("return-it-now", "alice.test"), ("keep-it-now", "recv.test")])
+def test_nft_transfer_call_to_the_example_receiver(msg: str, owner: str) -> None:
+    # examples/non-fungible-token: the receiver returns true ("give it back") or false; the
+    # token's nft_resolve_transfer then leaves the token with the receiver or returns it
+    chain = Chain()
+    nft, receiver, alice = Signer("nft.test"), Signer("recv.test"), Signer("alice.test")
+    for signer in (nft, receiver, alice):
+        chain.add_account(signer, 50 * NEAR)
+
+    def call(signer: Signer, account_id: str, method: str, args: object, deposit: int = 0) -> list[BlockResult]:
+        action = FunctionCall(method, json.dumps(args).encode(), 200 * TGAS, deposit)
+        return chain.run([signer.sign(account_id, [action], chain.block_hash)])
+
+    for signer, name in ((nft, "new_non_fungible_token.wasm"), (receiver, "token_receiver.wasm")):
+        code = reference_contract(name)
+        chain.run([signer.sign(signer.account_id, [DeployContract(code)], chain.block_hash)])
+    call(nft, "nft.test", "new_default_meta", {"owner_id": "alice.test"})
+    call(receiver, "recv.test", "new", {"non_fungible_token_account_id": "nft.test"})
+    mint = {"token_id": "t1", "token_owner_id": "alice.test", "token_metadata": {"title": "x"}}
+    call(alice, "nft.test", "nft_mint", mint, deposit=NEAR // 10)
+    blocks = call(alice, "nft.test", "nft_transfer_call", {"receiver_id": "recv.test", "token_id": "t1", "msg": msg}, 1)
+    token = view(chain, "nft.test", "nft_token", {"token_id": "t1"})
+    assert isinstance(token, dict) and token["owner_id"] == owner
+    found = outcomes(blocks)
+    by_id = {outcome["id"]: outcome for outcome in found}
+    resolve = by_id[found[1]["outcome"]["status"]["SuccessReceiptId"]]
+    # nft_resolve_transfer answers whether the token moved
+    moved = b"true" if owner == "recv.test" else b"false"
+    assert resolve["outcome"]["status"] == {"SuccessValue": base64.b64encode(moved).decode()}
