@@ -121,6 +121,13 @@ def caller_contract(callee: str = "callee.test", caller: str = "caller.test") ->
    (call $call_weight (call $batch {to_callee})
      (i64.const 4) (i64.const 32) (i64.const 1) (i64.const 145) (i64.const 80) (i64.const {TGAS}) (i64.const 2)))
  (func (export "bad_index") (call $return (i64.const 7)))
+ (func (export "bad_account") (drop (call $batch (i64.const 1) (i64.const 112))))
+ (func (export "many_actions") (local $p i64) (local $n i32)
+   (local.set $p (call $batch {to_callee}))
+   (loop $more
+     (call $transfer (local.get $p) (i64.const 80))
+     (local.set $n (i32.add (local.get $n) (i32.const 1)))
+     (br_if $more (i32.lt_u (local.get $n) (i32.const 101)))))
  (func (export "make_sub") (local $p i64)
    (local.set $p (call $batch (i64.const {4 + len(caller)}) (i64.const 380)))
    (call $create_account (local.get $p))
@@ -354,6 +361,7 @@ def test_promise_errors_fail_the_call() -> None:
     for method, text in [
         ("bad_index", "7 does not correspond to existing promises"),
         ("overdraw", "Exceeded the account balance."),
+        ("bad_account", "VM Logic returned an invalid account id"),  # "F": too short, upper case
         ("return_joint", "Returning joint promise is currently prohibited."),
     ]:
         blocks = _call(chain, alice, method)
@@ -458,3 +466,17 @@ def test_a_batch_creates_a_sub_account_with_a_key() -> None:
     assert profile["CREATE_ACCOUNT"] == create_send and profile["ADD_FULL_ACCESS_KEY"] == key_send
     # the deposit left the caller (its contract reward, a fraction of its gas, came back)
     assert before - NEAR < chain.state.accounts["caller.test"].amount < before - NEAR + NEAR // 1000
+
+
+def test_a_new_receipt_past_the_action_limit_fails_its_call() -> None:
+    chain, alice = _chain()
+    blocks = _call(chain, alice, "many_actions")
+    first = _ran(blocks)[0][2]
+    limit = int(chain.config["wasm_config"]["limit_config"]["max_actions_per_receipt"])
+    # lib.rs `apply_action_receipt`: the receipt the call made is validated (NewReceipt mode)
+    exceeded = {"TotalNumberOfActionsExceeded": {"total_number_of_actions": 101, "limit": limit}}
+    assert first["outcome"]["status"]["Failure"]["ActionError"] == {
+        "index": 0,
+        "kind": {"NewReceiptValidationError": {"ActionsValidation": exceeded}},
+    }
+    assert first["outcome"]["receipt_ids"] == [ran for _, ran, _ in _ran(blocks)[1:]]  # the gas refund alone
