@@ -14,16 +14,16 @@ From nearcore's near-vm-runner logic/logic.rs (`VMLogic`, one method per host fu
   `predecessor_account_id`, `prepaid_gas`, `used_gas`, `attached_deposit`: `base` then the value.
 Gas: a call's limit is its prepaid gas (GasExceeded) under the protocol's max_gas_burnt
 (GasLimitExceeded), as logic/gas_counter.rs `process_gas_limit`; used gas equals burnt gas here
-because no promise reserves any. Promise host functions fail with `PromisesUnsupported` until
-the sandbox runs cross-contract calls; `promise_results_count` answers 0 (a call made by a
-transaction has no promise results) and `promise_result` fails as nearcore does for an index past
-them. Trie-node costs are not charged, as for views (host.py).
+plus what the call's new receipts reserve (promises.py). The promise host functions run with a
+`PromiseContext` (the runtime's fees, the callback's results); without one (a bare call) they
+fail with `PromisesUnsupported`, `promise_results_count` answers 0 and `promise_result` fails as
+nearcore does for an index past them. Trie-node costs are not charged, as for views (host.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from nearrpc.contracts import errors
@@ -32,6 +32,7 @@ from nearrpc.contracts.errors import ViewCallError
 from nearrpc.contracts.gas import GasCosts, GasCounter
 from nearrpc.contracts.host import HOST_FUNCTIONS, Abort, Memory, StateReader, ViewContext, ViewLogic
 from nearrpc.contracts.interrupt import Interrupt
+from nearrpc.contracts.promises import PromiseContext, PromiseLogic, PromiseReceipt, distribute_gas
 
 
 class CallState(StateReader, Protocol):
@@ -54,6 +55,7 @@ class CallContext:
     attached_deposit: int
     prepaid_gas: int
     storage_num_extra_bytes_record: int
+    promises: PromiseContext | None = None  # None: the promise host functions are refused
 
 
 @dataclass(frozen=True)
@@ -68,26 +70,40 @@ class CallOutcome:
     balance: int
     storage_usage: int
     profile: dict[str, int]  # gas by ext cost name, and "wasm_instruction" (see _profile)
+    action_profile: dict[str, int] = field(default_factory=dict)  # burnt by ActionCosts name
+    receipts: list[PromiseReceipt] = field(default_factory=list)  # the receipts it created
+    resumes: list[tuple[str, bytes]] = field(default_factory=list)  # yields it resumed: (data id, payload)
+    return_receipt: int | None = None  # promise_return's receipt (its result is the call's)
 
 
 class CallFailed(Exception):
     """A call nearcore aborts: `debug` is the FunctionCallError's Debug text (call_errors.py
     gives its outcome JSON); the logs and gas burnt until then still count."""
 
-    def __init__(self, debug: str, logs: list[str], burnt_gas: int, profile: dict[str, int]) -> None:
+    def __init__(
+        self,
+        debug: str,
+        logs: list[str],
+        burnt_gas: int,
+        profile: dict[str, int],
+        action_profile: dict[str, int] | None = None,
+    ) -> None:
         super().__init__(debug)
         self.debug = debug
         self.logs = logs
         self.burnt_gas = burnt_gas
         self.profile = profile
+        self.action_profile = action_profile or {}
 
 
-class CallLogic(ViewLogic):
+class CallLogic(PromiseLogic):
     """A FunctionCall's logic: a view's, plus the host functions only a call may run."""
 
     def __init__(self, call: CallContext, args: bytes, state: CallState, gas: GasCounter, memory: Memory) -> None:
         super().__init__(call.view, args, state, gas, memory)
         self.call = call
+        self.promise_context = call.promises
+        self.init_promises()
         self.writer = state
         self.balance = call.view.account_balance + call.attached_deposit
         self.storage_usage = call.view.storage_usage
@@ -126,8 +142,9 @@ class CallLogic(ViewLogic):
         return self.call.prepaid_gas
 
     def c_used_gas(self) -> int:
+        # logic.rs `used_gas`: a call's used gas counts what its promises reserve
         self.pay("base")
-        return self.gas.burnt
+        return self.gas.burnt + self.gas.promises_gas
 
     def c_attached_deposit(self, ptr: int) -> None:
         self.pay("base")
@@ -180,15 +197,6 @@ class CallLogic(ViewLogic):
         self.set_register(register_id, removed)
         return 1
 
-    # --- promises ---------------------------------------------------------------------------------
-    def c_promise_results_count(self) -> int:
-        self.pay("base")
-        return 0
-
-    def c_promise_result(self, result_idx: int, _register_id: int) -> int:
-        self.pay("base")
-        raise Abort(errors.invalid_promise_result_index(result_idx))
-
 
 def _unsupported(name: str) -> Callable[..., int | None]:
     def refuse(logic: ViewLogic, *_args: int) -> int | None:
@@ -198,8 +206,44 @@ def _unsupported(name: str) -> Callable[..., int | None]:
     return refuse
 
 
-# the functions nearcore offers calls only; those left of them (promises, yields, refunds) are
-# the cross-contract calls this executor does not run yet
+def _with_context(name: str, method: Callable[..., int | None]) -> Callable[..., int | None]:
+    """A promise function, refused (PromisesUnsupported) by a call the runtime gave no context."""
+    refuse = _unsupported(name)
+
+    def run(logic: CallLogic, *args: int) -> int | None:
+        return (method if logic.promise_context is not None else refuse)(logic, *args)
+
+    return run
+
+
+# the promise host functions run here (promises.py); refunds, state init and the newer ones are not
+_PROMISE_RUN: dict[str, Callable[..., int | None]] = {
+    method.__name__.removeprefix("c_"): _with_context(method.__name__.removeprefix("c_"), method)
+    for method in (
+        PromiseLogic.c_promise_create,
+        PromiseLogic.c_promise_then,
+        PromiseLogic.c_promise_and,
+        PromiseLogic.c_promise_batch_create,
+        PromiseLogic.c_promise_batch_then,
+        PromiseLogic.c_promise_batch_action_create_account,
+        PromiseLogic.c_promise_batch_action_deploy_contract,
+        PromiseLogic.c_promise_batch_action_function_call,
+        PromiseLogic.c_promise_batch_action_function_call_weight,
+        PromiseLogic.c_promise_batch_action_transfer,
+        PromiseLogic.c_promise_batch_action_stake,
+        PromiseLogic.c_promise_batch_action_add_key_with_full_access,
+        PromiseLogic.c_promise_batch_action_add_key_with_function_call,
+        PromiseLogic.c_promise_batch_action_delete_key,
+        PromiseLogic.c_promise_batch_action_delete_account,
+        PromiseLogic.c_promise_return,
+        PromiseLogic.c_promise_yield_create,
+        PromiseLogic.c_promise_yield_resume,
+    )
+}
+
+
+# the functions nearcore offers calls only (with the promise functions above); the promise ones
+# left of them (refund_to, state init, yields by id, gas keys) this executor does not run yet
 _CALL_ONLY: dict[str, Callable[..., int | None]] = {
     method.__name__.removeprefix("c_"): method
     for method in (
@@ -215,15 +259,17 @@ _CALL_ONLY: dict[str, Callable[..., int | None]] = {
         CallLogic.c_storage_remove,
         CallLogic.c_promise_results_count,
         CallLogic.c_promise_result,
+        CallLogic.c_value_return,
     )
 }
 _PROMISE_FUNCTIONS = tuple(
     fn.name
     for fn in HOST_FUNCTIONS
     if fn.name not in _CALL_ONLY
+    and fn.name not in _PROMISE_RUN
     and (fn.name.startswith("promise_") or fn.name in ("refund_to_account_id", "set_state_init_data_entry"))
 )
-CallLogic.overrides = {**_CALL_ONLY, **{name: _unsupported(name) for name in _PROMISE_FUNCTIONS}}
+CallLogic.overrides = {**_CALL_ONLY, **_PROMISE_RUN, **{name: _unsupported(name) for name in _PROMISE_FUNCTIONS}}
 
 
 def run_call(
@@ -250,16 +296,25 @@ def run_call(
     try:
         outcome = default_engine().execute(code, code_hash, method_name, gas, make_logic, interrupt)
     except ViewCallError as failure:
-        raise CallFailed(failure.debug, failure.logs, gas.burnt, _profile(logic, costs, len(code), gas.burnt)) from None
+        actions = dict(logic[0].action_profile) if logic else {}
+        profile = _profile(logic, costs, len(code), gas.burnt)
+        raise CallFailed(failure.debug, failure.logs, gas.burnt, profile, actions) from None
     ran = logic[0]
+    used = outcome.burnt_gas + gas.promises_gas
+    # runtime function_call.rs: the prepaid gas left goes to the calls that asked for a weight
+    used += distribute_gas(ran.weights, call.prepaid_gas - used)
     return CallOutcome(
         returned=ran.returned,
         logs=outcome.logs,
         burnt_gas=outcome.burnt_gas,
-        used_gas=outcome.burnt_gas,
+        used_gas=used,
         balance=ran.balance,
         storage_usage=ran.storage_usage,
         profile=_profile(logic, costs, len(code), outcome.burnt_gas),
+        action_profile=dict(ran.action_profile),
+        receipts=ran.receipts,
+        resumes=ran.resumes,
+        return_receipt=ran.return_receipt,
     )
 
 
@@ -268,8 +323,9 @@ def _profile(logic: list[CallLogic], costs: GasCosts, code_len: int, burnt: int)
     loading (paid once it is instantiated, or first under `fix_contract_loading_cost`), and the
     rest, the wasm instructions."""
     profile = dict(logic[0].profile) if logic else {}
+    actions = sum(logic[0].action_profile.values()) if logic else 0
     if logic or costs.fix_contract_loading_cost:
         profile["contract_loading_base"] = costs.ext.get("contract_loading_base", 0)
         profile["contract_loading_bytes"] = costs.ext.get("contract_loading_bytes", 0) * code_len
-    profile["wasm_instruction"] = max(burnt - sum(profile.values()), 0)
+    profile["wasm_instruction"] = max(burnt - sum(profile.values()) - actions, 0)
     return {name: gas for name, gas in profile.items() if gas > 0}

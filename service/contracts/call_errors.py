@@ -40,8 +40,21 @@ _HOST_DISPLAY: Final[dict[str, str]] = {
     "Ed25519VerifyInvalidInput": "ED25519 signature verification error: {msg}",
     "BLS12381InvalidInput": "BLS12-381 invalid input: {msg}",
     "InvalidPromiseResultIndex": "Accessed invalid promise result index: {result_idx}",
+    "InvalidPromiseIndex": "{promise_idx} does not correspond to existing promises",
+    "CannotAppendActionToJointPromise": "Actions can only be appended to non-joint promise.",
+    "CannotReturnJointPromise": "Returning joint promise is currently prohibited.",
+    "InvalidMethodName": "VM Logic returned an invalid method name",
+    "YieldPayloadLength": "Yield resume payload is {length} bytes which exceeds the {limit} byte limit",
+    "DataIdMalformed": "yield resumption token is malformed",
+    "InvalidPublicKey": "VM Logic provided an invalid public key",
+    "NumberPromisesExceeded": (
+        "The number of promises within a FunctionCall {number_of_promises} exceeds the limit {limit}"
+    ),
+    "NumberInputDataDependenciesExceeded": (
+        "The number of input data dependencies {number_of_input_data_dependencies} exceeds the limit {limit}"
+    ),
     "PromisesUnsupported": (
-        "{method_name} is not available: nearrpc's sandbox does not execute cross-contract calls (promises) yet"
+        "{method_name} is not available: nearrpc's sandbox does not run this promise host function yet"
     ),
 }
 # logic/errors.rs `impl Display for WasmTrap`

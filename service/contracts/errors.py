@@ -191,6 +191,50 @@ def invalid_promise_result_index(result_idx: int) -> str:
 
 
 def promises_unsupported(method_name: str) -> str:
-    """A call of a promise host function in the sandbox, which does not run cross-contract calls
-    yet: not a nearcore variant; its text (call_errors.py) names the function and says why."""
+    """A call of a promise host function the sandbox does not run (yields, refund_to, state init;
+    any, for a call given no promise context): not a nearcore variant; its text (call_errors.py)
+    names the function and says why."""
     return host_error(f"PromisesUnsupported {{ method_name: {_rust_str(method_name)} }}")
+
+
+# --- the promise host functions' HostError variants (logic.rs; logic/errors.rs)
+def invalid_promise_index(promise_idx: int) -> str:
+    return host_error(f"InvalidPromiseIndex {{ promise_idx: {promise_idx} }}")
+
+
+def cannot_append_action_to_joint_promise() -> str:
+    return host_error("CannotAppendActionToJointPromise")
+
+
+def cannot_return_joint_promise() -> str:
+    return host_error("CannotReturnJointPromise")
+
+
+def invalid_account_id() -> str:
+    return host_error("InvalidAccountId")
+
+
+def invalid_method_name() -> str:
+    return host_error("InvalidMethodName")
+
+
+def invalid_public_key() -> str:
+    return host_error("InvalidPublicKey")
+
+
+def empty_method_name() -> str:
+    return host_error("EmptyMethodName")
+
+
+def balance_exceeded() -> str:
+    return host_error("BalanceExceeded")
+
+
+def number_promises_exceeded(number: int, limit: int) -> str:
+    return host_error(f"NumberPromisesExceeded {{ number_of_promises: {number}, limit: {limit} }}")
+
+
+def number_input_data_dependencies_exceeded(number: int, limit: int) -> str:
+    return host_error(
+        f"NumberInputDataDependenciesExceeded {{ number_of_input_data_dependencies: {number}, limit: {limit} }}"
+    )

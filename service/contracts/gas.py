@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, NoReturn
 
 from nearrpc.contracts import errors
 from nearrpc.contracts.prepare import PrepareRules
@@ -152,14 +152,41 @@ class GasCounter:
         self.op_cost = max(costs.regular_op_cost, 1)
         self._ext = costs.ext
         self.burnt = 0
+        # gas_counter.rs `promises_gas`: what the call's new receipts reserve (their exec fees and
+        # prepaid gas), which the contract can no longer burn; used gas is burnt plus this
+        self.promises_gas = 0
+        self._max_burnt = costs.view_gas_limit
+        self._prepaid = self.limit if prepaid_gas is None else prepaid_gas
 
     def pay(self, gas: int) -> None:
         if self.burnt + gas > self.stop:
             if self.sliced:
                 raise SliceExhausted
-            self.burnt = self.limit
-            raise GasExhausted
+            self._exhaust(self.burnt + gas)
         self.burnt += gas
+
+    def _exhaust(self, new_burnt: int) -> NoReturn:
+        """gas_counter.rs `process_gas_limit`: never burn past the limit; with gas reserved for
+        promises the burn stops earlier, and which limit was hit decides the error."""
+        self.burnt = min(new_burnt, self.limit)
+        if self.promises_gas:
+            self.promises_gas = max(min(self._prepaid, new_burnt + self.promises_gas) - self.burnt, 0)
+            over_max = new_burnt > self._max_burnt
+            self.exhausted_text = errors.gas_limit_exceeded() if over_max else errors.gas_exceeded()
+        raise GasExhausted
+
+    def deduct(self, burn: int, use: int) -> None:
+        """gas_counter.rs `deduct_gas`: burn `burn` and reserve `use - burn` for the call's new
+        receipts (an action's send fee is burnt, its exec fee and a call's gas reserved)."""
+        promises = self.promises_gas + use - burn
+        new_burnt = self.burnt + burn
+        if new_burnt <= self._max_burnt and new_burnt + promises <= self._prepaid:
+            self.burnt, self.promises_gas = new_burnt, promises
+            if not self.sliced:
+                self.stop = min(self.limit, self._prepaid - promises)
+            return
+        self.promises_gas = promises
+        self._exhaust(new_burnt)
 
     def enter_host(self, granted: int, remaining: int) -> None:
         """A host call begins: it counts against the slice's host calls, then the instructions
@@ -171,8 +198,7 @@ class GasCounter:
         if self.burnt + gas > self.stop:
             if self.sliced:
                 raise SliceExhausted
-            self.burnt = self.limit
-            raise GasExhausted
+            self._exhaust(self.burnt + gas)
         self.burnt += gas
 
     def pay_ext(self, name: str, times: int = 1) -> None:

@@ -9,6 +9,7 @@ from nearrpc.nearcore.echo import shown
 MIN_LEN = 2
 MAX_LEN = 64
 _SEPARATORS = frozenset("-_.")
+_HEX = frozenset("0123456789abcdef")
 
 
 def account_id_problem(account_id: str) -> str | None:
@@ -38,3 +39,14 @@ def account_id_refusal(value: str) -> str | None:
     it is one."""
     problem = account_id_problem(value)
     return None if problem is None else f'invalid value: "{shown(value)}", {problem}'
+
+
+def account_type(account_id: str) -> str:
+    """near-account-id's `get_account_type`: "NearImplicitAccount" (64 lowercase hex),
+    "EthImplicitAccount" ("0x" then 40 lowercase hex), "NearDeterministicAccount" ("0s" then 40
+    lowercase hex, NEP-616's state-init accounts) or "NamedAccount"."""
+    if len(account_id) == 64 and _HEX.issuperset(account_id):
+        return "NearImplicitAccount"
+    if len(account_id) == 42 and account_id[:2] in ("0x", "0s") and _HEX.issuperset(account_id[2:]):
+        return "EthImplicitAccount" if account_id[1] == "x" else "NearDeterministicAccount"
+    return "NamedAccount"

@@ -157,7 +157,12 @@ class TransferRuntime:
         )
 
     def apply_block(
-        self, state: StateView, context: BlockContext, transactions: Sequence[bytes], receipts: Sequence[Receipt]
+        self,
+        state: StateView,
+        context: BlockContext,
+        transactions: Sequence[bytes],
+        receipts: Sequence[Receipt],
+        waiting: Sequence[Receipt] = (),
     ) -> BlockResult:
         changes = StateChanges()
         layer = _Layered(state, changes)

@@ -150,6 +150,7 @@ class Chain:
         self.runtime = SandboxRuntime()
         self.height = 100
         self.pending: list[Receipt] = []
+        self.waiting: list[Receipt] = []
         self.results: list[BlockResult] = []
 
     def add_account(self, signer: Signer, amount: int, storage_usage: int = 182) -> None:
@@ -177,9 +178,10 @@ class Chain:
         return _hash(f"block {self.height - 1}")
 
     def block(self, transactions: Sequence[SignedTransaction] = ()) -> BlockResult:
-        result = self.runtime.apply_decoded(self.state, self.context(), transactions, self.pending)
+        result = self.runtime.apply_decoded(self.state, self.context(), transactions, self.pending, self.waiting)
         self.state.apply(result.changes)
         self.pending = list(result.outgoing)
+        self.waiting = list(result.waiting)
         self.results.append(result)
         self.height += 1
         return result
@@ -190,6 +192,11 @@ class Chain:
         while self.pending:
             blocks.append(self.block())
         return blocks
+
+
+def block_hash(height: int) -> str:
+    """The hash Chain gives the block at `height`."""
+    return _hash(f"block {height}")
 
 
 def outcomes(blocks: Sequence[BlockResult]) -> list[dict[str, Any]]:

@@ -1,6 +1,7 @@
 """The host functions a FunctionCall may run and a view may not (contracts.call), on WAT
 modules: storage writes and removes with nearcore's storage-usage accounting and gas, the
-signer, predecessor, deposit and gas getters, the prepaid gas limit, and promises refused."""
+signer, predecessor, deposit and gas getters, the prepaid gas limit, and promises refused to a
+call the runtime gave no promise context (test_apply_promises runs them)."""
 
 from __future__ import annotations
 
@@ -158,8 +159,8 @@ def test_a_promise_is_refused_with_a_clear_error() -> None:
     with pytest.raises(CallFailed) as failed:
         _run(WRITE, "promise")
     assert function_call_error(failed.value.debug) == {
-        "ExecutionError": "promise_batch_create is not available: nearrpc's sandbox does not execute "
-        "cross-contract calls (promises) yet"
+        "ExecutionError": "promise_batch_create is not available: nearrpc's sandbox does not run this "
+        "promise host function yet"
     }
 
 

@@ -125,6 +125,12 @@ class ChainProducer:
         self._epochs: dict[str, _Epoch] = {}
         self._queue: list[_Queued] = []
         self._outgoing: list[Receipt] = []
+        # receipts waiting for data and data waiting for its receipt (BlockResult.waiting): kept
+        # between blocks as nearcore keeps them in the state, in no chunk
+        self._waiting: list[Receipt] = []
+        # the data receipts the block being made receives, with their receiver's shard: stored
+        # (no outcome of their own) so EXPERIMENTAL_receipt answers them as nearcore does
+        self._arrived: list[tuple[Mapping[str, Any], int]] = []
         self._in_flight: dict[str, InFlight] = {}
         self._receipt_owner: dict[str, str] = {}  # receipt id → the transaction awaiting it
         self._finished: dict[str, Progress] = {}
@@ -172,9 +178,11 @@ class ChainProducer:
         return tx_hash in self._dropped
 
     def needs_blocks(self) -> bool:
-        """Whether automine still has blocks to make: queued transactions, receipts in flight, or
-        a block that did something and is not final yet."""
-        return bool(self._queue or self._outgoing or self._in_flight) or self._last_active > self._final_height
+        """Whether automine still has blocks to make: queued transactions, receipts sent, or a
+        block that did something and is not final yet."""
+        # a transaction in flight with nothing queued or sent waits on a yield alone (its resume
+        # or its timeout): automine makes no blocks for it, as a block time would
+        return bool(self._queue or self._outgoing) or self._last_active > self._final_height
 
     # -- transactions
 
@@ -263,8 +271,9 @@ class ChainProducer:
         self._queue = [q for q in self._queue if q not in queued]
 
     def _drop_receipts(self) -> None:
-        gone = {receipt.view["receipt_id"] for receipt in self._outgoing}
+        gone = {receipt.view["receipt_id"] for receipt in [*self._outgoing, *self._waiting]}
         self._outgoing = []
+        self._waiting = []
         for tx_hash in [h for h, flying in self._in_flight.items() if flying.awaiting & gone]:
             del self._in_flight[tx_hash]
             self._dropped.add(tx_hash)
@@ -354,6 +363,11 @@ class ChainProducer:
         contents = [ShardContent() for _ in shard_ids]
         for queued in taken:
             contents[index_of.get(queued.checked.shard_id, 0)].transactions.append((queued.signed, queued.checked.view))
+        self._arrived = [
+            (receipt.view, account_shard_id(layout, receipt.view["receiver_id"]))
+            for receipt in self._outgoing
+            if "Data" in receipt.view["receipt"]
+        ]
         for receipt in self._outgoing:
             sender = receipt.view["predecessor_id"]
             origin = receipt.view["receiver_id"] if sender == "system" else sender
@@ -366,7 +380,7 @@ class ChainProducer:
         new = next_block(parent_view, plan, self._prices)
         context = self._context(height, new.view["header"]["hash"], parent, epoch, timestamp)
         state = StoreStateView(self._reader, parent.height)
-        result = self._runtime.apply_block(state, context, [q.signed for q in taken], self._outgoing)
+        result = self._runtime.apply_block(state, context, [q.signed for q in taken], self._outgoing, self._waiting)
         return new, result
 
     # -- writing a block
@@ -398,6 +412,10 @@ class ChainProducer:
                 batch.put_receipt(StoredReceipt(receipt.receipt_id, block_hash, height, receipt.shard_id,
                                                 orjson.dumps(receipt.view),
                                                 orjson.dumps(outcomes[receipt.receipt_id])))  # fmt: skip
+            for view, shard_id in self._arrived:
+                batch.put_receipt(
+                    StoredReceipt(view["receipt_id"], block_hash, height, shard_id, orjson.dumps(view), None)
+                )
             for flying in finished:
                 batch.put_transaction(flying.stored())
             if opened:
@@ -418,6 +436,7 @@ class ChainProducer:
             self._epoch_start = height
         self._head = block
         self._outgoing = list(result.outgoing)
+        self._waiting = list(result.waiting)
         self._results = _shard_results(self._shard_outcome_roots(outcomes, result, shard_ids), result.tokens_burnt)
         if result.transactions or result.receipts or patch is not None:
             self._last_active = height
@@ -566,6 +585,7 @@ class ChainProducer:
         self._dropped = {q.checked.tx_hash for q in self._queue} | set(self._in_flight)
         self._queue.clear()
         self._outgoing.clear()
+        self._waiting.clear()
         self._in_flight.clear()
         self._receipt_owner.clear()
         self._finished = {h: p for h, p in self._finished.items() if p[0] <= mark.height}

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,10 +30,11 @@ from nearrpc.contracts.call_errors import function_call_error
 from nearrpc.contracts.errors import HostFunctionUnavailable
 from nearrpc.contracts.gas import GasCosts
 from nearrpc.contracts.host import ViewContext
+from nearrpc.contracts.promises import ActionFees, PromiseContext
 from nearrpc.nearcore.transaction import public_key_bytes
 from nearrpc.sandbox.runtime import features, fees
 from nearrpc.sandbox.runtime.fees import FeeConfig, account_type
-from nearrpc.sandbox.runtime.ids import random_seed
+from nearrpc.sandbox.runtime.ids import IdMaker, random_seed
 from nearrpc.sandbox.runtime.model import (
     NO_CODE_HASH,
     AccessKey,
@@ -49,43 +50,24 @@ from nearrpc.sandbox.runtime.model import (
     DeployContract,
     FunctionCall,
     Stake,
+    TransactionRefused,
     Transfer,
 )
+from nearrpc.sandbox.runtime.promised import new_receipts
 from nearrpc.sandbox.runtime.receipts import (
     EMPTY_PUBLIC_KEY,
     SYSTEM,
     ActionReceipt,
+    NewData,
+    NewReceipt,
     access_key_borsh_len,
 )
 from nearrpc.sandbox.runtime.signature import verify_delegate
 from nearrpc.sandbox.runtime.state import ContractStorage, Overlay
-from nearrpc.sandbox.runtime.verifier import ACCESS_KEY_NONCE_RANGE_MULTIPLIER
+from nearrpc.sandbox.runtime.verifier import ACCESS_KEY_NONCE_RANGE_MULTIPLIER, validate_actions
 
 # core/primitives account.rs
 MAX_ACCOUNT_DELETION_STORAGE_USAGE = 10_000
-
-
-@dataclass(frozen=True, slots=True)
-class NewReceipt:
-    """A receipt an action makes; its id is given once the whole receipt has run."""
-
-    predecessor_id: str
-    receiver_id: str
-    signer_id: str
-    signer_public_key: str
-    gas_price: int
-    actions: tuple[Action, ...]
-
-    def with_id(self, receipt_id: str) -> ActionReceipt:
-        return ActionReceipt(
-            receipt_id,
-            self.predecessor_id,
-            self.receiver_id,
-            self.signer_id,
-            self.signer_public_key,
-            self.gas_price,
-            self.actions,
-        )
 
 
 def balance_refund(receiver_id: str, amount: int) -> NewReceipt:
@@ -109,24 +91,30 @@ class ActionResult:
     error: Mapping[str, Any] | str | None = None
     returned: bytes | None = None
     logs: list[str] = field(default_factory=list)
-    new_receipts: list[NewReceipt] = field(default_factory=list)
+    new_receipts: list[NewReceipt | NewData] = field(default_factory=list)
     profile: dict[str, int] = field(default_factory=dict)  # a contract's gas by cost (contracts.call)
+    action_profile: dict[str, int] = field(default_factory=dict)  # the send fees its promises burnt
+    return_receipt: int | None = None  # promise_return's receipt, by index among new_receipts
 
     def merge(self, other: ActionResult) -> None:
-        """lib.rs `ActionResult::merge`: gas adds up, the later result wins, and a failure drops
-        the receipts made so far."""
+        """lib.rs `ActionResult::merge`: gas adds up, the later result wins (a returned receipt's
+        index counted past the receipts made before), and a failure drops the receipts made so far."""
         self.gas_burnt += other.gas_burnt
         self.gas_burnt_for_function_call += other.gas_burnt_for_function_call
         self.gas_used += other.gas_used
         self.error = other.error
         self.returned = other.returned
+        self.return_receipt = None if other.return_receipt is None else other.return_receipt + len(self.new_receipts)
         self.logs.extend(other.logs)
         for name, gas in other.profile.items():
             self.profile[name] = self.profile.get(name, 0) + gas
+        for name, gas in other.action_profile.items():
+            self.action_profile[name] = self.action_profile.get(name, 0) + gas
         if other.error is None:
             self.new_receipts.extend(other.new_receipts)
         else:
             self.new_receipts.clear()
+            self.return_receipt = None
 
 
 @dataclass
@@ -135,6 +123,9 @@ class Acting:
 
     account: Account | None
     actor_id: str
+    results: tuple[bytes | None, ...] = ()  # the promise results a callback reads (None: Failed)
+    # whether the account has a yield waiting on a data id (ext.rs `has_promise_yield_receipt`)
+    yield_waiting: Callable[[str], bool] = lambda _data_id: False
 
 
 @dataclass(frozen=True)
@@ -147,6 +138,7 @@ class Env:
     costs: GasCosts
     min_top_level_length: int
     registrar_account_id: str
+    action_fees: ActionFees  # what a call's promises pay (contracts.promises)
 
 
 def is_implicit(config: FeeConfig, account_id: str) -> bool:
@@ -416,6 +408,7 @@ def _function_call(
         random_seed=random_seed(action_hash, context.random_seed),
         epoch_id=context.epoch_id,
     )
+    ids = IdMaker(context.block_hash, context.height, context.protocol_version)
     call = CallContext(
         view=view,
         signer_account_id=receipt.signer_id,
@@ -424,6 +417,13 @@ def _function_call(
         attached_deposit=action.deposit,
         prepaid_gas=action.gas,
         storage_num_extra_bytes_record=env.fees.num_extra_bytes_record,
+        promises=PromiseContext(
+            env.action_fees,
+            acting.results,
+            tuple(receiver for _, receiver in receipt.output_data_receivers),
+            lambda index: based58.b58decode(ids.data_id(action_hash, index).encode()),
+            acting.yield_waiting,
+        ),
     )
     storage = ContractStorage(env.overlay, account_id)
     try:
@@ -436,6 +436,7 @@ def _function_call(
         result.gas_burnt_for_function_call += failed.burnt_gas
         result.gas_used += failed.burnt_gas
         result.profile = failed.profile
+        result.action_profile = failed.action_profile
         return
     except HostFunctionUnavailable as missing:
         message = f"the host function {missing.name} is not implemented by nearrpc's executor"
@@ -447,6 +448,22 @@ def _function_call(
     result.gas_used += outcome.used_gas
     result.returned = outcome.returned
     result.profile = outcome.profile
+    result.action_profile = outcome.action_profile
+    # actions.rs `action_function_call`: the receipts the call created, from the receiver
+    timeout = int(env.fees.limits.get("yield_timeout_length_in_blocks") or 200)
+    made = new_receipts(receipt, outcome.receipts, outcome.resumes, context.height + timeout)
+    for new in made:
+        if isinstance(new, NewData):
+            continue
+        # lib.rs `apply_action_receipt`: each new receipt validated (`validate_receipt`, NewReceipt
+        # mode); a refusal fails the action, its receipts dropped
+        try:
+            validate_actions(env.fees.limits, new.actions, context.protocol_version)
+        except TransactionRefused as refused:
+            result.error = {"NewReceiptValidationError": refused.error}
+            return
+    result.new_receipts.extend(made)
+    result.return_receipt = outcome.return_receipt
     acting.account = dataclasses.replace(account, amount=outcome.balance, storage_usage=outcome.storage_usage)
 
 

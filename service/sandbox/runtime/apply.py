@@ -8,6 +8,18 @@ transactions converted to action receipts, then the receipts run in nearcore's o
 - local receipts (signer == receiver) run in the same block, first; then the receipts carried
   from earlier blocks, in their order. Whatever a receipt makes (including its refunds) runs in
   the next block (`outgoing`), as nearcore forwards it;
+- `process_receipt`: an action receipt waiting for data (a callback) runs once all its data
+  receipts arrived, else waits (postponed) until the last one arrives; the data that arrived
+  is its promise results, in its input_data_ids' order. What waits is carried to the next block
+  (`BlockResult.waiting`), as nearcore keeps it in the state;
+- after the actions and refunds, a receipt with output data receivers sends each a data receipt
+  with its value (none when it failed), or, when it returned a promise (`promise_return`), hands
+  them to that receipt; new receipts take their ids in the order made (actions' receipts,
+  refunds, data receipts), and the outcome lists the action receipts only;
+- yields: a PromiseYield receipt is kept when it arrives (no outcome yet) and runs when its
+  PromiseResume arrives (a resume for none is dropped); at the end of the block, each yield whose
+  timeout height is reached gets a resume without data (Failed), whose id derives from the data id
+  (`resolve_promise_yield_timeouts`: `create_receipt_id_from_receipt_id(data_id, n)`);
 - `apply_action_receipt`: the execution fee of a new receipt, then each action (actions.py);
   the first failure stops them and rolls the receipt's changes back (its charges stay); on
   success the receiver's storage must be staked (`check_storage_stake`: LackBalanceForState).
@@ -31,10 +43,11 @@ from __future__ import annotations
 import base64
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nearrpc.contracts.gas import GasCosts
+from nearrpc.contracts.promises import ActionFees
 from nearrpc.sandbox.runtime import features, fees
 from nearrpc.sandbox.runtime.actions import (
     Acting,
@@ -61,7 +74,7 @@ from nearrpc.sandbox.runtime.model import (
     TransactionApplied,
     TransactionRefused,
 )
-from nearrpc.sandbox.runtime.receipts import ActionReceipt
+from nearrpc.sandbox.runtime.receipts import ActionReceipt, DataReceipt, NewData
 from nearrpc.sandbox.runtime.state import Overlay
 from nearrpc.sandbox.runtime.verifier import Charged, check_transaction, lacking_for_storage
 from nearrpc.sandbox.runtime.views import signed_transaction_view
@@ -95,6 +108,27 @@ def _outcome(
 
 
 @dataclass
+class _Waiting:
+    """lib.rs `process_receipt`'s records in the state: data that arrived (ReceivedData), the
+    receipts waiting for data (PostponedReceipt), which receipt waits for which data id
+    (PostponedReceiptId) and how many data each still waits for (PendingDataCount)."""
+
+    received: dict[tuple[str, str], DataReceipt] = field(default_factory=dict)
+    postponed: dict[str, ActionReceipt] = field(default_factory=dict)
+    awaiting: dict[tuple[str, str], str] = field(default_factory=dict)
+    pending: dict[str, int] = field(default_factory=dict)
+    produced_at: dict[str, int] = field(default_factory=dict)  # by receipt id, of what waits
+    # PromiseYieldReceipt: the yields kept, by (account, data id), and their timeouts (expires_at)
+    yields: dict[tuple[str, str], ActionReceipt] = field(default_factory=dict)
+
+    def carried(self) -> list[Receipt]:
+        kept = [data.carried(self.produced_at.get(data.receipt_id, 0)) for data in self.received.values()]
+        kept += [receipt.carried(self.produced_at.get(key, 0)) for key, receipt in self.postponed.items()]
+        kept += [receipt.carried(self.produced_at.get(receipt.receipt_id, 0)) for receipt in self.yields.values()]
+        return kept
+
+
+@dataclass
 class _Block:
     """One block's application under way."""
 
@@ -103,17 +137,23 @@ class _Block:
     transactions: list[TransactionApplied]
     receipts: list[ReceiptApplied]
     outgoing: list[Receipt]
+    waiting: _Waiting = field(default_factory=_Waiting)
     gas_burnt: int = 0
     tokens_burnt: int = 0  # what leaves the total supply
 
 
-def gas_profile(profile: Mapping[str, int]) -> list[dict[str, str]]:
+def gas_profile(profile: Mapping[str, int], actions: Mapping[str, int] | None = None) -> list[dict[str, str]]:
     """ExecutionMetadataView V3's gas profile (views.rs `CostGasUsed`): a contract's host costs
-    and instructions, category WASM_HOST_COST, by name (ExtCosts in capitals); sorted by category
-    then cost, as nearcore sorts them. An action costs nothing here: nearcore profiles the action
-    costs of the receipts a contract makes (promises), which are not run yet."""
+    and instructions, category WASM_HOST_COST, by name (ExtCosts in capitals), and the send fees
+    its promises burnt, category ACTION_COST (ActionCosts in capitals); sorted by category then
+    cost, as nearcore sorts them."""
     entries = [
         {"cost_category": "WASM_HOST_COST", "cost": name.upper(), "gas_used": str(gas)} for name, gas in profile.items()
+    ]
+    entries += [
+        {"cost_category": "ACTION_COST", "cost": name.upper(), "gas_used": str(gas)}
+        for name, gas in (actions or {}).items()
+        if gas > 0
     ]
     return sorted(entries, key=lambda entry: (entry["cost_category"], entry["cost"]))
 
@@ -136,9 +176,12 @@ class _Charges:
 
 def _is_instant(receipt: ActionReceipt) -> bool:
     """receipt.rs `Receipt::is_instant_receipt` (InstantDeleteAccount, protocol 83): a receipt of a
-    single DeleteAccount (a delegated one here) runs right after the receipt that made it, in the
-    same chunk, instead of in the next block."""
-    return len(receipt.actions) == 1 and isinstance(receipt.actions[0], DeleteAccount) and not receipt.is_refund
+    single DeleteAccount waiting for no data, or a PromiseYield (kept at once), is processed right
+    after the receipt that made it, in the same chunk, instead of in the next block."""
+    if receipt.is_promise_yield:
+        return True
+    only_delete = len(receipt.actions) == 1 and isinstance(receipt.actions[0], DeleteAccount)
+    return only_delete and not receipt.input_data_ids and not receipt.is_refund
 
 
 def _burn_price(purchase_price: int, context: BlockContext) -> int:
@@ -157,13 +200,14 @@ def _contract_view(account: Account | None) -> dict[str, str] | None:
 
 
 def _receipt_metadata(
-    protocol_version: int, profile: Mapping[str, int], contracts: list[dict[str, str] | None]
+    protocol_version: int, result: ActionResult, contracts: list[dict[str, str] | None]
 ) -> dict[str, Any]:
     """ExecutionMetadataView of a receipt's outcome: V3 (its gas profile), or V4 from protocol 85
     (ExecutionMetadataV4), which adds the receiver's contract before each action."""
+    profile = gas_profile(result.profile, result.action_profile)
     if features.enabled(features.EXECUTION_METADATA_V4, protocol_version):
-        return {"version": 4, "gas_profile": gas_profile(profile), "contracts": contracts}
-    return {"version": 3, "gas_profile": gas_profile(profile)}
+        return {"version": 4, "gas_profile": profile, "contracts": contracts}
+    return {"version": 3, "gas_profile": profile}
 
 
 def make_env(overlay: Overlay, context: BlockContext) -> Env:
@@ -176,6 +220,7 @@ def make_env(overlay: Overlay, context: BlockContext) -> Env:
         costs=GasCosts.from_protocol_config(context.protocol_config),
         min_top_level_length=int(creation["min_allowed_top_level_account_length"]),
         registrar_account_id=str(creation["registrar_account_id"]),
+        action_fees=ActionFees.from_runtime_config(runtime_config),
     )
 
 
@@ -227,7 +272,12 @@ class SandboxRuntime:
         )
 
     def apply_block(
-        self, state: StateView, context: BlockContext, transactions: Sequence[bytes], receipts: Sequence[Receipt]
+        self,
+        state: StateView,
+        context: BlockContext,
+        transactions: Sequence[bytes],
+        receipts: Sequence[Receipt],
+        waiting: Sequence[Receipt] = (),
     ) -> BlockResult:
         decoded = []
         for raw in transactions:
@@ -235,7 +285,7 @@ class SandboxRuntime:
                 decoded.append(decode_signed_transaction(raw))
             except TransactionDecodeError:
                 continue  # a chunk producer drops what it cannot decode
-        return self.apply_decoded(state, context, decoded, receipts)
+        return self.apply_decoded(state, context, decoded, receipts, waiting)
 
     def apply_decoded(
         self,
@@ -243,6 +293,7 @@ class SandboxRuntime:
         context: BlockContext,
         transactions: Sequence[SignedTransaction],
         receipts: Sequence[Receipt],
+        waiting: Sequence[Receipt] = (),
     ) -> BlockResult:
         overlay = Overlay(state)
         block = _Block(
@@ -252,6 +303,8 @@ class SandboxRuntime:
             receipts=[],
             outgoing=[],
         )
+        for kept in waiting:
+            self._keep(block, kept)
         local: list[ActionReceipt] = []
         for signed in transactions:
             receipt = self._convert(block, signed)
@@ -262,8 +315,17 @@ class SandboxRuntime:
             else:
                 block.outgoing.append(receipt.carried(context.height))
         # lib.rs `process_receipts`: local receipts first, then those that arrived
-        for receipt in [*local, *(ActionReceipt.of(carried) for carried in receipts)]:
+        for receipt in local:
             self._apply_receipt(block, receipt)
+        for carried in receipts:
+            data = DataReceipt.of(carried)
+            if data is None:
+                self._process_action(block, ActionReceipt.of(carried), carried.produced_at)
+            elif data.is_promise_resume:
+                self._resume(block, data)
+            else:
+                self._receive_data(block, data, carried.produced_at)
+        self._time_out_yields(block)
         return BlockResult(
             transactions=block.transactions,
             receipts=block.receipts,
@@ -272,7 +334,100 @@ class SandboxRuntime:
             gas_burnt=block.gas_burnt,
             tokens_burnt=block.tokens_burnt,
             commits=overlay.commits,
+            waiting=block.waiting.carried(),
         )
+
+    # --- receipts waiting for data (lib.rs `process_receipt`) ------------------------------------------
+    def _keep(self, block: _Block, kept: Receipt) -> None:
+        """What the previous block left waiting, back in place: data first, then the receipts
+        (each waiting for the data not there yet)."""
+        data = DataReceipt.of(kept)
+        waiting = block.waiting
+        if data is not None:  # (_Waiting.carried lists the data before the receipts)
+            waiting.received[(data.receiver_id, data.data_id)] = data
+            waiting.produced_at[data.receipt_id] = kept.produced_at
+            return
+        receipt = ActionReceipt.of(kept)
+        if receipt.is_promise_yield:
+            self._keep_yield(block, receipt, kept.produced_at)
+        else:
+            self._postpone(block, receipt, kept.produced_at)
+
+    @staticmethod
+    def _keep_yield(block: _Block, receipt: ActionReceipt, produced_at: int) -> None:
+        waiting = block.waiting
+        waiting.yields[(receipt.receiver_id, receipt.input_data_ids[0])] = receipt
+        waiting.produced_at[receipt.receipt_id] = produced_at
+
+    def _resume(self, block: _Block, data: DataReceipt) -> None:
+        """lib.rs `process_receipt`, PromiseResume: the yield runs with the data; a second resume
+        (or one for no yield) is dropped."""
+        waiting = block.waiting
+        key = (data.receiver_id, data.data_id)
+        receipt = waiting.yields.pop(key, None)
+        if receipt is None:
+            return
+        waiting.produced_at.pop(receipt.receipt_id, None)
+        waiting.received[key] = data
+        self._apply_receipt(block, receipt)
+
+    @staticmethod
+    def _time_out_yields(block: _Block) -> None:
+        """lib.rs `resolve_promise_yield_timeouts`: each yield whose timeout is reached gets a
+        resume without data, sent to the next block; its timeout is then spent."""
+        height = block.env.context.height
+        made = 0
+        for key, receipt in list(block.waiting.yields.items()):
+            if receipt.expires_at is None or receipt.expires_at > height:
+                continue
+            account_id, data_id = key
+            resume_id = block.ids.receipt_of_receipt(data_id, made)
+            made += 1
+            resume = DataReceipt(resume_id, account_id, account_id, data_id, None, is_promise_resume=True)
+            block.outgoing.append(resume.carried(height))
+            block.waiting.yields[key] = dataclasses.replace(receipt, expires_at=None)
+
+    def _postpone(self, block: _Block, receipt: ActionReceipt, produced_at: int) -> bool:
+        """Postpone a receipt whose data has not all arrived; False when it is all there."""
+        waiting = block.waiting
+        account_id = receipt.receiver_id
+        missing = [data_id for data_id in receipt.input_data_ids if (account_id, data_id) not in waiting.received]
+        if not missing:
+            return False
+        for data_id in missing:
+            waiting.awaiting[(account_id, data_id)] = receipt.receipt_id
+        waiting.pending[receipt.receipt_id] = len(missing)
+        waiting.postponed[receipt.receipt_id] = receipt
+        waiting.produced_at[receipt.receipt_id] = produced_at
+        return True
+
+    def _process_action(self, block: _Block, receipt: ActionReceipt, produced_at: int) -> None:
+        if receipt.is_promise_yield:
+            self._keep_yield(block, receipt, produced_at)
+        elif not self._postpone(block, receipt, produced_at):
+            self._apply_receipt(block, receipt)
+
+    def _receive_data(self, block: _Block, data: DataReceipt, produced_at: int) -> None:
+        waiting = block.waiting
+        key = (data.receiver_id, data.data_id)
+        waiting.received[key] = data
+        waiting.produced_at[data.receipt_id] = produced_at
+        receipt_id = waiting.awaiting.pop(key, None)
+        if receipt_id is None:
+            return  # the receipt waiting for it has not arrived yet
+        waiting.pending[receipt_id] -= 1
+        if waiting.pending[receipt_id] == 0:
+            del waiting.pending[receipt_id]
+            waiting.produced_at.pop(receipt_id, None)
+            self._apply_receipt(block, waiting.postponed.pop(receipt_id))
+
+    def _take_results(self, block: _Block, receipt: ActionReceipt) -> tuple[bytes | None, ...]:
+        """lib.rs `apply_action_receipt`: the input data, in order, taken out of the state."""
+        waiting = block.waiting
+        taken = [waiting.received.pop((receipt.receiver_id, data_id)) for data_id in receipt.input_data_ids]
+        for data in taken:
+            waiting.produced_at.pop(data.receipt_id, None)
+        return tuple(data.data for data in taken)
 
     # --- a transaction becomes a receipt ------------------------------------------------------------
     def _convert(self, block: _Block, signed: SignedTransaction) -> ActionReceipt | None:
@@ -320,7 +475,14 @@ class SandboxRuntime:
         overlay = env.overlay
         context = env.context
         config = env.fees
-        acting = Acting(account=overlay.account(receipt.receiver_id), actor_id=receipt.predecessor_id)
+        results = self._take_results(block, receipt)
+        yields = block.waiting.yields
+        acting = Acting(
+            account=overlay.account(receipt.receiver_id),
+            actor_id=receipt.predecessor_id,
+            results=results,
+            yield_waiting=lambda data_id: (receipt.receiver_id, data_id) in yields,
+        )
         existed = acting.account is not None
         receipt_fee = config.new_action_receipt.execution
         result = ActionResult(gas_burnt=receipt_fee, gas_used=receipt_fee)
@@ -360,10 +522,14 @@ class SandboxRuntime:
         reward = self._reward(env, receipt.receiver_id, receipt.receipt_id, result, burn_price)
         block.gas_burnt += result.gas_burnt
         block.tokens_burnt += tokens_burnt - reward + lost
+        self._send_data(receipt, result)
         receipt_ids = []
         instant: list[ActionReceipt] = []
         for index, new in enumerate(result.new_receipts):
             made = new.with_id(block.ids.receipt_of_receipt(receipt.receipt_id, index))
+            if isinstance(made, DataReceipt):
+                block.outgoing.append(made.carried(context.height))  # no outcome of its own
+                continue
             receipt_ids.append(made.receipt_id)
             if _is_instant(made):
                 instant.append(made)
@@ -371,6 +537,8 @@ class SandboxRuntime:
                 block.outgoing.append(made.carried(context.height))
         if result.error is not None:
             status: Mapping[str, Any] = {"Failure": {"ActionError": {"index": error_index, "kind": result.error}}}
+        elif result.return_receipt is not None:
+            status = {"SuccessReceiptId": block.ids.receipt_of_receipt(receipt.receipt_id, result.return_receipt)}
         else:
             status = {"SuccessValue": base64.b64encode(result.returned or b"").decode()}
         outcome = _outcome(
@@ -382,12 +550,31 @@ class SandboxRuntime:
             receipt_ids,
             status,
             result.logs,
-            _receipt_metadata(context.protocol_version, result.profile, contracts),
+            _receipt_metadata(context.protocol_version, result, contracts),
         )
         shard = context.shard_of(receipt.receiver_id)
         block.receipts.append(ReceiptApplied(receipt.receipt_id, shard, receipt.view(), outcome))
         for made in instant:
-            self._apply_receipt(block, made)
+            self._process_action(block, made, context.height)
+
+    @staticmethod
+    def _send_data(receipt: ActionReceipt, result: ActionResult) -> None:
+        """lib.rs `apply_action_receipt`, outgoing data: a returned promise takes over the
+        receipt's output data receivers; otherwise each gets the value (empty when the receipt
+        returned nothing, None when it failed)."""
+        if not receipt.output_data_receivers:
+            return
+        if result.error is None and result.return_receipt is not None:
+            target = result.new_receipts[result.return_receipt]
+            assert not isinstance(target, NewData), "a promise is an action receipt"
+            receivers = target.output_data_receivers + receipt.output_data_receivers
+            result.new_receipts[result.return_receipt] = dataclasses.replace(target, output_data_receivers=receivers)
+            return
+        data = None if result.error is not None else (result.returned or b"")
+        result.new_receipts.extend(
+            NewData(receipt.receiver_id, receiver_id, data_id, data)
+            for data_id, receiver_id in receipt.output_data_receivers
+        )
 
     @staticmethod
     def _storage_lack(env: Env, account_id: str, acting: Acting) -> dict[str, str] | None:

@@ -33,11 +33,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from nearrpc.nearcore.account_id import account_type as account_type
 from nearrpc.sandbox.runtime import model
 
 MAX_GAS: Final = 2**64 - 1  # nearcore's Gas is a u64
 MAX_BALANCE: Final = 2**128 - 1  # and Balance a u128
-_HEX: Final = frozenset("0123456789abcdef")
 
 
 class CostOverflow(ArithmeticError):
@@ -164,17 +164,6 @@ def _balance(value: int) -> int:
     if value > MAX_BALANCE:
         raise CostOverflow("balance overflow")
     return value
-
-
-def account_type(account_id: str) -> str:
-    """near-account-id's `get_account_type`: "NearImplicitAccount" (64 lowercase hex),
-    "EthImplicitAccount" ("0x" then 40 lowercase hex), "NearDeterministicAccount" ("0s" then 40
-    lowercase hex, NEP-616's state-init accounts) or "NamedAccount"."""
-    if len(account_id) == 64 and _HEX.issuperset(account_id):
-        return "NearImplicitAccount"
-    if len(account_id) == 42 and account_id[:2] in ("0x", "0s") and _HEX.issuperset(account_id[2:]):
-        return "EthImplicitAccount" if account_id[1] == "x" else "NearDeterministicAccount"
-    return "NamedAccount"
 
 
 def _implicit_fees(config: FeeConfig, receiver_id: str) -> tuple[Fee, ...]:

@@ -6,7 +6,9 @@ before it, the block's hash), then a salt (u64 little-endian). A transaction's r
 transaction's hash and salt 0 (`create_receipt_id_from_transaction`); a receipt a receipt makes,
 the parent receipt's id and its index among the new receipts (`create_receipt_id_from_receipt_id`);
 an action's hash, the receipt's id and u64::MAX minus the action's index
-(`create_action_hash_from_receipt_id`). `create_random_seed`: SHA-256 of the action hash and the
+(`create_action_hash_from_receipt_id`); a data id (a promise's result awaited by another
+receipt), the action hash of the call that made it and the count of data ids that call made
+before (`create_data_id`). `create_random_seed`: SHA-256 of the action hash and the
 block's random seed.
 """
 
@@ -47,6 +49,9 @@ class IdMaker:
 
     def receipt_of_receipt(self, receipt_id: str, index: int) -> str:
         return _hash(receipt_id, self.block_hash, self.height, index, self.protocol_version)
+
+    def data_id(self, action_hash: str, data_index: int) -> str:
+        return _hash(action_hash, self.block_hash, self.height, data_index, self.protocol_version)
 
     def action_hash(self, receipt_id: str, action_index: int) -> str:
         return _hash(receipt_id, self.block_hash, self.height, _U64_MAX - action_index, self.protocol_version)

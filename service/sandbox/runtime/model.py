@@ -183,6 +183,9 @@ class Receipt:
     view: Mapping[str, Any]
     produced_at: int
     actions: tuple[Action, ...] = ()
+    # a PromiseYield receipt's timeout: the height from which a Failed resume is sent to it
+    # (runtime function_call.rs `enqueue_promise_yield_timeout`); None for any other receipt
+    expires_at: int | None = None
 
 
 @dataclass(slots=True)
@@ -244,6 +247,11 @@ class BlockResult:
     # every commit in the order made (what the changes methods list, each with its cause); empty
     # from a runtime that does not tell them
     commits: Sequence[Committed] = ()
+    # what waits in the state for the next blocks (lib.rs `process_receipt`'s postponed receipts
+    # and received data): action receipts whose input data has not all arrived, and data receipts
+    # that arrived before the receipt waiting for them. Handed back to the next apply_block as
+    # `waiting`; never part of a chunk, and no outcome of their own until they run
+    waiting: Sequence[Receipt] = ()
 
 
 class TransactionRefused(Exception):
@@ -276,9 +284,15 @@ class Runtime(Protocol):
         ...
 
     def apply_block(
-        self, state: StateView, context: BlockContext, transactions: Sequence[bytes], receipts: Sequence[Receipt]
+        self,
+        state: StateView,
+        context: BlockContext,
+        transactions: Sequence[bytes],
+        receipts: Sequence[Receipt],
+        waiting: Sequence[Receipt] = (),
     ) -> BlockResult:
         """Apply a block: the receipts carried over first (nearcore's order: local, delayed,
         incoming), then the transactions, each validated again (a refused one is dropped, as a
-        chunk producer drops it). Local receipts (signer == receiver) run in this block."""
+        chunk producer drops it). Local receipts (signer == receiver) run in this block.
+        `waiting`: the previous block's BlockResult.waiting."""
         ...

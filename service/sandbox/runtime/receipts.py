@@ -46,6 +46,11 @@ class ActionReceipt:
     signer_public_key: str
     gas_price: int
     actions: tuple[Action, ...]
+    # receipt.rs ActionReceipt: the data it waits for, and where its result goes (data id, receiver)
+    input_data_ids: tuple[str, ...] = ()
+    output_data_receivers: tuple[tuple[str, str], ...] = ()
+    is_promise_yield: bool = False  # a yield's callback, waiting for its resume (receipt.rs PromiseYield)
+    expires_at: int | None = None  # a yield's timeout height (model.Receipt.expires_at)
 
     @property
     def is_refund(self) -> bool:
@@ -61,10 +66,15 @@ class ActionReceipt:
             signer_public_key=self.signer_public_key,
             gas_price=self.gas_price,
             actions=self.actions,
+            output_data_receivers=[
+                {"data_id": data_id, "receiver_id": receiver_id} for data_id, receiver_id in self.output_data_receivers
+            ],
+            input_data_ids=self.input_data_ids,
+            is_promise_yield=self.is_promise_yield,
         )
 
     def carried(self, produced_at: int) -> Receipt:
-        return Receipt(view=self.view(), produced_at=produced_at, actions=self.actions)
+        return Receipt(view=self.view(), produced_at=produced_at, actions=self.actions, expires_at=self.expires_at)
 
     @classmethod
     def of(cls, receipt: Receipt) -> ActionReceipt:
@@ -79,6 +89,56 @@ class ActionReceipt:
             signer_public_key=body["signer_public_key"],
             gas_price=int(body["gas_price"]),
             actions=actions,
+            input_data_ids=tuple(body.get("input_data_ids") or ()),
+            output_data_receivers=tuple(
+                (item["data_id"], item["receiver_id"]) for item in body.get("output_data_receivers") or ()
+            ),
+            is_promise_yield=bool(body.get("is_promise_yield")),
+            expires_at=receipt.expires_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DataReceipt:
+    """receipt.rs DataReceipt: a receipt's result on its way to a receipt waiting for it (None:
+    the receipt failed, which the waiting one reads as PromiseResult::Failed)."""
+
+    receipt_id: str
+    predecessor_id: str
+    receiver_id: str
+    data_id: str
+    data: bytes | None
+    is_promise_resume: bool = False  # a yield's resume (receipt.rs PromiseResume)
+
+    def view(self) -> dict[str, Any]:
+        """ReceiptView with the Data variant (views.rs ReceiptEnumView::Data)."""
+        data = None if self.data is None else base64.b64encode(self.data).decode()
+        return {
+            "predecessor_id": self.predecessor_id,
+            "receiver_id": self.receiver_id,
+            "receipt_id": self.receipt_id,
+            "receipt": {"Data": {"data_id": self.data_id, "data": data, "is_promise_resume": self.is_promise_resume}},
+            "priority": 0,
+        }
+
+    def carried(self, produced_at: int) -> Receipt:
+        return Receipt(view=self.view(), produced_at=produced_at)
+
+    @classmethod
+    def of(cls, receipt: Receipt) -> DataReceipt | None:
+        """The data receipt a carried receipt is, None for an action receipt."""
+        view = receipt.view
+        body = view["receipt"].get("Data")
+        if body is None:
+            return None
+        data = body.get("data")
+        return cls(
+            receipt_id=view["receipt_id"],
+            predecessor_id=view["predecessor_id"],
+            receiver_id=view["receiver_id"],
+            data_id=body["data_id"],
+            data=None if data is None else base64.b64decode(data),
+            is_promise_resume=bool(body.get("is_promise_resume")),
         )
 
 
@@ -148,3 +208,51 @@ def access_key_borsh_len(access_key: AccessKey) -> int:
     allowance = 1 if permission.allowance is None else 17
     names = 4 + sum(4 + len(name.encode()) for name in permission.method_names)
     return 8 + 1 + allowance + 4 + len(permission.receiver_id.encode()) + names
+
+
+@dataclass(frozen=True, slots=True)
+class NewReceipt:
+    """A receipt an action makes; its id is given once the whole receipt has run."""
+
+    predecessor_id: str
+    receiver_id: str
+    signer_id: str
+    signer_public_key: str
+    gas_price: int
+    actions: tuple[Action, ...]
+    input_data_ids: tuple[str, ...] = ()
+    output_data_receivers: tuple[tuple[str, str], ...] = ()  # (data id, receiver id)
+    is_promise_yield: bool = False
+    expires_at: int | None = None
+
+    def with_id(self, receipt_id: str) -> ActionReceipt:
+        return ActionReceipt(
+            receipt_id,
+            self.predecessor_id,
+            self.receiver_id,
+            self.signer_id,
+            self.signer_public_key,
+            self.gas_price,
+            self.actions,
+            self.input_data_ids,
+            self.output_data_receivers,
+            self.is_promise_yield,
+            self.expires_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NewData:
+    """A data receipt a receipt sends (lib.rs `apply_action_receipt`, its output data receivers);
+    its id is given with the others'."""
+
+    predecessor_id: str
+    receiver_id: str
+    data_id: str
+    data: bytes | None
+    is_promise_resume: bool = False
+
+    def with_id(self, receipt_id: str) -> DataReceipt:
+        return DataReceipt(
+            receipt_id, self.predecessor_id, self.receiver_id, self.data_id, self.data, self.is_promise_resume
+        )

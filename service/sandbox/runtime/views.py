@@ -126,6 +126,7 @@ def action_receipt_view(
     actions: Sequence[model.Action],
     output_data_receivers: Sequence[dict[str, Any]] = (),
     input_data_ids: Sequence[str] = (),
+    is_promise_yield: bool = False,
 ) -> dict[str, Any]:
     """ReceiptView of an action receipt (views.rs `From<Receipt> for ReceiptView`), priority 0."""
     return {
@@ -140,7 +141,7 @@ def action_receipt_view(
                 "output_data_receivers": list(output_data_receivers),
                 "input_data_ids": list(input_data_ids),
                 "actions": action_views(actions),
-                "is_promise_yield": False,
+                "is_promise_yield": is_promise_yield,
             }
         },
         "priority": 0,
