@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nearrpc.sandbox.runtime.model import BlockResult, DeployContract, FunctionCall
+from nearrpc.sandbox.runtime.model import Action, BlockResult, DeployContract, FunctionCall
 from tests.sandbox.runtime_support import NEAR, Chain, Signer, outcomes, reference_contract
 
 TGAS = 10**12
@@ -24,7 +24,7 @@ def deploy(chain: Chain, signer: Signer, wasm: str, init: FunctionCall | None = 
     """A new account holding `wasm` (a reference contract), initialised by `init` in the same
     transaction; fails the test unless every receipt succeeded."""
     chain.add_account(signer, amount)
-    actions = [DeployContract(reference_contract(wasm)), *([init] if init else [])]
+    actions: list[Action] = [DeployContract(reference_contract(wasm)), *([init] if init else [])]
     run = Flow.of(chain.run([signer.sign(signer.account_id, actions, chain.block_hash)]))
     assert run.failures() == [], run.failures()
 

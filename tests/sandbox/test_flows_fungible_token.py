@@ -104,7 +104,7 @@ def test_the_callback_waits_for_the_receivers_answer() -> None:
     data it waits on (value_please's answer) has arrived: a block after value_please at least."""
     chain, alice = _token_and_receiver()
     flow = _transfer_call(chain, alice, 100, "10")
-    height_of = {}
+    height_of: dict[str, int] = {}
     for index, block in enumerate(flow.blocks):
         for applied in block.receipts:
             height_of.setdefault(applied.outcome["outcome"]["executor_id"] + ":" + applied.receipt_id, index)
