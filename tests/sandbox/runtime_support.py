@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -15,6 +16,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from nearrpc.contracts import GasCosts, ViewContext, run_view
 from nearrpc.nearcore.transaction import transaction_bytes
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.sandbox.runtime.apply import SandboxRuntime
@@ -217,3 +219,23 @@ def reference_contract(name: str) -> bytes:
     if not path.is_file():
         pytest.skip(f"{path} not found (set NEARRPC_REFERENCE_DIR)")
     return path.read_bytes()
+
+
+class _Reader:
+    def __init__(self, state: MemoryState, account_id: str) -> None:
+        self.state, self.account_id = state, account_id
+
+    def storage_read(self, key: bytes) -> bytes | None:
+        return self.state.storage_read(self.account_id, key)
+
+
+def view(chain: Chain, account_id: str, method: str, args: object = None) -> object:
+    account = chain.state.accounts[account_id]
+    context = ViewContext(
+        account_id, chain.height, 0, 1, account.amount, account.locked, account.storage_usage, bytes(32)
+    )
+    raw = b"" if args is None else json.dumps(args).encode()
+    code = chain.state.codes[account.code_hash]
+    costs = GasCosts.from_protocol_config({"runtime_config": chain.config})
+    outcome = run_view(code, account.code_hash, method, raw, context, _Reader(chain.state, account_id), costs)
+    return json.loads(outcome.result)

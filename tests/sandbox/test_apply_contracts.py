@@ -7,45 +7,23 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nearrpc.contracts import GasCosts, ViewContext, run_view
 from nearrpc.sandbox.runtime.actions import code_hash_of
 from nearrpc.sandbox.runtime.model import DeployContract, FunctionCall
 from tests.sandbox.runtime_support import (
     GAS_PRICE,
     NEAR,
     RECEIPT_FEE,
-    RUNTIME_CONFIG,
     Chain,
-    MemoryState,
     Signer,
     burnt,
     fee,
     outcomes,
     reference_contract,
+    view,
 )
 
 SAMPLE_CONTRACTS = Path(__file__).resolve().parents[2] / "service" / "sample" / "contracts"
 TGAS = 10**12
-COSTS = GasCosts.from_protocol_config({"runtime_config": RUNTIME_CONFIG})
-
-
-class _Reader:
-    def __init__(self, state: MemoryState, account_id: str) -> None:
-        self.state, self.account_id = state, account_id
-
-    def storage_read(self, key: bytes) -> bytes | None:
-        return self.state.storage_read(self.account_id, key)
-
-
-def view(chain: Chain, account_id: str, method: str, args: object = None) -> object:
-    account = chain.state.accounts[account_id]
-    context = ViewContext(
-        account_id, chain.height, 0, 1, account.amount, account.locked, account.storage_usage, bytes(32)
-    )
-    raw = b"" if args is None else json.dumps(args).encode()
-    code = chain.state.codes[account.code_hash]
-    outcome = run_view(code, account.code_hash, method, raw, context, _Reader(chain.state, account_id), COSTS)
-    return json.loads(outcome.result)
 
 
 def _total(chain: Chain) -> int:
