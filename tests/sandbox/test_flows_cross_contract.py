@@ -27,6 +27,13 @@ def test_factorial_through_promises(wasm: str, n: int) -> None:
 
     assert flow.failures() == []
     assert flow.final_value() == math.factorial(n)
+    # factorial(n) returns its factorial_mult(n), which got (n-1)! from factorial(n-1)'s own
+    # returned callback: the output data receivers are handed down, so the chain is one hop
+    by_id = {o["id"]: o for o in flow.all}
+    first = by_id[flow.transaction["outcome"]["status"]["SuccessReceiptId"]]["outcome"]["status"]
+    assert ("SuccessReceiptId" in first) is (n > 1)
+    if n > 1:
+        assert "SuccessValue" in by_id[first["SuccessReceiptId"]]["outcome"]["status"]
     calls = [o for o in flow.by_executor(CONTRACT)]
     # factorial(n) .. factorial(1), and factorial_mult(2) .. factorial_mult(n)
     assert len(calls) == n + (n - 1)
