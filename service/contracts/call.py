@@ -91,22 +91,11 @@ class CallLogic(ViewLogic):
         self.writer = state
         self.balance = call.view.account_balance + call.attached_deposit
         self.storage_usage = call.view.storage_usage
-        self.profile: dict[str, int] = {}  # gas charged per ext cost, for the outcome's gas profile
 
     def _stored(self, key: bytes) -> bytes | None:
         # a call writes: a key's value is the overlay's now, never one a view would keep from
         # earlier in the call (the call's state is in memory already)
         return self.writer.storage_read(key)
-
-    def pay(self, name: str, times: int = 1) -> None:
-        super().pay(name, times)
-        self.profile[name] = self.profile.get(name, 0) + self._ext.get(name, 0) * times
-
-    def pay_both(self, base: str, per_byte: str, length: int) -> None:
-        super().pay_both(base, per_byte, length)
-        profile, ext = self.profile, self._ext
-        profile[base] = profile.get(base, 0) + ext.get(base, 0)
-        profile[per_byte] = profile.get(per_byte, 0) + ext.get(per_byte, 0) * length
 
     # --- context --------------------------------------------------------------------------------
     def c_signer_account_id(self, register_id: int) -> None:
@@ -127,7 +116,7 @@ class CallLogic(ViewLogic):
 
     def c_used_gas(self) -> int:
         self.pay("base")
-        return self.gas.burnt
+        return self.gas.used  # burnt plus what promises reserved (gas_counter.rs `used_gas`)
 
     def c_attached_deposit(self, ptr: int) -> None:
         self.pay("base")
@@ -239,7 +228,7 @@ def run_call(
     """Run a FunctionCall action's method as nearcore does; raises CallFailed with nearcore's
     FunctionCallError Debug text (HostFunctionUnavailable for a host function not implemented
     here, ExecutionInterrupted when `interrupt` says stop)."""
-    gas = GasCounter(costs, prepaid_gas=call.prepaid_gas)
+    gas = GasCounter(costs, prepaid_gas=call.prepaid_gas, profiled=True)
     logic: list[CallLogic] = []
 
     def make_logic(memory: Memory) -> ViewLogic:
@@ -250,26 +239,25 @@ def run_call(
     try:
         outcome = default_engine().execute(code, code_hash, method_name, gas, make_logic, interrupt)
     except ViewCallError as failure:
-        raise CallFailed(failure.debug, failure.logs, gas.burnt, _profile(logic, costs, len(code), gas.burnt)) from None
+        raise CallFailed(failure.debug, failure.logs, gas.burnt, _profile(gas)) from None
     ran = logic[0]
     return CallOutcome(
         returned=ran.returned,
         logs=outcome.logs,
         burnt_gas=outcome.burnt_gas,
-        used_gas=outcome.burnt_gas,
+        used_gas=gas.used,
         balance=ran.balance,
         storage_usage=ran.storage_usage,
-        profile=_profile(logic, costs, len(code), outcome.burnt_gas),
+        profile=_profile(gas),
     )
 
 
-def _profile(logic: list[CallLogic], costs: GasCosts, code_len: int, burnt: int) -> dict[str, int]:
-    """The gas by cost (nearcore's ProfileDataV3): what host functions charged, the contract's
-    loading (paid once it is instantiated, or first under `fix_contract_loading_cost`), and the
-    rest, the wasm instructions."""
-    profile = dict(logic[0].profile) if logic else {}
-    if logic or costs.fix_contract_loading_cost:
-        profile["contract_loading_base"] = costs.ext.get("contract_loading_base", 0)
-        profile["contract_loading_bytes"] = costs.ext.get("contract_loading_bytes", 0) * code_len
-    profile["wasm_instruction"] = max(burnt - sum(profile.values()), 0)
-    return {name: gas for name, gas in profile.items() if gas > 0}
+def _profile(gas: GasCounter) -> dict[str, int]:
+    """The gas by cost (nearcore's ProfileDataV3): what each ext cost charged, the contract's
+    loading included (the counter keeps them as nearcore's `pay_base` / `pay_per` do), and the
+    rest of the burnt gas, less the actions', the wasm instructions (profile.rs
+    `compute_wasm_instruction_cost`)."""
+    profile = dict(gas.profile or {})
+    spent = sum(profile.values()) + sum(gas.action_profile.values())
+    profile["wasm_instruction"] = max(gas.burnt - spent, 0)
+    return {name: value for name, value in profile.items() if value > 0}
