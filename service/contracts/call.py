@@ -17,14 +17,17 @@ Gas: a call's limit is its prepaid gas (GasExceeded) under the protocol's max_ga
 because no promise reserves any. Promise host functions fail with `PromisesUnsupported` until
 the sandbox runs cross-contract calls; `promise_results_count` answers 0 (a call made by a
 transaction has no promise results) and `promise_result` fails as nearcore does for an index past
-them. Trie-node costs are not charged, as for views (host.py).
+them. Trie nodes: `storage_write` and `storage_remove` pay `touching_trie_node` for each node their
+lookup touches first in the chunk and `read_cached_trie_node` for each touched before, where the
+state knows them (TrieNodes: the sandbox's, state.py); `storage_read` and `storage_has_key` pay
+none, as nearcore's flat-storage reads (protocol 61 on) track none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from nearrpc.contracts import errors
 from nearrpc.contracts.engine import default_engine
@@ -40,6 +43,16 @@ class CallState(StateReader, Protocol):
     def storage_write(self, key: bytes, value: bytes) -> None: ...
 
     def storage_remove(self, key: bytes) -> None: ...
+
+
+@runtime_checkable
+class TrieNodes(Protocol):
+    """A state that knows the trie nodes a write's or a removal's lookup of `key` touches: those
+    touched for the first time in the chunk and those touched before (runtime/runtime/src/ext.rs
+    `storage_set` / `storage_remove`: a `MemOrTrie` lookup through the chunk's accounting state,
+    `commit_counts_since`). A state without it charges no trie node."""
+
+    def trie_nodes(self, key: bytes) -> tuple[int, int]: ...
 
 
 @dataclass(frozen=True)
@@ -89,6 +102,7 @@ class CallLogic(ViewLogic):
         super().__init__(call.view, args, state, gas, memory)
         self.call = call
         self.writer = state
+        self.trie = state if isinstance(state, TrieNodes) else None
         self.balance = call.view.account_balance + call.attached_deposit
         self.storage_usage = call.view.storage_usage
 
@@ -142,9 +156,12 @@ class CallLogic(ViewLogic):
             raise Abort(errors.value_length_exceeded(len(value), self.costs.max_length_storage_value))
         self.pay("storage_write_key_byte", len(key))
         self.pay("storage_write_value_byte", len(value))
+        # ext.rs `storage_set`: the lookup's nodes, the evicted value's bytes, then the nodes paid
+        nodes = self.trie.trie_nodes(key) if self.trie is not None else (0, 0)
         evicted = self.writer.storage_read(key)
         if evicted is not None:
             self.pay("storage_write_evicted_byte", len(evicted))
+        self._pay_nodes(nodes)
         self.writer.storage_write(key, value)
         if evicted is None:
             self.storage_usage += len(key) + len(value) + self.call.storage_num_extra_bytes_record
@@ -160,14 +177,28 @@ class CallLogic(ViewLogic):
         if len(key) > self.costs.max_length_storage_key:
             raise Abort(errors.key_length_exceeded(len(key), self.costs.max_length_storage_key))
         self.pay("storage_remove_key_byte", len(key))
+        # ext.rs `storage_remove`: the lookup's nodes (a key absent too), the removed value's
+        # bytes, then the nodes paid
+        nodes = self.trie.trie_nodes(key) if self.trie is not None else (0, 0)
         removed = self.writer.storage_read(key)
         if removed is None:
+            self._pay_nodes(nodes)
             return 0
         self.pay("storage_remove_ret_value_byte", len(removed))
+        self._pay_nodes(nodes)
         self.writer.storage_remove(key)
         self.storage_usage -= len(key) + len(removed) + self.call.storage_num_extra_bytes_record
         self.set_register(register_id, removed)
         return 1
+
+    def _pay_nodes(self, nodes: tuple[int, int]) -> None:
+        # gas_counter.rs `trie_node_touched` then `cached_trie_node_access` (ext.rs
+        # `commit_counts_since`); storage_read and storage_has_key charge none: nearcore reads
+        # them through flat storage, which tracks no node (core/store trie/mod.rs
+        # `get_optimized_ref`: tracked only for `MemOrTrie` lookups)
+        touched, cached = nodes
+        self.pay("touching_trie_node", touched)
+        self.pay("read_cached_trie_node", cached)
 
     # --- promises ---------------------------------------------------------------------------------
     def c_promise_results_count(self) -> int:
