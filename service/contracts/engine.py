@@ -53,6 +53,9 @@ MODULE_CACHE_SIZE = 64  # compiled modules kept in memory at most
 # 22.8 MB module, +22 MB RSS), so an entry counts its code's length (`serve --module-cache-mb`)
 MODULE_CACHE_MB = 256
 WASM_STACK_BYTES = 1 << 20
+# the most gas the module's global (an i64) is handed at once: a node's `max_gas_burnt_view` may
+# be larger; the rest is handed over at the next host call
+GLOBAL_MAX = (1 << 63) - 1
 
 # wasmtime_runner.rs `trap_to_error`: the engine's trap codes as nearcore names them
 _TRAPS = {
@@ -116,7 +119,7 @@ class _Crossing:
         """Hand the module the gas left up to where charges stop (a host call does the same
         inline; wasmtime_runner/mod.rs: the global is set on `CallingWasm` / `ReturningFromHost`)."""
         gas = self.gas
-        self.granted = gas.stop - gas.burnt
+        self.granted = min(gas.stop - gas.burnt, GLOBAL_MAX)
         self.gas_global.set(self.granted)
 
 
@@ -213,7 +216,7 @@ def _host_callback(fn: HostFunction) -> Any:
         except GasExhausted:
             raise Abort(gas.exhausted_text) from None
         # grant() without its frames
-        crossing.granted = granted = gas.stop - gas.burnt
+        crossing.granted = granted = min(gas.stop - gas.burnt, GLOBAL_MAX)
         gas_global.set(granted)
         return result
 

@@ -219,3 +219,18 @@ def _first_body(code: bytes) -> bytes:
     size = body[1]
     assert size < 0x80 and body[2] == 1, "a short body with one local group"
     return body[5 : 2 + size]  # past the size, the group count and the group (count, type)
+
+
+def test_a_recursion_past_the_stack_is_memory_access_violation() -> None:
+    # nearcore: finite-wasm's stack limit, `finite_wasm_stack_exhausted` -> MemoryAccessViolation;
+    # here Wasmtime's own stack limit, at another depth (spec/DEVIATIONS.md)
+    code = module('(func $r (call $r)) (func (export "m") (call $r))')
+    with pytest.raises(ViewCallError) as failure:
+        run(code, "m")
+    assert failure.value.debug == "HostError(MemoryAccessViolation)"
+
+
+def test_a_view_limit_past_the_globals_range_runs() -> None:
+    # a node's max_gas_burnt_view may pass an i64: the module is handed at most i64::MAX at once
+    code = module('(func (export "m") (drop (i32.const 1)))')
+    assert run(code, "m", costs=with_limit(2**64 - 1)).burnt_gas == loading(code) + (FRAME + 2) * OP
