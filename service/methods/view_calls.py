@@ -451,13 +451,9 @@ def interrupted_error(reason: str) -> errors.RpcError:
     if reason == DEADLINE:
         return errors.view_call_timeout()
     if reason == BUSY:
-        return errors.internal_error(
-            "too many slow view calls are running or waiting (serve --max-slow-view-calls)"
-        )
+        return errors.internal_error("too many slow view calls are running or waiting (serve --max-slow-view-calls)")
     if reason == MEMORY:
-        return errors.internal_error(
-            "the view calls in flight hold their memory budget (serve --view-memory-mb)"
-        )
+        return errors.internal_error("the view calls in flight hold their memory budget (serve --view-memory-mb)")
     return _shutting_down()
 
 
