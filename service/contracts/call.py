@@ -54,6 +54,9 @@ class TrieNodes(Protocol):
 
     def trie_nodes(self, key: bytes) -> tuple[int, int]: ...
 
+    def value_read(self, key: bytes) -> None:
+        """storage_read paid for the key's value: its node is touched, uncharged."""
+
 
 @dataclass(frozen=True)
 class CallContext:
@@ -190,6 +193,12 @@ class CallLogic(ViewLogic):
         self.storage_usage -= len(key) + len(removed) + self.call.storage_num_extra_bytes_record
         self.set_register(register_id, removed)
         return 1
+
+    def value_read(self, key: bytes) -> None:
+        # logic.rs `storage_read` dereferences the value with a FreeGasCounter: uncharged, but
+        # its node is touched, so a later write's lookup finds it touched before
+        if self.trie is not None:
+            self.trie.value_read(key)
 
     def _pay_nodes(self, nodes: tuple[int, int]) -> None:
         # gas_counter.rs `trie_node_touched` then `cached_trie_node_access` (ext.rs

@@ -608,8 +608,12 @@ class ViewLogic:
         if len(value) > INLINE_DISK_VALUE_THRESHOLD:
             self.pay("storage_large_read_overhead_base")
             self.pay("storage_large_read_overhead_byte", len(value))
+        self.value_read(key)
         self.set_register(register_id, value)
         return 1
+
+    def value_read(self, key: bytes) -> None:
+        """A value storage_read paid for (a call's trie accounting notes it: call.py)."""
 
     def h_storage_has_key(self, key_len: int, key_ptr: int) -> int:
         self.pay("base")

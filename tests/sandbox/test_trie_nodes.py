@@ -56,9 +56,12 @@ WRITER = bytes(
     wasmtime.wat2wasm("""(module
  (import "env" "storage_write" (func $w (param i64 i64 i64 i64 i64) (result i64)))
  (import "env" "storage_remove" (func $r (param i64 i64 i64) (result i64)))
+ (import "env" "storage_read" (func $g (param i64 i64 i64) (result i64)))
  (memory 1) (data (i32.const 0) "k1new")
  (func (export "write") (drop (call $w (i64.const 2) (i64.const 0) (i64.const 3) (i64.const 2) (i64.const 0))))
- (func (export "remove") (drop (call $r (i64.const 2) (i64.const 0) (i64.const 0)))))""")
+ (func (export "remove") (drop (call $r (i64.const 2) (i64.const 0) (i64.const 0))))
+ (func (export "read_then_write") (drop (call $g (i64.const 2) (i64.const 0) (i64.const 1)))
+   (drop (call $w (i64.const 2) (i64.const 0) (i64.const 3) (i64.const 2) (i64.const 0)))))""")
 )
 
 
@@ -97,3 +100,14 @@ def test_a_write_pays_the_parent_state_path_once_per_block() -> None:
 
 def overlay_nodes(overlay: Overlay, key: bytes) -> tuple[int, int]:
     return overlay.trie_nodes("a", key)
+
+
+def test_a_value_read_first_is_cached_for_the_write() -> None:
+    # storage_read touches no path node (flat storage) but dereferences the value, uncharged:
+    # the write then pays the path as first touches and the value as a cached one
+    state = MemoryState()
+    state.data[("a", b"k1")] = b"old"
+    state.data[("a", b"k2")] = b"other"
+    overlay = Overlay(state)
+    node = COSTS.ext["touching_trie_node"]
+    assert ttn(overlay, "read_then_write") == (5 * node, COSTS.ext["read_cached_trie_node"])

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import TypeVar
 
 from nearrpc.sandbox.runtime.model import AccessKey, Account, Committed, StateChanges, StateView
-from nearrpc.sandbox.runtime.trie_nodes import ChunkAccounting, account_keys, touched_nodes
+from nearrpc.sandbox.runtime.trie_nodes import ChunkAccounting, account_keys, touched_nodes, value_node
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -112,6 +112,16 @@ class Overlay:
 
         return self.accounting.count(touched_nodes(account_id, keys, key, value_of))
 
+    def value_read(self, account_id: str, key: bytes) -> None:
+        """A contract read `key`'s value: read from the parent state (not a value the block
+        wrote, which nearcore's TrieUpdate holds), its node is touched, uncharged (logic.rs
+        `storage_read`: `deref(&mut FreeGasCounter)`), so a later write finds it cached."""
+        if (account_id, key) in self.pending.data or (account_id, key) in self.block.data:
+            return
+        value = self.base.storage_read(account_id, key)
+        if value is not None:
+            self.accounting.seen.add(value_node(value))
+
     # --- writes (to the receipt's layer) -----------------------------------------------------------
     def set_account(self, account_id: str, account: Account | None) -> None:
         self.pending.accounts[account_id] = account
@@ -171,3 +181,7 @@ class ContractStorage:
     def trie_nodes(self, key: bytes) -> tuple[int, int]:
         """contracts.call.TrieNodes: the nodes a write's or removal's lookup touches."""
         return self.overlay.trie_nodes(self.account_id, key)
+
+    def value_read(self, key: bytes) -> None:
+        """contracts.call.TrieNodes: a value storage_read paid for."""
+        self.overlay.value_read(self.account_id, key)

@@ -20,7 +20,9 @@ ABOVE_ACCOUNT_NODES for the nodes above them: the root's two levels that every s
 contract has (its keys start with nibbles 0 then 0, 1, 2 and 9 for accounts, code, access keys and
 contract data, so an extension or branch then a branch), the nodes where other accounts' keys
 branch off being left out. Where other accounts share the path (another contract with data whose
-account id shares a prefix) nearcore touches more nodes than counted here.
+account id shares a prefix) nearcore touches more nodes than counted here. A value a contract
+read is touched then too, uncharged (logic.rs `storage_read` dereferences it with a
+`FreeGasCounter`), so a write of it later in the chunk pays its value as cached.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def path(keys: list[bytes], target: bytes, value_of: Callable[[bytes], bytes]) -
         if high - low == 1:  # a leaf
             touched.append(b"L" + prefix)
             if keys[low] == target:
-                touched.append(b"V" + hashlib.sha256(value_of(target)).digest())
+                touched.append(value_node(value_of(target)))
             return touched
         common = _common_nibbles(keys[low], keys[high - 1], depth)
         if common > depth:  # an extension over the nibbles all these keys share
@@ -70,7 +72,7 @@ def path(keys: list[bytes], target: bytes, value_of: Callable[[bytes], bytes]) -
         ends_here = len(keys[low]) * 2 == depth  # sorted: a key ending here comes first
         if depth == target_nibbles:
             if ends_here:
-                touched.append(b"V" + hashlib.sha256(value_of(keys[low])).digest())
+                touched.append(value_node(value_of(keys[low])))
             return touched
         if ends_here:
             low += 1
@@ -78,6 +80,11 @@ def path(keys: list[bytes], target: bytes, value_of: Callable[[bytes], bytes]) -
         low, high = _child(keys, low, high, depth, wanted)
         depth += 1
     return touched
+
+
+def value_node(value: bytes) -> bytes:
+    """A value's node: by its content's hash, as nearcore's."""
+    return b"V" + hashlib.sha256(value).digest()
 
 
 def _position(target: bytes, depth: int) -> bytes:
