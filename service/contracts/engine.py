@@ -43,7 +43,7 @@ from nearrpc.contracts.host import (
     ViewLogic,
     available_host_functions,
 )
-from nearrpc.contracts.instrument import GAS_EXPORT, START_EXPORT, GasPrices, instrument
+from nearrpc.contracts.instrument import GAS_EXPORT, STACK_EXPORT, START_EXPORT, GasPrices, instrument
 from nearrpc.contracts.interrupt import EpochTicker, ExecutionInterrupted, Interrupt
 from nearrpc.contracts.prepare import MEMORY_EXPORT, ContractTooLarge, PrepareFailure, PrepareRules, Section, prepare
 from nearrpc.contracts.wasm_api import GasGlobal, LinearMemory
@@ -69,8 +69,8 @@ _TRAPS = {
     wasmtime.TrapCode.UNREACHABLE: "Unreachable",
 }
 # nearcore meters the wasm stack itself (finite-wasm, `max_stack_height`) and answers running out
-# of it as MemoryAccessViolation (logic.rs `finite_wasm_stack`); here the engine's own stack
-# limit ends deep recursion, answered with nearcore's text
+# of it as MemoryAccessViolation (logic.rs `finite_wasm_stack_exhausted`); so does the module here
+# (instrument.py), and the engine's own stack limit, should it come first, answers the same
 _STACK_EXHAUSTED = errors.memory_access_violation()
 
 
@@ -279,7 +279,9 @@ class ViewEngine:
 
     @staticmethod
     def _instrumented(rules: PrepareRules) -> Callable[[list[Section]], list[Section]]:
-        prices = GasPrices(rules.regular_op_cost, rules.linear_op_base_cost, rules.linear_op_unit_cost)
+        prices = GasPrices(
+            rules.regular_op_cost, rules.linear_op_base_cost, rules.linear_op_unit_cost, rules.max_stack_height
+        )
         return lambda parts: instrument(parts, prices)
 
     def _module(self, code: bytes, code_hash: str, rules: PrepareRules) -> wasmtime.Module | str:
@@ -320,7 +322,7 @@ class ViewEngine:
             ty = export.type
             if export.name == START_EXPORT:
                 start = True
-            elif export.name == GAS_EXPORT:
+            elif export.name in (GAS_EXPORT, STACK_EXPORT):
                 pass
             elif isinstance(ty, wasmtime.FuncType):
                 exports[export.name] = (True, not ty.params and not ty.results)
@@ -511,7 +513,12 @@ class ViewEngine:
                     _raise_if_interrupted(interrupt)
                     if not isinstance(trap, wasmtime.Trap):
                         raise
-                    raise ViewCallError(_trap_text(trap, gas, crossing.granted, gas_global), logic.logs) from None
+                    stack = GasGlobal(store.context)
+                    stack_export = store.export(instance, STACK_EXPORT)
+                    assert stack_export is not None, "instrument.py exports it"
+                    stack.bind(stack_export)
+                    text = _trap_text(trap, gas, crossing.granted, gas_global, stack)
+                    raise ViewCallError(text, logic.logs) from None
             try:
                 gas.settle(crossing.granted, gas_global.get())
             except GasExhausted:
@@ -562,14 +569,17 @@ def _link_message(message: str) -> str:
     return rest if colon and index.isdigit() else last  # a list of causes numbers its entries
 
 
-def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, gas_global: GasGlobal) -> str:
+def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, gas_global: GasGlobal, stack: GasGlobal) -> str:
     """The trap's text; the instructions run until it are charged first (the runner's
     `ReturningFromWasm` hook). An `unreachable` with the gas global below zero is a charge that
-    did not fit (instrument.py): the gas limit's text."""
+    did not fit (instrument.py): the gas limit's text; with the stack global below zero, a
+    frame past the stack: MemoryAccessViolation (logic.rs `finite_wasm_stack_exhausted`)."""
     try:
         gas.settle(granted, gas_global.get())
     except GasExhausted:  # a sliced run's SliceExhausted goes on up
         return gas.exhausted_text
+    if stack.get() < 0:
+        return _STACK_EXHAUSTED
     return _trap_name(trap)
 
 

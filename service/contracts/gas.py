@@ -54,6 +54,7 @@ class GasCosts:
     # the bulk memory and table operations' prices (wasm_config; absent before protocol 84)
     linear_op_base_cost: int = 0
     linear_op_unit_cost: int = 0
+    max_stack_height: int = 0  # limit_config's, in finite-wasm's bytes (from protocol 62)
 
     @classmethod
     def from_protocol_config(
@@ -91,6 +92,7 @@ class GasCosts:
             max_length_storage_value=int(limits.get("max_length_storage_value") or 4 << 20),
             linear_op_base_cost=int(wasm.get("linear_op_base_cost") or 0),
             linear_op_unit_cost=int(wasm.get("linear_op_unit_cost") or 0),
+            max_stack_height=int(limits.get("max_stack_height") or 0),
         )
 
     @cached_property
@@ -109,6 +111,7 @@ class GasCosts:
             regular_op_cost=self.regular_op_cost,
             linear_op_base_cost=self.linear_op_base_cost,
             linear_op_unit_cost=self.linear_op_unit_cost,
+            max_stack_height=self.max_stack_height,
         )
 
 

@@ -27,22 +27,29 @@ The start function is exported (START_EXPORT) instead of started, so it runs onc
 the gas, as nearcore's runner does (wasmtime_runner/mod.rs `START_EXPORT`). No function index
 moves: the global is appended after the contract's (imported globals are refused by prepare).
 
-Not done: nearcore's stack-height accounting (`max_stack_height` over finite-wasm's operand stack
-and frame sizes); the engine's own stack limit ends deep recursion instead (engine.py).
+The stack: each body is wrapped in a block; entering it takes its operand stack's most bytes
+(stack_height.py) plus its frame's from a second global (exported as STACK_EXPORT) starting at
+`max_stack_height`, and leaving it (its end, a branch out of the wrapper, `return`) gives them
+back; below zero runs `unreachable`, which the engine answers as nearcore's
+`finite_wasm_stack_exhausted` does: MemoryAccessViolation (instrument_v3.rs
+`transform_code_section`, `call_unstack_instrumentation`; wasmtime_runner/logic.rs).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from nearrpc.contracts import leb128
 from nearrpc.contracts.prepare import PrepareFailure, Section
+from nearrpc.contracts.stack_height import ModuleTypes, max_operand_stack
 
 GAS_EXPORT = "\x00nearrpc.gas"
+STACK_EXPORT = "\x00nearrpc.stack"
 START_EXPORT = "\x00nearrpc.start"
 
-_TYPE, _FUNCTION, _GLOBAL, _EXPORT, _START, _CODE = 1, 3, 6, 7, 8, 10
+_TYPE, _IMPORT, _FUNCTION, _GLOBAL, _EXPORT, _START, _CODE = 1, 2, 3, 6, 7, 8, 10
 _ORDER = {1: 1, 2: 2, 3: 3, 4: 4, 5: 5, 13: 6, 6: 7, 7: 8, 8: 9, 9: 10, 12: 11, 10: 12, 11: 13}
 
 # finite-wasm's instrumentation kinds
@@ -64,6 +71,7 @@ class GasPrices:
     regular: int
     linear_base: int
     linear_unit: int
+    max_stack_height: int = 0  # the stack budget in finite-wasm's bytes; 0: the stack is not metered
 
 
 @dataclass
@@ -227,9 +235,10 @@ class _Frame:
         self.loop = loop  # a loop's points before and after it
 
 
-def analyze(body: bytes, start: int, end: int, prices: GasPrices) -> list[Point]:
+def analyze(body: bytes, start: int, end: int, prices: GasPrices, returns: list[int] | None = None) -> list[Point]:
     """The charge points of one function body's instructions (bytes [start, end) of `body`), as
-    finite-wasm's gas analysis and its optimisation leave them."""
+    finite-wasm's gas analysis and its optimisation leave them; the offsets of its `return`
+    instructions appended to `returns`."""
     points: list[Point] = []
     frames: list[_Frame] = []
     frame = _Frame(False, "untaken")
@@ -293,6 +302,8 @@ def analyze(body: bytes, start: int, end: int, prices: GasPrices) -> list[Point]
             if frames:
                 frame = frames.pop()
         elif what in (_BR, _BR_IF, _RETURN):
+            if what == _RETURN and returns is not None:
+                returns.append(offset)
             side_effect(offset, regular)
             target(targets[0] if what != _RETURN else len(frames))
             if what != _BR_IF:
@@ -373,20 +384,47 @@ def _vec(body: bytes) -> tuple[int, _Reader]:
     return reader.uleb(), reader
 
 
-def _func_types(body: bytes) -> list[tuple[int, int]]:
-    """Each type's parameters: their count, and their bytes on finite-wasm's stack
-    (SimpleMaxStackCfg sizes)."""
+def _types(body: bytes) -> list[tuple[bytes, bytes]]:
+    """Each function type's (parameter types, result types)."""
     count, reader = _vec(body)
     types = []
     for _ in range(count):
         if reader.byte() != 0x60:
             raise PrepareFailure("Deserialization")
-        params = reader.uleb()
-        size = 0
-        for _ in range(params):
-            size += _VALUE_SIZE.get(reader.byte(), 8)
+        params = bytes(reader.byte() for _ in range(reader.uleb()))
+        results = bytes(reader.byte() for _ in range(reader.uleb()))
+        types.append((params, results))
+    return types
+
+
+def _imported_function_types(body: bytes) -> list[int]:
+    count, reader = _vec(body)
+    functions = []
+    for _ in range(count):
         reader.skip(reader.uleb())
-        types.append((params, size))
+        reader.skip(reader.uleb())
+        if reader.byte() != 0:  # prepare lets only functions through
+            raise PrepareFailure("Deserialization")
+        functions.append(reader.uleb())
+    return functions
+
+
+def _global_types(body: bytes) -> list[int]:
+    count, reader = _vec(body)
+    types = []
+    for _ in range(count):
+        types.append(reader.byte())
+        reader.byte()  # mutability
+        while True:  # the constant initializer, to its `end`
+            op = reader.byte()
+            if op == 0x0B:
+                break
+            if op in (0x41, 0x42, 0x23, 0xD2):
+                reader.uleb()
+            elif op in (0x43, 0x44):
+                reader.skip(4 if op == 0x43 else 8)
+            elif op == 0xD0:
+                reader.byte()
     return types
 
 
@@ -395,57 +433,125 @@ def _function_types(body: bytes) -> list[int]:
     return [reader.uleb() for _ in range(count)]
 
 
-def _instrument_code(
-    body: bytes, types: list[tuple[int, int]], signatures: list[int], gas_global: bytes, prices: GasPrices
-) -> bytes:
+class _Locals:
+    """A function's parameter and local types, looked up by index without listing each local."""
+
+    def __init__(self, params: bytes) -> None:
+        self.params = params
+        self.ends: list[int] = []  # the index past each run of locals
+        self.kinds: list[int] = []
+
+    def add(self, count: int, value_type: int) -> None:
+        self.ends.append((self.ends[-1] if self.ends else len(self.params)) + count)
+        self.kinds.append(value_type)
+
+    def __call__(self, index: int) -> int | None:
+        if index < len(self.params):
+            return self.params[index]
+        run = bisect_right(self.ends, index)
+        return self.kinds[run] if run < len(self.kinds) else None
+
+
+def _unstack(stack_global: bytes, charge: int) -> bytes:
+    # global += charge (instrument_v3.rs `call_unstack_instrumentation`)
+    return b"\x23" + stack_global + b"\x42" + _sleb(charge) + b"\x7c\x24" + stack_global
+
+
+@dataclass
+class _Module:
+    types: list[tuple[bytes, bytes]]
+    signatures: list[int]  # each defined function's type index
+    stack: ModuleTypes  # what the stack analysis needs
+    gas_global: bytes
+    stack_global: bytes
+    added_types: list[tuple[bytes, bytes]]  # appended for the bodies' wrapping blocks
+
+
+def _wrapper_type(module: _Module, signature: int) -> bytes:
+    """The block type of a body's wrapping block: the function's results (instrument_v3.rs
+    `transform_code_section`)."""
+    params, results = module.types[signature]
+    if not results:
+        return b"\x40"
+    if len(results) == 1:
+        return results[:1]
+    if not params:
+        return _sleb(signature)
+    module.added_types.append((b"", results))
+    return _sleb(len(module.types) + len(module.added_types) - 1)
+
+
+def _instrument_code(body: bytes, module: _Module, prices: GasPrices) -> bytes:
     count, reader = _vec(body)
-    if count != len(signatures):
+    if count != len(module.signatures):
         raise PrepareFailure("Deserialization")
+    metered = prices.max_stack_height > 0
     out = bytearray(leb128.unsigned(count))
     for index in range(count):
         size = reader.uleb()
         start = reader.pos
         end = start + size
-        if end > len(body) or signatures[index] >= len(types):
+        signature = module.signatures[index]
+        if end > len(body) or signature >= len(module.types) or size == 0 or body[end - 1] != 0x0B:
             raise PrepareFailure("Deserialization")
+        params = module.types[signature][0]
         local = _Reader(body, start, end)
+        locals_types = _Locals(params)
         groups = local.uleb()
         groups_start = local.pos
         locals_count = locals_size = 0
         for _ in range(groups):
             n = local.uleb()
+            kind = local.byte()
+            locals_types.add(n, kind)
             locals_count += n
-            locals_size += n * _VALUE_SIZE.get(local.byte(), 8)
+            locals_size += n * _VALUE_SIZE.get(kind, 8)
         code_start = local.pos
-        param_count, params_size = types[signatures[index]]
-        points = analyze(body, code_start, end, prices)
+        params_size = sum(_VALUE_SIZE.get(kind, 8) for kind in params)
+        frame = 64 + params_size + locals_size
+        returns: list[int] = []
+        points = analyze(body, code_start, end, prices, returns)
         new = bytearray()
         count_local = b""
         if any(point.linear and point.kind != UNREACHABLE for point in points):
             # the count of bulk operations kept in an i32 local after all the function has
-            count_local = leb128.unsigned(param_count + locals_count)
+            count_local = leb128.unsigned(len(params) + locals_count)
             new += leb128.unsigned(groups + 1) + body[groups_start:code_start] + b"\x01\x7f"
         else:
             new += body[start:code_start]
-        new += _charge_constant(gas_global, frame_charge(params_size, locals_size, prices.regular))
-        at = code_start
+        charge = 0
+        if metered:
+            # the body in a block, so any way out of it passes the unstack after it; the stack
+            # charged first (its operand stack's most and its frame), then the frame's gas
+            operand = max_operand_stack(body, code_start, end, locals_types, module.stack)
+            charge = operand + frame
+            new += b"\x02" + _wrapper_type(module, signature)
+            new += _charge_constant(module.stack_global, charge)
+        new += _charge_constant(module.gas_global, frame_charge(params_size, locals_size, prices.regular))
+        inserts: dict[int, bytearray] = {}
         for point in points:
             if point.kind == UNREACHABLE or (point.constant == 0 and point.linear == 0):
                 continue
-            new += body[at : point.offset]
-            at = point.offset
+            code = inserts.setdefault(point.offset, bytearray())
             if point.linear:
-                new += _charge_linear(gas_global, count_local, point.constant, point.linear)
+                code += _charge_linear(module.gas_global, count_local, point.constant, point.linear)
             else:
-                new += _charge_constant(gas_global, point.constant)
-        new += body[at:end]
+                code += _charge_constant(module.gas_global, point.constant)
+        if metered:
+            for offset in returns:  # a `return` gives its frame back first
+                inserts.setdefault(offset, bytearray()).extend(_unstack(module.stack_global, charge))
+        at = code_start
+        for offset in sorted(inserts):
+            new += body[at:offset]
+            new += inserts[offset]
+            at = offset
+        new += body[at : end - 1]  # up to the final `end`
+        if metered:
+            new += b"\x0b" + _unstack(module.stack_global, charge)
+        new += b"\x0b"
         out += leb128.unsigned(len(new)) + new
         reader.pos = end
     return bytes(out)
-
-
-def _count(body: bytes) -> int:
-    return _vec(body)[0]
 
 
 def _export_entry(name: str, kind: int, index: int) -> bytes:
@@ -457,12 +563,24 @@ def instrument(parts: list[Section], prices: GasPrices) -> list[Section]:
     """The prepared module's sections with the gas instrumentation: the gas global added and
     exported, the start function exported instead of started, each body charging its groups."""
     by_id = {section.id: section.body for section in parts}
-    types = _func_types(by_id[_TYPE]) if _TYPE in by_id else []
+    types = _types(by_id[_TYPE]) if _TYPE in by_id else []
     signatures = _function_types(by_id[_FUNCTION]) if _FUNCTION in by_id else []
-    globals_count = _count(by_id[_GLOBAL]) if _GLOBAL in by_id else 0
-    gas_global = leb128.unsigned(globals_count)
-    new_global = b"\x7e\x01\x42\x00\x0b"  # mutable i64 = 0: the engine sets it before any code runs
-    exports = [_export_entry(GAS_EXPORT, 3, globals_count)]
+    imported = _imported_function_types(by_id[_IMPORT]) if _IMPORT in by_id else []
+    global_types = _global_types(by_id[_GLOBAL]) if _GLOBAL in by_id else []
+    globals_count = len(global_types)
+    module = _Module(
+        types,
+        signatures,
+        ModuleTypes(types, imported + signatures, [*global_types, 0x7E, 0x7E]),
+        leb128.unsigned(globals_count),
+        leb128.unsigned(globals_count + 1),
+        [],
+    )
+    code = by_id.get(_CODE)
+    new_code = _instrument_code(code, module, prices) if code is not None else None
+    # the gas left (mutable i64 = 0: the engine sets it before any code runs), then the stack left
+    new_global = b"\x7e\x01\x42\x00\x0b" + b"\x7e\x01\x42" + _sleb(prices.max_stack_height) + b"\x0b"
+    exports = [_export_entry(GAS_EXPORT, 3, globals_count), _export_entry(STACK_EXPORT, 3, globals_count + 1)]
     if _START in by_id:
         exports.append(_export_entry(START_EXPORT, 0, _vec(by_id[_START])[0]))
     out: list[Section] = []
@@ -470,14 +588,14 @@ def instrument(parts: list[Section], prices: GasPrices) -> list[Section]:
     for section in parts:
         rank = _ORDER.get(section.id)
         if rank is not None and not placed_global and rank > _ORDER[_GLOBAL]:
-            out.append(Section(_GLOBAL, b"\x01" + new_global))
+            out.append(Section(_GLOBAL, b"\x02" + new_global))
             placed_global = True
         if rank is not None and not placed_export and rank > _ORDER[_EXPORT]:
             out.append(Section(_EXPORT, leb128.unsigned(len(exports)) + b"".join(exports)))
             placed_export = True
         if section.id == _GLOBAL:
             count, reader = _vec(section.body)
-            section = Section(_GLOBAL, leb128.unsigned(count + 1) + section.body[reader.pos :] + new_global)
+            section = Section(_GLOBAL, leb128.unsigned(count + 2) + section.body[reader.pos :] + new_global)
             placed_global = True
         elif section.id == _EXPORT:
             count, reader = _vec(section.body)
@@ -487,10 +605,21 @@ def instrument(parts: list[Section], prices: GasPrices) -> list[Section]:
         elif section.id == _START:
             continue
         elif section.id == _CODE:
-            section = Section(_CODE, _instrument_code(section.body, types, signatures, gas_global, prices))
+            assert new_code is not None
+            section = Section(_CODE, new_code)
+        elif section.id == _TYPE and module.added_types:
+            added = b"".join(
+                b"\x60" + leb128.unsigned(len(p)) + p + leb128.unsigned(len(r)) + r for p, r in module.added_types
+            )
+            section = Section(
+                _TYPE,
+                leb128.unsigned(len(types) + len(module.added_types))
+                + section.body[_vec(section.body)[1].pos :]
+                + added,
+            )
         out.append(section)
     if not placed_global:
-        out.append(Section(_GLOBAL, b"\x01" + new_global))
+        out.append(Section(_GLOBAL, b"\x02" + new_global))
     if not placed_export:
         out.append(Section(_EXPORT, leb128.unsigned(len(exports)) + b"".join(exports)))
     return out

@@ -83,6 +83,7 @@ class PrepareRules:
     regular_op_cost: int = 0
     linear_op_base_cost: int = 0
     linear_op_unit_cost: int = 0
+    max_stack_height: int = 0  # finite-wasm's stack budget in bytes (0: not metered)
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from nearrpc.contracts.gas import GasCosts
 from nearrpc.contracts.host import ViewContext
 from nearrpc.contracts.instrument import GasPrices, analyze
 from nearrpc.contracts.prepare import sections
+from nearrpc.contracts.stack_height import ModuleTypes, max_operand_stack
 from tests.contracts.support import COSTS, module, run, with_limit
 
 OP = COSTS.regular_op_cost
@@ -222,8 +223,7 @@ def _first_body(code: bytes) -> bytes:
 
 
 def test_a_recursion_past_the_stack_is_memory_access_violation() -> None:
-    # nearcore: finite-wasm's stack limit, `finite_wasm_stack_exhausted` -> MemoryAccessViolation;
-    # here Wasmtime's own stack limit, at another depth (spec/DEVIATIONS.md)
+    # finite-wasm's stack limit: `finite_wasm_stack_exhausted` -> MemoryAccessViolation
     code = module('(func $r (call $r)) (func (export "m") (call $r))')
     with pytest.raises(ViewCallError) as failure:
         run(code, "m")
@@ -234,3 +234,73 @@ def test_a_view_limit_past_the_globals_range_runs() -> None:
     # a node's max_gas_burnt_view may pass an i64: the module is handed at most i64::MAX at once
     code = module('(func (export "m") (drop (i32.const 1)))')
     assert run(code, "m", costs=with_limit(2**64 - 1)).burnt_gas == loading(code) + (FRAME + 2) * OP
+
+
+STACK = COSTS.max_stack_height
+
+
+def test_a_recursion_ends_where_the_stack_budget_ends() -> None:
+    # finite-wasm's stack: each frame takes its operand stack's most plus its frame, checked
+    # before its gas. `m`: operands 4 (the constant), frame 64: 68. `r`: operands 8 (local.get
+    # then the constant), frame 64 + 4: 76. 3448 entries of `r` fit in what `m` leaves
+    # (262144 - 68 = 262076 = 3448 * 76 + 28), the 3449th fails before paying its frame's gas.
+    assert STACK == 262144
+    code = module(
+        "(func $r (param i32) (call $r (i32.add (local.get 0) (i32.const 1))))"
+        ' (func (export "m") (call $r (i32.const 0)))'
+    )
+    with pytest.raises(CallFailed) as failed:
+        call(code)
+    assert failed.value.debug == "HostError(MemoryAccessViolation)"
+    entries = (STACK - 68) // 76
+    assert entries == 3448
+    # m: frame 8 ops, i32.const and call; each r: frame ceil(68 / 8) = 9 ops, local.get,
+    # i32.const, i32.add, call
+    assert failed.value.burnt_gas == loading(code) + (FRAME + 2 + entries * (9 + 4)) * OP
+
+
+@pytest.mark.parametrize(
+    "leave",
+    ["(return)", "(br 0)", "(br_if 0 (i32.const 1))", "(block (br 1))", "(br_table 0 0 (i32.const 0))"],
+)
+def test_every_way_out_of_a_function_gives_its_stack_back(leave: str) -> None:
+    # 10,000 calls of a function leaving by `leave`: a frame not given back would end the run
+    # after some 3,800 calls
+    code = module(
+        f'(func $f {leave}) (func (export "m") (local i32) (loop $l (call $f)'
+        " (br_if $l (i32.lt_u (local.tee 0 (i32.add (local.get 0) (i32.const 1))) (i32.const 10000)))))"
+    )
+    assert call(code).burnt_gas > 0
+
+
+def test_a_multi_value_function_keeps_its_results_through_the_wrapping_block() -> None:
+    code = module(
+        "(func $two (param i32) (result i32 i32) (local.get 0) (i32.const 5))"
+        ' (func (export "m") (drop (call $two (i32.const 1))) (drop))'
+    )
+    assert call(code).burnt_gas > 0
+
+
+@pytest.mark.parametrize(
+    ("body", "most"),
+    [
+        ("(drop (i32.add (i32.const 1) (i32.const 2)))", 8),
+        ("(drop (i64.add (i64.const 1) (i64.const 2)))", 16),
+        # a block's results stay, its inner operands go: 4 + (8 + 8) at most
+        ("(i32.const 1) (drop (block (result i64) (i64.const 1) (i64.const 2) (i64.add))) (drop)", 20),
+        # after an unconditional branch nothing counts until the block ends
+        ("(block (br 0) (drop (i64.const 1)) (drop (i64.const 2)))", 0),
+    ],
+)
+def test_the_operand_stack_analysis_counts_as_finite_wasm(body: str, most: int) -> None:
+    code = module(f'(func (export "m") {body})')
+    function = _only_body(code)
+    types = ModuleTypes([], [], [])
+    assert max_operand_stack(function, 0, len(function), lambda _: None, types) == most
+
+
+def _only_body(code: bytes) -> bytes:
+    """The instructions of the one function body of `code` (no locals, shorter than 128 bytes)."""
+    body = next(section.body for section in sections(code) if section.id == 10)
+    assert body[0] == 1 and body[1] < 0x80 and body[2] == 0, "one short body without locals"
+    return body[3 : 2 + body[1]]
