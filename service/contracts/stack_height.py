@@ -234,7 +234,8 @@ def max_operand_stack(
         elif op == 0x11:  # call_indirect
             type_index = reader.uleb()
             reader.uleb()
-            pop()  # the table index operand, then the callee's signature
+            # the callee's signature only: finite-wasm leaves the table index operand counted
+            # (instruction_visit.rs `visit_call_indirect`), so nearcore's budget does too
             call(type_index)
         elif op == 0x1A:  # drop
             pop()

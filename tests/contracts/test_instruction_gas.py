@@ -304,3 +304,15 @@ def _only_body(code: bytes) -> bytes:
     body = next(section.body for section in sections(code) if section.id == 10)
     assert body[0] == 1 and body[1] < 0x80 and body[2] == 0, "one short body without locals"
     return body[3 : 2 + body[1]]
+
+
+def test_call_indirect_leaves_its_index_counted_as_finite_wasm_does() -> None:
+    # finite-wasm's `visit_call_indirect` pops the callee's parameters only: the i32 table index
+    # stays on its model of the stack (4 bytes), under the callee's i64 result (8)
+    code = module(
+        '(type $t (func (result i64))) (table 1 funcref) (func (export "m")'
+        " (drop (call_indirect (type $t) (i32.const 0))))"
+    )
+    function = _only_body(code)
+    types = ModuleTypes([(b"", b"\x7e")], [], [])
+    assert max_operand_stack(function, 0, len(function), lambda _: None, types) == 12
