@@ -92,7 +92,11 @@ class GasCosts:
             max_length_storage_value=int(limits.get("max_length_storage_value") or 4 << 20),
             linear_op_base_cost=int(wasm.get("linear_op_base_cost") or 0),
             linear_op_unit_cost=int(wasm.get("linear_op_unit_cost") or 0),
-            max_stack_height=int(limits.get("max_stack_height") or 0),
+            # finite-wasm's stack budget in bytes, from protocol 62 (62.yaml: NearVm, then Wasmtime);
+            # before it the limit counted parity-wasm's stack slots, which is not metered here
+            max_stack_height=int(limits.get("max_stack_height") or 0)
+            if wasm.get("vm_kind", "Wasmtime") in ("NearVm", "Wasmtime")
+            else 0,
         )
 
     @cached_property

@@ -20,7 +20,7 @@ from nearrpc.contracts.host import ViewContext
 from nearrpc.contracts.instrument import GasPrices, analyze
 from nearrpc.contracts.prepare import sections
 from nearrpc.contracts.stack_height import ModuleTypes, max_operand_stack
-from tests.contracts.support import COSTS, module, run, with_limit
+from tests.contracts.support import COSTS, module, protocol_config, run, with_limit
 
 OP = COSTS.regular_op_cost
 EXT = COSTS.ext
@@ -316,3 +316,13 @@ def test_call_indirect_leaves_its_index_counted_as_finite_wasm_does() -> None:
     function = _only_body(code)
     types = ModuleTypes([(b"", b"\x7e")], [], [])
     assert max_operand_stack(function, 0, len(function), lambda _: None, types) == 12
+
+
+def test_the_stack_is_metered_in_bytes_from_finite_wasms_protocols_only() -> None:
+    # 62.yaml: finite-wasm (NearVm, then Wasmtime) counts the stack in bytes; before it parity-wasm
+    # counted slots, not metered here
+    config = protocol_config()
+    wasm = config["runtime_config"]["wasm_config"]  # type: ignore[index]
+    assert GasCosts.from_protocol_config(config).max_stack_height == 262144
+    wasm["vm_kind"] = "Wasmer2"
+    assert GasCosts.from_protocol_config(config).max_stack_height == 0
