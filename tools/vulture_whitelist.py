@@ -102,3 +102,4 @@ num_bytes_account  # sandbox fees.FeeConfig: read by the action executor (storag
 num_extra_bytes_record  # sandbox fees.FeeConfig: read by the action executor (storage usage)
 burnt_gas_reward  # sandbox fees.FeeConfig: read by the action executor (contract rewards)
 account_creation_charge  # sandbox fees.FeeConfig: read by the action executor (NEP-642 account charge)
+deduct  # contracts.gas.GasCounter: an action's burnt and reserved gas, for the promise host functions (issue 46)

@@ -17,14 +17,18 @@ Gas: a call's limit is its prepaid gas (GasExceeded) under the protocol's max_ga
 plus what the call's new receipts reserve (promises.py). The promise host functions run with a
 `PromiseContext` (the runtime's fees, the callback's results); without one (a bare call) they
 fail with `PromisesUnsupported`, `promise_results_count` answers 0 and `promise_result` fails as
-nearcore does for an index past them. Trie-node costs are not charged, as for views (host.py).
+nearcore does for an index past them. Trie nodes: `storage_write` and `storage_remove` pay
+`touching_trie_node` for each node their lookup touches first in the chunk and
+`read_cached_trie_node` for each touched before, where the state knows them (TrieNodes: the
+sandbox's, state.py); `storage_read` and `storage_has_key` pay none, as nearcore's flat-storage
+reads (protocol 61 on) track none.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from nearrpc.contracts import errors
 from nearrpc.contracts.engine import default_engine
@@ -41,6 +45,19 @@ class CallState(StateReader, Protocol):
     def storage_write(self, key: bytes, value: bytes) -> None: ...
 
     def storage_remove(self, key: bytes) -> None: ...
+
+
+@runtime_checkable
+class TrieNodes(Protocol):
+    """A state that knows the trie nodes a write's or a removal's lookup of `key` touches: those
+    touched for the first time in the chunk and those touched before (runtime/runtime/src/ext.rs
+    `storage_set` / `storage_remove`: a `MemOrTrie` lookup through the chunk's accounting state,
+    `commit_counts_since`). A state without it charges no trie node."""
+
+    def trie_nodes(self, key: bytes) -> tuple[int, int]: ...
+
+    def value_read(self, key: bytes) -> None:
+        """storage_read paid for the key's value: its node is touched, uncharged."""
 
 
 @dataclass(frozen=True)
@@ -105,24 +122,14 @@ class CallLogic(PromiseLogic):
         self.promise_context = call.promises
         self.init_promises()
         self.writer = state
+        self.trie = state if isinstance(state, TrieNodes) else None
         self.balance = call.view.account_balance + call.attached_deposit
         self.storage_usage = call.view.storage_usage
-        self.profile: dict[str, int] = {}  # gas charged per ext cost, for the outcome's gas profile
 
     def _stored(self, key: bytes) -> bytes | None:
         # a call writes: a key's value is the overlay's now, never one a view would keep from
         # earlier in the call (the call's state is in memory already)
         return self.writer.storage_read(key)
-
-    def pay(self, name: str, times: int = 1) -> None:
-        super().pay(name, times)
-        self.profile[name] = self.profile.get(name, 0) + self._ext.get(name, 0) * times
-
-    def pay_both(self, base: str, per_byte: str, length: int) -> None:
-        super().pay_both(base, per_byte, length)
-        profile, ext = self.profile, self._ext
-        profile[base] = profile.get(base, 0) + ext.get(base, 0)
-        profile[per_byte] = profile.get(per_byte, 0) + ext.get(per_byte, 0) * length
 
     # --- context --------------------------------------------------------------------------------
     def c_signer_account_id(self, register_id: int) -> None:
@@ -144,7 +151,7 @@ class CallLogic(PromiseLogic):
     def c_used_gas(self) -> int:
         # logic.rs `used_gas`: a call's used gas counts what its promises reserve
         self.pay("base")
-        return self.gas.burnt + self.gas.promises_gas
+        return self.gas.used  # burnt plus what promises reserved (gas_counter.rs `used_gas`)
 
     def c_attached_deposit(self, ptr: int) -> None:
         self.pay("base")
@@ -170,9 +177,12 @@ class CallLogic(PromiseLogic):
             raise Abort(errors.value_length_exceeded(len(value), self.costs.max_length_storage_value))
         self.pay("storage_write_key_byte", len(key))
         self.pay("storage_write_value_byte", len(value))
+        # ext.rs `storage_set`: the lookup's nodes, the evicted value's bytes, then the nodes paid
+        nodes = self.trie.trie_nodes(key) if self.trie is not None else (0, 0)
         evicted = self.writer.storage_read(key)
         if evicted is not None:
             self.pay("storage_write_evicted_byte", len(evicted))
+        self._pay_nodes(nodes)
         self.writer.storage_write(key, value)
         if evicted is None:
             self.storage_usage += len(key) + len(value) + self.call.storage_num_extra_bytes_record
@@ -188,14 +198,34 @@ class CallLogic(PromiseLogic):
         if len(key) > self.costs.max_length_storage_key:
             raise Abort(errors.key_length_exceeded(len(key), self.costs.max_length_storage_key))
         self.pay("storage_remove_key_byte", len(key))
+        # ext.rs `storage_remove`: the lookup's nodes (a key absent too), the removed value's
+        # bytes, then the nodes paid
+        nodes = self.trie.trie_nodes(key) if self.trie is not None else (0, 0)
         removed = self.writer.storage_read(key)
         if removed is None:
+            self._pay_nodes(nodes)
             return 0
         self.pay("storage_remove_ret_value_byte", len(removed))
+        self._pay_nodes(nodes)
         self.writer.storage_remove(key)
         self.storage_usage -= len(key) + len(removed) + self.call.storage_num_extra_bytes_record
         self.set_register(register_id, removed)
         return 1
+
+    def value_read(self, key: bytes) -> None:
+        # logic.rs `storage_read` dereferences the value with a FreeGasCounter: uncharged, but
+        # its node is touched, so a later write's lookup finds it touched before
+        if self.trie is not None:
+            self.trie.value_read(key)
+
+    def _pay_nodes(self, nodes: tuple[int, int]) -> None:
+        # gas_counter.rs `trie_node_touched` then `cached_trie_node_access` (ext.rs
+        # `commit_counts_since`); storage_read and storage_has_key charge none: nearcore reads
+        # them through flat storage, which tracks no node (core/store trie/mod.rs
+        # `get_optimized_ref`: tracked only for `MemOrTrie` lookups)
+        touched, cached = nodes
+        self.pay("touching_trie_node", touched)
+        self.pay("read_cached_trie_node", cached)
 
 
 def _unsupported(name: str) -> Callable[..., int | None]:
@@ -285,7 +315,7 @@ def run_call(
     """Run a FunctionCall action's method as nearcore does; raises CallFailed with nearcore's
     FunctionCallError Debug text (HostFunctionUnavailable for a host function not implemented
     here, ExecutionInterrupted when `interrupt` says stop)."""
-    gas = GasCounter(costs, prepaid_gas=call.prepaid_gas)
+    gas = GasCounter(costs, prepaid_gas=call.prepaid_gas, profiled=True)
     logic: list[CallLogic] = []
 
     def make_logic(memory: Memory) -> ViewLogic:
@@ -296,11 +326,9 @@ def run_call(
     try:
         outcome = default_engine().execute(code, code_hash, method_name, gas, make_logic, interrupt)
     except ViewCallError as failure:
-        actions = dict(logic[0].action_profile) if logic else {}
-        profile = _profile(logic, costs, len(code), gas.burnt)
-        raise CallFailed(failure.debug, failure.logs, gas.burnt, profile, actions) from None
+        raise CallFailed(failure.debug, failure.logs, gas.burnt, _profile(gas), _actions(gas)) from None
     ran = logic[0]
-    used = outcome.burnt_gas + gas.promises_gas
+    used = gas.used
     # runtime function_call.rs: the prepaid gas left goes to the calls that asked for a weight
     used += distribute_gas(ran.weights, call.prepaid_gas - used)
     return CallOutcome(
@@ -310,22 +338,25 @@ def run_call(
         used_gas=used,
         balance=ran.balance,
         storage_usage=ran.storage_usage,
-        profile=_profile(logic, costs, len(code), outcome.burnt_gas),
-        action_profile=dict(ran.action_profile),
+        profile=_profile(gas),
+        action_profile=_actions(gas),
         receipts=ran.receipts,
         resumes=ran.resumes,
         return_receipt=ran.return_receipt,
     )
 
 
-def _profile(logic: list[CallLogic], costs: GasCosts, code_len: int, burnt: int) -> dict[str, int]:
-    """The gas by cost (nearcore's ProfileDataV3): what host functions charged, the contract's
-    loading (paid once it is instantiated, or first under `fix_contract_loading_cost`), and the
-    rest, the wasm instructions."""
-    profile = dict(logic[0].profile) if logic else {}
-    actions = sum(logic[0].action_profile.values()) if logic else 0
-    if logic or costs.fix_contract_loading_cost:
-        profile["contract_loading_base"] = costs.ext.get("contract_loading_base", 0)
-        profile["contract_loading_bytes"] = costs.ext.get("contract_loading_bytes", 0) * code_len
-    profile["wasm_instruction"] = max(burnt - sum(profile.values()) - actions, 0)
-    return {name: gas for name, gas in profile.items() if gas > 0}
+def _profile(gas: GasCounter) -> dict[str, int]:
+    """The gas by cost (nearcore's ProfileDataV3): what each ext cost charged, the contract's
+    loading included (the counter keeps them as nearcore's `pay_base` / `pay_per` do), and the
+    rest of the burnt gas, less the actions', the wasm instructions (profile.rs
+    `compute_wasm_instruction_cost`)."""
+    profile = dict(gas.profile or {})
+    spent = sum(profile.values()) + sum(gas.action_profile.values())
+    profile["wasm_instruction"] = max(gas.burnt - spent, 0)
+    return {name: value for name, value in profile.items() if value > 0}
+
+
+def _actions(gas: GasCounter) -> dict[str, int]:
+    """The gas the call's promises burnt, by ActionCosts name (the send fees its new receipts paid)."""
+    return {name: value for name, value in gas.action_profile.items() if name and value > 0}

@@ -40,7 +40,7 @@ import wasmtime
 
 log = logging.getLogger("nearrpc.contracts")
 
-FORMAT: Final = b"nearrpc-compiled-1"
+FORMAT: Final = b"nearrpc-compiled-2"  # 2: the gas instrumentation (instrument.py) replaced fuel
 _MAGIC: Final = b"NRPCWM1\n"
 _MAC_LEN: Final = 32
 _SECRET_NAME: Final = "secret.key"

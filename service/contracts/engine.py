@@ -8,18 +8,19 @@ The order of checks is nearcore's (runtime/near-vm-runner/src/wasmtime_runner.rs
 (MethodEmptyName) and the loading base cost; preparation and compilation (CompilationError);
 the loading cost per code byte; linking, done once per module with the compilation
 (`Linker::instantiate_pre`: LinkError); the export (MethodNotFound when absent or not a function,
-MethodInvalidSignature when it takes or returns values); then the call, whose traps map as the
-runner's `IntoVMError for anyhow::Error` maps them. Wasm instructions
-burn the engine's fuel, one unit per instruction at `regular_op_cost`, so a loop ends at the
-view's gas limit (GasLimitExceeded). A call given an `Interrupt` (interrupt.py) also ends when it
-says so (a wall-clock deadline, its client gone, the server stopping): the engine runs with
-epoch interruption, and such a call's store asks the interrupt at each epoch tick, raising
-ExecutionInterrupted instead of an answer.
+MethodInvalidSignature when it takes or returns values); then the start function, if the contract
+has one, and the method, whose traps map as the runner's `IntoVMError for anyhow::Error` maps
+them. Wasm instructions pay what nearcore's instrumentation charges them (instrument.py): the
+module takes each group's gas from a global holding the gas left, set before the code runs and
+after each host call, read at each host call and at the end (wasmtime_runner/mod.rs, the store's
+`call_hook`), so a loop ends at the view's gas limit (GasLimitExceeded) where nearcore's does.
+A call given an `Interrupt` (interrupt.py) also ends when it says so (a wall-clock deadline, its
+client gone, the server stopping): the engine runs with epoch interruption, and such a call's
+store asks the interrupt at each epoch tick, raising ExecutionInterrupted instead of an answer.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -42,20 +43,19 @@ from nearrpc.contracts.host import (
     ViewLogic,
     available_host_functions,
 )
+from nearrpc.contracts.instrument import GAS_EXPORT, STACK_EXPORT, START_EXPORT, GasPrices, instrument
 from nearrpc.contracts.interrupt import EpochTicker, ExecutionInterrupted, Interrupt
-from nearrpc.contracts.prepare import MEMORY_EXPORT, ContractTooLarge, PrepareFailure, PrepareRules, prepare
-from nearrpc.contracts.wasm_api import Fuel, LinearMemory
+from nearrpc.contracts.prepare import MEMORY_EXPORT, ContractTooLarge, PrepareFailure, PrepareRules, Section, prepare
+from nearrpc.contracts.wasm_api import GasGlobal, LinearMemory
 
 MODULE_CACHE_SIZE = 64  # compiled modules kept in memory at most
 # and their size at most: a compiled module takes about its wasm's size in memory (measured: a
 # 22.8 MB module, +22 MB RSS), so an entry counts its code's length (`serve --module-cache-mb`)
 MODULE_CACHE_MB = 256
 WASM_STACK_BYTES = 1 << 20
-# fuel handed out beyond what the gas left pays for: the engine checks fuel only where loops
-# and functions begin, so a run can overshoot between checks; with this headroom the overshoot
-# stays visible in the fuel left, and any instruction past the limit is GasLimitExceeded, as
-# nearcore charges each block's gas before running it
-FUEL_HEADROOM = 1_000_000
+# the most gas the module's global (an i64) is handed at once: a node's `max_gas_burnt_view` may
+# be larger; the rest is handed over at the next host call
+GLOBAL_MAX = (1 << 63) - 1
 
 # wasmtime_runner.rs `trap_to_error`: the engine's trap codes as nearcore names them
 _TRAPS = {
@@ -69,8 +69,8 @@ _TRAPS = {
     wasmtime.TrapCode.UNREACHABLE: "Unreachable",
 }
 # nearcore meters the wasm stack itself (finite-wasm, `max_stack_height`) and answers running out
-# of it as MemoryAccessViolation (logic.rs `finite_wasm_stack`); here the engine's own stack
-# limit ends deep recursion, answered with nearcore's text
+# of it as MemoryAccessViolation (logic.rs `finite_wasm_stack_exhausted`); so does the module here
+# (instrument.py), and the engine's own stack limit, should it come first, answers the same
 _STACK_EXHAUSTED = errors.memory_access_violation()
 
 
@@ -91,19 +91,21 @@ class _Compiled:
     # export name -> (is a function, takes or returns nothing)
     exports: dict[str, tuple[bool, bool]]
     pre_address: int = 0  # the C object of `pre`, which keeps it alive
+    start: bool = False  # the contract has a start function (run as the export START_EXPORT)
 
 
 class _Crossing:
     """What a host call needs of the call its thread runs (one object, one thread-local lookup
-    per host call): the logic, the gas counter, the fuel, the memory and the fuel handed out."""
+    per host call): the logic, the gas counter, the gas global, the memory and the gas handed to
+    the module."""
 
-    __slots__ = ("fuel", "gas", "granted", "logic", "memory", "unbound")
+    __slots__ = ("gas", "gas_global", "granted", "logic", "memory", "unbound")
 
-    def __init__(self, logic: ViewLogic, memory: LinearMemory, fuel: Fuel) -> None:
+    def __init__(self, logic: ViewLogic, memory: LinearMemory, gas_global: GasGlobal) -> None:
         self.logic = logic
         self.gas = logic.gas
         self.memory = memory
-        self.fuel = fuel
+        self.gas_global = gas_global
         self.granted = 0
         self.unbound = True  # the memory is bound at the first host call (or after instantiation)
 
@@ -114,10 +116,11 @@ class _Crossing:
         self.unbound = False
 
     def grant(self) -> None:
-        """Hand the engine the fuel the gas left pays for, plus the headroom (a host call does
-        the same inline)."""
-        self.granted = self.gas.fuel_left() + FUEL_HEADROOM
-        self.fuel.set(self.granted)
+        """Hand the module the gas left up to where charges stop (a host call does the same
+        inline; wasmtime_runner/mod.rs: the global is set on `CallingWasm` / `ReturningFromHost`)."""
+        gas = self.gas
+        self.granted = min(gas.stop - gas.burnt, GLOBAL_MAX)
+        self.gas_global.set(self.granted)
 
 
 class _CallState(threading.local):
@@ -142,7 +145,7 @@ _EPOCH_CALLBACK = wasm_api.epoch_callback(_should_stop)
 
 # The engine's settings, as data: they make the compiled-module cache's key too (compiled_cache.py).
 ENGINE_SETTINGS: dict[str, object] = {
-    "consume_fuel": True,
+    "consume_fuel": False,  # gas is the module's own instrumentation (instrument.py)
     "epoch_interruption": True,  # a call's Interrupt checked at each epoch tick (interrupt.py)
     "max_wasm_stack": WASM_STACK_BYTES,
     # the features nearcore's wasmtime config leaves off (wasmtime_runner.rs `default_wasmtime_config`)
@@ -188,8 +191,9 @@ def _val(kind: str) -> wasmtime.ValType:
 
 def _host_callback(fn: HostFunction) -> Any:
     """The function's callback: the instructions run since the last host call charged (and the
-    call counted against a slice), the function run, the fuel the gas left then handed back. A
-    failure ends the call, whose fuel is read no more."""
+    call counted against a slice), the function run, the gas left then handed back to the module
+    (wasmtime_runner/mod.rs `call_hook`: `CallingHost` burns what the global says was spent,
+    `ReturningFromHost` sets it to the gas left). A failure ends the call."""
     name, unavailable = fn.name, fn.unavailable
     method = fn.method
     if method is None or unavailable:
@@ -200,9 +204,9 @@ def _host_callback(fn: HostFunction) -> Any:
         assert crossing is not None, "set before the instance is made"
         if crossing.unbound:
             crossing.bind(caller)
-        gas, fuel, logic = crossing.gas, crossing.fuel, crossing.logic
+        gas, gas_global, logic = crossing.gas, crossing.gas_global, crossing.logic
         try:
-            gas.enter_host(crossing.granted, fuel.get())
+            gas.enter_host(crossing.granted, gas_global.get())
             # the function's own charges may end the call at the limit too (host.py charges
             # without a frame of its own where it is called most). A call's logic runs some
             # functions a view may not (contracts/call.py); one not implemented here stays so
@@ -211,10 +215,9 @@ def _host_callback(fn: HostFunction) -> Any:
             result = (method if override is None else override)(logic, *args)
         except GasExhausted:
             raise Abort(gas.exhausted_text) from None
-        # grant() without its frames: the fuel the gas left pays for (GasCounter.fuel_left), plus
-        # the headroom
-        crossing.granted = granted = (gas.stop - gas.burnt) // gas.op_cost + FUEL_HEADROOM
-        fuel.set(granted)
+        # grant() without its frames
+        crossing.granted = granted = min(gas.stop - gas.burnt, GLOBAL_MAX)
+        gas_global.set(granted)
         return result
 
     return wasm_api.host_callback(call, fn.params, fn.results)
@@ -274,6 +277,13 @@ class ViewEngine:
             self._fingerprint = executor_fingerprint(ENGINE_SETTINGS)
         return disk.key(code_hash, rules.initial_pages, rules.max_pages, self._fingerprint + repr(rules).encode())
 
+    @staticmethod
+    def _instrumented(rules: PrepareRules) -> Callable[[list[Section]], list[Section]]:
+        prices = GasPrices(
+            rules.regular_op_cost, rules.linear_op_base_cost, rules.linear_op_unit_cost, rules.max_stack_height
+        )
+        return lambda parts: instrument(parts, prices)
+
     def _module(self, code: bytes, code_hash: str, rules: PrepareRules) -> wasmtime.Module | str:
         """The module loaded from the disk cache, else prepared and compiled (and kept there), or
         the CompilationError text nearcore would answer."""
@@ -285,8 +295,9 @@ class ViewEngine:
                 return loaded
         try:
             # nearcore's prepare step first (limits, imports, memory), then the engine's validation
-            # with the protocol's features
-            prepared = prepare(code, rules)
+            # with the protocol's features (instrumenting code that is not valid fails as
+            # Deserialization, the validator's answer too)
+            prepared = prepare(code, rules, self._instrumented(rules))
             wasmtime.Module.validate(self.engine if rules.reftypes_bulk_memory else self._older, code)
             module = wasmtime.Module(self.engine, prepared)
         except ContractTooLarge as too_large:
@@ -306,9 +317,14 @@ class ViewEngine:
         if isinstance(module, str):
             return module
         exports: dict[str, tuple[bool, bool]] = {}
+        start = False
         for export in module.exports:
             ty = export.type
-            if isinstance(ty, wasmtime.FuncType):
+            if export.name == START_EXPORT:
+                start = True
+            elif export.name in (GAS_EXPORT, STACK_EXPORT):
+                pass
+            elif isinstance(ty, wasmtime.FuncType):
                 exports[export.name] = (True, not ty.params and not ty.results)
             elif export.name != MEMORY_EXPORT:
                 exports[export.name] = (False, False)
@@ -319,7 +335,7 @@ class ViewEngine:
             return _Compiled(None, errors.link_error("unknown or invalid import"), exports)
         try:
             pre = self.linker.instantiate_pre(module)
-            return _Compiled(pre, None, exports, wasm_api.address(pre.ptr()))
+            return _Compiled(pre, None, exports, wasm_api.address(pre.ptr()), start)
         except wasmtime.WasmtimeError as failure:
             return _Compiled(None, errors.link_error(_link_message(str(failure))), exports)
 
@@ -417,17 +433,17 @@ class ViewEngine:
         if not export[1]:
             raise ViewCallError(errors.method_invalid_signature())
         if interrupt is None:
-            return self._call(compiled.pre_address, method_name, gas, make_logic, None)
+            return self._call(compiled, method_name, gas, make_logic, None)
         self.ticker.begin()
         try:
             interrupt.arm()  # its slice counts from here: compiling is not running
-            return self._call(compiled.pre_address, method_name, gas, make_logic, interrupt)
+            return self._call(compiled, method_name, gas, make_logic, interrupt)
         finally:
             self.ticker.end()
 
     def _call(
         self,
-        pre: int,
+        compiled: _Compiled,
         method_name: str,
         gas: GasCounter,
         make_logic: Callable[[LinearMemory], ViewLogic],
@@ -435,14 +451,14 @@ class ViewEngine:
     ) -> ViewOutcome:
         store = wasm_api.CallStore(self._engine_address)
         try:
-            return self._run(store, pre, method_name, gas, make_logic, interrupt)
+            return self._run(store, compiled, method_name, gas, make_logic, interrupt)
         finally:
             store.delete()
 
     def _run(
         self,
         store: wasm_api.CallStore,
-        pre: int,
+        compiled: _Compiled,
         method_name: str,
         gas: GasCounter,
         make_logic: Callable[[LinearMemory], ViewLogic],
@@ -462,45 +478,49 @@ class ViewEngine:
             tables=limits.max_tables_per_contract,
             memories=1,
         )
-        # the call's logic exists before the instance: a start function runs inside instantiate,
-        # and its instructions and host calls count as the method's do
         linear_memory = LinearMemory(store.context)
-        fuel = Fuel(store.context)
+        gas_global = GasGlobal(store.context)
         logic = make_logic(linear_memory)
         if interrupt is not None:
             logic.budget = self.budget
-        crossing = _Crossing(logic, linear_memory, fuel)
+        crossing = _Crossing(logic, linear_memory, gas_global)
         previous = (_CALL.crossing, _CALL.interrupt)
         _CALL.crossing, _CALL.interrupt = crossing, interrupt
-        crossing.grant()
         try:
             try:
-                instance = store.instantiate(pre)
-            except Abort as abort:  # a start function's host call that failed
-                raise ViewCallError(abort.debug, logic.logs) from None
-            except wasmtime.Trap as trap:  # a start function that trapped
-                _raise_if_interrupted(interrupt)
-                raise ViewCallError(_trap_text(trap, gas, crossing.granted, fuel), logic.logs) from None
+                # no contract code runs here: the start function is an export (instrument.py)
+                instance = store.instantiate(compiled.pre_address)
+            except wasmtime.Trap as trap:  # e.g. a data segment past the memory
+                raise ViewCallError(_trap_name(trap), logic.logs) from None
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
-                _raise_if_interrupted(interrupt)
                 raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
             memory = store.export(instance, MEMORY_EXPORT)
+            global_export = store.export(instance, GAS_EXPORT)
             func = store.export(instance, method_name)
-            assert memory is not None and func is not None, "checked when the module was compiled"
-            if crossing.unbound:
-                linear_memory.bind(memory.of.memory)
-                crossing.unbound = False
+            assert memory is not None and func is not None and global_export is not None, "checked at compile time"
+            linear_memory.bind(memory.of.memory)
+            crossing.unbound = False
+            gas_global.bind(global_export)
+            crossing.grant()
+            # the start function first, then the method, in one store (wasmtime_runner/mod.rs `run`)
+            start = store.export(instance, START_EXPORT) if compiled.start else None
+            for entry in (func,) if start is None else (start, func):
+                try:
+                    store.call(entry.of.func)
+                except Abort as abort:
+                    raise ViewCallError(abort.debug, logic.logs) from None
+                except (wasmtime.Trap, wasmtime.WasmtimeError) as trap:
+                    _raise_if_interrupted(interrupt)
+                    if not isinstance(trap, wasmtime.Trap):
+                        raise
+                    stack = GasGlobal(store.context)
+                    stack_export = store.export(instance, STACK_EXPORT)
+                    assert stack_export is not None, "instrument.py exports it"
+                    stack.bind(stack_export)
+                    text = _trap_text(trap, gas, crossing.granted, gas_global, stack)
+                    raise ViewCallError(text, logic.logs) from None
             try:
-                store.call(func.of.func)
-            except Abort as abort:
-                raise ViewCallError(abort.debug, logic.logs) from None
-            except (wasmtime.Trap, wasmtime.WasmtimeError) as trap:
-                _raise_if_interrupted(interrupt)
-                if not isinstance(trap, wasmtime.Trap):
-                    raise
-                raise ViewCallError(_trap_text(trap, gas, crossing.granted, fuel), logic.logs) from None
-            try:
-                gas.settle_fuel(crossing.granted, fuel.get())
+                gas.settle(crossing.granted, gas_global.get())
             except GasExhausted:
                 raise ViewCallError(gas.exhausted_text, logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
@@ -549,12 +569,22 @@ def _link_message(message: str) -> str:
     return rest if colon and index.isdigit() else last  # a list of causes numbers its entries
 
 
-def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, fuel: Fuel) -> str:
-    code = trap.trap_code
-    if code == wasmtime.TrapCode.OUT_OF_FUEL:
-        with contextlib.suppress(GasExhausted):  # a sliced run's SliceExhausted goes on up
-            gas.settle_fuel(granted, fuel.get())
+def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, gas_global: GasGlobal, stack: GasGlobal) -> str:
+    """The trap's text; the instructions run until it are charged first (the runner's
+    `ReturningFromWasm` hook). An `unreachable` with the gas global below zero is a charge that
+    did not fit (instrument.py): the gas limit's text; with the stack global below zero, a
+    frame past the stack: MemoryAccessViolation (logic.rs `finite_wasm_stack_exhausted`)."""
+    try:
+        gas.settle(granted, gas_global.get())
+    except GasExhausted:  # a sliced run's SliceExhausted goes on up
         return gas.exhausted_text
+    if stack.get() < 0:
+        return _STACK_EXHAUSTED
+    return _trap_name(trap)
+
+
+def _trap_name(trap: wasmtime.Trap) -> str:
+    code = trap.trap_code
     if code == wasmtime.TrapCode.STACK_OVERFLOW:
         return _STACK_EXHAUSTED
     name = _TRAPS.get(code) if code is not None else None

@@ -4,10 +4,9 @@ Facts from nearcore: the view's limit is the node's `max_gas_burnt_view`, by def
 protocol's `limit_config.max_gas_burnt` (runtime/runtime/src/state_viewer/mod.rs,
 `TrieViewer::call_function`, `max_gas_burnt_view.unwrap_or(...)`); a view's prepaid gas is that
 limit, so burning past it is `GasLimitExceeded` (near-vm-runner logic/gas_counter.rs
-`GasCounter::process_gas_limit`: over `max_gas_burnt` is GasLimitExceeded). Every wasm
-instruction costs `regular_op_cost` (near-vm-runner prepare: finite-wasm's gas instrumentation
-charges one regular op per instruction); loading a contract costs `contract_loading_base` plus
-`contract_loading_bytes` per code byte (logic.rs `before_loading_executable` /
+`GasCounter::process_gas_limit`: over `max_gas_burnt` is GasLimitExceeded). Wasm instructions
+cost what nearcore's finite-wasm instrumentation charges (instrument.py); loading a contract
+costs `contract_loading_base` plus `contract_loading_bytes` per code byte (logic.rs `before_loading_executable` /
 `after_loading_executable`); host functions charge the `ext_costs` named in logic.rs.
 """
 
@@ -16,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, NoReturn
+from typing import Any
 
 from nearrpc.contracts import errors
 from nearrpc.contracts.prepare import PrepareRules
@@ -52,6 +51,10 @@ class GasCosts:
     flags: frozenset[str] = frozenset({"reftypes_bulk_memory"})
     chain_id: str = ""
     max_length_storage_value: int = 4 << 20  # a call's storage_write limit (limit_config)
+    # the bulk memory and table operations' prices (wasm_config; absent before protocol 84)
+    linear_op_base_cost: int = 0
+    linear_op_unit_cost: int = 0
+    max_stack_height: int = 0  # limit_config's, in finite-wasm's bytes (from protocol 62)
 
     @classmethod
     def from_protocol_config(
@@ -87,6 +90,13 @@ class GasCosts:
             flags=frozenset(name for name, value in wasm.items() if value is True),
             chain_id=str(protocol_config.get("chain_id") or ""),
             max_length_storage_value=int(limits.get("max_length_storage_value") or 4 << 20),
+            linear_op_base_cost=int(wasm.get("linear_op_base_cost") or 0),
+            linear_op_unit_cost=int(wasm.get("linear_op_unit_cost") or 0),
+            # finite-wasm's stack budget in bytes, from protocol 62 (62.yaml: NearVm, then Wasmtime);
+            # before it the limit counted parity-wasm's stack slots, which is not metered here
+            max_stack_height=int(limits.get("max_stack_height") or 0)
+            if wasm.get("vm_kind", "Wasmtime") in ("NearVm", "Wasmtime")
+            else 0,
         )
 
     @cached_property
@@ -102,6 +112,10 @@ class GasCosts:
             max_tables=self.prepare_max_tables,
             max_table_elements=self.prepare_max_table_elements,
             reftypes_bulk_memory="reftypes_bulk_memory" in self.flags,
+            regular_op_cost=self.regular_op_cost,
+            linear_op_base_cost=self.linear_op_base_cost,
+            linear_op_unit_cost=self.linear_op_unit_cost,
+            max_stack_height=self.max_stack_height,
         )
 
 
@@ -111,7 +125,8 @@ def _optional(limits: Mapping[str, Any], name: str) -> int | None:
 
 
 class GasExhausted(Exception):
-    """Burning past the view's limit; the runner answers GasLimitExceeded."""
+    """Burning past the limit; the counter's `exhausted_text` says which (GasLimitExceeded or
+    GasExceeded)."""
 
 
 class SliceExhausted(Exception):
@@ -119,9 +134,19 @@ class SliceExhausted(Exception):
     no side effects, so the same call run again with the whole limit gives the answer."""
 
 
+GAS_MAX = (1 << 64) - 1  # a view's prepaid gas (gas_counter.rs `GasCounter::new`: Gas::MAX when is_view)
+
+
 class GasCounter:
-    """Gas burnt by host functions, plus the instructions wasm ran (the engine's fuel, one unit
-    per instruction, priced at regular_op_cost), charged at each host call and at the end.
+    """nearcore's gas counter (near-vm-runner logic/gas_counter.rs `GasCounter`): gas burnt, gas
+    used by promises, the limit a charge may reach (`min(max_gas_burnt, prepaid - promises)`),
+    and, for a call, the profile of what each ext cost and action charged.
+
+    A charge past the limit (`burn_gas` -> `process_gas_limit`) leaves `burnt` at
+    `min(new burnt, prepaid, max_gas_burnt)`, the promises' gas at what the prepaid gas still
+    covers, and raises GasExhausted; its text is GasLimitExceeded when the new burnt gas is past
+    `max_gas_burnt`, else GasExceeded. Wasm instructions are charged by the module itself
+    (instrument.py: a global holding the gas left), settled here at each host call and at the end.
 
     With `slice_gas` the run is a bounded first attempt (on a thread that must not be held
     long): any charge past min(slice_gas, limit), or a host call past `slice_host_calls` (cheap
@@ -134,80 +159,93 @@ class GasCounter:
         slice_gas: int | None = None,
         slice_host_calls: int | None = None,
         prepaid_gas: int | None = None,
+        profiled: bool = False,
     ) -> None:
         self.costs = costs
-        self.limit = costs.view_gas_limit
-        # what running out answers: a view, or a call whose prepaid gas reaches the protocol's
-        # max_gas_burnt, hits GasLimitExceeded; a call stopped by its smaller prepaid gas hits
-        # GasExceeded, and burns no more than it prepaid (gas_counter.rs `process_gas_limit`)
+        self.max_gas_burnt = costs.view_gas_limit
+        self.is_view = prepaid_gas is None
+        self.prepaid = GAS_MAX if prepaid_gas is None else prepaid_gas
+        self.limit = min(self.max_gas_burnt, self.prepaid)
+        self.promises_gas = 0
         self.exhausted_text = errors.gas_limit_exceeded()
-        if prepaid_gas is not None and prepaid_gas < self.limit:
-            self.limit = prepaid_gas
-            self.exhausted_text = errors.gas_exceeded()
         self.sliced = slice_gas is not None
+        self._slice = slice_gas
         self._host_calls_left = -1 if slice_host_calls is None else slice_host_calls
-        # where charges end, and the gas one unit of fuel stands for (the engine's host calls read
-        # both to hand out fuel as fuel_left does)
+        # where charges end (the limit, or the slice before it): the instrumented module is handed
+        # the gas up to it (engine.py)
         self.stop = self.limit if slice_gas is None else min(slice_gas, self.limit)
-        self.op_cost = max(costs.regular_op_cost, 1)
         self._ext = costs.ext
         self.burnt = 0
-        # gas_counter.rs `promises_gas`: what the call's new receipts reserve (their exec fees and
-        # prepaid gas), which the contract can no longer burn; used gas is burnt plus this
-        self.promises_gas = 0
-        self._max_burnt = costs.view_gas_limit
-        self._prepaid = self.limit if prepaid_gas is None else prepaid_gas
+        # gas by ext cost and by action (nearcore's ProfileDataV3), for a call's outcome
+        self.profile: dict[str, int] | None = {} if profiled else None
+        self.action_profile: dict[str, int] = {}
+
+    @property
+    def used(self) -> int:
+        """Gas burnt plus gas prepaid to promises (gas_counter.rs `used_gas`)."""
+        return self.burnt + self.promises_gas
 
     def pay(self, gas: int) -> None:
-        if self.burnt + gas > self.stop:
+        """Burn `gas` (gas_counter.rs `burn_gas`), no profile entry: a view's merged charges."""
+        new = self.burnt + gas
+        if new > self.stop:
             if self.sliced:
                 raise SliceExhausted
-            self._exhaust(self.burnt + gas)
-        self.burnt += gas
+            self._exceeded(new, new + self.promises_gas)
+        self.burnt = new
 
-    def _exhaust(self, new_burnt: int) -> NoReturn:
-        """gas_counter.rs `process_gas_limit`: never burn past the limit; with gas reserved for
-        promises the burn stops earlier, and which limit was hit decides the error."""
-        self.burnt = min(new_burnt, self.limit)
-        if self.promises_gas:
-            self.promises_gas = max(min(self._prepaid, new_burnt + self.promises_gas) - self.burnt, 0)
-            over_max = new_burnt > self._max_burnt
-            self.exhausted_text = errors.gas_limit_exceeded() if over_max else errors.gas_exceeded()
+    def _exceeded(self, new_burnt: int, new_used: int) -> None:
+        # gas_counter.rs `process_gas_limit`
+        self.burnt = min(new_burnt, self.prepaid, self.max_gas_burnt)
+        self.promises_gas = max(min(self.prepaid, new_used) - self.burnt, 0)
+        self.exhausted_text = errors.gas_limit_exceeded() if new_burnt > self.max_gas_burnt else errors.gas_exceeded()
         raise GasExhausted
 
-    def deduct(self, burn: int, use: int) -> None:
-        """gas_counter.rs `deduct_gas`: burn `burn` and reserve `use - burn` for the call's new
-        receipts (an action's send fee is burnt, its exec fee and a call's gas reserved)."""
-        promises = self.promises_gas + use - burn
-        new_burnt = self.burnt + burn
-        if new_burnt <= self._max_burnt and new_burnt + promises <= self._prepaid:
-            self.burnt, self.promises_gas = new_burnt, promises
-            if not self.sliced:
-                self.stop = min(self.limit, self._prepaid - promises)
+    def pay_named(self, name: str, gas: int) -> None:
+        """Burn `gas` for the ext cost `name`: the profile gets what was burnt, even when the
+        charge ran past the limit (gas_counter.rs `pay_base` / `pay_per`)."""
+        profile = self.profile
+        if profile is None:
+            self.pay(gas)
             return
-        self.promises_gas = promises
-        self._exhaust(new_burnt)
+        before = self.burnt
+        try:
+            self.pay(gas)
+        finally:
+            profile[name] = profile.get(name, 0) + self.burnt - before
+
+    def pay_ext(self, name: str, times: int = 1) -> None:
+        self.pay_named(name, self._ext.get(name, 0) * times)
+
+    def deduct(self, burn: int, use: int, action: str) -> None:
+        """An action's gas: `burn` burnt, `use` reserved (`use - burn` goes to promises), the
+        profile's `action` entry getting what was burnt (gas_counter.rs `deduct_gas`,
+        `pay_action_accumulated`)."""
+        before = self.burnt
+        try:
+            new_promises = self.promises_gas + (use - burn)
+            new_burnt = self.burnt + burn
+            new_used = new_burnt + new_promises
+            if new_burnt > self.max_gas_burnt or new_used > self.prepaid:
+                self._exceeded(new_burnt, new_used)
+            if use != burn and not self.is_view:
+                self.limit = min(self.max_gas_burnt, self.prepaid - new_promises)
+                self.stop = self.limit if self._slice is None else min(self._slice, self.limit)
+            self.burnt = new_burnt
+            self.promises_gas = new_promises
+        finally:
+            self.action_profile[action] = self.action_profile.get(action, 0) + self.burnt - before
 
     def enter_host(self, granted: int, remaining: int) -> None:
         """A host call begins: it counts against the slice's host calls, then the instructions
-        run since `granted` fuel was handed out are charged (as settle_fuel), in one call."""
+        run since `granted` gas was handed to the module are charged (as settle), in one call."""
         if self._host_calls_left == 0:
             raise SliceExhausted
         self._host_calls_left -= 1
-        gas = (granted - remaining) * self.costs.regular_op_cost
-        if self.burnt + gas > self.stop:
-            if self.sliced:
-                raise SliceExhausted
-            self._exhaust(self.burnt + gas)
-        self.burnt += gas
+        self.pay(granted - remaining)
 
-    def pay_ext(self, name: str, times: int = 1) -> None:
-        self.pay(self._ext.get(name, 0) * times)
-
-    def fuel_left(self) -> int:
-        return (self.stop - self.burnt) // self.op_cost
-
-    def settle_fuel(self, granted: int, remaining: int) -> None:
-        """Charge the instructions run since `granted` fuel was handed out; past the limit is
-        GasExhausted (the engine was handed more fuel than the gas pays for, see FUEL_HEADROOM)."""
-        self.pay((granted - remaining) * self.costs.regular_op_cost)
+    def settle(self, granted: int, remaining: int) -> None:
+        """Charge the instructions run since `granted` gas was handed to the module, `remaining`
+        left in its global; a global below zero is a group's charge that did not fit
+        (instrument.py), which ends the run past the limit here."""
+        self.pay(granted - remaining)

@@ -104,6 +104,7 @@ class ViewLogic:
         self.costs = gas.costs
         self._ext = gas.costs.ext
         self.memory = memory
+        self.profiled = gas.profile is not None  # a call's counter keeps a profile by ext cost
         self.registers: dict[int, bytes] = {}
         self._registers_usage = 0  # the sum over registers of their length plus eight
         self.logs: list[str] = []
@@ -144,16 +145,24 @@ class ViewLogic:
     # --- gas and memory ---------------------------------------------------------------------
     def pay(self, name: str, times: int = 1) -> None:
         try:
-            self.gas.pay(self._ext.get(name, 0) * times)  # GasCounter.pay_ext, a call less per charge
+            if self.profiled:  # gas_counter.rs `pay_base` / `pay_per`: the profile's entry too
+                self.gas.pay_named(name, self._ext.get(name, 0) * times)
+            else:
+                self.gas.pay(self._ext.get(name, 0) * times)  # GasCounter.pay_ext, a call less per charge
         except GasExhausted:
             raise Abort(self.gas.exhausted_text) from None
 
     def pay_both(self, base: str, per_byte: str, length: int) -> None:
-        """pay(base) then pay(per_byte, length), as one charge: running out at either is the
-        same answer (GasCounter.pay ends at the limit), and a slice runs out at the same point."""
+        """pay(base) then pay(per_byte, length); a view's as one charge: running out at either
+        is the same answer (GasCounter.pay ends at the limit), and a slice runs out at the same
+        point. A call's profile gets each."""
         ext = self._ext
         try:
-            self.gas.pay(ext.get(base, 0) + ext.get(per_byte, 0) * length)
+            if self.profiled:
+                self.gas.pay_named(base, ext.get(base, 0))
+                self.gas.pay_named(per_byte, ext.get(per_byte, 0) * length)
+            else:
+                self.gas.pay(ext.get(base, 0) + ext.get(per_byte, 0) * length)
         except GasExhausted:
             raise Abort(self.gas.exhausted_text) from None
 
@@ -267,14 +276,22 @@ class ViewLogic:
         if data is None:
             self.pay("base")
             raise Abort(errors.invalid_register_id(register_id))
-        self.gas.pay(self._read_register_fixed + self._read_register_byte * len(data))
+        if self.profiled:
+            self.pay("base")
+            self.pay_both("read_register_base", "read_register_byte", len(data))
+            self.pay_both("write_memory_base", "write_memory_byte", len(data))
+        else:
+            self.gas.pay(self._read_register_fixed + self._read_register_byte * len(data))
         memory = self.memory
         if not memory.holds(ptr + len(data)):
             raise Abort(errors.memory_access_violation())
         memory.write(data, ptr)
 
     def h_register_len(self, register_id: int) -> int:
-        self.gas.pay(self._base)
+        if self.profiled:
+            self.pay("base")
+        else:
+            self.gas.pay(self._base)
         data = self.registers.get(register_id)
         return U64_MAX if data is None else len(data)
 
@@ -548,6 +565,8 @@ class ViewLogic:
         # as _key, with base, storage_read_base and the key's read from memory one charge
         # (GasExhausted: the crossing's Abort)
         gas = self.gas
+        if self.profiled:
+            return self._storage_read_named(key_len, key_ptr, register_id)
         if key_len == U64_MAX:
             gas.pay(self._storage_read_fixed)
             key = self.read_register(key_ptr)
@@ -571,6 +590,30 @@ class ViewLogic:
         gas.pay(charge)
         self.set_register(register_id, value)
         return 1
+
+    def _storage_read_named(self, key_len: int, key_ptr: int, register_id: int) -> int:
+        """h_storage_read charging each ext cost by name, in logic.rs `storage_read`'s order, for
+        a call's profile. No trie node is charged: nearcore reads through flat storage, which
+        tracks none (see call.py)."""
+        self.pay("base")
+        self.pay("storage_read_base")
+        key = self.memory_or_register(key_ptr, key_len)
+        if len(key) > self.costs.max_length_storage_key:
+            raise Abort(errors.key_length_exceeded(len(key), self.costs.max_length_storage_key))
+        self.pay("storage_read_key_byte", len(key))
+        value = self._stored(key)
+        if value is None:
+            return 0
+        self.pay("storage_read_value_byte", len(value))
+        if len(value) > INLINE_DISK_VALUE_THRESHOLD:
+            self.pay("storage_large_read_overhead_base")
+            self.pay("storage_large_read_overhead_byte", len(value))
+        self.value_read(key)
+        self.set_register(register_id, value)
+        return 1
+
+    def value_read(self, key: bytes) -> None:
+        """A value storage_read paid for (a call's trie accounting notes it: call.py)."""
 
     def h_storage_has_key(self, key_len: int, key_ptr: int) -> int:
         self.pay("base")

@@ -40,6 +40,7 @@ section as Deserialization.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nearrpc.contracts import leb128
@@ -78,6 +79,11 @@ class PrepareRules:
     max_tables: int | None = None
     max_table_elements: int | None = None
     reftypes_bulk_memory: bool = True
+    # the gas instrumentation's prices (instrument.py), part of what a compiled module depends on
+    regular_op_cost: int = 0
+    linear_op_base_cost: int = 0
+    linear_op_unit_cost: int = 0
+    max_stack_height: int = 0  # finite-wasm's stack budget in bytes (0: not metered)
 
 
 @dataclass(frozen=True)
@@ -236,8 +242,11 @@ def check(wasm: bytes, rules: PrepareRules) -> list[Section]:
     return parts
 
 
-def prepare(wasm: bytes, rules: PrepareRules) -> bytes:
-    """The module, checked, with nearcore's one memory (declared here, exported as MEMORY_EXPORT)."""
+def prepare(
+    wasm: bytes, rules: PrepareRules, transform: Callable[[list[Section]], list[Section]] | None = None
+) -> bytes:
+    """The module, checked, with nearcore's one memory (declared here, exported as MEMORY_EXPORT),
+    and `transform` (the gas instrumentation) applied last."""
     rebuilt = [section for section in check(wasm, rules) if section.id != _MEMORY]
     memory = Section(_MEMORY, b"\x01\x01" + leb128.unsigned(rules.initial_pages) + leb128.unsigned(rules.max_pages))
     export_entry = leb128.unsigned(len(MEMORY_EXPORT.encode())) + MEMORY_EXPORT.encode() + b"\x02\x00"
@@ -261,6 +270,8 @@ def prepare(wasm: bytes, rules: PrepareRules) -> bytes:
         out.append(memory)
     if not placed_export:
         out.append(Section(_EXPORT, b"\x01" + export_entry))
+    if transform is not None:
+        out = transform(out)
     blob = bytearray(wasm[:8])
     for section in out:
         blob.append(section.id)

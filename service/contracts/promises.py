@@ -258,7 +258,6 @@ class PromiseLogic(ViewLogic):
         self.joint: list[bool] = []
         self.weights: list[tuple[NewFunctionCall, int]] = []
         self.return_receipt: int | None = None
-        self.action_profile: dict[str, int] = {}  # burnt gas by ActionCosts name (the outcome's profile)
         self.data_count = 0
         self.resumes: list[tuple[str, bytes]] = []  # (data id, payload) of the yields resumed
 
@@ -269,10 +268,9 @@ class PromiseLogic(ViewLogic):
         return context.fees
 
     def deduct(self, burn: int, use: int, action: str | None) -> None:
-        if action is not None and burn:
-            self.action_profile[action] = self.action_profile.get(action, 0) + burn
+        # the counter's action profile gets what was burnt under `action` (None: gas only reserved)
         try:
-            self.gas.deduct(burn, use)
+            self.gas.deduct(burn, use, action or "")
         except GasExhausted:
             raise Abort(self.gas.exhausted_text) from None
 

@@ -4,7 +4,8 @@ argument and result, and a type object per call, and every export of an instance
 asked for, which for a short view costs more than the contract's work. Here a host function is
 an "unchecked" callback (its arguments and results in one array of raw values, types fixed by
 the linker's definition), the method is called unchecked (a `() -> ()` export, checked when the
-module was compiled), an export is looked up by name, and memory and fuel are read directly.
+module was compiled), an export is looked up by name, and memory and the gas global are read
+directly.
 
 A Python exception raised by a host function becomes a trap that unwinds the wasm stack; it is
 kept per thread and raised again where the call or the instantiation returns, as the package's
@@ -49,8 +50,6 @@ def _raw(name: str, restype: Any, *argtypes: Any) -> Any:
 # wasmtime_func_unchecked_callback_t with every pointer an address: ctypes then hands the
 # callback ints instead of building a pointer object per argument at each host call
 _RAW_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
-_get_fuel = _raw("wasmtime_context_get_fuel", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
-_set_fuel = _raw("wasmtime_context_set_fuel", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint64)
 _memory_data_address = _raw("wasmtime_memory_data", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _memory_data_size = _raw("wasmtime_memory_data_size", ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -213,22 +212,38 @@ class CallStore:
         self._raise(_call_unchecked(self.context, ctypes.addressof(func), None, 0, self._trap_address))
 
 
-class Fuel:
-    """The store's fuel, read and set without the package's per-call wrappers."""
+_global_get = _raw("wasmtime_global_get", None, _c, _c, _c)
+_global_set = _raw("wasmtime_global_set", _c, _c, _c, _c)
+
+
+class GasGlobal:
+    """The instance's gas global (instrument.py: the gas left), read and set without the
+    package's per-call wrappers. Bound once the instance exists; its value is a signed i64 (a
+    charge past the gas left takes it below zero)."""
 
     def __init__(self, context: int) -> None:
         self._context = context
-        self._cell = ctypes.c_uint64(0)
-        self._address = ctypes.addressof(self._cell)
+        self._global: Any = None  # the export, kept alive while its address is used
+        self._address = 0
+        self._value = ffi.wasmtime_val_t()
+        self._value_address = ctypes.addressof(self._value)
+        self._kind = ctypes.c_uint8.from_address(self._value_address)
+        self._i64 = int(ffi.WASMTIME_I64.value)
+        self._cell = ctypes.c_int64.from_address(self._value_address + ffi.wasmtime_val_t.of.offset)
+
+    def bind(self, extern: Any) -> None:
+        """Bind to `extern`, an instance's export (`ffi.wasmtime_extern_t`) of the global."""
+        self._global = extern.of.global_
+        self._address = ctypes.addressof(self._global)
 
     def get(self) -> int:
-        error = _get_fuel(self._context, self._address)
-        if error:
-            raise _raised(error)
+        _global_get(self._context, self._address, self._value_address)
         return self._cell.value
 
-    def set(self, fuel: int) -> None:
-        error = _set_fuel(self._context, fuel)
+    def set(self, value: int) -> None:
+        self._kind.value = self._i64
+        self._cell.value = value
+        error = _global_set(self._context, self._address, self._value_address)
         if error:
             raise _raised(error)
 

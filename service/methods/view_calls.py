@@ -105,7 +105,7 @@ MAX_SLOW_CALLS: Final = 8  # `serve --max-slow-view-calls`
 SLOW_NICENESS: Final = 10  # the slow lane's threads yield the CPU to the loop and the fast lane
 # A view over a store whose reads never wait runs first on the event loop, within a slice: about
 # a millisecond of instructions (5 Tgas at regular_op_cost is ~6 million; Wasmtime runs ~5 per
-# ns with fuel) and at most 256 host calls (each a few microseconds; a storage read some tens).
+# ns, instrumented for gas) and at most 256 host calls (each a few microseconds; a storage read some tens).
 # One that needs more is run again, whole, on a worker thread: a view has no side effects.
 INLINE_SLICE_GAS: Final = 5 * 10**12
 INLINE_HOST_CALLS: Final = 256
@@ -451,13 +451,9 @@ def interrupted_error(reason: str) -> errors.RpcError:
     if reason == DEADLINE:
         return errors.view_call_timeout()
     if reason == BUSY:
-        return errors.internal_error(
-            "too many slow view calls are running or waiting (serve --max-slow-view-calls)"
-        )
+        return errors.internal_error("too many slow view calls are running or waiting (serve --max-slow-view-calls)")
     if reason == MEMORY:
-        return errors.internal_error(
-            "the view calls in flight hold their memory budget (serve --view-memory-mb)"
-        )
+        return errors.internal_error("the view calls in flight hold their memory budget (serve --view-memory-mb)")
     return _shutting_down()
 
 

@@ -112,7 +112,7 @@ def test_an_authentic_entry_wasmtime_refuses_is_rewritten(tmp_path: Path) -> Non
     cache = CompiledCache(tmp_path)
     key = _engine(tmp_path).disk_key(cache, _key_hash(GET), COSTS.prepare_rules)
     config = wasmtime.Config()
-    config.consume_fuel = False
+    config.consume_fuel = True  # the executor's engine meters no fuel (instrument.py)
     cache.store(key, wasmtime.Module(wasmtime.Engine(config), '(module (func (export "get")))'))
     restarted = _engine(tmp_path)
     assert _answer(restarted) == b"forty-two"

@@ -40,10 +40,13 @@ def test_host_functions_burn_their_ext_costs() -> None:
     imports = IMPORTS + '(import "env" "block_index" (func $b (result i64)))'
     one = module('(func (export "m") (drop (call $b)))', imports)
     two = module('(func (export "m") (drop (call $b)) (drop (call $b)))', imports)
-    # one more call: `base`, one instruction at regular_op_cost (the engine's fuel does not
-    # count `drop`), and the longer code's loading cost per byte
+    # one more call: `base`, two instructions at regular_op_cost (`call` and `drop`: nearcore's
+    # prepare_v3.rs `SimpleGasCostCfg` prices every instruction but block/end/else, `drop` too;
+    # Wasmtime's fuel, which this test once measured, left `drop` free), and the longer code's
+    # loading cost per byte
     loading = COSTS.ext["contract_loading_bytes"] * (len(two) - len(one))
-    assert run(two, "m").burnt_gas - run(one, "m").burnt_gas == COSTS.ext["base"] + COSTS.regular_op_cost + loading
+    extra = COSTS.ext["base"] + 2 * COSTS.regular_op_cost + loading
+    assert run(two, "m").burnt_gas - run(one, "m").burnt_gas == extra
 
 
 def test_loading_the_contract_costs_per_byte() -> None:
@@ -72,7 +75,7 @@ def test_a_limit_just_above_the_work_lets_it_finish() -> None:
     )
     burnt = run(code, "m").burnt_gas
     assert run(code, "m", costs=with_limit(burnt)).burnt_gas == burnt
-    # the engine checks fuel where loops begin, so the limit bites within an iteration's work
+    # each group is charged before it runs, so the limit bites within an iteration's work
     with pytest.raises(ViewCallError):
         run(code, "m", costs=with_limit(burnt - 10 * COSTS.regular_op_cost))
 
@@ -82,7 +85,7 @@ def test_a_limit_just_above_the_work_lets_it_finish() -> None:
     [
         "(local i32) (loop $l (local.set 0 (i32.add (local.get 0) (i32.const 1)))"
         " (br_if $l (i32.lt_u (local.get 0) (i32.const 1000))))",
-        # no loop: the engine checks its fuel only where loops and functions begin
+        # no loop: one group, charged before it runs
         "(drop (i32.add (i32.const 1) (i32.const 2))) (drop (i32.add (i32.const 1) (i32.const 2)))",
     ],
 )
@@ -152,10 +155,11 @@ def test_a_hash_charges_its_own_base_and_not_base() -> None:
 def test_a_deprecated_function_charges_nothing() -> None:
     imports = IMPORTS + '(import "env" "storage_iter_prefix" (func $i (param i64 i64) (result i64)))'
     code = module('(func (export "m") (drop (call $i (i64.const 0) (i64.const 0))))', imports)
-    # room for loading and the instructions, not for one `base`
+    # room for loading and the instructions (the entry's frame charge, 8 ops for a 64-byte frame,
+    # and the four instructions), not for one `base`
     loading = COSTS.ext["contract_loading_base"] + COSTS.ext["contract_loading_bytes"] * len(code)
     with pytest.raises(ViewCallError) as failure:
-        run(code, "m", costs=with_limit(loading + 4 * COSTS.regular_op_cost))
+        run(code, "m", costs=with_limit(loading + 12 * COSTS.regular_op_cost))
     assert failure.value.debug == 'HostError(Deprecated { method_name: "storage_iter_prefix" })'
 
 

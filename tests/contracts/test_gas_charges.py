@@ -3,8 +3,9 @@ lines and pays them (runtime/near-vm-runner/src/logic/logic.rs; memory and regis
 logic/vmstate.rs `Memory::view` / `get_into` / `set` and `Registers::get` / `set`).
 
 Each case is a method `m` of a module that also exports an empty `n`: the difference of their
-burnt gas is the host calls' ext costs plus the instructions `m` runs (wasmtime's fuel: one
-per operator, `drop` and `end` free), each at regular_op_cost."""
+burnt gas is the host calls' ext costs plus the instructions `m` runs (as nearcore's prepare_v3.rs
+`SimpleGasCostCfg` prices them: one per operator, `drop` included, `block`/`end`/`else` free), each
+at regular_op_cost; both pay the same frame charge on entry."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ CASES: dict[str, tuple[str, int, Counter[str]]] = {
     # storage_read of a present value past INLINE_DISK_VALUE_THRESHOLD: the large-read overhead
     "storage_read_large": (
         f"(drop (call $storage_read {c(1, 0, 0)}))",
-        4,
+        5,
         Counter(
             base=1,
             storage_read_base=1,
@@ -112,15 +113,15 @@ CASES: dict[str, tuple[str, int, Counter[str]]] = {
     ),
     "storage_read_absent": (
         f"(drop (call $storage_read {c(5, 1, 0)}))",
-        4,
+        5,
         Counter(base=1, storage_read_base=1, storage_read_key_byte=5) + memory_read(5),
     ),
     "storage_has_key": (
         f"(drop (call $storage_has_key {c(1, 0)}))",
-        3,
+        4,
         Counter(base=1, storage_has_key_base=1, storage_has_key_byte=1) + memory_read(1),
     ),
-    "storage_usage": ("(drop (call $storage_usage))", 1, Counter(base=1)),
+    "storage_usage": ("(drop (call $storage_usage))", 2, Counter(base=1)),
     "account_balance": (
         f"(call $account_balance {c(64)})",
         2,
@@ -147,14 +148,14 @@ CASES: dict[str, tuple[str, int, Counter[str]]] = {
     # (a zero signature at 100, a zero key at 200: the verification fails, the charges stay)
     "ed25519_verify": (
         f"(drop (call $ed25519_verify {c(64, 100, 5, 1, 32, 200)}))",
-        7,
+        8,
         Counter(ed25519_verify_base=1, ed25519_verify_byte=5) + memory_read(64) + memory_read(5) + memory_read(32),
     ),
     # a signature whose last byte has any of its top three bits set is refused at once, before
     # the message is read or charged (logic.rs keeps ed25519-dalek 1's check); its byte 63 at 363
     "ed25519_verify_early_refusal": (
         f"(drop (call $ed25519_verify {c(64, 300, 5, 1, 32, 200)}))",
-        7,
+        8,
         Counter(ed25519_verify_base=1) + memory_read(64),
     ),
 }
@@ -173,9 +174,10 @@ def test_a_value_at_the_inline_threshold_has_no_large_read_overhead() -> None:
         return extra(f"(drop (call $storage_read {c(1, 0, 0)}))", DictState({b"k": b"v" * size}))
 
     plain = Counter(base=1, storage_read_base=1, storage_read_key_byte=1) + memory_read(1)
-    assert read(4000) == gas(4, **(plain + register_write(4000) + Counter(storage_read_value_byte=4000)))
+    # three constants, the call and the `drop`
+    assert read(4000) == gas(5, **(plain + register_write(4000) + Counter(storage_read_value_byte=4000)))
     assert read(4001) == gas(
-        4,
+        5,
         **(
             plain
             + register_write(4001)

@@ -50,7 +50,7 @@ def test_no_weight_shares_nothing() -> None:
 
 def test_reserved_gas_bounds_the_burn() -> None:
     gas = GasCounter(COSTS, prepaid_gas=1000)
-    gas.deduct(100, 600)  # 100 burnt, 500 reserved
+    gas.deduct(100, 600, "function_call_base")  # 100 burnt, 500 reserved
     assert (gas.burnt, gas.promises_gas, gas.stop) == (100, 500, 500)
     with pytest.raises(GasExhausted):
         gas.pay(450)  # past the 400 left to burn
@@ -63,5 +63,5 @@ def test_reserved_gas_bounds_the_burn() -> None:
 def test_a_reservation_past_the_prepaid_gas_fails() -> None:
     gas = GasCounter(COSTS, prepaid_gas=1000)
     with pytest.raises(GasExhausted):
-        gas.deduct(10, 1200)
+        gas.deduct(10, 1200, "function_call_base")
     assert (gas.burnt, gas.promises_gas) == (10, 990)

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import TypeVar
 
 from nearrpc.sandbox.runtime.model import AccessKey, Account, Committed, StateChanges, StateView
+from nearrpc.sandbox.runtime.trie_nodes import ChunkAccounting, account_keys, touched_nodes, value_node
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -38,6 +39,10 @@ class Overlay:
         self.pending = StateChanges()
         self.pending_codes: dict[str, bytes | None] = {}  # the ContractCode key, by account
         self.commits: list[Committed] = []
+        # the trie nodes contract writes touched in this block (its chunk), and each account's
+        # contract keys in the parent state, sorted as trie keys (trie_nodes.py)
+        self.accounting = ChunkAccounting()
+        self._parent_keys: dict[str, list[bytes]] = {}
 
     # --- reads -------------------------------------------------------------------------------------
     def account(self, account_id: str) -> Account | None:
@@ -88,6 +93,34 @@ class Overlay:
                 else:
                     keys.add(key)
         return iter(sorted(keys))
+
+    def trie_nodes(self, account_id: str, key: bytes) -> tuple[int, int]:
+        """The trie nodes a contract's write or removal of `key` touches, first in the block and
+        before (trie_nodes.py): none when the block changed the key already (nearcore's
+        TrieUpdate serves it), else the parent state's path to it."""
+        if (account_id, key) in self.pending.data or (account_id, key) in self.block.data:
+            return 0, 0
+        keys = self._parent_keys.get(account_id)
+        if keys is None:
+            keys = self._parent_keys[account_id] = account_keys(account_id, self.base.storage_keys(account_id))
+        base = self.base
+
+        def value_of(present: bytes) -> bytes:
+            value = base.storage_read(account_id, present)
+            assert value is not None, "a key of the parent state"
+            return value
+
+        return self.accounting.count(touched_nodes(account_id, keys, key, value_of))
+
+    def value_read(self, account_id: str, key: bytes) -> None:
+        """A contract read `key`'s value: read from the parent state (not a value the block
+        wrote, which nearcore's TrieUpdate holds), its node is touched, uncharged (logic.rs
+        `storage_read`: `deref(&mut FreeGasCounter)`), so a later write finds it cached."""
+        if (account_id, key) in self.pending.data or (account_id, key) in self.block.data:
+            return
+        value = self.base.storage_read(account_id, key)
+        if value is not None:
+            self.accounting.seen.add(value_node(value))
 
     # --- writes (to the receipt's layer) -----------------------------------------------------------
     def set_account(self, account_id: str, account: Account | None) -> None:
@@ -144,3 +177,11 @@ class ContractStorage:
 
     def storage_remove(self, key: bytes) -> None:
         self.overlay.set_data(self.account_id, key, None)
+
+    def trie_nodes(self, key: bytes) -> tuple[int, int]:
+        """contracts.call.TrieNodes: the nodes a write's or removal's lookup touches."""
+        return self.overlay.trie_nodes(self.account_id, key)
+
+    def value_read(self, key: bytes) -> None:
+        """contracts.call.TrieNodes: a value storage_read paid for."""
+        self.overlay.value_read(self.account_id, key)
