@@ -42,8 +42,21 @@ FACTS: SampleFacts = sample_facts()
 LOOP = "loop.localnet"
 LARGE = "large.localnet"
 UNRECORDED = "unrecorded.localnet"
-# a view method that never returns: only the gas limit ends it
-LOOP_WAT = '(module (memory (export "memory") 1) (func (export "spin") (loop $again (br $again))))'
+# view methods that never return: only the gas limit ends them. A bare wasm loop burns 300 Tgas in
+# tens of milliseconds once compiled, so each turn makes host calls, whose gas buys more time:
+# `spin` (four register_len and a sha256 of nothing a turn) ends at its gas limit in about half a
+# second in process, `crawl` (register_len alone) in seconds, for the tests that stop a call first
+LOOP_WAT = """(module
+  (import "env" "register_len" (func $len (param i64) (result i64)))
+  (import "env" "sha256" (func $sha256 (param i64 i64 i64)))
+  (memory (export "memory") 1)
+  (func (export "spin")
+    (loop $again
+      (drop (call $len (i64.const 0))) (drop (call $len (i64.const 0)))
+      (drop (call $len (i64.const 0))) (drop (call $len (i64.const 0)))
+      (call $sha256 (i64.const 0) (i64.const 0) (i64.const 0))
+      (br $again)))
+  (func (export "crawl") (loop $again (drop (call $len (i64.const 0))) (br $again))))"""
 SIZE_LIMIT: int = orjson.loads(sample_chain().client_config_json)["trie_viewer_state_size_limit"]
 
 

@@ -3,7 +3,7 @@
 not answer in time (INTERNAL_ERROR "Timeout", HTTP 500), long before its gas limit; a client that
 disconnects while its call runs stops the execution (counted as `cancelled`, not run on to its
 deadline); a `block` request answers meanwhile; a server told to stop answers the call under way
-at once that it is shutting down."""
+at once that it is shutting down. The loop is `crawl`, which runs seconds before its gas limit."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def _stopped(http: httpx.Client, reason: str) -> float:
 def test_a_loop_past_its_deadline_is_answered_timeout(live: LiveServer) -> None:
     with httpx.Client(base_url=live.url, timeout=60) as http:
         before = _stopped(http, "deadline")
-        answer = checked(call(http, "query", _query_call(LOOP, "spin")), "query")
+        answer = checked(call(http, "query", _query_call(LOOP, "crawl")), "query")
         assert answer.status == 500
         assert answer.error["cause"] == {"name": "INTERNAL_ERROR", "info": {"error_message": "Timeout"}}
         assert _stopped(http, "deadline") == before + 1
@@ -59,7 +59,7 @@ def test_a_loop_past_its_deadline_is_answered_timeout(live: LiveServer) -> None:
 def test_a_client_that_disconnects_stops_its_call(live: LiveServer) -> None:
     address = urlsplit(live.url)
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "query",
-                       "params": {**_query_call(LOOP, "spin"), "block_id": FACTS.head_height}}).encode()  # fmt: skip
+                       "params": {**_query_call(LOOP, "crawl"), "block_id": FACTS.head_height}}).encode()  # fmt: skip
     request = (
         f"POST / HTTP/1.1\r\nhost: {address.hostname}\r\ncontent-type: application/json\r\n"
         f"content-length: {len(body)}\r\n\r\n"
@@ -79,16 +79,14 @@ def test_a_client_that_disconnects_stops_its_call(live: LiveServer) -> None:
         assert (_stopped(http, "cancelled"), _stopped(http, "deadline")) == (before[0] + 1, before[1])
 
 
-def test_a_call_running_when_the_server_stops_is_answered_and_stopped(
-    sample_store: Path, tmp_path: Path
-) -> None:
+def test_a_call_running_when_the_server_stops_is_answered_and_stopped(sample_store: Path, tmp_path: Path) -> None:
     path = tmp_path / "stopping.sqlite"
     path.write_bytes(sample_store.read_bytes())
     _write_accounts(path)
     # a deadline far off: only the stop ends the call before its gas limit
     with running_server(path, tmp_path / "server.log", "--view-call-timeout", "60") as server:
         with httpx.Client(base_url=server.url, timeout=60) as http, ThreadPoolExecutor(1) as pool:
-            looping = pool.submit(call, http, "query", _query_call(LOOP, "spin"))
+            looping = pool.submit(call, http, "query", _query_call(LOOP, "crawl"))
             time.sleep(0.3)  # the call runs on a worker
             os.killpg(server.pid, signal.SIGTERM)
             answer = looping.result(timeout=30)
