@@ -179,6 +179,21 @@ def test_a_share_per_address_above_the_cap_is_refused_in_one_line(tmp_path: Path
     )
 
 
+def test_a_share_per_address_above_the_cap_from_the_open_file_limit_is_refused(tmp_path: Path) -> None:
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft > 1_000_000:
+        pytest.skip("no open-file limit under the flag's bound on this machine")
+    cap = soft - 256  # what the open-file limit leaves for connections
+    result = nearrpc("serve", "--store", str(tmp_path / "none.sqlite"), "--max-connections-per-address", str(cap + 1))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"nearrpc serve: --max-connections-per-address {cap + 1} is more than the connection cap ({cap}, from the "
+        f"open-file limit): at most {cap}\n"
+    )
+
+
 def test_at_the_cap_with_every_other_connection_being_answered_a_new_one_gets_503(
     sample_store: Path, tmp_path: Path
 ) -> None:
