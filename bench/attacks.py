@@ -22,10 +22,10 @@ The attacker's connections come from 127.0.0.2 and the legitimate client's from 
 kept-alive connections opened before the attack, asks in turn `block` final and a fresh view
 call (`ft_balance_of` of an account id never asked before, so no cached answer serves it), and
 opens a new connection once a second (which must be let in), and the server's RSS is read every
-0.2 s. Printed per attack: the legitimate answers and failures,
-p50 / p99 of each kind, the worst RSS, and what the attacker got (answers, refusals). Issue 43's
-goal is printed beside them: p99 within 1 s and RSS under 600 MB. A figure is only a
-measurement on a quiet machine (docs/BENCHMARKS.md); `--seconds 2` is a smoke run, not one.
+0.2 s. Printed per attack: the legitimate answers and failures, p50 / p99 of each kind, the
+worst RSS, and what the attacker got (answers, refusals). Issue 43's goal is printed beside
+them: p99 within 1 s and RSS under 600 MB. A figure is only a measurement on a quiet machine
+(docs/BENCHMARKS.md); `--seconds 2` is a smoke run, not one.
 """
 
 from __future__ import annotations
