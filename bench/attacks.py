@@ -5,8 +5,9 @@
 The server runs on 127.0.0.1 over a copy of the sample store with four contracts deployed
 beside the sample's (WAT below, at the head): `spin` loops until its gas limit, `reads` reads
 distinct storage keys in a loop, `big` returns 4 MiB, `flood` writes 16 MiB registers in a
-loop. It is started with `--max-connections 50`. Each attack runs `--seconds` (at most about
-15 s each, loopback only, every socket and thread ended with it):
+loop. It is started with `--max-connections 50` (so one address holds at most 25, the default
+share). Each attack runs `--seconds` (at most about 15 s each, loopback only, every socket and
+thread ended with it):
 
 - `gas-loops`: 8 concurrent calls of `spin`, each asked again as soon as answered;
 - `storage-loops`: 2 concurrent calls of `reads` (issue 43 saw two leave nothing answered);
@@ -16,13 +17,15 @@ loop. It is started with `--max-connections 50`. Each attack runs `--seconds` (a
 - `conn-churn`: 200 connections opened and closed as fast as they go;
 - `conn-slow`: 200 connections sending their headers a byte every half second.
 
-Meanwhile the legitimate client, on kept-alive connections opened before the attack, asks in
-turn `block` final and a fresh view call (`ft_balance_of` of an account id never asked before,
-so no cached answer serves it), and a new connection once a second (which must be let in), and
-the server's RSS is read every 0.2 s. Printed per attack: the legitimate answers and failures,
-p50 / p99 of each kind, the worst RSS, and what the attacker got (answers, refusals). Issue 43's
-goal is printed beside them: p99 within 1 s and RSS under 600 MB. A figure is only a
-measurement on a quiet machine (docs/BENCHMARKS.md); `--seconds 2` is a smoke run, not one.
+The attacker's connections come from 127.0.0.2 and the legitimate client's from 127.0.0.3
+(Linux answers on all of 127/8), as from two hosts. Meanwhile the legitimate client, on
+kept-alive connections opened before the attack, asks in turn `block` final and a fresh view
+call (`ft_balance_of` of an account id never asked before, so no cached answer serves it), and
+opens a new connection once a second (which must be let in), and the server's RSS is read every
+0.2 s. Printed per attack: the legitimate answers and failures, p50 / p99 of each kind, the
+worst RSS, and what the attacker got (answers, refusals). Issue 43's goal is printed beside
+them: p99 within 1 s and RSS under 600 MB. A figure is only a measurement on a quiet machine
+(docs/BENCHMARKS.md); `--seconds 2` is a smoke run, not one.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ from tests.support.sample_facts import sample_facts
 GOAL_P99_S = 1.0
 GOAL_RSS_MB = 600.0
 MAX_CONNECTIONS = 50
+ATTACKER_ADDRESS = "127.0.0.2"  # the source address of every attacker connection and call
+LEGITIMATE_ADDRESS = "127.0.0.3"  # and of the legitimate client's: another host as the server sees it
 ATTACK_TIMEOUT_S = 60.0  # an attacker's request waits this long at most
 
 _IMPORTS = """
@@ -146,8 +151,12 @@ class Legitimate:
         self.measured = Measured()
         self._threads: list[threading.Thread] = []
 
+    def _client(self) -> httpx.Client:
+        transport = httpx.HTTPTransport(local_address=LEGITIMATE_ADDRESS)
+        return httpx.Client(base_url=self._url, timeout=30, transport=transport)
+
     def start(self) -> None:
-        clients = [httpx.Client(base_url=self._url, timeout=30) for _ in range(2)]
+        clients = [self._client() for _ in range(2)]
         for client in clients:  # connected before the attack begins
             client.post("/", content=BLOCK, headers={"content-type": "application/json"})
         self._threads = [
@@ -184,7 +193,7 @@ class Legitimate:
         while not self._stop.wait(1.0):
             self.measured.new_connections += 1
             try:
-                with httpx.Client(base_url=self._url, timeout=30) as client:
+                with self._client() as client:
                     answer = client.post("/", content=BLOCK, headers={"content-type": "application/json"})
                 if answer.status_code != 200:
                     self.measured.new_connections_refused += 1
@@ -215,7 +224,8 @@ def _calls(
     url: str, body: bytes, concurrency: int, stop: threading.Event, tally: AttackerTally
 ) -> list[threading.Thread]:
     def loop() -> None:
-        with httpx.Client(base_url=url, timeout=ATTACK_TIMEOUT_S) as client:
+        transport = httpx.HTTPTransport(local_address=ATTACKER_ADDRESS)
+        with httpx.Client(base_url=url, timeout=ATTACK_TIMEOUT_S, transport=transport) as client:
             while not stop.is_set():
                 try:
                     answer = client.post("/", content=body, headers={"content-type": "application/json"})
@@ -235,8 +245,9 @@ def _address(url: str) -> tuple[str, int]:
 
 
 def _sockets(url: str, kind: str, stop: threading.Event, tally: AttackerTally) -> list[threading.Thread]:
-    """200 attacker connections in 20 threads of 10: idle, churning or slow."""
+    """200 attacker connections in 20 threads of 10: idle, churning or slow, from ATTACKER_ADDRESS."""
     address = _address(url)
+    source = (ATTACKER_ADDRESS, 0)
 
     def idle() -> None:
         held: list[socket.socket | None] = [None] * 10
@@ -255,7 +266,8 @@ def _sockets(url: str, kind: str, stop: threading.Event, tally: AttackerTally) -
                     held[index] = None
                     tally.count(False)
                 with contextlib.suppress(OSError):
-                    held[index] = socket.create_connection(address, timeout=2)
+                    sock = held[index] = socket.create_connection(address, timeout=2, source_address=source)
+                    sock.setblocking(False)  # else each recv above waits up to its timeout for data first
                     tally.count(True)
         for sock in held:
             if sock is not None:
@@ -264,7 +276,7 @@ def _sockets(url: str, kind: str, stop: threading.Event, tally: AttackerTally) -
     def churn() -> None:
         while not stop.is_set():
             try:
-                with socket.create_connection(address, timeout=2):
+                with socket.create_connection(address, timeout=2, source_address=source):
                     tally.count(True)
             except OSError:
                 tally.count(False)
@@ -276,7 +288,7 @@ def _sockets(url: str, kind: str, stop: threading.Event, tally: AttackerTally) -
             for index, entry in enumerate(held):
                 try:
                     if entry is None:
-                        entry = (socket.create_connection(address, timeout=2), 0)
+                        entry = (socket.create_connection(address, timeout=2, source_address=source), 0)
                     sock, sent = entry
                     sock.sendall(request[sent : sent + 1])
                     held[index] = (sock, (sent + 1) % len(request))
@@ -371,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
             if unknown:
                 parser.error(f"unknown attacks: {sorted(unknown)} (known: {sorted(table)})")
             print(f"nearrpc serve at {server.url}, --max-connections {MAX_CONNECTIONS}, {seconds:g} s per attack; "
+                  f"attacker from {ATTACKER_ADDRESS}, legit from {LEGITIMATE_ADDRESS}; "
                   f"goal: legit p99 <= {GOAL_P99_S:g} s, RSS < {GOAL_RSS_MB:g} MB", flush=True)  # fmt: skip
             idle = Legitimate(server.url, server.pid)
             idle.start()

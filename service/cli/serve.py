@@ -55,6 +55,7 @@ _FLAGS = (
     "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
     "fork_fetches_per_call",
     "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections", "sandbox", "block_time",
+    "max_connections_per_address",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
 _METRICS_FOLDER_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
@@ -98,12 +99,13 @@ def app_from_env() -> FastAPI:
     """Factory for uvicorn: every worker opens the store itself, with the settings `serve` gave it
     (`use_settings`; the environment's when none were given)."""
     from nearrpc.http.app import build_app
-    from nearrpc.http.connections import ConnectionLimits, configure
+    from nearrpc.http.connections import ConnectionLimits, address_share, configure
 
     settings = _settings if _settings is not None else ServeSettings()
-    # `serve` resolves max_connections before it starts workers; the default is for any other start
+    # `serve` resolves both caps before it starts workers; the defaults are for any other start
     cap = settings.max_connections or ConnectionLimits().max_connections
-    configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, cap))
+    share = min(settings.max_connections_per_address or address_share(cap), cap)
+    configure(ConnectionLimits(settings.keep_alive_timeout, settings.request_timeout, cap, max_per_address=share))
     reader = open_store(settings.store, "serve", settings.store_options())
     _use_compiled_cache(settings)
     _use_view_call_timeout(settings)
@@ -390,6 +392,18 @@ def _connection_cap(requested: int | None) -> int:
     return requested
 
 
+def _address_share(requested: int | None, cap: int, cap_given: bool) -> int:
+    """Connections per worker from one peer address: as requested, or half the cap; refused above the cap."""
+    from nearrpc.http.connections import address_share
+
+    if requested is None:
+        return address_share(cap)
+    if requested > cap:
+        given = f"--max-connections {cap}" if cap_given else f"the connection cap ({cap}, from the open-file limit)"
+        raise Refused(f"--max-connections-per-address {requested} is more than {given}: at most {cap}")
+    return requested
+
+
 def _listen(host: str, port: int, workers: int) -> list[socket.socket]:
     """A listening socket on host:port per worker (one port, SO_REUSEPORT); uvicorn's backlog."""
     from nearrpc.cli.workers import reuse_port_sockets
@@ -444,6 +458,9 @@ def serve(settings: ServeSettings, *, build_sample: bool = False) -> int:
 def _serve(settings: ServeSettings, build_sample: bool, sandbox_folder: contextlib.ExitStack) -> int:
     try:
         max_connections = _connection_cap(settings.max_connections)
+        per_address = _address_share(
+            settings.max_connections_per_address, max_connections, settings.max_connections is not None
+        )
         _port_is_free(settings.host, settings.port)
         _sandbox_flags(settings)
         settings = _fresh_sandbox_store(settings, sandbox_folder)
@@ -458,7 +475,10 @@ def _serve(settings: ServeSettings, build_sample: bool, sandbox_folder: contextl
     with contextlib.ExitStack() as held:
         for sock in sockets:
             held.enter_context(sock)
-        bound = settings.model_copy(update={"port": sockets[0].getsockname()[1], "max_connections": max_connections})
+        bound = settings.model_copy(update={
+            "port": sockets[0].getsockname()[1], "max_connections": max_connections,
+            "max_connections_per_address": per_address,
+        })  # fmt: skip
         use_settings(bound)  # and each worker gets them from the supervisor (`WorkerPool`)
         for name in _SECRET_VARIABLES:  # read into the settings already
             os.environ.pop(name, None)
@@ -537,6 +557,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(run, ServeSettings, "keep_alive_timeout")
     add_setting(run, ServeSettings, "request_timeout")
     add_setting(run, ServeSettings, "max_connections")
+    add_setting(run, ServeSettings, "max_connections_per_address")
     add_setting(run, ServeSettings, "log_level", choices=["critical", "error", "warning", "info", "debug"])
     add_setting(run, ServeSettings, "log_format", choices=["text", "json"])
     add_setting(run, ServeSettings, "access_log", action="store_const", const=True)

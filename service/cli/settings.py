@@ -132,6 +132,13 @@ class ServeSettings(StoreSettings, LogSettings):
         "the one waiting longest on its client (idle or slow to send) if it has waited over a second, else it is "
         "answered 503 and closed unread (default: the open-file limit less 256)",
     )
+    max_connections_per_address: int | None = Field(
+        None, ge=1, le=1_000_000, description="connections each worker holds at most from one peer address (an "
+        "IPv6 peer's /64); a new one past it closes one of the address's own waiting over a second, else it is "
+        "answered 503 and closed unread; at the cap the connections that give way are those of the address holding "
+        "the most (default: half of --max-connections; as much as "
+        "--max-connections behind a proxy, whose connections all come from its address)",
+    )
 
     # a sandbox (`--sandbox`): the server executes transactions and makes blocks on its store
     sandbox: bool = Field(
@@ -262,6 +269,10 @@ class ServeSettings(StoreSettings, LogSettings):
             {} if self.compiled_cache is None else {f"{ENV_PREFIX}COMPILED_CACHE": self.compiled_cache}
         ) | (
             {} if self.max_connections is None else {f"{ENV_PREFIX}MAX_CONNECTIONS": str(self.max_connections)}
+        ) | (
+            {}
+            if self.max_connections_per_address is None
+            else {f"{ENV_PREFIX}MAX_CONNECTIONS_PER_ADDRESS": str(self.max_connections_per_address)}
         )
 
     def compiled_cache_folder(self) -> Path | None:

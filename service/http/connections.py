@@ -16,7 +16,16 @@ descriptor) for good, and enough of them left no descriptor for anyone else. Her
   a request slowly, or not reading its answer), if that one has waited at least `grace` seconds; otherwise the
   new one is answered 503 and closed before anything of it is read. A connection that just
   connected, or whose request is being answered, never gives way: a flood of new connections
-  is refused at the door rather than paid for by the clients already in.
+  is refused at the door rather than paid for by the clients already in;
+- at most `max_per_address` of them from one peer address (by default half the cap): a new
+  connection from an address that holds its share takes the place of one of its own that has
+  waited past the grace period, else it is answered 503 at once, however many places are
+  free; and at the cap the connections that give way are those of the address holding the
+  most. Without it one address that reconnects as fast as places free up (an idle
+  or slow-sending flood) took each place an evicted connection of its own left, before any
+  other client's new connection came; with it the other half of the places is always another
+  address's. An IPv6 peer counts by its /64 (one host commonly holds a whole /64), an
+  IPv4-mapped one as its IPv4 address.
 
 A connection lost before its answer stops the view call its request waits for
 (`methods.view_calls.stop_calls_of`): nobody would read the answer, and the execution would hold
@@ -24,7 +33,9 @@ a worker to its deadline. So does a server that begins to stop (uvicorn asks eac
 shut down, then waits for the requests under way): the call is answered at once that the server
 is shutting down. Found only then, by the request's task among the server's.
 
-The hot path: a request costs the guard a few attribute writes and two clock reads, no timer.
+The hot path: a request costs the guard a few attribute writes and two clock reads, no timer;
+the per-address share is a dict of the connections of each address, changed once at accept and
+once at close.
 The deadlines are kept by one sweep per server every `tick` seconds (a quarter of the shortest
 limit, between 50 ms and 1 s) over its connections, and this protocol arms no keep-alive timer of
 uvicorn's either (the sweep closes idle connections). `nearrpc serve` sets the limits
@@ -34,6 +45,7 @@ uvicorn's either (the sweep closes idle connections). `nearrpc serve` sets the l
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import time
 import weakref
 from collections.abc import Iterable
@@ -53,6 +65,7 @@ class ConnectionLimits:
     request: float = 30.0  # seconds for a request's headers and body to arrive
     max_connections: int = 1024  # per process
     grace: float = 1.0  # seconds a connection waits on its client before it may give way at the cap
+    max_per_address: int = 512  # connections one peer address may hold (`address_share` of the cap)
 
     def tick(self) -> float:
         """The sweep's period: deadlines act within it."""
@@ -66,6 +79,30 @@ _REQUEST_TIMEOUT: Final = b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\
 _AT_CAPACITY: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nretry-after: 1\r\nconnection: close\r\n\r\n"
 )
+
+
+def address_share(max_connections: int) -> int:
+    """The default share of one peer address: half the cap (at least one), so an address that
+    takes all it may still leaves the other half to everyone else."""
+    return max(1, max_connections // 2)
+
+
+def peer_of(peername: object) -> str:
+    """The address a connection counts against (transport's `peername`): an IPv4 address, an
+    IPv6 one's /64, an IPv4-mapped IPv6 address as its IPv4 address; "" when there is none (a
+    Unix socket)."""
+    if not isinstance(peername, tuple) or not peername or not isinstance(peername[0], str):
+        return ""
+    host: str = peername[0]
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host.partition("%")[0])  # without a link-local scope
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((address, 64), strict=False))
 
 
 def request_task(tasks: Iterable[asyncio.Task[Any]], cycle: object) -> asyncio.Task[Any] | None:
@@ -108,7 +145,18 @@ class _Sweep:
             self.ensure()
 
 
-_sweeps: weakref.WeakKeyDictionary[ServerState, _Sweep] = weakref.WeakKeyDictionary()
+class _Server:
+    """One server's bookkeeping of its connections: its sweep, and those each peer address holds."""
+
+    __slots__ = ("held", "sweep")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, connections: set[Any]) -> None:
+        self.sweep = _Sweep(loop, connections)
+        # peer address -> its connections among the server's (never empty: an address holding none is not in it)
+        self.held: dict[str, set[GuardedHttpProtocol]] = {}
+
+
+_servers: weakref.WeakKeyDictionary[ServerState, _Server] = weakref.WeakKeyDictionary()
 
 
 class GuardedHttpProtocol(SingleWriteHttpProtocol):
@@ -122,24 +170,39 @@ class GuardedHttpProtocol(SingleWriteHttpProtocol):
     # the sweep's view of the answer leaving: bytes unsent at the last tick, and since when none left
     _unsent = 0
     _stalled_since: float | None = None
+    # the peer address this connection counts against in `_held` (its server's), until released
+    _peer: str | None = None
+    _held: dict[str, set[GuardedHttpProtocol]]
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         now = _clock()
-        if len(self.connections) >= _limits.max_connections and not self._make_room(now):
+        server = _servers.get(self.server_state)
+        if server is None:
+            server = _servers[self.server_state] = _Server(self.loop, self.connections)
+        held = server.held
+        peer = peer_of(transport.get_extra_info("peername"))
+        own = held.get(peer)
+        if own is not None and len(own) >= _limits.max_per_address:
+            room = self._make_room(now, own, held)  # one of its own gives way, or none: neither count grows
+        else:
+            room = len(self.connections) < _limits.max_connections or self._make_room(now, self.connections, held)
+        if not room:
             self._refused = True  # never one of the server's connections: nothing of it is read
             transport.write(_AT_CAPACITY)
             transport.close()
             return
+        if own is None:
+            own = held[peer] = set()
+        own.add(self)
+        self._peer, self._held = peer, held
         super().connection_made(transport)
         self._waiting_since = now
-        sweep = _sweeps.get(self.server_state)
-        if sweep is None:
-            sweep = _sweeps[self.server_state] = _Sweep(self.loop, self.connections)
-        sweep.ensure()
+        server.sweep.ensure()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._refused:
             return
+        self._release()
         self._waiting_since = self._request_began = None
         self._stop_call(CANCELLED)
         super().connection_lost(exc)
@@ -209,14 +272,27 @@ class GuardedHttpProtocol(SingleWriteHttpProtocol):
         cycle = self.cycle
         return cycle is not None and cycle.response_started and not cycle.response_complete
 
-    def _make_room(self, now: float) -> bool:
-        """Close the connection that has waited longest on its client (idle, sending slowly, or
-        not reading its answer), if it has waited past the grace period; whether one was closed.
-        Only at the cap."""
+    def _release(self) -> None:
+        """No longer count this connection against its peer address (once: at its eviction or loss)."""
+        peer = self._peer
+        if peer is None:
+            return
+        self._peer = None
+        own = self._held[peer]
+        own.discard(self)
+        if not own:
+            del self._held[peer]
+
+    def _make_room(self, now: float, among: Iterable[Any], held: dict[str, set[GuardedHttpProtocol]]) -> bool:
+        """Close one of `among` (the server's connections at the cap, or those of an address at
+        its share) waiting on its client (idle, sending slowly, or not reading its answer) past
+        the grace period: of the peer address holding the most connections, the one that has
+        waited longest; whether one was closed."""
         grace = min(_limits.grace, _limits.keep_alive)
         oldest: GuardedHttpProtocol | None = None
         since = now - grace
-        for other in self.connections:
+        most = 0  # connections held by the address of `oldest`
+        for other in among:
             if not isinstance(other, GuardedHttpProtocol):
                 continue
             if other._stalled_since is not None:
@@ -225,10 +301,14 @@ class GuardedHttpProtocol(SingleWriteHttpProtocol):
                 continue  # an answer still leaving: being answered
             else:
                 waiting = other._waiting_since
-            if waiting is not None and waiting <= since:
-                oldest, since = other, waiting
+            if waiting is None or waiting > now - grace or other._peer is None:
+                continue
+            holds = len(held[other._peer])
+            if holds > most or (holds == most and waiting <= since):
+                oldest, since, most = other, waiting, holds
         if oldest is None:
             return False
+        oldest._release()
         oldest._waiting_since = oldest._stalled_since = None
         if oldest.transport.get_write_buffer_size():
             oldest.transport.abort()  # what it does not read is dropped, not waited for

@@ -106,6 +106,8 @@ def test_a_bad_value_is_named_in_one_line(
     [
         (("serve", "--port", "abc"), {}, "nearrpc serve: --port='abc': expected a whole number"),
         (("serve", "--workers", "0"), {}, "nearrpc serve: --workers='0': must be 1 or more"),
+        (("serve", "--max-connections-per-address", "0"), {},
+         "nearrpc serve: --max-connections-per-address='0': must be 1 or more"),
         (("serve",), {"NEARRPC_PORT": "abc"}, "nearrpc serve: NEARRPC_PORT='abc': expected a whole number"),
         (("serve",), {"NEARRPC_WORKERS": "two"}, "nearrpc serve: NEARRPC_WORKERS='two': expected a whole number"),
         (("serve", "--port", "70000"), {}, "nearrpc serve: --port='70000': must be 65535 or less"),

@@ -5,7 +5,10 @@ that sends nothing, half its headers or half its body is closed (a request cut s
 answered 408 first); one that asked and then idles is closed too. At the cap, a connection
 waiting on its client past the grace period gives way to a new one, the longest waiting first;
 a connection that just connected or is being answered never does, so a flood of new
-connections is refused at once (503) and a client already in keeps its connection.
+connections is refused at once (503) and a client already in keeps its connection. One peer
+address holds at most its share of the cap (half by default): past it its new connections are
+refused at once, so clients from other addresses (127.0.0.x sources here) get in during its
+flood, and at the cap the connections of the address holding the most give way first.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -43,15 +47,18 @@ def served(sample_store: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
     folder = tmp_path_factory.mktemp("connections")
     store = folder / "store.sqlite"
     shutil.copyfile(sample_store, store)
-    flags = ("--keep-alive-timeout", KEEP_ALIVE, "--request-timeout", REQUEST, "--max-connections", CAP)
+    flags = ("--keep-alive-timeout", KEEP_ALIVE, "--request-timeout", REQUEST, "--max-connections", CAP,
+             "--max-connections-per-address", CAP)  # every test here connects from one address
     with serving("--store", store, *map(str, flags), log=folder / "log") as running:
         yield running
 
 
-def _connect(served: Served) -> socket.socket:
+def _connect(served: Served, source: str | None = None) -> socket.socket:
+    """A connection to the server, from the loopback address `source` (127.0.0.2, ...) when given."""
     address = urlsplit(served.url)
     assert address.hostname is not None and address.port is not None
-    sock = socket.create_connection((address.hostname, address.port), timeout=PATIENCE)
+    bound = None if source is None else (source, 0)
+    sock = socket.create_connection((address.hostname, address.port), timeout=PATIENCE, source_address=bound)
     return sock
 
 
@@ -163,6 +170,30 @@ def test_max_connections_above_the_open_file_limit_is_refused(tmp_path: Path) ->
     assert result.stderr.startswith(f"nearrpc serve: --max-connections {soft} is more than the open-file limit")
 
 
+def test_a_share_per_address_above_the_cap_is_refused_in_one_line(tmp_path: Path) -> None:
+    store = str(tmp_path / "none.sqlite")
+    result = nearrpc("serve", "--store", store, "--max-connections", "10", "--max-connections-per-address", "11")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "nearrpc serve: --max-connections-per-address 11 is more than --max-connections 10: at most 10\n"
+    )
+
+
+def test_a_share_per_address_above_the_cap_from_the_open_file_limit_is_refused(tmp_path: Path) -> None:
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft > 1_000_000:
+        pytest.skip("no open-file limit under the flag's bound on this machine")
+    cap = soft - 256  # what the open-file limit leaves for connections
+    result = nearrpc("serve", "--store", str(tmp_path / "none.sqlite"), "--max-connections-per-address", str(cap + 1))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"nearrpc serve: --max-connections-per-address {cap + 1} is more than the connection cap ({cap}, from the "
+        f"open-file limit): at most {cap}\n"
+    )
+
+
 def test_at_the_cap_with_every_other_connection_being_answered_a_new_one_gets_503(
     sample_store: Path, tmp_path: Path
 ) -> None:
@@ -174,7 +205,8 @@ def test_at_the_cap_with_every_other_connection_being_answered_a_new_one_gets_50
         serving("--store", sample_store, log=tmp_path / "upstream.log") as upstream,
         upstream_proxy(upstream.url + "/") as proxy,
         serving("--store", tmp_path / "fork.sqlite", "--upstream", proxy.url, "--max-connections", "3",
-                "--miss-timeout", "30", "--request-timeout", "1", log=tmp_path / "fork.log") as fork,
+                "--max-connections-per-address", "3", "--miss-timeout", "30", "--request-timeout", "1",
+                log=tmp_path / "fork.log") as fork,
         ThreadPoolExecutor(max_workers=3) as pool,
     ):
         proxy.delay = 3.0
@@ -213,7 +245,8 @@ def test_at_the_cap_the_connection_idle_longest_since_its_answer_gives_way(
     them has idled past the grace period. Past it, a fifth closes the one idle longest since its
     answer, not the one opened first nor the newest, and is answered; the others stay open and
     are answered again."""
-    flags = ("--keep-alive-timeout", "60", "--request-timeout", "60", "--max-connections", "3")
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "60", "--max-connections", "3",
+             "--max-connections-per-address", "3")
     with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
         first, second, third = (_connect(capped) for _ in range(3))
         try:
@@ -241,7 +274,8 @@ def test_a_flood_of_connections_never_closes_a_client_being_answered_or_just_idl
     connections arrive at once at a cap of 6 (an attacker's flood). Those past the cap are
     refused at once; the client's connection, idle for less than the grace period between its
     requests, is never the one closed, and its next requests are answered on it."""
-    flags = ("--keep-alive-timeout", "60", "--request-timeout", "60", "--max-connections", "6")
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "60", "--max-connections", "6",
+             "--max-connections-per-address", "6")
     with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
         client = _connect(capped)
         flood: list[socket.socket] = []
@@ -260,16 +294,19 @@ def test_a_flood_of_connections_never_closes_a_client_being_answered_or_just_idl
 
 def test_without_a_cap_given_the_cap_is_below_the_open_file_limit(sample_store: Path, tmp_path: Path) -> None:
     """An open-file limit of 300 leaves room for 44 connections (256 files are kept for the
-    store and logs): the 45th and later are refused at once, long before any keep-alive
-    deadline; past the grace period a client takes the place of the oldest idle one."""
+    store and logs), 22 of them (half) from one address: of 25 from each of two addresses the
+    23rd and later are refused at once, long before any keep-alive deadline; past the grace
+    period a client from a third address takes the place of the oldest idle one."""
     flags = ("--keep-alive-timeout", "60", "--request-timeout", "60")
     with serving("--store", sample_store, *flags, wrapper=("prlimit", "--nofile=300:300"),
                  log=tmp_path / "log") as capped:  # fmt: skip
-        holders = [_connect(capped) for _ in range(50)]
+        first = [_connect(capped, "127.0.0.2") for _ in range(25)]
+        second = [_connect(capped, "127.0.0.3") for _ in range(25)]
+        holders = first + second
         try:
-            assert all(_refused_at_once(sock) for sock in holders[44:])
+            assert all(_refused_at_once(sock) for sock in first[22:] + second[22:])
             time.sleep(GRACE)
-            with _connect(capped) as client:
+            with _connect(capped, "127.0.0.4") as client:
                 assert _asked(client).startswith(b"HTTP/1.1 200 ")
             received, seconds = _until_closed(holders[0])  # the oldest: closed to make room
             assert received == b"" and seconds < PATIENCE
@@ -285,7 +322,7 @@ def test_a_client_that_never_reads_its_answers_does_not_hold_its_connection(
     fill the socket, the server's answer waits on the client, and nothing of it leaves. After
     the grace period that connection gives way to a new one at the cap, and after the request
     timeout it is dropped with what is unsent (closing it would wait on the client for good)."""
-    flags = ("--keep-alive-timeout", "60", "--request-timeout", "3", "--max-connections", "1")
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "3", "--max-connections", "1")  # a share of 1 too
     config = b'{"jsonrpc":"2.0","id":1,"method":"EXPERIMENTAL_protocol_config","params":{"finality":"final"}}'
     request = _head(config) + config
     with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
@@ -301,3 +338,118 @@ def test_a_client_that_never_reads_its_answers_does_not_hold_its_connection(
                 assert _asked(newcomer).startswith(b"HTTP/1.1 200 ")
         finally:
             stalled.close()
+
+
+def test_an_address_holding_its_share_is_refused_while_others_get_in(sample_store: Path, tmp_path: Path) -> None:
+    """A cap of 8 gives one address 4 (half, the default): of 8 connections from 127.0.0.2 the
+    last 4 are refused at once though the server has room, the 4 in are kept, and a client
+    from 127.0.0.3 gets in and is answered on connections of its own."""
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "60", "--max-connections", "8")
+    with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
+        held = [_connect(capped, "127.0.0.2") for _ in range(8)]
+        clients: list[socket.socket] = []
+        try:
+            assert [_refused_at_once(sock) for sock in held[4:]] == [True] * 4
+            clients = [_connect(capped, "127.0.0.3") for _ in range(3)]
+            for sock in clients * 2:
+                assert _asked(sock).startswith(b"HTTP/1.1 200 ")
+            for sock in held[:4]:  # still open: nothing was closed to let the client in
+                sock.settimeout(0.2)
+                with pytest.raises(TimeoutError):
+                    sock.recv(1)
+        finally:
+            for sock in held + clients:
+                sock.close()
+
+
+def test_at_the_cap_the_address_holding_the_most_gives_way_first(sample_store: Path, tmp_path: Path) -> None:
+    """A client from 127.0.0.3 is answered and idles; then 127.0.0.2 fills the cap of 4 with 3
+    connections that send nothing. Past the grace period a newcomer from 127.0.0.4 closes the
+    oldest of 127.0.0.2's (which holds the most), not the client's, idle longer."""
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "60", "--max-connections", "4",
+             "--max-connections-per-address", "3")
+    with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
+        client = _connect(capped, "127.0.0.3")
+        held: list[socket.socket] = []
+        try:
+            assert _asked(client).startswith(b"HTTP/1.1 200 ")
+            held = [_connect(capped, "127.0.0.2") for _ in range(3)]
+            time.sleep(GRACE + 0.2)
+            with _connect(capped, "127.0.0.4") as newcomer:
+                assert _asked(newcomer).startswith(b"HTTP/1.1 200 ")
+            received, _ = _until_closed(held[0])
+            assert received == b""
+            assert _asked(client).startswith(b"HTTP/1.1 200 ")  # still open: answered on it
+        finally:
+            client.close()
+            for sock in held:
+                sock.close()
+
+
+def _flood(served: Served, source: str, slow: bool, stop: threading.Event) -> None:
+    """16 connections from `source`, each opened again as soon as it is closed (or refused):
+    idle, or sending its headers a byte every 0.3 s (issue 43's idle and slow floods, scaled)."""
+    head = b"POST / HTTP/1.1\r\nhost: attacker\r\nx-padding: " + b"a" * 200
+    held: list[tuple[socket.socket, int] | None] = [None] * 16
+    last_byte = 0.0
+    while not stop.wait(0.02):
+        send = slow and time.monotonic() - last_byte >= 0.3
+        if send:
+            last_byte = time.monotonic()
+        for index, entry in enumerate(held):
+            try:
+                if entry is None:
+                    entry = held[index] = (_connect(served, source), 0)
+                    entry[0].setblocking(False)  # a recv with a timeout would wait for data first
+                sock, sent = entry
+                with contextlib.suppress(BlockingIOError):
+                    sock.recv(4096, socket.MSG_DONTWAIT)
+                    raise ConnectionResetError  # closed, or refused (503): open it again
+                if send:
+                    sock.sendall(head[sent : sent + 1])
+                    held[index] = (sock, (sent + 1) % len(head))
+            except OSError:
+                if entry is not None:
+                    entry[0].close()
+                held[index] = None
+    for entry in held:
+        if entry is not None:
+            entry[0].close()
+
+
+def _new_connection_answered(served: Served, source: str) -> bytes:
+    """The status line a new connection from `source` gets for `block` (b"" when cut)."""
+    received = b""
+    with contextlib.suppress(OSError), _connect(served, source) as sock:
+        sock.sendall(_head() + BLOCK)
+        while b"\r\n" not in received:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            received += chunk
+    return received.partition(b"\r\n")[0]
+
+
+@pytest.mark.parametrize("slow", [False, True], ids=["idle", "slow"])
+def test_during_a_flood_from_one_address_new_clients_from_another_get_in(
+    sample_store: Path, tmp_path: Path, slow: bool
+) -> None:
+    """Issue 43's last open item, scaled down: 16 connections from 127.0.0.2, idle or sending a
+    byte now and then, reopened as soon as closed, against a cap of 8. Each stalled connection
+    the server closed to make room went to the flood's next reconnect; with a share per address
+    the flood holds its 4 and every new connection of a client from 127.0.0.3 is answered."""
+    flags = ("--keep-alive-timeout", "60", "--request-timeout", "60", "--max-connections", "8")
+    with serving("--store", sample_store, *flags, log=tmp_path / "log") as capped:
+        stop = threading.Event()
+        flood = threading.Thread(target=_flood, args=(capped, "127.0.0.2", slow, stop))
+        flood.start()
+        try:
+            time.sleep(GRACE + 0.5)  # the flood's connections have stalled past the grace period
+            answers = []
+            for _ in range(10):
+                answers.append(_new_connection_answered(capped, "127.0.0.3"))
+                time.sleep(0.2)
+        finally:
+            stop.set()
+            flood.join()
+    assert answers == [b"HTTP/1.1 200 OK"] * 10, answers
