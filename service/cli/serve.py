@@ -109,7 +109,7 @@ def app_from_env() -> FastAPI:
     _use_view_call_timeout(settings)
     fork = _fork_reader(settings, reader) if settings.forks() else None
     call_upstream = call_verifier = None
-    if fork is not None:
+    if fork is not None and not fork.sandboxed:  # the upstream knows no block of the sandbox's
         from nearrpc.cli.fork_calls import ForkCallUpstream
         from nearrpc.fork.verify import UpstreamVerifier
 
@@ -120,7 +120,7 @@ def app_from_env() -> FastAPI:
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
         fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
         call_verifier=call_verifier, changes_upstream=call_upstream,
-        sandbox=_sandbox_chain(settings, reader) if settings.sandbox else None,
+        sandbox=_sandbox_chain(settings, reader, fork) if settings.sandbox else None,
     )
 
 
@@ -138,14 +138,20 @@ def sandbox_runtime() -> Runtime:
     return runtime
 
 
-def _sandbox_chain(settings: ServeSettings, reader: ServingReader) -> SandboxChainWriter:
+def _sandbox_chain(settings: ServeSettings, reader: ServingReader, fork: ForkReader | None) -> SandboxChainWriter:
     """The worker's chain writer (`serve` checked the store can be written), which tells the
-    worker's reader of each commit, so every read sees it at once (on either backend)."""
+    worker's reader of each commit, so every read sees it at once (on either backend). Over a
+    fork, its runtime reads what the store lacks at the pinned head through the fork."""
+    from nearrpc.fork.pinned import ForkPinnedState
     from nearrpc.sandbox.chain import SandboxChainWriter
 
     on_commit = reader.committed if isinstance(reader, CommitListener) else None
+    # a read waits for the fork's misses it needs (each within --miss-timeout), never for longer
+    pinned = None if fork is None else ForkPinnedState(
+        fork, fetches_per_view=settings.fork_fetches_per_call, timeout=3 * settings.miss_timeout
+    )  # fmt: skip
     return SandboxChainWriter(settings.store, sandbox_runtime(), block_time=settings.block_time,
-                              options=settings.store_options(), on_commit=on_commit)  # fmt: skip
+                              options=settings.store_options(), on_commit=on_commit, pinned=pinned)  # fmt: skip
 
 
 def _fresh_sandbox_store(settings: ServeSettings, held: contextlib.ExitStack) -> ServeSettings:
@@ -157,6 +163,8 @@ def _fresh_sandbox_store(settings: ServeSettings, held: contextlib.ExitStack) ->
 
     folder = held.enter_context(tempfile.TemporaryDirectory(prefix="nearrpc-sandbox-"))
     store = str(Path(folder) / "sandbox.sqlite")
+    if settings.upstream is not None:  # a sandboxed fork: the store is made from the upstream
+        return settings.model_copy(update={"store": store})
     try:
         build_sample_store(store)
     except StoreError as exc:
@@ -168,8 +176,9 @@ def _sandbox_flags(settings: ServeSettings) -> None:
     """A sandbox's flags, refused before anything else is done (a fork's upstream is not asked)."""
     if not settings.sandbox:
         return
-    if settings.upstream is not None:
-        raise Refused("--sandbox over a fork (--upstream) comes later: for now a sandbox runs on a local store")
+    if settings.verify_calls:
+        raise Refused("--verify-calls asks the upstream what the fork's blocks hold: a sandboxed fork's blocks "
+                      "above its pin are its own")  # fmt: skip
     if settings.workers != 1:
         raise Refused("--sandbox makes blocks in one process: it runs with --workers 1 (a send is not idempotent)")
 
@@ -259,12 +268,14 @@ def _fork_reader(settings: ServeSettings, reader: ServingReader) -> ForkReader:
     return ForkReader(
         reader, upstream, ForkWriter(settings.store, settings.store_options()), fork_height=settings.fork_height,
         miss_timeout=settings.miss_timeout, observe=observe_fork_lookup if metrics else None,
+        sandboxed=settings.sandbox,
     )
 
 
-def _prepare_fork(settings: ServeSettings) -> str | None:
+def _prepare_fork(settings: ServeSettings) -> tuple[str | None, ServeSettings]:
     """Before a fork serves: its store created from the upstream or checked against it (what to
-    add to the start-up line); None when the server does not fork."""
+    add to the start-up line; None when the server does not fork), and the settings with a
+    sandboxed fork's pin."""
     if settings.fork_height is not None and not settings.forks():
         raise Refused("--fork-height pins a fork's head: it needs --upstream (and --record-mode new)")
     if settings.record_mode == "none" and settings.upstream is None:
@@ -274,17 +285,19 @@ def _prepare_fork(settings: ServeSettings) -> str | None:
         raise Refused("--verify-calls compares view calls with a fork's upstream: it needs --upstream (and "
                       "--record-mode new)")  # fmt: skip
     if not settings.forks():
-        return None
+        return None, settings
     from nearrpc.fork.start import ForkRefused, ForkStart, prepare_store
 
     if settings.store == DEFAULT_STORE:  # as without --upstream: the documented default's folder is ours to make
         _make_folder_of(DEFAULT_STORE)
 
-    start = ForkStart(_upstream_settings(settings), settings.store, settings.store_options(), settings.fork_height)
+    start = ForkStart(_upstream_settings(settings), settings.store, settings.store_options(), settings.fork_height,
+                      sandbox=settings.sandbox)  # fmt: skip
     try:
-        return prepare_store(start)
+        line, pin = prepare_store(start)
     except ForkRefused as refused:
         raise Refused(str(refused)) from None
+    return line, settings.model_copy(update={"fork_height": pin})
 
 
 def _one_line(text: str) -> str:
@@ -447,7 +460,7 @@ def _serve(settings: ServeSettings, build_sample: bool, sandbox_folder: contextl
         _port_is_free(settings.host, settings.port)
         _sandbox_flags(settings)
         settings = _fresh_sandbox_store(settings, sandbox_folder)
-        fork = _prepare_fork(settings)
+        fork, settings = _prepare_fork(settings)
         info = _checked_store(settings, build_sample)
         sandbox = _prepare_sandbox(settings)
         settings = _checked_compiled_cache(settings)

@@ -8,6 +8,12 @@ storage as anvil reads it: for a view call the account's whole state in one list
 small (storage usage within nearcore's default view limit), else a key at a time; a prefix's
 state whole for a listing (`contract_state.py` plans the rows); a state the upstream refuses as
 too large is marked so.
+
+A sandboxed fork (`serve --upstream URL --sandbox`) makes its own blocks above its pinned head:
+at those heights each lookup is fetched at the pin (once, as any other) and then answered by the
+store at the height asked, where the sandbox's writes stand over the pin's state; the upstream is
+never asked at a height of the sandbox's. Rows kept at the pin restore nothing above it there:
+the sandbox's blocks inherit the pin's state.
 """
 
 from __future__ import annotations
@@ -65,6 +71,16 @@ class ForkAccounts(ForkBlocks):
 
     _code_owners: Bounded[tuple[str, int]]
     _paged_states: Bounded[bool]  # states the upstream answered one page of: read key by key
+    sandboxed: bool  # a sandbox makes the blocks above the pinned head (module docstring)
+
+    def _sandbox_height(self, height: int) -> bool:
+        """A height of the sandbox's own blocks: read at the pin, then the store's there."""
+        return self.sandboxed and self.fork_height is not None and height > self.fork_height
+
+    def _restores_above(self, height: int) -> bool:
+        """Whether rows kept at `height` keep the store's answers above it as they were (not at a
+        sandboxed fork's pin, whose blocks above inherit its state)."""
+        return not (self.sandboxed and height == self.fork_height)
 
     # -- accounts, access keys, code
 
@@ -94,6 +110,10 @@ class ForkAccounts(ForkBlocks):
         return view, writes
 
     async def account_json(self, account_id: str, height: int) -> bytes | None:
+        if self._sandbox_height(height):
+            assert self.fork_height is not None
+            await self.account_json(account_id, self.fork_height)
+            return await self.local.account_json(account_id, height)
         if await self.local.fetched(marks.account(account_id, height)):
             self._count("hit")
             view = await self.local.account_json(account_id, height)
@@ -129,7 +149,7 @@ class ForkAccounts(ForkBlocks):
         would show through at 95, where an exact list was kept earlier without that key. The
         state each key had at `height + 1` goes back there (the same value again where a row
         is there already), so a write changes the answers at its own height only."""
-        if height + 1 >= 1 << 63:
+        if height + 1 >= 1 << 63 or not self._restores_above(height):
             return []
         above = dict(await self.local.access_keys_json(account_id, height + 1))
         return [
@@ -139,6 +159,10 @@ class ForkAccounts(ForkBlocks):
         ]
 
     async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
+        if self._sandbox_height(height):
+            assert self.fork_height is not None
+            await self.access_key_json(account_id, public_key, self.fork_height)
+            return await self.local.access_key_json(account_id, public_key, height)
         key = marks.access_key(account_id, public_key, height)
         if await self.local.fetched(key):
             self._count("hit")
@@ -175,6 +199,10 @@ class ForkAccounts(ForkBlocks):
         return keys, writes
 
     async def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]:
+        if self._sandbox_height(height):
+            assert self.fork_height is not None
+            await self.access_keys_json(account_id, self.fork_height)
+            return await self.local.access_keys_json(account_id, height)
         key = marks.access_key_list(account_id, height)
         if await self.local.fetched(key):
             self._count("hit")
@@ -245,7 +273,7 @@ class ForkAccounts(ForkBlocks):
         value = state.get(key)
 
         def plan(store: ChainReader) -> Writes:
-            rows = value_rows(store, account_id, key, height, value)
+            rows = value_rows(store, account_id, key, height, value, restore_above=self._restores_above(height))
             return lambda batch: _put_rows(batch, account_id, rows, mark)
 
         return value, AfterReading(plan)
@@ -271,7 +299,7 @@ class ForkAccounts(ForkBlocks):
         mark = marks.contract_state(account_id, b"", height)
 
         def plan(store: ChainReader) -> Writes:
-            rows = state_rows(store, account_id, b"", height, state)
+            rows = state_rows(store, account_id, b"", height, state, restore_above=self._restores_above(height))
             return lambda batch: _put_rows(batch, account_id, rows, mark)
 
         return state, AfterReading(plan)
@@ -287,6 +315,10 @@ class ForkAccounts(ForkBlocks):
         return isinstance(usage, int) and usage <= WHOLE_STATE_BYTES
 
     async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        if self._sandbox_height(height):
+            assert self.fork_height is not None
+            await self.contract_value(account_id, key, self.fork_height)
+            return await self.local.contract_value(account_id, key, height)
         mark = marks.contract_value(account_id, key, height)
         whole = marks.contract_state(account_id, b"", height)
         if await self.local.fetched(mark) or await self.local.fetched(whole):
@@ -319,7 +351,7 @@ class ForkAccounts(ForkBlocks):
             return False, self._too_large(account_id, height)
 
         def plan(store: ChainReader) -> Writes:
-            rows = state_rows(store, account_id, prefix, height, state)
+            rows = state_rows(store, account_id, prefix, height, state, restore_above=self._restores_above(height))
             return lambda batch: _put_rows(batch, account_id, rows, mark)
 
         return True, AfterReading(plan)
@@ -329,6 +361,10 @@ class ForkAccounts(ForkBlocks):
     ) -> list[tuple[bytes, bytes]]:
         """The state under `prefix`, fetched whole once at that height and kept as rows (then
         listed by the store as any store lists it, so a replay answers the same bytes)."""
+        if self._sandbox_height(height):
+            assert self.fork_height is not None
+            await self.contract_state(account_id, prefix, self.fork_height, 1)
+            return await self.local.contract_state(account_id, prefix, height, limit)
         mark = marks.contract_state(account_id, prefix, height)
         if await self.local.fetched(mark):
             self._count("hit")

@@ -1,10 +1,19 @@
 """The runtime's `StateView` over the store: the chain's state as of one block, read through the
-chain writer's own reader (on its thread), never written through."""
+chain writer's own reader (on its thread), never written through.
+
+Over a sandboxed fork (`serve --upstream URL --sandbox`) the chain starts at the fork's pinned
+head, whose state the store holds only where something was fetched: each lookup first has the
+fork make sure the store holds that item at the pin (`PinnedState`: fetched from the upstream
+once, kept), then reads the store at the block asked, where the sandbox's own writes stand over
+the pin's state. What the sandbox wrote was read before (a runtime reads an account, a key, a
+storage value before it changes it), so reading it again asks the upstream nothing.
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
-from typing import Final
+from typing import Final, Protocol
 
 from nearrpc.sandbox.chain.views import access_key_from_json, account_from_json
 from nearrpc.sandbox.runtime.model import AccessKey, Account
@@ -14,31 +23,77 @@ from nearrpc.store import ChainReader
 _ALL_KEYS: Final = 1 << 62
 
 
+class PinnedFetches(Protocol):
+    """One state view's fetches (one budget of upstream requests): each returns once the store
+    holds the item at the pin, or raises a StoreError (the upstream failed, was too slow, or the
+    budget is spent). Called on the chain writer's thread."""
+
+    def account(self, account_id: str) -> None: ...
+
+    def access_key(self, account_id: str, public_key: str) -> None: ...
+
+    def access_keys(self, account_id: str) -> None: ...
+
+    def code(self, code_hash: str) -> None: ...
+
+    def storage(self, account_id: str, key: bytes) -> None: ...
+
+    def storage_keys(self, account_id: str) -> None: ...
+
+
+class PinnedState(Protocol):
+    """A sandboxed fork's state below the chain: the pinned height, and fetches for one view."""
+
+    @property
+    def pin(self) -> int: ...
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The event loop the fetches run on (the server's: the chain writer's `start`)."""
+
+    def fetches(self) -> PinnedFetches: ...
+
+
 class StoreStateView:
-    def __init__(self, reader: ChainReader, height: int) -> None:
+    def __init__(self, reader: ChainReader, height: int, pinned: PinnedState | None = None) -> None:
         self._reader = reader
         self._height = height
+        # a sandboxed fork's fetches, for a view at or above its pin (below it, the store alone)
+        self._fetch = pinned.fetches() if pinned is not None and height >= pinned.pin else None
 
     def account(self, account_id: str) -> Account | None:
+        if self._fetch is not None:
+            self._fetch.account(account_id)
         found = self._reader.account_json(account_id, self._height)
         return None if found is None else account_from_json(found)
 
     def access_key(self, account_id: str, public_key: str) -> AccessKey | None:
+        if self._fetch is not None:
+            self._fetch.access_key(account_id, public_key)
         found = self._reader.access_key_json(account_id, public_key, self._height)
         return None if found is None else access_key_from_json(found)
 
     def access_keys(self, account_id: str) -> list[tuple[str, AccessKey]]:
+        if self._fetch is not None:
+            self._fetch.access_keys(account_id)
         return [
             (key, access_key_from_json(view)) for key, view in self._reader.access_keys_json(account_id, self._height)
         ]
 
     def code(self, code_hash: str) -> bytes | None:
-        return self._reader.contract_code(code_hash)
+        code = self._reader.contract_code(code_hash)
+        if code is None and self._fetch is not None:
+            self._fetch.code(code_hash)
+            code = self._reader.contract_code(code_hash)
+        return code
 
     def storage_read(self, account_id: str, key: bytes) -> bytes | None:
+        if self._fetch is not None:
+            self._fetch.storage(account_id, key)
         return self._reader.contract_value(account_id, key, self._height)
 
     def storage_keys(self, account_id: str) -> Iterator[bytes]:
-        # one range scan over the account's keys (DeleteAccount walks them all)
+        if self._fetch is not None:  # the whole listing, once (DeleteAccount walks every key)
+            self._fetch.storage_keys(account_id)
+        # one range scan over the account's keys
         for key, _ in self._reader.contract_state(account_id, b"", self._height, _ALL_KEYS):
             yield key

@@ -1,0 +1,173 @@
+"""A sandboxed fork (`serve --upstream URL --sandbox`) of another `nearrpc serve` over the sample
+chain: a transfer and function calls of the sample's contracts (the counter's `increment`, which
+reads and writes its storage; the token's `ft_transfer`, which the sample's token refuses by
+design: its generator applies them) execute locally over the state fetched from the upstream at
+the pinned head; the upstream is sent no transaction and asked nothing at a
+height of the sandbox's; with the upstream stopped, the same requests to the same store answer
+the same bytes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any, Final
+
+import httpx
+import pytest
+
+from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
+from nearrpc.sample import crypto
+from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
+from tests.support.serve_process import Served, serving
+
+pytestmark = [pytest.mark.live]
+
+ALICE, BOB, TOKEN, COUNTER = "alice.localnet", "bob.localnet", "token.localnet", "counter.localnet"
+NEAR: Final = 10**24
+_SENDS: Final = {"send_tx", "broadcast_tx_commit", "broadcast_tx_async"}
+
+
+def rpc(url: str, method: str, params: Any) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    answer: dict[str, Any] = httpx.post(url, json=body, timeout=60.0).json()
+    return answer
+
+
+def result(url: str, method: str, params: Any) -> Any:
+    answer = rpc(url, method, params)
+    assert "result" in answer, answer
+    return answer["result"]
+
+
+def signed_by_alice(url: str, receiver_id: str, actions: list[dict[str, Any]], nonce: int) -> str:
+    """ALICE's transaction (her sample full-access key), on the fork's head, base64."""
+    label = f"full-access:{ALICE}"
+    head = result(url, "block", {"finality": "optimistic"})["header"]["hash"]
+    raw = transaction_bytes(signer_id=ALICE, public_key=crypto.public_key(label), nonce=nonce,
+                            receiver_id=receiver_id, block_hash=head, actions=actions)  # fmt: skip
+    signed = signed_transaction_bytes(raw, crypto.sign(label, hashlib.sha256(raw).digest()))
+    return base64.b64encode(signed).decode()
+
+
+def balance(url: str, account_id: str, block: dict[str, Any]) -> int:
+    return int(result(url, "query", {"request_type": "view_account", "account_id": account_id, **block})["amount"])
+
+
+def tokens(url: str, account_id: str, block: dict[str, Any]) -> int:
+    args = base64.b64encode(json.dumps({"account_id": account_id}).encode()).decode()
+    answer = result(url, "query", {"request_type": "call_function", "account_id": TOKEN,
+                                   "method_name": "ft_balance_of", "args_base64": args, **block})  # fmt: skip
+    return int(json.loads(bytes(answer["result"]))) if answer["result"] else -1
+
+
+def count(url: str, block: dict[str, Any]) -> int:
+    answer = result(url, "query", {"request_type": "call_function", "account_id": COUNTER, "method_name": "get_num",
+                                   "args_base64": "", **block})  # fmt: skip
+    return int(bytes(answer["result"]))
+
+
+def function_call(method_name: str, args: bytes, deposit: int) -> dict[str, Any]:
+    return {"FunctionCall": {"method_name": method_name, "gas": 30 * 10**12, "deposit": str(deposit),
+                             "args": base64.b64encode(args).decode()}}  # fmt: skip
+
+
+def bodies(sent: list[str], height: int) -> list[bytes]:
+    """The requests asked again offline: the sends themselves, their statuses, and reads at a
+    block of the sandbox's."""
+    at = {"block_id": height}
+    calls: list[tuple[str, Any]] = [("broadcast_tx_commit", [tx]) for tx in sent]
+    calls += [("EXPERIMENTAL_tx_status", {"signed_tx_base64": tx, "wait_until": "FINAL"}) for tx in sent]
+    for account_id in (ALICE, BOB):
+        calls.append(("query", {"request_type": "view_account", "account_id": account_id, **at}))
+        args = base64.b64encode(json.dumps({"account_id": account_id}).encode()).decode()
+        calls.append(("query", {"request_type": "call_function", "account_id": TOKEN, "method_name": "ft_balance_of",
+                                "args_base64": args, **at}))  # fmt: skip
+    calls.append(("query", {"request_type": "call_function", "account_id": COUNTER, "method_name": "get_num",
+                            "args_base64": "", **at}))  # fmt: skip
+    calls.append(("EXPERIMENTAL_view_access_key_list", {"account_id": ALICE, **at}))
+    calls.append(("query", {"request_type": "view_state", "account_id": TOKEN, "prefix_base64": "", **at}))
+    calls.append(("block", at))
+    return [json.dumps({"jsonrpc": "2.0", "id": 7, "method": m, "params": p}).encode() for m, p in calls]
+
+
+def answers(url: str, requests: list[bytes]) -> list[tuple[int, bytes]]:
+    with httpx.Client(timeout=60.0) as client:
+        return [
+            (reply.status_code, reply.content)
+            for body in requests
+            for reply in [client.post(url, content=body, headers={"content-type": "application/json"})]
+        ]
+
+
+def _fork(proxy: UpstreamProxy, store: Path, log: Path) -> AbstractContextManager[Served]:
+    return serving("--store", store, "--upstream", proxy.url + "/", "--sandbox", log=log)
+
+
+def test_a_sandboxed_fork_executes_over_the_upstreams_state_then_replays_offline(
+    sample_store: Path, tmp_path: Path
+) -> None:
+    store = tmp_path / "sandboxed.sqlite"
+    with serving("--store", sample_store, log=tmp_path / "upstream.log") as upstream:
+        with upstream_proxy(upstream.url + "/") as proxy:
+            upstream_final = result(upstream.url, "block", {"finality": "final"})["header"]["height"]
+            with _fork(proxy, store, tmp_path / "fork.log") as fork:
+                url = fork.url
+                pin = {"block_id": upstream_final}
+                # the pin is the upstream's final head, made final by the fork's chain above it
+                assert result(url, "block", {"finality": "final"})["header"]["height"] == upstream_final
+                assert result(url, "block", {"finality": "optimistic"})["header"]["height"] > upstream_final
+                before = {a: balance(url, a, pin) for a in (ALICE, BOB)}
+                tokens_before = {a: tokens(url, a, pin) for a in (ALICE, BOB)}
+                assert tokens_before[BOB] > 0  # the sample's token, its state read from the upstream
+                counted = count(url, pin)
+
+                label = f"full-access:{ALICE}"
+                key = result(url, "query", {"request_type": "view_access_key", "finality": "final",
+                                            "account_id": ALICE, "public_key": crypto.public_key(label)})  # fmt: skip
+                transfer = signed_by_alice(url, BOB, [{"Transfer": {"deposit": str(2 * NEAR)}}], key["nonce"] + 1)
+                sent = [transfer]
+                outcome = result(url, "broadcast_tx_commit", [transfer])
+                assert "SuccessValue" in outcome["status"], outcome
+                increment = signed_by_alice(url, COUNTER, [function_call("increment", b"", 0)], key["nonce"] + 2)
+                sent.append(increment)
+                outcome = result(url, "broadcast_tx_commit", [increment])
+                assert "SuccessValue" in outcome["status"], outcome
+                ft_args = b'{"receiver_id":"bob.localnet","amount":"1000"}'
+                ft = signed_by_alice(url, TOKEN, [function_call("ft_transfer", ft_args, 1)], key["nonce"] + 3)
+                sent.append(ft)
+                outcome = result(url, "broadcast_tx_commit", [ft])
+                error = outcome["status"]["Failure"]["ActionError"]["kind"]["FunctionCallError"]["ExecutionError"]
+                assert error.startswith("Smart contract panicked: ft_transfer is applied by the sample"), outcome
+
+                final = {"finality": "final"}
+                assert balance(url, BOB, final) == before[BOB] + 2 * NEAR
+                assert balance(url, ALICE, final) < before[ALICE] - 2 * NEAR  # and the fees
+                assert count(url, final) == counted + 1
+                assert count(upstream.url, final) == counted
+                assert tokens(url, BOB, final) == tokens_before[BOB]  # the panic changed nothing
+                # the upstream still holds its own state: nothing was sent to it
+                assert balance(upstream.url, BOB, final) == before[BOB]
+
+                height = result(url, "block", final)["header"]["height"]
+                requests = bodies(sent, height)
+                online = answers(url, requests)
+                asked = proxy.requests()
+            # no transaction reached the upstream, nor a question at a height of the sandbox's
+            methods = {request.split(" ", 1)[0] for request in asked}
+            assert not methods & _SENDS, methods
+            for request in asked:
+                params = json.loads(request.split(" ", 1)[1])
+                block_id = params.get("block_id") if isinstance(params, dict) else None
+                assert not isinstance(block_id, int) or block_id <= upstream_final, request
+    # the upstream is stopped: the same requests, answered from what the fork kept
+    assert all(status == 200 for status, _ in online), online
+    with _fork(proxy, store, tmp_path / "replay.log") as fork:
+        offline = answers(fork.url, requests)
+    differing = [
+        f"{requests[i]!r}: {offline[i]!r} != {online[i]!r}" for i in range(len(requests)) if offline[i] != online[i]
+    ]
+    if differing:
+        pytest.fail("\n".join(differing))
