@@ -33,8 +33,11 @@ FAKE_SERVE = [sys.executable, str(REPO / "tests" / "sandbox" / "chain_serve.py")
         ([], {"NEARRPC_BLOCK_TIME": "5"}, "NEARRPC_BLOCK_TIME='5': sets how often the sandbox makes a block"),
         (["--sandbox", "--upstream", "http://127.0.0.1:9", "--verify-calls"], {}, "--verify-calls asks the upstream"),
         # a sandboxed fork's pin is the upstream's final head: a store with no pin kept needs the upstream
-        (["--sandbox", "--upstream", "http://127.0.0.1:9"], {}, "a sandboxed fork pins its head on the upstream, which "
-         "does not answer"),
+        (
+            ["--sandbox", "--upstream", "http://127.0.0.1:9"],
+            {},
+            "a sandboxed fork pins its head on the upstream, which does not answer",
+        ),
         (["--sandbox", "--workers", "2"], {}, "--sandbox makes blocks in one process: it runs with --workers 1"),
         (["--sandbox", "--block-time", "0"], {}, "--block-time='0': must be 0.05 or more"),
         (["--sandbox", "--block-time", "0.001"], {}, "--block-time='0.001': must be 0.05 or more"),
