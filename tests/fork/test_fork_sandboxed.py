@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import time
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Final
@@ -20,6 +21,7 @@ import pytest
 
 from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_bytes
 from nearrpc.sample import crypto
+from nearrpc.sample_keys import full_access_label
 from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
 from tests.support.serve_process import Served, serving
 
@@ -42,14 +44,24 @@ def result(url: str, method: str, params: Any) -> Any:
     return answer["result"]
 
 
-def signed_by_alice(url: str, receiver_id: str, actions: list[dict[str, Any]], nonce: int) -> str:
-    """ALICE's transaction (her sample full-access key), on the fork's head, base64."""
-    label = f"full-access:{ALICE}"
+def signed(url: str, signer_id: str, receiver_id: str, actions: list[dict[str, Any]], nonce: int) -> str:
+    """`signer_id`'s transaction (its sample full-access key), on the fork's head, base64."""
+    label = full_access_label(signer_id)
     head = result(url, "block", {"finality": "optimistic"})["header"]["hash"]
-    raw = transaction_bytes(signer_id=ALICE, public_key=crypto.public_key(label), nonce=nonce,
+    raw = transaction_bytes(signer_id=signer_id, public_key=crypto.public_key(label), nonce=nonce,
                             receiver_id=receiver_id, block_hash=head, actions=actions)  # fmt: skip
-    signed = signed_transaction_bytes(raw, crypto.sign(label, hashlib.sha256(raw).digest()))
-    return base64.b64encode(signed).decode()
+    return base64.b64encode(signed_transaction_bytes(raw, crypto.sign(label, hashlib.sha256(raw).digest()))).decode()
+
+
+def signed_by_alice(url: str, receiver_id: str, actions: list[dict[str, Any]], nonce: int) -> str:
+    return signed(url, ALICE, receiver_id, actions, nonce)
+
+
+def next_nonce(url: str, account_id: str, block: dict[str, Any]) -> int:
+    """The next nonce of the account's sample full-access key (asked of `url`)."""
+    key = result(url, "query", {"request_type": "view_access_key", "account_id": account_id,
+                                "public_key": crypto.public_key(full_access_label(account_id)), **block})  # fmt: skip
+    return int(key["nonce"]) + 1
 
 
 def balance(url: str, account_id: str, block: dict[str, Any]) -> int:
@@ -171,3 +183,62 @@ def test_a_sandboxed_fork_executes_over_the_upstreams_state_then_replays_offline
     ]
     if differing:
         pytest.fail("\n".join(differing))
+
+
+def test_a_forked_account_with_contract_state_is_deleted_whole(upstream: Served, proxy: UpstreamProxy,
+                                                               tmp_path: Path) -> None:  # fmt: skip
+    """DeleteAccount walks the account's every storage key: the forked counter's state is listed
+    from the upstream once, at the pin, and removed above it; the upstream still holds it."""
+    with _fork(proxy, tmp_path / "deleted.sqlite", tmp_path / "fork.log") as fork:
+        final = {"finality": "final"}
+        pinned = result(fork.url, "block", final)["header"]
+        pin = pinned["height"]
+        nonce = next_nonce(fork.url, COUNTER, final)
+        delete = signed(fork.url, COUNTER, COUNTER, [{"DeleteAccount": {"beneficiary_id": ALICE}}], nonce)
+        outcome = result(fork.url, "broadcast_tx_commit", [delete])
+        assert "SuccessValue" in outcome["status"], outcome
+        gone = rpc(fork.url, "query", {"request_type": "view_account", "account_id": COUNTER, **final})
+        assert gone["error"]["cause"]["name"] == "UNKNOWN_ACCOUNT", gone
+        listed = {"request_type": "view_state", "account_id": COUNTER, "prefix_base64": ""}
+        before = result(fork.url, "query", {**listed, "block_id": pin})["values"]
+        assert before and before == result(upstream.url, "query", {**listed, "block_id": pin})["values"]
+        assert count(upstream.url, final) == count(fork.url, {"block_id": pin})
+        asked = proxy.requests()
+    whole = [r for r in asked if r.startswith("query ") and '"view_state"' in r and '"prefix_base64": ""' in r]
+    assert len(whole) == 1, asked  # the listing is fetched once, at the pin
+    assert f'"block_id": "{pinned["hash"]}"' in whole[0], whole
+
+
+def test_a_send_whose_state_cannot_be_fetched_fails_and_the_chain_goes_on(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    """The upstream down, or a state view's fetch budget spent: the send answers INTERNAL_ERROR
+    within the miss timeout, saying why, and the chain writer serves the next send."""
+    carol, dave = "carol.localnet", "dave.localnet"
+    flags = ("--miss-timeout", "2", "--upstream-retries", "0", "--fork-fetches-per-call", "1")
+    with serving("--store", tmp_path / "faults.sqlite", "--upstream", proxy.url + "/", "--sandbox", *flags,
+                 log=tmp_path / "fork.log") as fork:  # fmt: skip
+        pin = {"block_id": result(fork.url, "block", {"finality": "final"})["header"]["height"]}
+        transfer = [{"Transfer": {"deposit": str(NEAR)}}]
+        # carol's account and key: two fetches, where a state view may make one
+        send = signed(fork.url, carol, ALICE, transfer, next_nonce(upstream.url, carol, pin))
+        refused = rpc(fork.url, "broadcast_tx_commit", [send])
+        assert refused["error"]["cause"]["name"] == "INTERNAL_ERROR", refused
+        assert "--fork-fetches-per-call" in json.dumps(refused), refused
+        # what the first fetched is kept: the next view's one fetch completes it
+        outcome = result(fork.url, "broadcast_tx_commit", [send])
+        assert "SuccessValue" in outcome["status"], outcome
+
+        proxy.down = True
+        started = time.monotonic()
+        send = signed(fork.url, dave, ALICE, transfer, next_nonce(upstream.url, dave, pin))
+        failed = rpc(fork.url, "broadcast_tx_commit", [send])
+        assert failed["error"]["cause"]["name"] == "INTERNAL_ERROR", failed
+        assert time.monotonic() - started < 10.0
+        proxy.down = False
+        # the chain writer was never held: alice's state is kept, her send needs nothing upstream
+        nonce = next_nonce(fork.url, ALICE, {"finality": "final"})
+        proxy.down = True
+        outcome = result(fork.url, "broadcast_tx_commit", [signed_by_alice(fork.url, carol, transfer, nonce)])
+        assert "SuccessValue" in outcome["status"], outcome
+        proxy.down = False
