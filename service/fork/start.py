@@ -76,6 +76,24 @@ def _stored_pin(start: ForkStart) -> int | None:
         reader.close()
 
 
+def _check_nothing_above(start: ForkStart, pin: int) -> None:
+    """A new sandboxed fork's chain goes on from its pin: a store holding blocks above it (kept
+    by an earlier live fork) would put the sandbox's blocks on one of those."""
+    try:
+        reader = open_store(start.store, "read", start.store_options)
+    except StoreNotFoundError:
+        return
+    try:
+        head = reader.head()
+    finally:
+        reader.close()
+    if head is not None and head.height > pin:
+        raise ForkRefused(
+            f"a sandboxed fork pinned at {pin} makes its blocks above it, and {describe_location(start.store)} "
+            f"holds blocks up to {head.height} already (give --fork-height {head.height} or more, or another store)"
+        )
+
+
 def _stored_chain(start: ForkStart) -> tuple[str | None, int | None] | None:
     """The stored chain id and genesis height; None when there is no store yet."""
     try:
@@ -224,6 +242,8 @@ async def _prepare(start: ForkStart) -> tuple[str, int | None]:
                 log.warning("the upstream answers client_config with %s; the store holds none", client.describe())
         if start.sandbox and start.fork_height is None:  # pinned at the upstream's final head
             start = dataclasses.replace(start, fork_height=await _final_height(node))
+        if new_pin and start.fork_height is not None:
+            _check_nothing_above(start, start.fork_height)
         if start.fork_height is not None:
             if new_pin or not start.sandbox:  # a kept pin was checked when it was chosen
                 await _check_pin(node, start.fork_height)

@@ -23,6 +23,7 @@ from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_b
 from nearrpc.sample import crypto
 from nearrpc.sample_keys import full_access_label
 from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
+from tests.support.cli import nearrpc
 from tests.support.serve_process import Served, serving
 
 pytestmark = [pytest.mark.live]
@@ -242,3 +243,24 @@ def test_a_send_whose_state_cannot_be_fetched_fails_and_the_chain_goes_on(
         outcome = result(fork.url, "broadcast_tx_commit", [signed_by_alice(fork.url, carol, transfer, nonce)])
         assert "SuccessValue" in outcome["status"], outcome
         proxy.down = False
+
+
+def test_a_sandboxed_forks_pin_is_kept_in_its_store(upstream: Served, proxy: UpstreamProxy, tmp_path: Path) -> None:
+    """Started again, a sandboxed fork's store pins the same height (its blocks are above it);
+    a store holding blocks above a new pin is refused."""
+    store = tmp_path / "pinned.sqlite"
+    with _fork(proxy, store, tmp_path / "fork.log") as fork:
+        pin = result(fork.url, "block", {"finality": "final"})["header"]["height"]
+    assert pin > 10
+    with _fork(proxy, store, tmp_path / "again.log") as fork:  # no --fork-height: the kept one
+        assert f"pinned at {pin}" in fork.started_line
+    flags = ("--upstream", proxy.url + "/", "--sandbox", "--fork-height", str(pin - 5))
+    done = nearrpc("serve", "--port", "0", "--store", store, *flags)
+    assert done.returncode == 2 and f"this store's sandbox is pinned at {pin}" in done.stderr, done.stderr
+    plain = tmp_path / "plain.sqlite"
+    with serving(
+        "--store", plain, "--upstream", proxy.url + "/", "--fork-height", str(pin), log=tmp_path / "plain.log"
+    ):
+        pass  # a fork pinned at the upstream's final head keeps that block
+    done = nearrpc("serve", "--port", "0", "--store", plain, *flags)
+    assert done.returncode == 2 and f"holds blocks up to {pin} already" in done.stderr, done.stderr
