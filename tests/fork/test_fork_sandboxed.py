@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shutil
 import time
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -264,3 +265,48 @@ def test_a_sandboxed_forks_pin_is_kept_in_its_store(upstream: Served, proxy: Ups
         pass  # a fork pinned at the upstream's final head keeps that block
     done = nearrpc("serve", "--port", "0", "--store", plain, *flags)
     assert done.returncode == 2 and f"holds blocks up to {pin} already" in done.stderr, done.stderr
+
+
+def view_call(url: str, account_id: str, method_name: str, args: dict[str, Any]) -> Any:
+    """A contract's JSON answer at the final block."""
+    args_base64 = base64.b64encode(json.dumps(args).encode()).decode() if args else ""
+    answer = result(url, "query", {"request_type": "call_function", "account_id": account_id, "finality": "final",
+                                   "method_name": method_name, "args_base64": args_base64})  # fmt: skip
+    return json.loads(bytes(answer["result"]))
+
+
+def sent_and_succeeded(url: str, signer_id: str, receiver_id: str, actions: list[dict[str, Any]]) -> dict[str, Any]:
+    nonce = next_nonce(url, signer_id, {"finality": "final"})
+    outcome: dict[str, Any] = result(url, "broadcast_tx_commit", [signed(url, signer_id, receiver_id, actions, nonce)])
+    assert "SuccessValue" in outcome["status"], outcome
+    return outcome
+
+
+def test_a_live_near_sdk_token_is_copied_by_calling_it(sample_store: Path, reference: Path, tmp_path: Path) -> None:
+    """near-sdk-rs's fungible token, deployed and initialised on a live chain (here another
+    `serve --sandbox`), runs in a sandboxed fork of it as on the chain: bob's storage_deposit and
+    alice's ft_transfer, over the token's state fetched at the pin; the live chain is unchanged."""
+    code = (reference / "contracts" / "new_fungible_token.wasm").read_bytes()
+    token = "dave.localnet"  # an account of the sample, its key known
+    live_store = tmp_path / "live.sqlite"
+    shutil.copyfile(sample_store, live_store)
+    with serving("--store", live_store, "--sandbox", log=tmp_path / "live.log") as live:
+        init = function_call("new_default_meta", b'{"owner_id":"alice.localnet","total_supply":"1000000"}', 0)
+        sent_and_succeeded(
+            live.url, token, token, [{"DeployContract": {"code": base64.b64encode(code).decode()}}, init]
+        )
+        with (
+            upstream_proxy(live.url + "/") as proxy,
+            _fork(proxy, tmp_path / "copy.sqlite", tmp_path / "f.log") as fork,
+        ):
+            minimum = int(view_call(fork.url, token, "storage_balance_bounds", {})["min"])
+            deposit = function_call("storage_deposit", b'{"account_id":"bob.localnet"}', minimum)
+            sent_and_succeeded(fork.url, BOB, token, [deposit])
+            transfer = function_call("ft_transfer", b'{"receiver_id":"bob.localnet","amount":"250"}', 1)
+            outcome = sent_and_succeeded(fork.url, ALICE, token, [transfer])
+            assert "ft_transfer" in json.dumps(outcome["receipts_outcome"])  # the token's NEP-141 event log
+            balances = [view_call(url, token, "ft_balance_of", {"account_id": a}) for url in (fork.url, live.url)
+                        for a in (ALICE, BOB)]  # fmt: skip
+            assert balances == ["999750", "250", "1000000", "0"]
+            methods = {request.split(" ", 1)[0] for request in proxy.requests()}
+        assert not methods & _SENDS, methods
