@@ -112,6 +112,10 @@ class ForkAccounts(ForkBlocks):
     async def account_json(self, account_id: str, height: int) -> bytes | None:
         if self._sandbox_height(height):
             assert self.fork_height is not None
+            found = await self.local.account_json(account_id, height)
+            if found != await self.local.account_json(account_id, self.fork_height):
+                # the sandbox wrote it: the store's alone (its code, unless the sandbox's, is asked at the pin)
+                return self._note_code(account_id, self.fork_height, found)
             await self.account_json(account_id, self.fork_height)
             return await self.local.account_json(account_id, height)
         if await self.local.fetched(marks.account(account_id, height)):
@@ -161,6 +165,9 @@ class ForkAccounts(ForkBlocks):
     async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
         if self._sandbox_height(height):
             assert self.fork_height is not None
+            found = await self.local.access_key_json(account_id, public_key, height)
+            if found != await self.local.access_key_json(account_id, public_key, self.fork_height):
+                return found  # the sandbox wrote it: the store's alone
             await self.access_key_json(account_id, public_key, self.fork_height)
             return await self.local.access_key_json(account_id, public_key, height)
         key = marks.access_key(account_id, public_key, height)
@@ -220,6 +227,13 @@ class ForkAccounts(ForkBlocks):
             # no protocol lets such code be deployed: it is not kept (the executor refuses it unread)
             return code, lambda batch: None
         return code, lambda batch: batch.put_contract_code(code_hash, code)
+
+    async def pinned_code(self, code_hash: str, account_id: str | None) -> bytes | None:
+        """A sandboxed fork's code by its hash, asked at the pin of `account_id` (seen with it
+        there or in a block of the sandbox's; None: an account the fork saw with it)."""
+        if account_id is not None and code_hash not in self._code_owners and self.fork_height is not None:
+            self._code_owners.remember(code_hash, (account_id, self.fork_height))
+        return await self.contract_code(code_hash)
 
     async def contract_code(self, code_hash: str) -> bytes | None:
         code = await self.local.contract_code(code_hash)
@@ -317,6 +331,9 @@ class ForkAccounts(ForkBlocks):
     async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
         if self._sandbox_height(height):
             assert self.fork_height is not None
+            found = await self.local.contract_value(account_id, key, height)
+            if found != await self.local.contract_value(account_id, key, self.fork_height):
+                return found  # the sandbox wrote it: the store's alone
             await self.contract_value(account_id, key, self.fork_height)
             return await self.local.contract_value(account_id, key, height)
         mark = marks.contract_value(account_id, key, height)

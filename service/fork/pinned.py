@@ -94,8 +94,8 @@ class PinnedFetches:
         self._state.run(self._budget, f"access keys of {account_id}",
                         lambda: self._fork.access_keys_json(account_id, self._pin))  # fmt: skip
 
-    def code(self, code_hash: str) -> None:
-        self._state.run(self._budget, f"code {code_hash}", lambda: self._fork.contract_code(code_hash))
+    def code(self, code_hash: str, account_id: str | None) -> None:
+        self._state.run(self._budget, f"code {code_hash}", lambda: self._fork.pinned_code(code_hash, account_id))
 
     def storage(self, account_id: str, key: bytes) -> None:
         self._state.run(self._budget, f"a storage value of {account_id}",

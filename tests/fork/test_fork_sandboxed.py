@@ -310,3 +310,19 @@ def test_a_live_near_sdk_token_is_copied_by_calling_it(sample_store: Path, refer
             assert balances == ["999750", "250", "1000000", "0"]
             methods = {request.split(" ", 1)[0] for request in proxy.requests()}
         assert not methods & _SENDS, methods
+
+
+def test_what_the_sandbox_wrote_is_never_fetched(upstream: Served, proxy: UpstreamProxy, tmp_path: Path) -> None:
+    """A storage key sandbox_patch_state wrote is the sandbox's: a view call and a function call
+    read it from the store, and the upstream is never asked for the counter's state."""
+    with _fork(proxy, tmp_path / "patched.sqlite", tmp_path / "fork.log") as fork:
+        state = {"Data": {"account_id": COUNTER, "data_key": base64.b64encode(b"STATE").decode(),
+                          "value": base64.b64encode((41).to_bytes(8, "little", signed=True)).decode()}}  # fmt: skip
+        assert result(fork.url, "sandbox_patch_state", {"records": [state]}) == {}
+        final = {"finality": "final"}
+        assert count(fork.url, final) == 41
+        sent_and_succeeded(fork.url, ALICE, COUNTER, [function_call("increment", b"", 0)])
+        assert count(fork.url, final) == 42
+        asked = proxy.requests()
+    assert not [r for r in asked if '"view_state"' in r and COUNTER in r], asked
+    assert [r for r in asked if r.startswith("EXPERIMENTAL_view_code ")], asked  # its code is the upstream's
