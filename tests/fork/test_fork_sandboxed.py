@@ -227,9 +227,11 @@ def test_a_send_whose_state_cannot_be_fetched_fails_and_the_chain_goes_on(
         refused = rpc(fork.url, "broadcast_tx_commit", [send])
         assert refused["error"]["cause"]["name"] == "INTERNAL_ERROR", refused
         assert "--fork-fetches-per-call" in json.dumps(refused), refused
-        # what the first fetched is kept: the next view's one fetch completes it
-        outcome = result(fork.url, "broadcast_tx_commit", [send])
-        assert "SuccessValue" in outcome["status"], outcome
+        # what a send fetched is kept: the next ones, one fetch each, complete it (carol's account and
+        # key, alice's account: the receiver's)
+        for _ in range(2):
+            answer = rpc(fork.url, "broadcast_tx_commit", [send])
+        assert "SuccessValue" in answer["result"]["status"], answer
 
         proxy.down = True
         started = time.monotonic()
@@ -241,6 +243,9 @@ def test_a_send_whose_state_cannot_be_fetched_fails_and_the_chain_goes_on(
         # the chain writer was never held: alice's state is kept, her send needs nothing upstream
         nonce = next_nonce(fork.url, ALICE, {"finality": "final"})
         proxy.down = True
+        # the receiver's account is fetched at the send too: the send is refused, nothing is charged
+        refused = rpc(fork.url, "broadcast_tx_commit", [signed_by_alice(fork.url, "erin.localnet", transfer, nonce)])
+        assert refused["error"]["cause"]["name"] == "INTERNAL_ERROR", refused
         outcome = result(fork.url, "broadcast_tx_commit", [signed_by_alice(fork.url, carol, transfer, nonce)])
         assert "SuccessValue" in outcome["status"], outcome
         proxy.down = False

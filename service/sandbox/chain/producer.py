@@ -195,9 +195,10 @@ class ChainProducer:
         # the hash is not known yet: the next block's (receipt ids are derived in the block, not here)
         timestamp = self._timestamp(self._head)
         context = self._context(self._head.height + 1, self._head.hash, self._head, self._epoch_of_next()[0], timestamp)
-        checked = self._runtime.check_transaction(
-            StoreStateView(self._reader, self._head.height, self._pinned), context, signed
-        )
+        state = StoreStateView(self._reader, self._head.height, self._pinned)
+        checked = self._runtime.check_transaction(state, context, signed)
+        if self._pinned is not None:  # a sandboxed fork's: a failure refuses the send
+            state.prefetch(str(checked.view["receiver_id"]))
         if not self._known(checked.tx_hash):
             if len(self._queue) >= MAX_QUEUED:
                 # chain/client rpc_handler.rs `process_tx_internal`: a full pool (InsertTransactionResult::

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Final, Protocol, TypeVar
 
 from nearrpc.sandbox.chain.views import access_key_from_json, account_from_json
-from nearrpc.sandbox.runtime.model import AccessKey, Account
+from nearrpc.sandbox.runtime.model import NO_CODE_HASH, AccessKey, Account
 from nearrpc.store import ChainReader
 
 # A limit no contract's state reaches (the scan stops at the account's last key).
@@ -97,6 +97,16 @@ class StoreStateView:
         return [
             (key, access_key_from_json(view)) for key, view in self._reader.access_keys_json(account_id, self._height)
         ]
+
+    def prefetch(self, receiver_id: str) -> None:
+        """Over a sandboxed fork, what a transaction's first receipt reads of its receiver for sure
+        (its account, its code), fetched when the transaction is sent: a fetch that fails there
+        refuses the send, where one that fails in a block leaves the transaction out of it."""
+        if self._fetch is None:
+            return
+        account = self.account(receiver_id)
+        if account is not None and account.code_hash != NO_CODE_HASH:
+            self.code(account.code_hash)
 
     def code(self, code_hash: str) -> bytes | None:
         code = self._reader.contract_code(code_hash)
