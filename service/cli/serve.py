@@ -581,7 +581,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "producer's doomslug finality), so a send returns a FINAL outcome. Whatever the store, every read method "
         "answers the new state as soon as a send, patch, fast-forward or revert returns. Snapshot and revert return "
         "the whole chain to a mark. Not for replicas behind a balancer: other processes on the same database see a "
-        "block up to 200 ms late. Without --sandbox the server is read-only.",
+        "block up to 200 ms late. With --upstream, a sandboxed fork: transactions execute over the upstream's state "
+        "at the pinned head (--fork-height, by default its final block), fetched once and kept; nothing is sent "
+        "to the upstream. Without --sandbox the server is read-only.",
     )
     add_setting(sandbox, ServeSettings, "sandbox", action="store_const", const=True)
     add_setting(sandbox, ServeSettings, "block_time", metavar="SECONDS")
