@@ -331,3 +331,16 @@ def test_what_the_sandbox_wrote_is_never_fetched(upstream: Served, proxy: Upstre
         asked = proxy.requests()
     assert not [r for r in asked if '"view_state"' in r and COUNTER in r], asked
     assert [r for r in asked if r.startswith("EXPERIMENTAL_view_code ")], asked  # its code is the upstream's
+
+
+def test_without_a_store_a_sandboxed_fork_keeps_its_state_in_a_temporary_one(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    with serving("--upstream", proxy.url + "/", "--sandbox", log=tmp_path / "fork.log") as fork:
+        assert "nearrpc-sandbox-" in fork.started_line  # the temporary folder, removed at the end
+        final = {"finality": "final"}
+        nonce = next_nonce(fork.url, ALICE, final)
+        outcome = result(
+            fork.url, "broadcast_tx_commit", [signed_by_alice(fork.url, BOB, [{"Transfer": {"deposit": "1"}}], nonce)]
+        )
+        assert "SuccessValue" in outcome["status"], outcome
