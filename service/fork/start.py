@@ -176,8 +176,10 @@ async def _pinned_head(node: Upstream, start: ForkStart, height: int, *, store_e
 
 async def _head_epoch(node: Upstream, start: ForkStart, height: int, head: dict[str, Any] | None) -> Any:
     """The pinned head's epoch as the upstream's protocol config there (None: stored already)."""
-    if head is not None:
-        epoch_id, block_hash = head["header"]["epoch_id"], head["header"]["hash"]
+    if head is not None:  # its header a dict (`_pinned_head`)
+        epoch_id, block_hash = head["header"].get("epoch_id"), head["header"].get("hash")
+        if not isinstance(epoch_id, str) or not isinstance(block_hash, str):
+            raise UpstreamError(f"{node.address}: block {height}: the header names no epoch_id or hash")
     else:
         reader = open_store(start.store, "read", start.store_options)
         try:
