@@ -21,7 +21,8 @@ from __future__ import annotations
 import base64
 import enum
 import logging
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
 
 import orjson
 
@@ -39,6 +40,7 @@ from nearrpc.store import ChainReader, ContractStateTooLarge, StoredBlock, Write
 from nearrpc.store.base import access_key_order
 
 log = logging.getLogger("nearrpc.fork")
+T = TypeVar("T")
 
 _NO_CODE: Final = "11111111111111111111111111111111"  # the hash of "no contract"
 # limit_config's max_contract_size, the same at every protocol version (runtime_configs parameters.yaml)
@@ -77,6 +79,19 @@ class ForkAccounts(ForkBlocks):
         """A height of the sandbox's own blocks: read at the pin, then the store's there."""
         return self.sandboxed and self.fork_height is not None and height > self.fork_height
 
+    async def _through_the_pin(
+        self, height: int, read: Callable[[int], Awaitable[T]], fetch: Callable[[int], Awaitable[object]]
+    ) -> T:
+        """A lookup at a height of the sandbox's: the store's answer there, once the item is held
+        at the pin (`fetch`: the lookup at the pin), unless the sandbox wrote it (the store answers
+        otherwise there than at the pin: a row of the sandbox's between), which is never fetched."""
+        assert self.fork_height is not None
+        found = await read(height)
+        if found != await read(self.fork_height):
+            return found
+        await fetch(self.fork_height)
+        return await read(height)
+
     def _restores_above(self, height: int) -> bool:
         """Whether rows kept at `height` keep the store's answers above it as they were (not at a
         sandboxed fork's pin, whose blocks above inherit its state)."""
@@ -112,12 +127,11 @@ class ForkAccounts(ForkBlocks):
     async def account_json(self, account_id: str, height: int) -> bytes | None:
         if self._sandbox_height(height):
             assert self.fork_height is not None
-            found = await self.local.account_json(account_id, height)
-            if found != await self.local.account_json(account_id, self.fork_height):
-                # the sandbox wrote it: the store's alone (its code, unless the sandbox's, is asked at the pin)
-                return self._note_code(account_id, self.fork_height, found)
-            await self.account_json(account_id, self.fork_height)
-            return await self.local.account_json(account_id, height)
+            view = await self._through_the_pin(
+                height, lambda at: self.local.account_json(account_id, at), lambda at: self.account_json(account_id, at)
+            )
+            # a code the sandbox did not deploy is the upstream's, asked at the pin
+            return self._note_code(account_id, self.fork_height, view)
         if await self.local.fetched(marks.account(account_id, height)):
             self._count("hit")
             view = await self.local.account_json(account_id, height)
@@ -164,12 +178,11 @@ class ForkAccounts(ForkBlocks):
 
     async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
         if self._sandbox_height(height):
-            assert self.fork_height is not None
-            found = await self.local.access_key_json(account_id, public_key, height)
-            if found != await self.local.access_key_json(account_id, public_key, self.fork_height):
-                return found  # the sandbox wrote it: the store's alone
-            await self.access_key_json(account_id, public_key, self.fork_height)
-            return await self.local.access_key_json(account_id, public_key, height)
+            return await self._through_the_pin(
+                height,
+                lambda at: self.local.access_key_json(account_id, public_key, at),
+                lambda at: self.access_key_json(account_id, public_key, at),
+            )
         key = marks.access_key(account_id, public_key, height)
         if await self.local.fetched(key):
             self._count("hit")
@@ -330,12 +343,11 @@ class ForkAccounts(ForkBlocks):
 
     async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
         if self._sandbox_height(height):
-            assert self.fork_height is not None
-            found = await self.local.contract_value(account_id, key, height)
-            if found != await self.local.contract_value(account_id, key, self.fork_height):
-                return found  # the sandbox wrote it: the store's alone
-            await self.contract_value(account_id, key, self.fork_height)
-            return await self.local.contract_value(account_id, key, height)
+            return await self._through_the_pin(
+                height,
+                lambda at: self.local.contract_value(account_id, key, at),
+                lambda at: self.contract_value(account_id, key, at),
+            )
         mark = marks.contract_value(account_id, key, height)
         whole = marks.contract_state(account_id, b"", height)
         if await self.local.fetched(mark) or await self.local.fetched(whole):
