@@ -150,7 +150,13 @@ class ForkReader(ForkAccounts, ForkRecords):
             "upstream_answers": await (await self._upstream()).answers(timeout=2.0),
             "record_mode": "new",
             "fork_height": self.fork_height,
-            "head": "pinned" if self.fork_height is not None else "the upstream's, asked at each request",
+            "head": (
+                "the sandbox's, above the pinned height"
+                if self.sandboxed
+                else "pinned"
+                if self.fork_height is not None
+                else "the upstream's, asked at each request"
+            ),
             "sandboxed": self.sandboxed,
         }
 

@@ -338,6 +338,8 @@ def test_without_a_store_a_sandboxed_fork_keeps_its_state_in_a_temporary_one(
 ) -> None:
     with serving("--upstream", proxy.url + "/", "--sandbox", log=tmp_path / "fork.log") as fork:
         assert "nearrpc-sandbox-" in fork.started_line  # the temporary folder, removed at the end
+        said = httpx.get(f"{fork.url}/status").json()["nearrpc"]["fork"]
+        assert said["sandboxed"] is True and said["head"] == "the sandbox's, above the pinned height", said
         final = {"finality": "final"}
         nonce = next_nonce(fork.url, ALICE, final)
         outcome = result(
