@@ -179,6 +179,9 @@ def _sandbox_flags(settings: ServeSettings) -> None:
     if settings.verify_calls:
         raise Refused("--verify-calls asks the upstream what the fork's blocks hold: a sandboxed fork's blocks "
                       "above its pin are its own")  # fmt: skip
+    if settings.upstream is not None and settings.record_mode == "none":
+        raise Refused("--record-mode none never writes the store, where a sandbox makes its blocks: a sandboxed fork "
+                      "replays offline with the same command, its upstream stopped")  # fmt: skip
     if settings.workers != 1:
         raise Refused("--sandbox makes blocks in one process: it runs with --workers 1 (a send is not idempotent)")
 
@@ -188,6 +191,8 @@ def _prepare_sandbox(settings: ServeSettings) -> str | None:
     line); None when the server is read-only."""
     if not settings.sandbox:
         return None
+    from nearrpc.fork.marks import SANDBOX_PIN
+
     try:
         sandbox_runtime()
     except (ImportError, AttributeError) as missing:
@@ -198,8 +203,13 @@ def _prepare_sandbox(settings: ServeSettings) -> str | None:
             reader = writer.reader()
             if reader.genesis_config_json() is None or reader.head() is None:
                 raise Refused(f"--sandbox makes blocks on a chain: {location} holds no genesis config or no block")
+            pin = reader.kept_answer(SANDBOX_PIN) if not settings.forks() else None
     except StoreError as exc:
         raise Refused(f"--sandbox cannot write {location}: {exc}") from None
+    if pin is not None:
+        log.warning("%s holds a sandboxed fork pinned at %s: without --upstream, what it never fetched from the "
+                    "upstream reads as absent (start it with --upstream URL: an upstream that is stopped leaves what "
+                    "was kept served)", location, pin.decode())  # fmt: skip
     mode = "automine" if settings.block_time is None else f"a block every {settings.block_time:g} s"
     return f"a sandbox: {mode}"
 

@@ -260,6 +260,8 @@ def test_a_sandboxed_forks_pin_is_kept_in_its_store(upstream: Served, proxy: Ups
     assert pin > 10
     with _fork(proxy, store, tmp_path / "again.log") as fork:  # no --fork-height: the kept one
         assert f"pinned at {pin}" in fork.started_line
+    with serving("--store", store, "--sandbox", log=tmp_path / "alone.log") as alone:  # said once, and served
+        assert f"holds a sandboxed fork pinned at {pin}: without --upstream" in alone.log.read_text()
     flags = ("--upstream", proxy.url + "/", "--sandbox", "--fork-height", str(pin - 5))
     done = nearrpc("serve", "--port", "0", "--store", store, *flags)
     assert done.returncode == 2 and f"this store's sandbox is pinned at {pin}" in done.stderr, done.stderr
