@@ -8,7 +8,9 @@ upstream once and kept, as a view call's reads are: `accounts.py`), so the chain
 then reads it. Bounds, so a fetch never holds the chain writer:
 - a budget of upstream requests per state view (a block's transactions and receipts, or one
   transaction checked at `send_tx`), `serve --fork-fetches-per-call`: past it FetchCapReached;
-- a deadline per read (`timeout`), besides each miss's own (`--miss-timeout`).
+- a deadline per read (`timeout`), besides each miss's own (`--miss-timeout`);
+- an item whose fetch failed fails again at once for `_FAILED_SECONDS` (the chain writer applies
+  a failing block again, one transaction at a time, to find the one that fails: it waits once).
 Every failure is a StoreError: the block is made without the transaction (or the receipts) whose
 execution needed it, a send that needed it answers INTERNAL_ERROR; nothing waits on.
 """
@@ -17,11 +19,18 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import hashlib
+import time
 from collections.abc import Awaitable, Callable
+from typing import Final
 
 from nearrpc.fork.reader import ForkReader
 from nearrpc.fork.upstream import UpstreamUnreachable
-from nearrpc.store import CURRENT_FETCH_BUDGET, FetchBudget, StoreError
+from nearrpc.store import CURRENT_FETCH_BUDGET, FetchBudget, FetchCapReached, StoreError
+
+# How long an item whose fetch failed fails again at once, and how many such items are kept.
+_FAILED_SECONDS: Final = 5.0
+_FAILED_ITEMS: Final = 10_000
 
 
 class ForkPinnedState:
@@ -33,6 +42,7 @@ class ForkPinnedState:
         self._fetches_per_view = fetches_per_view
         self._timeout = timeout
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._failed: dict[str, tuple[float, StoreError]] = {}  # item -> (until when, why); the chain's thread only
 
     @property
     def pin(self) -> int:
@@ -49,8 +59,23 @@ class ForkPinnedState:
         return PinnedFetches(self, FetchBudget(self._fetches_per_view))
 
     def run(self, budget: FetchBudget, what: str, lookup: Callable[[], Awaitable[object]]) -> None:
-        """`lookup` on the loop, its upstream requests spent from `budget`; back on this thread
-        once it is done. A StoreError when it fails or takes longer than the deadline."""
+        """`lookup` of the item `what` on the loop, its upstream requests spent from `budget`;
+        back on this thread once it is done. A StoreError when it fails or takes longer than the
+        deadline (or failed moments ago)."""
+        failed = self._failed.get(what)
+        if failed is not None and failed[0] > time.monotonic():
+            raise failed[1]
+        try:
+            self._run(budget, what, lookup)
+        except FetchCapReached:
+            raise  # the view's budget, not the item: another view may fetch it
+        except StoreError as failure:
+            if len(self._failed) >= _FAILED_ITEMS:
+                self._failed.clear()
+            self._failed[what] = (time.monotonic() + _FAILED_SECONDS, failure)
+            raise
+
+    def _run(self, budget: FetchBudget, what: str, lookup: Callable[[], Awaitable[object]]) -> None:
         loop = self._loop
         if loop is None or loop.is_closed():
             raise StoreError(f"the sandboxed fork cannot fetch {what}: the server's event loop is not running")
@@ -98,7 +123,8 @@ class PinnedFetches:
         self._state.run(self._budget, f"code {code_hash}", lambda: self._fork.pinned_code(code_hash, account_id))
 
     def storage(self, account_id: str, key: bytes) -> None:
-        self._state.run(self._budget, f"a storage value of {account_id}",
+        digest = hashlib.sha256(key).hexdigest()[:16]  # a key may be kilobytes long
+        self._state.run(self._budget, f"storage key (of {len(key)} bytes, SHA-256 {digest}…) of {account_id}",
                         lambda: self._fork.contract_value(account_id, key, self._pin))  # fmt: skip
 
     def storage_keys(self, account_id: str) -> None:

@@ -348,3 +348,26 @@ def test_without_a_store_a_sandboxed_fork_keeps_its_state_in_a_temporary_one(
             fork.url, "broadcast_tx_commit", [signed_by_alice(fork.url, BOB, [{"Transfer": {"deposit": "1"}}], nonce)]
         )
         assert "SuccessValue" in outcome["status"], outcome
+
+
+def test_a_receipt_whose_state_cannot_be_fetched_is_dropped_and_blocks_go_on(
+    upstream: Served, proxy: UpstreamProxy, tmp_path: Path
+) -> None:
+    """Checked and queued with the upstream up, its block made with the upstream down: the call's
+    storage cannot be fetched, so the transaction is left out (as a dropped one: TIMEOUT_ERROR),
+    promptly, and the chain goes on making blocks."""
+    flags = ("--block-time", "1", "--miss-timeout", "2", "--upstream-retries", "0")
+    with serving("--store", tmp_path / "dropped.sqlite", "--upstream", proxy.url + "/", "--sandbox", *flags,
+                 log=tmp_path / "fork.log") as fork:  # fmt: skip
+        nonce = next_nonce(fork.url, ALICE, {"finality": "final"})
+        increment = signed_by_alice(fork.url, COUNTER, [function_call("increment", b"", 0)], nonce)
+        tx_hash = result(fork.url, "broadcast_tx_async", [increment])  # checked: alice's state and the counter's code
+        proxy.down = True
+        started = time.monotonic()
+        status = rpc(fork.url, "tx", {"tx_hash": tx_hash, "sender_account_id": ALICE, "wait_until": "FINAL"})
+        assert status["error"]["cause"]["name"] == "TIMEOUT_ERROR", status
+        height = result(fork.url, "block", {"finality": "optimistic"})["header"]["height"]
+        time.sleep(2.5)
+        assert result(fork.url, "block", {"finality": "optimistic"})["header"]["height"] > height
+        assert time.monotonic() - started < 15.0
+        proxy.down = False
