@@ -24,6 +24,7 @@ from nearrpc.nearcore.transaction import signed_transaction_bytes, transaction_b
 from nearrpc.sample import crypto
 from nearrpc.sample_keys import full_access_label
 from tests.fork.upstream_proxy import UpstreamProxy, upstream_proxy
+from tests.support.backends import BACKENDS
 from tests.support.cli import nearrpc
 from tests.support.serve_process import Served, serving
 
@@ -116,14 +117,17 @@ def answers(url: str, requests: list[bytes]) -> list[tuple[int, bytes]]:
         ]
 
 
-def _fork(proxy: UpstreamProxy, store: Path, log: Path) -> AbstractContextManager[Served]:
+def _fork(proxy: UpstreamProxy, store: Path | str, log: Path) -> AbstractContextManager[Served]:
     return serving("--store", store, "--upstream", proxy.url + "/", "--sandbox", log=log)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_a_sandboxed_fork_executes_over_the_upstreams_state_then_replays_offline(
-    sample_store: Path, tmp_path: Path
+    backend: str, sample_store: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    store = tmp_path / "sandboxed.sqlite"
+    store: Path | str = tmp_path / "sandboxed.sqlite"
+    if backend == "postgresql":
+        store = request.getfixturevalue("postgres").create_database("sandboxed")
     with serving("--store", sample_store, log=tmp_path / "upstream.log") as upstream:
         with upstream_proxy(upstream.url + "/") as proxy:
             upstream_final = result(upstream.url, "block", {"finality": "final"})["header"]["height"]
@@ -170,12 +174,12 @@ def test_a_sandboxed_fork_executes_over_the_upstreams_state_then_replays_offline
                 online = answers(url, requests)
                 asked = proxy.requests()
             # no transaction reached the upstream, nor a question at a height of the sandbox's
-            methods = {request.split(" ", 1)[0] for request in asked}
+            methods = {line.split(" ", 1)[0] for line in asked}
             assert not methods & _SENDS, methods
-            for request in asked:
-                params = json.loads(request.split(" ", 1)[1])
+            for line in asked:
+                params = json.loads(line.split(" ", 1)[1])
                 block_id = params.get("block_id") if isinstance(params, dict) else None
-                assert not isinstance(block_id, int) or block_id <= upstream_final, request
+                assert not isinstance(block_id, int) or block_id <= upstream_final, line
     # the upstream is stopped: the same requests, answered from what the fork kept
     assert all(status == 200 for status, _ in online), online
     with _fork(proxy, store, tmp_path / "replay.log") as fork:
