@@ -117,6 +117,17 @@ def answers(url: str, requests: list[bytes]) -> list[tuple[int, bytes]]:
         ]
 
 
+def final_height(url: str, expected: int) -> int:
+    """The final height, once it is `expected` (or after 15 s): a sandbox that just started makes
+    its head final with its first blocks while it serves."""
+    deadline = time.monotonic() + 15.0
+    while True:
+        final = int(result(url, "block", {"finality": "final"})["header"]["height"])
+        if final == expected or time.monotonic() > deadline:
+            return final
+        time.sleep(0.05)
+
+
 def _fork(proxy: UpstreamProxy, store: Path | str, log: Path) -> AbstractContextManager[Served]:
     return serving("--store", store, "--upstream", proxy.url + "/", "--sandbox", log=log)
 
@@ -134,8 +145,8 @@ def test_a_sandboxed_fork_executes_over_the_upstreams_state_then_replays_offline
             with _fork(proxy, store, tmp_path / "fork.log") as fork:
                 url = fork.url
                 pin = {"block_id": upstream_final}
-                # the pin is the upstream's final head, made final by the fork's chain above it
-                assert result(url, "block", {"finality": "final"})["header"]["height"] == upstream_final
+                # the pin is the upstream's final head, made final by the fork's first blocks above it
+                assert final_height(url, upstream_final) == upstream_final
                 assert result(url, "block", {"finality": "optimistic"})["header"]["height"] > upstream_final
                 before = {a: balance(url, a, pin) for a in (ALICE, BOB)}
                 tokens_before = {a: tokens(url, a, pin) for a in (ALICE, BOB)}
@@ -197,7 +208,7 @@ def test_a_forked_account_with_contract_state_is_deleted_whole(upstream: Served,
     from the upstream once, at the pin, and removed above it; the upstream still holds it."""
     with _fork(proxy, tmp_path / "deleted.sqlite", tmp_path / "fork.log") as fork:
         final = {"finality": "final"}
-        pinned = result(fork.url, "block", final)["header"]
+        pinned = result(upstream.url, "block", final)["header"]  # the pin: the upstream's final block
         pin = pinned["height"]
         nonce = next_nonce(fork.url, COUNTER, final)
         delete = signed(fork.url, COUNTER, COUNTER, [{"DeleteAccount": {"beneficiary_id": ALICE}}], nonce)
@@ -224,7 +235,7 @@ def test_a_send_whose_state_cannot_be_fetched_fails_and_the_chain_goes_on(
     flags = ("--miss-timeout", "2", "--upstream-retries", "0", "--fork-fetches-per-call", "1")
     with serving("--store", tmp_path / "faults.sqlite", "--upstream", proxy.url + "/", "--sandbox", *flags,
                  log=tmp_path / "fork.log") as fork:  # fmt: skip
-        pin = {"block_id": result(fork.url, "block", {"finality": "final"})["header"]["height"]}
+        pin = {"block_id": result(upstream.url, "block", {"finality": "final"})["header"]["height"]}
         transfer = [{"Transfer": {"deposit": str(NEAR)}}]
         # carol's account and key: two fetches, where a state view may make one
         send = signed(fork.url, carol, ALICE, transfer, next_nonce(upstream.url, carol, pin))
@@ -260,7 +271,8 @@ def test_a_sandboxed_forks_pin_is_kept_in_its_store(upstream: Served, proxy: Ups
     a store holding blocks above a new pin is refused."""
     store = tmp_path / "pinned.sqlite"
     with _fork(proxy, store, tmp_path / "fork.log") as fork:
-        pin = result(fork.url, "block", {"finality": "final"})["header"]["height"]
+        pin = result(upstream.url, "block", {"finality": "final"})["header"]["height"]  # the pin
+        assert final_height(fork.url, pin) == pin
     assert pin > 10
     with _fork(proxy, store, tmp_path / "again.log") as fork:  # no --fork-height: the kept one
         assert f"pinned at {pin}" in fork.started_line
