@@ -111,7 +111,7 @@ def app_from_env() -> FastAPI:
     _use_view_call_timeout(settings)
     fork = _fork_reader(settings, reader) if settings.forks() else None
     call_upstream = call_verifier = None
-    if fork is not None:
+    if fork is not None and not fork.sandboxed:  # the upstream knows no block of the sandbox's
         from nearrpc.cli.fork_calls import ForkCallUpstream
         from nearrpc.fork.verify import UpstreamVerifier
 
@@ -122,7 +122,7 @@ def app_from_env() -> FastAPI:
         rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
         fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
         call_verifier=call_verifier, changes_upstream=call_upstream,
-        sandbox=_sandbox_chain(settings, reader) if settings.sandbox else None,
+        sandbox=_sandbox_chain(settings, reader, fork) if settings.sandbox else None,
     )
 
 
@@ -140,14 +140,20 @@ def sandbox_runtime() -> Runtime:
     return runtime
 
 
-def _sandbox_chain(settings: ServeSettings, reader: ServingReader) -> SandboxChainWriter:
+def _sandbox_chain(settings: ServeSettings, reader: ServingReader, fork: ForkReader | None) -> SandboxChainWriter:
     """The worker's chain writer (`serve` checked the store can be written), which tells the
-    worker's reader of each commit, so every read sees it at once (on either backend)."""
+    worker's reader of each commit, so every read sees it at once (on either backend). Over a
+    fork, its runtime reads what the store lacks at the pinned head through the fork."""
+    from nearrpc.fork.pinned import ForkPinnedState
     from nearrpc.sandbox.chain import SandboxChainWriter
 
     on_commit = reader.committed if isinstance(reader, CommitListener) else None
+    # a read waits for the fork's misses it needs (each within --miss-timeout), never for longer
+    pinned = None if fork is None else ForkPinnedState(
+        fork, fetches_per_view=settings.fork_fetches_per_call, timeout=3 * settings.miss_timeout
+    )  # fmt: skip
     return SandboxChainWriter(settings.store, sandbox_runtime(), block_time=settings.block_time,
-                              options=settings.store_options(), on_commit=on_commit)  # fmt: skip
+                              options=settings.store_options(), on_commit=on_commit, pinned=pinned)  # fmt: skip
 
 
 def _fresh_sandbox_store(settings: ServeSettings, held: contextlib.ExitStack) -> ServeSettings:
@@ -159,6 +165,8 @@ def _fresh_sandbox_store(settings: ServeSettings, held: contextlib.ExitStack) ->
 
     folder = held.enter_context(tempfile.TemporaryDirectory(prefix="nearrpc-sandbox-"))
     store = str(Path(folder) / "sandbox.sqlite")
+    if settings.upstream is not None:  # a sandboxed fork: the store is made from the upstream
+        return settings.model_copy(update={"store": store})
     try:
         build_sample_store(store)
     except StoreError as exc:
@@ -170,8 +178,12 @@ def _sandbox_flags(settings: ServeSettings) -> None:
     """A sandbox's flags, refused before anything else is done (a fork's upstream is not asked)."""
     if not settings.sandbox:
         return
-    if settings.upstream is not None:
-        raise Refused("--sandbox over a fork (--upstream) comes later: for now a sandbox runs on a local store")
+    if settings.verify_calls:
+        raise Refused("--verify-calls asks the upstream what the fork's blocks hold: a sandboxed fork's blocks "
+                      "above its pin are its own")  # fmt: skip
+    if settings.upstream is not None and settings.record_mode == "none":
+        raise Refused("--record-mode none never writes the store, where a sandbox makes its blocks: a sandboxed fork "
+                      "replays offline with the same command, its upstream stopped")  # fmt: skip
     if settings.workers != 1:
         raise Refused("--sandbox makes blocks in one process: it runs with --workers 1 (a send is not idempotent)")
 
@@ -181,6 +193,8 @@ def _prepare_sandbox(settings: ServeSettings) -> str | None:
     line); None when the server is read-only."""
     if not settings.sandbox:
         return None
+    from nearrpc.fork.marks import SANDBOX_PIN
+
     try:
         sandbox_runtime()
     except (ImportError, AttributeError) as missing:
@@ -191,8 +205,13 @@ def _prepare_sandbox(settings: ServeSettings) -> str | None:
             reader = writer.reader()
             if reader.genesis_config_json() is None or reader.head() is None:
                 raise Refused(f"--sandbox makes blocks on a chain: {location} holds no genesis config or no block")
+            pin = reader.kept_answer(SANDBOX_PIN) if not settings.forks() else None
     except StoreError as exc:
         raise Refused(f"--sandbox cannot write {location}: {exc}") from None
+    if pin is not None:
+        log.warning("%s holds a sandboxed fork pinned at %s: without --upstream, what it never fetched from the "
+                    "upstream reads as absent (start it with --upstream URL: an upstream that is stopped leaves what "
+                    "was kept served)", location, pin.decode())  # fmt: skip
     mode = "automine" if settings.block_time is None else f"a block every {settings.block_time:g} s"
     return f"a sandbox: {mode}"
 
@@ -261,12 +280,14 @@ def _fork_reader(settings: ServeSettings, reader: ServingReader) -> ForkReader:
     return ForkReader(
         reader, upstream, ForkWriter(settings.store, settings.store_options()), fork_height=settings.fork_height,
         miss_timeout=settings.miss_timeout, observe=observe_fork_lookup if metrics else None,
+        sandboxed=settings.sandbox,
     )
 
 
-def _prepare_fork(settings: ServeSettings) -> str | None:
+def _prepare_fork(settings: ServeSettings) -> tuple[str | None, ServeSettings]:
     """Before a fork serves: its store created from the upstream or checked against it (what to
-    add to the start-up line); None when the server does not fork."""
+    add to the start-up line; None when the server does not fork), and the settings with a
+    sandboxed fork's pin."""
     if settings.fork_height is not None and not settings.forks():
         raise Refused("--fork-height pins a fork's head: it needs --upstream (and --record-mode new)")
     if settings.record_mode == "none" and settings.upstream is None:
@@ -276,17 +297,19 @@ def _prepare_fork(settings: ServeSettings) -> str | None:
         raise Refused("--verify-calls compares view calls with a fork's upstream: it needs --upstream (and "
                       "--record-mode new)")  # fmt: skip
     if not settings.forks():
-        return None
+        return None, settings
     from nearrpc.fork.start import ForkRefused, ForkStart, prepare_store
 
     if settings.store == DEFAULT_STORE:  # as without --upstream: the documented default's folder is ours to make
         _make_folder_of(DEFAULT_STORE)
 
-    start = ForkStart(_upstream_settings(settings), settings.store, settings.store_options(), settings.fork_height)
+    start = ForkStart(_upstream_settings(settings), settings.store, settings.store_options(), settings.fork_height,
+                      sandbox=settings.sandbox)  # fmt: skip
     try:
-        return prepare_store(start)
+        line, pin = prepare_store(start)
     except ForkRefused as refused:
         raise Refused(str(refused)) from None
+    return line, settings.model_copy(update={"fork_height": pin})
 
 
 def _one_line(text: str) -> str:
@@ -464,7 +487,7 @@ def _serve(settings: ServeSettings, build_sample: bool, sandbox_folder: contextl
         _port_is_free(settings.host, settings.port)
         _sandbox_flags(settings)
         settings = _fresh_sandbox_store(settings, sandbox_folder)
-        fork = _prepare_fork(settings)
+        fork, settings = _prepare_fork(settings)
         info = _checked_store(settings, build_sample)
         sandbox = _prepare_sandbox(settings)
         settings = _checked_compiled_cache(settings)
@@ -589,7 +612,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "producer's doomslug finality), so a send returns a FINAL outcome. Whatever the store, every read method "
         "answers the new state as soon as a send, patch, fast-forward or revert returns. Snapshot and revert return "
         "the whole chain to a mark. Not for replicas behind a balancer: other processes on the same database see a "
-        "block up to 200 ms late. Without --sandbox the server is read-only.",
+        "block up to 200 ms late. With --upstream, a sandboxed fork: transactions execute over the upstream's state "
+        "at the pinned head (--fork-height, by default its final block), fetched once and kept; nothing is sent "
+        "to the upstream. Without --sandbox the server is read-only.",
     )
     add_setting(sandbox, ServeSettings, "sandbox", action="store_const", const=True)
     add_setting(sandbox, ServeSettings, "block_time", metavar="SECONDS")

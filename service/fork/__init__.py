@@ -14,4 +14,5 @@ as from any store; `start.prepare_store` readies the store before the server sta
     accounts.py    accounts, access keys, contract code and contract state
     records.py     chunks, transactions, receipts and validators
     start.py     before serving: the store created from the upstream, or checked against it
+    pinned.py    a sandboxed fork (`--sandbox`): the sandbox's state reads fetched at the pin
 """

@@ -8,6 +8,12 @@ storage as anvil reads it: for a view call the account's whole state in one list
 small (storage usage within nearcore's default view limit), else a key at a time; a prefix's
 state whole for a listing (`contract_state.py` plans the rows); a state the upstream refuses as
 too large is marked so.
+
+A sandboxed fork (`serve --upstream URL --sandbox`) makes its own blocks above its pinned head:
+at those heights each lookup is fetched at the pin (once, as any other) and then answered by the
+store at the height asked, where the sandbox's writes stand over the pin's state; the upstream is
+never asked at a height of the sandbox's. Rows kept at the pin restore nothing above it there:
+the sandbox's blocks inherit the pin's state.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from __future__ import annotations
 import base64
 import enum
 import logging
-from typing import Any, Final
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
 
 import orjson
 
@@ -33,6 +40,7 @@ from nearrpc.store import ChainReader, ContractStateTooLarge, StoredBlock, Write
 from nearrpc.store.base import access_key_order
 
 log = logging.getLogger("nearrpc.fork")
+T = TypeVar("T")
 
 _NO_CODE: Final = "11111111111111111111111111111111"  # the hash of "no contract"
 # limit_config's max_contract_size, the same at every protocol version (runtime_configs parameters.yaml)
@@ -65,6 +73,29 @@ class ForkAccounts(ForkBlocks):
 
     _code_owners: Bounded[tuple[str, int]]
     _paged_states: Bounded[bool]  # states the upstream answered one page of: read key by key
+    sandboxed: bool  # a sandbox makes the blocks above the pinned head (module docstring)
+
+    def _sandbox_height(self, height: int) -> bool:
+        """A height of the sandbox's own blocks: read at the pin, then the store's there."""
+        return self.sandboxed and self.fork_height is not None and height > self.fork_height
+
+    async def _through_the_pin(
+        self, height: int, read: Callable[[int], Awaitable[T]], fetch: Callable[[int], Awaitable[object]]
+    ) -> T:
+        """A lookup at a height of the sandbox's: the store's answer there, once the item is held
+        at the pin (`fetch`: the lookup at the pin), unless the sandbox wrote it (the store answers
+        otherwise there than at the pin: a row of the sandbox's between), which is never fetched."""
+        assert self.fork_height is not None
+        found = await read(height)
+        if found != await read(self.fork_height):
+            return found
+        await fetch(self.fork_height)
+        return await read(height)
+
+    def _restores_above(self, height: int) -> bool:
+        """Whether rows kept at `height` keep the store's answers above it as they were (not at a
+        sandboxed fork's pin, whose blocks above inherit its state)."""
+        return not (self.sandboxed and height == self.fork_height)
 
     # -- accounts, access keys, code
 
@@ -94,6 +125,13 @@ class ForkAccounts(ForkBlocks):
         return view, writes
 
     async def account_json(self, account_id: str, height: int) -> bytes | None:
+        if self._sandbox_height(height):
+            assert self.fork_height is not None
+            view = await self._through_the_pin(
+                height, lambda at: self.local.account_json(account_id, at), lambda at: self.account_json(account_id, at)
+            )
+            # a code the sandbox did not deploy is the upstream's, asked at the pin
+            return self._note_code(account_id, self.fork_height, view)
         if await self.local.fetched(marks.account(account_id, height)):
             self._count("hit")
             view = await self.local.account_json(account_id, height)
@@ -129,7 +167,7 @@ class ForkAccounts(ForkBlocks):
         would show through at 95, where an exact list was kept earlier without that key. The
         state each key had at `height + 1` goes back there (the same value again where a row
         is there already), so a write changes the answers at its own height only."""
-        if height + 1 >= 1 << 63:
+        if height + 1 >= 1 << 63 or not self._restores_above(height):
             return []
         above = dict(await self.local.access_keys_json(account_id, height + 1))
         return [
@@ -139,6 +177,12 @@ class ForkAccounts(ForkBlocks):
         ]
 
     async def access_key_json(self, account_id: str, public_key: str, height: int) -> bytes | None:
+        if self._sandbox_height(height):
+            return await self._through_the_pin(
+                height,
+                lambda at: self.local.access_key_json(account_id, public_key, at),
+                lambda at: self.access_key_json(account_id, public_key, at),
+            )
         key = marks.access_key(account_id, public_key, height)
         if await self.local.fetched(key):
             self._count("hit")
@@ -175,6 +219,10 @@ class ForkAccounts(ForkBlocks):
         return keys, writes
 
     async def access_keys_json(self, account_id: str, height: int) -> list[tuple[str, bytes]]:
+        if self._sandbox_height(height):
+            assert self.fork_height is not None
+            await self.access_keys_json(account_id, self.fork_height)
+            return await self.local.access_keys_json(account_id, height)
         key = marks.access_key_list(account_id, height)
         if await self.local.fetched(key):
             self._count("hit")
@@ -192,6 +240,13 @@ class ForkAccounts(ForkBlocks):
             # no protocol lets such code be deployed: it is not kept (the executor refuses it unread)
             return code, lambda batch: None
         return code, lambda batch: batch.put_contract_code(code_hash, code)
+
+    async def pinned_code(self, code_hash: str, account_id: str | None) -> bytes | None:
+        """A sandboxed fork's code by its hash, asked at the pin of `account_id` (seen with it
+        there or in a block of the sandbox's; None: an account the fork saw with it)."""
+        if account_id is not None and code_hash not in self._code_owners and self.fork_height is not None:
+            self._code_owners.remember(code_hash, (account_id, self.fork_height))
+        return await self.contract_code(code_hash)
 
     async def contract_code(self, code_hash: str) -> bytes | None:
         code = await self.local.contract_code(code_hash)
@@ -245,7 +300,7 @@ class ForkAccounts(ForkBlocks):
         value = state.get(key)
 
         def plan(store: ChainReader) -> Writes:
-            rows = value_rows(store, account_id, key, height, value)
+            rows = value_rows(store, account_id, key, height, value, restore_above=self._restores_above(height))
             return lambda batch: _put_rows(batch, account_id, rows, mark)
 
         return value, AfterReading(plan)
@@ -271,7 +326,7 @@ class ForkAccounts(ForkBlocks):
         mark = marks.contract_state(account_id, b"", height)
 
         def plan(store: ChainReader) -> Writes:
-            rows = state_rows(store, account_id, b"", height, state)
+            rows = state_rows(store, account_id, b"", height, state, restore_above=self._restores_above(height))
             return lambda batch: _put_rows(batch, account_id, rows, mark)
 
         return state, AfterReading(plan)
@@ -287,6 +342,12 @@ class ForkAccounts(ForkBlocks):
         return isinstance(usage, int) and usage <= WHOLE_STATE_BYTES
 
     async def contract_value(self, account_id: str, key: bytes, height: int) -> bytes | None:
+        if self._sandbox_height(height):
+            return await self._through_the_pin(
+                height,
+                lambda at: self.local.contract_value(account_id, key, at),
+                lambda at: self.contract_value(account_id, key, at),
+            )
         mark = marks.contract_value(account_id, key, height)
         whole = marks.contract_state(account_id, b"", height)
         if await self.local.fetched(mark) or await self.local.fetched(whole):
@@ -319,7 +380,7 @@ class ForkAccounts(ForkBlocks):
             return False, self._too_large(account_id, height)
 
         def plan(store: ChainReader) -> Writes:
-            rows = state_rows(store, account_id, prefix, height, state)
+            rows = state_rows(store, account_id, prefix, height, state, restore_above=self._restores_above(height))
             return lambda batch: _put_rows(batch, account_id, rows, mark)
 
         return True, AfterReading(plan)
@@ -329,6 +390,10 @@ class ForkAccounts(ForkBlocks):
     ) -> list[tuple[bytes, bytes]]:
         """The state under `prefix`, fetched whole once at that height and kept as rows (then
         listed by the store as any store lists it, so a replay answers the same bytes)."""
+        if self._sandbox_height(height):
+            assert self.fork_height is not None
+            await self.contract_state(account_id, prefix, self.fork_height, 1)
+            return await self.local.contract_state(account_id, prefix, height, limit)
         mark = marks.contract_state(account_id, prefix, height)
         if await self.local.fetched(mark):
             self._count("hit")

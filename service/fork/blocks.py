@@ -11,6 +11,8 @@
   its header names. A stored block the node's agreeing answers contradict (kept from a node that
   lied) is dropped in the same batch, so a lie never blocks the real block for good.
 - An epoch is fetched (its protocol config) at a block of it already seen.
+- A sandboxed fork's blocks above the pinned head are the sandbox's own, in the store: served
+  from it, never asked of the upstream; its head is the store's (the sandbox's newest block).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class ForkBlocks(ForkMisses, BlockJsonFromBlocks):  # a block's view through the
     """The block lookups (and epochs) of `ForkReader`, which sets the attributes declared here."""
 
     fork_height: int | None
+    sandboxed: bool
     _final_height: int
     _repairs: int
     _epoch_blocks: Bounded[str]
@@ -172,9 +175,14 @@ class ForkBlocks(ForkMisses, BlockJsonFromBlocks):  # a block's view through the
         of the same store may have kept later blocks)."""
         return self.fork_height is not None and height > self.fork_height
 
+    def _stored_elsewhere(self, height: int) -> bool:
+        """A stored record above a pinned head: kept by an earlier live fork of the store, not this
+        fork's, unless a sandboxed fork's own chain made it."""
+        return self._above_the_pin(height) and not self.sandboxed
+
     async def block_by_height(self, height: int) -> StoredBlock | None:
         if self._above_the_pin(height):
-            return None
+            return self._seen(await self.local.block_by_height(height)) if self.sandboxed else None
         block = await self.local.block_by_height(height)
         if block is not None:
             return self._seen(block)
@@ -207,7 +215,7 @@ class ForkBlocks(ForkMisses, BlockJsonFromBlocks):  # a block's view through the
     async def block_by_hash(self, block_hash: str) -> StoredBlock | None:
         block = await self.local.block_by_hash(block_hash)
         if block is not None:
-            return None if self._above_the_pin(block.height) else self._seen(block)
+            return None if self._stored_elsewhere(block.height) else self._seen(block)
         if await self.local.fetched(marks.unserved_hash(block_hash)):
             self._count("hit")
             return None
@@ -245,6 +253,8 @@ class ForkBlocks(ForkMisses, BlockJsonFromBlocks):  # a block's view through the
         return block
 
     async def head(self) -> StoredBlock | None:
+        if self.sandboxed:
+            return self._head_seen(await self.local.head())
         if self.fork_height is not None:
             return self._head_seen(await self.block_by_height(self.fork_height))
         block = await self._named("head", {"finality": "optimistic"})

@@ -45,26 +45,33 @@ def state_of(answer: dict[str, Any], block: StoredBlock, prefix: bytes, *, whole
     return state
 
 
-def value_rows(store: ChainReader, account_id: str, key: bytes, height: int, value: bytes | None) -> list[Row]:
-    """The rows that make the store answer `value` for `key` at `height`, and nothing new elsewhere."""
+def value_rows(
+    store: ChainReader, account_id: str, key: bytes, height: int, value: bytes | None, *, restore_above: bool = True
+) -> list[Row]:
+    """The rows that make the store answer `value` for `key` at `height`, and nothing new elsewhere
+    (`restore_above` False: at the heights above too, up to a row there: a sandboxed fork's pinned head,
+    whose blocks above inherit its state)."""
     if store.contract_value(account_id, key, height) == value:
         return []
     rows: list[Row] = [(key, height, value)]
-    if height < _MAX_HEIGHT:
+    if restore_above and height < _MAX_HEIGHT:
         above = store.contract_value(account_id, key, height + 1)
         if above != value:
             rows.append((key, height + 1, above))
     return rows
 
 
-def state_rows(store: ChainReader, account_id: str, prefix: bytes, height: int, state: ContractState) -> list[Row]:
+def state_rows(
+    store: ChainReader, account_id: str, prefix: bytes, height: int, state: ContractState, *, restore_above: bool = True
+) -> list[Row]:
     """The rows that make the store list exactly `state` under `prefix` at `height` (keys it lists
-    there that `state` lacks are removed at `height`), and nothing new elsewhere."""
+    there that `state` lacks are removed at `height`), and nothing new elsewhere (`restore_above`: as
+    `value_rows`)."""
     known = dict(store.contract_state(account_id, prefix, height, _ALL))
     changed: dict[bytes, bytes | None] = {key: value for key, value in state.items() if known.get(key) != value}
     changed.update(dict.fromkeys(key for key in known if key not in state))
     rows: list[Row] = [(key, height, value) for key, value in changed.items()]
-    if changed and height < _MAX_HEIGHT:
+    if restore_above and changed and height < _MAX_HEIGHT:
         above = dict(store.contract_state(account_id, prefix, height + 1, _ALL))
         rows += [(key, height + 1, above.get(key)) for key, value in changed.items() if above.get(key) != value]
     return rows

@@ -36,6 +36,10 @@ from nearrpc.store import (
 
 _digest = prefix_digest
 
+# the kept answer (`WriteBatch.put_kept_answer`) of the height a sandboxed fork is pinned at: its
+# blocks are above it, so every later start pins there too
+SANDBOX_PIN = "sandbox-fork/pin"
+
 
 def skipped_height(height: int) -> str:
     return f"skipped/{height}"

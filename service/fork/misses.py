@@ -34,7 +34,7 @@ from nearrpc.fork.upstream import Upstream, UpstreamError, UpstreamUnreachable
 from nearrpc.fork.writer import ForkWriter, Keep
 from nearrpc.ingest.rpc_client import RpcReply
 from nearrpc.spec import SchemaViolation
-from nearrpc.store import ServingReader, spend_fetch
+from nearrpc.store import CommitListener, ServingReader, spend_fetch
 
 T = TypeVar("T")
 
@@ -143,11 +143,15 @@ class ForkMisses:
         if writes is not None:  # after the deadline: a write once started is never abandoned half way
             self._writing.add(key)
             try:
-                await self._writer.write(writes)
+                version = await self._writer.write(writes)
             except _REFUSED_ANSWERS as refused:
                 raise UpstreamError(f"{self.upstream.address}: the answer for {key} is refused: {refused}") from None
             finally:
                 self._writing.discard(key)
+            if isinstance(self.local, CommitListener):
+                # its next lookup reads the commit (SQLite's read snapshot of up to a millisecond
+                # ends): a sandboxed fork reads the store right after its fetch (accounts.py)
+                self.local.committed(version)
         return value
 
     def _settle(self, key: str, done: asyncio.Task[Any], keep: bool) -> None:

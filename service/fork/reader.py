@@ -55,10 +55,15 @@ class ForkReader(ForkAccounts, ForkRecords):
         fork_height: int | None,
         miss_timeout: float,
         observe: LookupObserver | None = None,
+        sandboxed: bool = False,
     ) -> None:
+        """`sandboxed`: a sandbox makes blocks above the pinned head `fork_height` (accounts.py)."""
+        if sandboxed and fork_height is None:
+            raise ValueError("a sandboxed fork is pinned: it needs fork_height")
         self.local = local
         self.upstream = upstream
         self.fork_height = fork_height
+        self.sandboxed = sandboxed
         self._writer = writer
         self._miss_timeout = miss_timeout
         self._observe = observe
@@ -145,7 +150,14 @@ class ForkReader(ForkAccounts, ForkRecords):
             "upstream_answers": await (await self._upstream()).answers(timeout=2.0),
             "record_mode": "new",
             "fork_height": self.fork_height,
-            "head": "pinned" if self.fork_height is not None else "the upstream's, asked at each request",
+            "head": (
+                "the sandbox's, above the pinned height"
+                if self.sandboxed
+                else "pinned"
+                if self.fork_height is not None
+                else "the upstream's, asked at each request"
+            ),
+            "sandboxed": self.sandboxed,
         }
 
     # -- the rest is the store's

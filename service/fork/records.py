@@ -58,7 +58,7 @@ class ForkRecords(ForkBlocks):
     async def chunk(self, chunk_hash: str) -> StoredChunk | None:
         chunk = await self.local.chunk(chunk_hash)
         if chunk is not None:
-            if self._above_the_pin(chunk.height):
+            if self._stored_elsewhere(chunk.height):
                 return None
             self._count("hit")
             return chunk
@@ -96,7 +96,7 @@ class ForkRecords(ForkBlocks):
         found = await self.local.transaction(tx_hash, signer_id)
         if found is not None:
             self._count("hit")
-            return None if self._above_the_pin(found.height) else found
+            return None if self._stored_elsewhere(found.height) else found
         key = f"tx/{tx_hash}/{signer_id}"
         try:
             found = await self._miss(key, lambda: self._fetch_transaction(tx_hash, signer_id))

@@ -14,7 +14,16 @@ import dataclasses
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from nearrpc.store import ACCOUNTS_CHOSEN, ChainReader, ChainWriter, StoreLocation, StoreOptions, WriteBatch, open_store
+from nearrpc.store import (
+    ACCOUNTS_CHOSEN,
+    ChainReader,
+    ChainWriter,
+    StoreLocation,
+    StoreOptions,
+    StoreVersion,
+    WriteBatch,
+    open_store,
+)
 
 Writes = Callable[[WriteBatch], None]
 
@@ -44,7 +53,7 @@ class ForkWriter:
         relaxed = dataclasses.replace(options or StoreOptions(), durable_commits=False)
         self._writer = open_store(location, "write", relaxed)
 
-    def _write(self, writes: Keep) -> None:
+    def _write(self, writes: Keep) -> StoreVersion:
         assert self._writer is not None  # opened in __init__, on this thread
         if isinstance(writes, AfterReading):
             writes = writes.plan(self._writer.reader())
@@ -54,10 +63,12 @@ class ForkWriter:
             # says so (`store.held`), so a plain server over it never takes a row it lacks for
             # "no such account"; with every batch, so a store forked before the mark gets it too
             batch.put_fetched(ACCOUNTS_CHOSEN)
+        return self._writer.reader().version()
 
-    async def write(self, writes: Keep) -> None:
-        """Run `writes` in one batch: committed whole when this returns, or not at all."""
-        await asyncio.get_running_loop().run_in_executor(self._executor, self._write, writes)
+    async def write(self, writes: Keep) -> StoreVersion:
+        """Run `writes` in one batch: committed whole when this returns, or not at all; the
+        store's change counters after it."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._write, writes)
 
     def _close(self) -> None:
         if self._writer is not None:

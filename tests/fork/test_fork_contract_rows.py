@@ -61,3 +61,19 @@ def test_a_listing_kept_at_one_height_lists_exactly_it_there_and_nothing_new_els
             height: rows for height, rows in before.items() if height != 20
         }
         assert len(rows) == 4  # p/b removed and p/c added at 20, both restored at 21; p/a untouched
+
+
+def test_at_a_sandboxed_forks_pin_a_kept_value_holds_above_up_to_the_sandboxs_own_row(tmp_path: Path) -> None:
+    """restore_above=False: the sandbox's blocks above the pin inherit the pin's state, and a row
+    the sandbox wrote above stands."""
+    with open_store(tmp_path / "fork.sqlite", "write") as writer:
+        _write(writer, [(b"k", 10, b"old"), (b"k", 40, b"sandbox's")])
+        store = writer.reader()
+        rows = value_rows(store, ACCOUNT, b"k", 20, b"upstream's", restore_above=False)
+        assert rows == [(b"k", 20, b"upstream's")]
+        _write(writer, rows)
+        assert [store.contract_value(ACCOUNT, b"k", height) for height in (19, 20, 39, 40)] == [
+            b"old", b"upstream's", b"upstream's", b"sandbox's"
+        ]  # fmt: skip
+        listed = state_rows(store, ACCOUNT, b"", 20, {b"j": b"1"}, restore_above=False)
+        assert sorted(listed) == [(b"j", 20, b"1"), (b"k", 20, None)]  # nothing at 21

@@ -31,7 +31,18 @@ FAKE_SERVE = [sys.executable, str(REPO / "tests" / "sandbox" / "chain_serve.py")
     [
         (["--block-time", "1"], {}, "--block-time='1': sets how often the sandbox makes a block: it needs --sandbox"),
         ([], {"NEARRPC_BLOCK_TIME": "5"}, "NEARRPC_BLOCK_TIME='5': sets how often the sandbox makes a block"),
-        (["--sandbox", "--upstream", "http://127.0.0.1:9"], {}, "--sandbox over a fork (--upstream) comes later"),
+        (["--sandbox", "--upstream", "http://127.0.0.1:9", "--verify-calls"], {}, "--verify-calls asks the upstream"),
+        (
+            ["--sandbox", "--upstream", "http://127.0.0.1:9", "--record-mode", "none"],
+            {},
+            "a sandboxed fork replays offline with the same command, its upstream stopped",
+        ),
+        # a sandboxed fork's pin is the upstream's final head: a store with no pin kept needs the upstream
+        (
+            ["--sandbox", "--upstream", "http://127.0.0.1:9"],
+            {},
+            "a sandboxed fork pins its head on the upstream, which does not answer",
+        ),
         (["--sandbox", "--workers", "2"], {}, "--sandbox makes blocks in one process: it runs with --workers 1"),
         (["--sandbox", "--block-time", "0"], {}, "--block-time='0': must be 0.05 or more"),
         (["--sandbox", "--block-time", "0.001"], {}, "--block-time='0.001': must be 0.05 or more"),

@@ -29,7 +29,7 @@ from nearrpc.sandbox.chain.blocks import BlockPlan, GasPriceRule, NewBlock, Shar
 from nearrpc.sandbox.chain.changes import NO_RECORD, ChangesRecord
 from nearrpc.sandbox.chain.patch import InvalidStateRecord, Patch, patched_account
 from nearrpc.sandbox.chain.records import InFlight
-from nearrpc.sandbox.chain.state import StoreStateView
+from nearrpc.sandbox.chain.state import PinnedState, StoreStateView
 from nearrpc.sandbox.chain.validity import block_hash_of, validity_refusal
 from nearrpc.sandbox.chain.views import access_key_json, account_json
 from nearrpc.sandbox.runtime.model import (
@@ -106,10 +106,13 @@ class ChainProducer:
         *,
         clock: Callable[[], int] = time.time_ns,
         validate: bool = False,
+        pinned: PinnedState | None = None,
     ) -> None:
         """`validate`: check every record against the spec as it is written (the tests do; a
-        server writes what this module builds, which they check)."""
+        server writes what this module builds, which they check). `pinned`: a sandboxed fork's
+        state below the chain (state.py)."""
         self._writer = writer
+        self._pinned = pinned
         self._reader = writer.reader()
         self._runtime = runtime
         self._params = runtime_params
@@ -200,7 +203,10 @@ class ChainProducer:
         # the hash is not known yet: the next block's (receipt ids are derived in the block, not here)
         timestamp = self._timestamp(self._head)
         context = self._context(self._head.height + 1, self._head.hash, self._head, self._epoch_of_next()[0], timestamp)
-        checked = self._runtime.check_transaction(StoreStateView(self._reader, self._head.height), context, signed)
+        state = StoreStateView(self._reader, self._head.height, self._pinned)
+        checked = self._runtime.check_transaction(state, context, signed)
+        if self._pinned is not None:  # a sandboxed fork's: a failure refuses the send
+            state.prefetch(str(checked.view["receiver_id"]))
         if not self._known(checked.tx_hash):
             if len(self._queue) >= MAX_QUEUED:
                 # chain/client rpc_handler.rs `process_tx_internal`: a full pool (InsertTransactionResult::
@@ -379,7 +385,7 @@ class ChainProducer:
         )  # fmt: skip
         new = next_block(parent_view, plan, self._prices)
         context = self._context(height, new.view["header"]["hash"], parent, epoch, timestamp)
-        state = StoreStateView(self._reader, parent.height)
+        state = StoreStateView(self._reader, parent.height, self._pinned)
         result = self._runtime.apply_block(state, context, [q.signed for q in taken], self._outgoing, self._waiting)
         return new, result
 

@@ -41,6 +41,7 @@ from nearrpc.methods.sandbox_hooks import TX_STATUSES
 from nearrpc.runtime_params import RuntimeParamStore
 from nearrpc.sandbox.chain.patch import read_patch
 from nearrpc.sandbox.chain.producer import ChainProducer, Progress
+from nearrpc.sandbox.chain.state import PinnedState
 from nearrpc.sandbox.runtime.model import Runtime
 from nearrpc.store import ChainWriter, StoreError, StoreLocation, StoreOptions, StoreVersion, open_store
 
@@ -96,9 +97,12 @@ class SandboxChainWriter:
         clock: Callable[[], int] = time.time_ns,
         validate: bool = False,
         on_commit: Callable[[StoreVersion], None] | None = None,
+        pinned: PinnedState | None = None,
     ) -> None:
         """`on_commit`: told the store's counters after each commit (the server's serving reader,
-        `store.CommitListener.committed`); without it the server sees a commit after its own check."""
+        `store.CommitListener.committed`); without it the server sees a commit after its own check.
+        `pinned`: a sandboxed fork's state below the chain (state.py), fetched on this loop."""
+        self._pinned = pinned
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nearrpc-sandbox-chain")
         self._block_time = block_time
         self._writer: ChainWriter | None = None
@@ -107,7 +111,7 @@ class SandboxChainWriter:
         # opened now, on its thread, before the server reads (SQLite switches to WAL mode on a
         # writer's first open)
         try:
-            self._executor.submit(self._open, location, options, runtime, params, clock, validate).result()
+            self._executor.submit(self._open, location, options, runtime, params, clock, validate, pinned).result()
         except BaseException:
             self._executor.shutdown(wait=False)
             raise
@@ -118,7 +122,7 @@ class SandboxChainWriter:
 
     def _open(
         self, location: StoreLocation, options: StoreOptions | None, runtime: Runtime, params: RuntimeParamStore,
-        clock: Callable[[], int], validate: bool,
+        clock: Callable[[], int], validate: bool, pinned: PinnedState | None,
     ) -> None:  # fmt: skip
         # a sandbox's chain is a test chain: its commits do not wait for the disk (a power cut may
         # lose the last blocks; a killed process loses nothing, and the store stays consistent)
@@ -126,7 +130,7 @@ class SandboxChainWriter:
             location, "write", dataclasses.replace(options or StoreOptions(), durable_commits=False)
         )
         try:
-            self._producer = ChainProducer(self._writer, runtime, params, clock=clock, validate=validate)
+            self._producer = ChainProducer(self._writer, runtime, params, clock=clock, validate=validate, pinned=pinned)
         except BaseException:
             self._writer.close()
             raise
@@ -162,6 +166,8 @@ class SandboxChainWriter:
 
     def start(self) -> None:
         """Begin producing blocks: every block_time, or under automine the blocks that make the head final."""
+        if self._pinned is not None:
+            self._pinned.bind(asyncio.get_running_loop())
         if self._block_time is not None and self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick(self._block_time))
         self._wake_miner()  # automine makes the store's head final before the first send
