@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from nearrpc.sandbox.chain.state import StoreStateView
+from nearrpc.sandbox.runtime.state import Overlay
 from nearrpc.store import ChainReader, open_store
 
 ALICE = "alice.localnet"
@@ -97,3 +98,19 @@ def test_a_known_code_is_not_fetched_and_a_view_below_the_pin_fetches_nothing(re
     below = StoreStateView(reader, head.height - 1, pin)
     assert below.account("counter.localnet") is not None and below.code("x" * 44) is None
     assert pin.log == [("account", "counter.localnet")] and pin.views == 1
+
+
+def test_a_writes_trie_node_count_fetches_no_listing(reader: ChainReader) -> None:
+    """A storage_write's trie nodes are counted over the keys the fork holds: a whole listing of a
+    forked contract (more than an upstream answers for a large one) is fetched only by what needs
+    every key (DeleteAccount), never to price a write."""
+    head = reader.head()
+    assert head is not None
+    counter = "counter.localnet"
+    pin = Pinned(head.height)
+    overlay = Overlay(StoreStateView(reader, head.height, pin))
+    touched, cached = overlay.trie_nodes(counter, b"STATE")
+    assert touched > 0 and cached == 0
+    assert ("storage_keys", counter) not in pin.log
+    list(overlay.storage_keys(counter))  # a DeleteAccount's walk does list them
+    assert ("storage_keys", counter) in pin.log

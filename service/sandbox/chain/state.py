@@ -124,6 +124,10 @@ class StoreStateView:
     def storage_keys(self, account_id: str) -> Iterator[bytes]:
         if self._fetch is not None:  # the whole listing, once (DeleteAccount walks every key)
             self._fetch.storage_keys(account_id)
-        # one range scan over the account's keys
+        return self.held_storage_keys(account_id)
+
+    def held_storage_keys(self, account_id: str) -> Iterator[bytes]:
+        """The keys the store holds, nothing fetched (a sandboxed fork's trie-node count is built
+        over these: runtime/state.py `HeldKeys`); one range scan over the account's keys."""
         for key, _ in self._reader.contract_state(account_id, b"", self._height, _ALL_KEYS):
             yield key

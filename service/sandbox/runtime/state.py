@@ -12,7 +12,7 @@ commit of a key with its cause, not only the block's last value.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 from nearrpc.sandbox.runtime.model import AccessKey, Account, Committed, StateChanges, StateView
 from nearrpc.sandbox.runtime.trie_nodes import ChunkAccounting, account_keys, touched_nodes, value_node
@@ -102,7 +102,7 @@ class Overlay:
             return 0, 0
         keys = self._parent_keys.get(account_id)
         if keys is None:
-            keys = self._parent_keys[account_id] = account_keys(account_id, self.base.storage_keys(account_id))
+            keys = self._parent_keys[account_id] = account_keys(account_id, _held_keys(self.base, account_id))
         base = self.base
 
         def value_of(present: bytes) -> bytes:
@@ -185,3 +185,20 @@ class ContractStorage:
     def value_read(self, key: bytes) -> None:
         """contracts.call.TrieNodes: a value storage_read paid for."""
         self.overlay.value_read(self.account_id, key)
+
+
+@runtime_checkable
+class HeldKeys(Protocol):
+    """A state view that can tell the keys it holds apart from those only an upstream could list
+    (a sandboxed fork's: the keys fetched so far)."""
+
+    def held_storage_keys(self, account_id: str) -> Iterator[bytes]: ...
+
+
+def _held_keys(base: StateView, account_id: str) -> Iterator[bytes]:
+    """The parent state's keys the trie-node count is built over: all of them, or for a sandboxed
+    fork those it holds, never a whole listing fetched for a count (a large contract's listing is
+    more than an upstream answers, and a write must not fail for it)."""
+    if isinstance(base, HeldKeys):
+        return base.held_storage_keys(account_id)
+    return base.storage_keys(account_id)
