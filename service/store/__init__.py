@@ -49,6 +49,7 @@ from nearrpc.store.fetch_budget import (
 )
 from nearrpc.store.held import (
     ACCOUNTS_CHOSEN,
+    chosen_epoch_start,
     contract_state_not_held,
     held_account,
     kept_receipt,
@@ -103,6 +104,7 @@ __all__ = [
     "StoredValidators",
     "WriteBatch",
     "block_from_view",
+    "chosen_epoch_start",
     "contract_state_not_held",
     "describe_location",
     "held_account",

@@ -84,3 +84,10 @@ def recorded_changes(height: int) -> str:
     (rows keep a block's last value only). It names the block's hash: a record of a block
     reverted and made again is never read for the new one."""
     return f"state-changes/{height}"
+
+
+def chosen_epoch_start(epoch_id: str) -> str:
+    """The kept answer in which a sandbox keeps the start height it chose for an epoch whose first
+    block the store does not hold (a fork's store begins inside it): a restart chooses the same,
+    so the same sends make the same chain."""
+    return f"sandbox-epoch-start/{epoch_id}"

@@ -53,6 +53,7 @@ from nearrpc.store import (
     StoreIntegrityError,
     WriteBatch,
     block_from_view,
+    chosen_epoch_start,
     recorded_changes,
 )
 
@@ -67,6 +68,7 @@ MAX_BLOCK_TRANSACTIONS: Final = 1_000
 MAX_QUEUED: Final = 10 * MAX_BLOCK_TRANSACTIONS
 # The least a block's timestamp advances on its parent's (blocks come faster than the clock ticks).
 _MIN_STEP_NS: Final = 1_000_000
+_EMPTY_ROOT: Final = "11111111111111111111111111111111"  # a chunk without transactions: its tx_root
 # A finished transaction's index: (height that included it, height that executed its last receipt).
 Progress = tuple[int, int | None]
 
@@ -144,13 +146,47 @@ class ChainProducer:
         self._snapshot_count = 0
         self._head = head
         self._results = tuple(ShardResults() for _ in orjson.loads(head.view_json)["chunks"])
-        self._epoch_start = self._reader.epoch_start_height(head) or head.height
+        self._epoch_start = self._epoch_start_of(head)
         self._final_height = self._height_of(head.last_final_block)
-        # the last block the sandbox made that did something (automine makes it final). The
-        # store's head counts as one: a sandbox starts by making it final, so the state a client
-        # reads at `finality: final` (near-api-js reads a key's nonce there) is the state its
-        # transaction is checked against
-        self._last_active = head.height
+        # the last block the sandbox made that did something (automine makes it final). At start,
+        # the last block above the final one that changed anything: a sandbox starts by making it
+        # final, so the state a client reads at `finality: final` (near-api-js reads a key's nonce
+        # there) is the state its transaction is checked against; a store a sandbox left settled
+        # (its top blocks the empty ones that made the last busy block final) needs no block, so a
+        # restart adds none and the same sends make the same chain
+        self._last_active = self._last_changed(head)
+
+    def _epoch_start_of(self, head: StoredBlock) -> int:
+        """The height `head`'s epoch started at: the one chosen when the store could not tell
+        (kept: `chosen_epoch_start`; a fork's store may learn its blocks later, the choice stays),
+        else the store's word, else `head`'s own height, then kept."""
+        kept = self._reader.kept_answer(chosen_epoch_start(head.epoch_id))
+        if kept is not None:
+            return int(kept)
+        known = self._reader.epoch_start_height(head)
+        if known is not None:
+            return known
+        with self._writer.batch(validate=self._validate) as batch:
+            batch.put_kept_answer(chosen_epoch_start(head.epoch_id), str(head.height).encode())
+        return head.height
+
+    def _last_changed(self, head: StoredBlock) -> int:
+        """The highest block above the final one that changed the state (its changes record, or
+        for a block the sandbox did not make, a chunk with transactions or gas used); the final
+        height when none did."""
+        for height in range(head.height, self._final_height, -1):
+            block = self._reader.block_by_height(height)
+            if block is None:
+                continue
+            record = self._reader.kept_answer(recorded_changes(height))
+            if record is not None:
+                if record != NO_RECORD:
+                    return height
+                continue
+            chunks = orjson.loads(block.view_json)["chunks"]
+            if any(int(c["gas_used"]) > 0 or c["tx_root"] != _EMPTY_ROOT for c in chunks):
+                return height
+        return self._final_height
 
     # -- what the async side asks
 
@@ -595,7 +631,7 @@ class ChainProducer:
         self._in_flight.clear()
         self._receipt_owner.clear()
         self._finished = {h: p for h, p in self._finished.items() if p[0] <= mark.height}
-        self._epoch_start = self._reader.epoch_start_height(head) or head.height
+        self._epoch_start = self._epoch_start_of(head)
         self._final_height = self._height_of(head.last_final_block)
         self._last_active = min(self._final_height, self._last_active)  # a snapshot is settled
         return removed
