@@ -19,6 +19,7 @@ import os
 import socket
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -47,14 +48,43 @@ if TYPE_CHECKING:
 log = logging.getLogger(STARTUP_LOGGER)
 
 _FLAGS = (
-    "host", "port", "store", "workers", "log_level", "log_format", "access_log", "metrics", "cors_origins",
-    "answer_cache_mb", "compiled_cache", "compiled_cache_mb", "store_pool_size", "store_timeout",
-    "store_close_timeout", "store_check", "upstream", "view_call_timeout", "max_slow_view_calls", "view_memory_mb",
+    "host",
+    "port",
+    "store",
+    "workers",
+    "log_level",
+    "log_format",
+    "access_log",
+    "metrics",
+    "cors_origins",
+    "answer_cache_mb",
+    "compiled_cache",
+    "compiled_cache_mb",
+    "store_pool_size",
+    "store_timeout",
+    "store_close_timeout",
+    "store_check",
+    "upstream",
+    "view_call_timeout",
+    "max_slow_view_calls",
+    "view_memory_mb",
     "module_cache_mb",
-    "record_mode", "fork_height", "verify_calls",
-    "upstream_concurrency", "upstream_rate", "upstream_timeout", "upstream_retries", "miss_timeout",
+    "record_mode",
+    "fork_height",
+    "verify_calls",
+    "upstream_concurrency",
+    "upstream_rate",
+    "upstream_timeout",
+    "upstream_retries",
+    "miss_timeout",
     "fork_fetches_per_call",
-    "upstream_max_answer_mb", "keep_alive_timeout", "request_timeout", "max_connections", "sandbox", "block_time",
+    "upstream_max_answer_mb",
+    "keep_alive_timeout",
+    "request_timeout",
+    "max_connections",
+    "sandbox",
+    "block_time",
+    "fixed_clock",
     "max_connections_per_address",
 )
 # prometheus_client's multiprocess mode reads its folder from this variable in every worker
@@ -118,10 +148,16 @@ def app_from_env() -> FastAPI:
         call_upstream = ForkCallUpstream(fork)  # the changes methods' upstream too
         call_verifier = UpstreamVerifier(fork) if settings.verify_calls else None
     return build_app(
-        reader if fork is None else fork, settings.cors_origins, metrics=settings.metrics,
-        rpc_addr=listen_address(settings.host, settings.port), answer_cache_bytes=settings.answer_cache_mb << 20,
-        fork=fork, close_timeout=settings.store_close_timeout, call_upstream=call_upstream,
-        call_verifier=call_verifier, changes_upstream=call_upstream,
+        reader if fork is None else fork,
+        settings.cors_origins,
+        metrics=settings.metrics,
+        rpc_addr=listen_address(settings.host, settings.port),
+        answer_cache_bytes=settings.answer_cache_mb << 20,
+        fork=fork,
+        close_timeout=settings.store_close_timeout,
+        call_upstream=call_upstream,
+        call_verifier=call_verifier,
+        changes_upstream=call_upstream,
         sandbox=_sandbox_chain(settings, reader, fork) if settings.sandbox else None,
     )
 
@@ -152,7 +188,9 @@ def _sandbox_chain(settings: ServeSettings, reader: ServingReader, fork: ForkRea
     pinned = None if fork is None else ForkPinnedState(
         fork, fetches_per_view=settings.fork_fetches_per_call, timeout=3 * settings.miss_timeout
     )  # fmt: skip
-    return SandboxChainWriter(settings.store, sandbox_runtime(), block_time=settings.block_time,
+    # a fixed clock reads 0: each block then takes its parent's timestamp plus the least step
+    clock = (lambda: 0) if settings.fixed_clock else time.time_ns
+    return SandboxChainWriter(settings.store, sandbox_runtime(), block_time=settings.block_time, clock=clock,
                               options=settings.store_options(), on_commit=on_commit, pinned=pinned)  # fmt: skip
 
 
@@ -278,8 +316,12 @@ def _fork_reader(settings: ServeSettings, reader: ServingReader) -> ForkReader:
     metrics = settings.metrics
     upstream = Upstream(_upstream_settings(settings), observe_upstream if metrics else None)
     return ForkReader(
-        reader, upstream, ForkWriter(settings.store, settings.store_options()), fork_height=settings.fork_height,
-        miss_timeout=settings.miss_timeout, observe=observe_fork_lookup if metrics else None,
+        reader,
+        upstream,
+        ForkWriter(settings.store, settings.store_options()),
+        fork_height=settings.fork_height,
+        miss_timeout=settings.miss_timeout,
+        observe=observe_fork_lookup if metrics else None,
         sandboxed=settings.sandbox,
     )
 
@@ -409,9 +451,11 @@ def _connection_cap(requested: int | None) -> int:
     if requested is None:
         return room if room is not None else 65_536
     if room is not None and requested > room:
-        raise Refused(f"--max-connections {requested} is more than the open-file limit ({soft}) allows with "
-                      f"{_RESERVED_FILES} files kept for the store and logs: at most {room}, or raise the limit "
-                      "(ulimit -n)")
+        raise Refused(
+            f"--max-connections {requested} is more than the open-file limit ({soft}) allows with "
+            f"{_RESERVED_FILES} files kept for the store and logs: at most {room}, or raise the limit "
+            "(ulimit -n)"
+        )
     return requested
 
 
@@ -564,11 +608,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     run.add_argument("-h", "--help", action=_HelpWithMethods, help="show this help message and exit")
     add_setting(run, ServeSettings, "host")
     add_setting(run, ServeSettings, "port")
-    add_setting(run, ServeSettings, "store", help_text="an SQLite file (the sample chain is built at "
-                f"{DEFAULT_STORE} when missing there, elsewhere only with --sample) or a "
-                "postgresql://user@host:port/database URL")
-    run.add_argument("--sample", action="store_true", help="build the sample chain at the store path if no store is "
-                     "there (an SQLite file)")
+    add_setting(
+        run,
+        ServeSettings,
+        "store",
+        help_text="an SQLite file (the sample chain is built at "
+        f"{DEFAULT_STORE} when missing there, elsewhere only with --sample) or a "
+        "postgresql://user@host:port/database URL",
+    )
+    run.add_argument(
+        "--sample",
+        action="store_true",
+        help="build the sample chain at the store path if no store is there (an SQLite file)",
+    )
     add_setting(run, ServeSettings, "store_pool_size")
     add_setting(run, ServeSettings, "store_timeout")
     add_setting(run, ServeSettings, "store_close_timeout")
@@ -584,15 +636,25 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(run, ServeSettings, "log_level", choices=["critical", "error", "warning", "info", "debug"])
     add_setting(run, ServeSettings, "log_format", choices=["text", "json"])
     add_setting(run, ServeSettings, "access_log", action="store_const", const=True)
-    add_setting(run, ServeSettings, "metrics", flag="--no-metrics", action="store_const", const=False,
-                help_text="do not count requests nor serve GET /metrics (metrics are on by default)")
+    add_setting(
+        run,
+        ServeSettings,
+        "metrics",
+        flag="--no-metrics",
+        action="store_const",
+        const=False,
+        help_text="do not count requests nor serve GET /metrics (metrics are on by default)",
+    )
     add_setting(run, ServeSettings, "cors_origins")
     add_setting(run, ServeSettings, "answer_cache_mb")
     add_setting(run, ServeSettings, "compiled_cache", metavar="DIR")
     add_setting(run, ServeSettings, "compiled_cache_mb")
     add_setting(run, ServeSettings, "store_check", choices=["quick", "off"])
-    fork = run.add_argument_group("fork of a live node", "Serve what the store lacks from an upstream node, and keep "
-                                  "it: the next identical request is answered from the store alone.")
+    fork = run.add_argument_group(
+        "fork of a live node",
+        "Serve what the store lacks from an upstream node, and keep "
+        "it: the next identical request is answered from the store alone.",
+    )
     add_setting(fork, ServeSettings, "upstream")
     add_setting(fork, ServeSettings, "record_mode", choices=["new", "none"])
     add_setting(fork, ServeSettings, "fork_height")
@@ -605,7 +667,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_setting(fork, ServeSettings, "fork_fetches_per_call")
     add_setting(fork, ServeSettings, "upstream_max_answer_mb")
     sandbox = run.add_argument_group(
-        "sandbox", "Execute transactions and make blocks on the store, as nearcore's sandbox does, in one process that "
+        "sandbox",
+        "Execute transactions and make blocks on the store, as nearcore's sandbox does, in one process that "
         "alone writes it, an SQLite file or a PostgreSQL database (without --store: a fresh sample chain in a "
         "temporary folder, the same at every start, removed at the end). Automine: a block for each batch of "
         "transactions as it arrives, then the blocks that execute its receipts and the two that make it final (one "
@@ -618,4 +681,5 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_setting(sandbox, ServeSettings, "sandbox", action="store_const", const=True)
     add_setting(sandbox, ServeSettings, "block_time", metavar="SECONDS")
+    add_setting(sandbox, ServeSettings, "fixed_clock", action="store_const", const=True)
     run.set_defaults(func=_run)

@@ -42,11 +42,17 @@ class StoreSettings(BaseSettings):
     )
     # Read by every command under these names, whatever the command's own prefix.
     store_pool_size: int = Field(
-        4, ge=1, le=100, validation_alias=f"{ENV_PREFIX}STORE_POOL_SIZE",
+        4,
+        ge=1,
+        le=100,
+        validation_alias=f"{ENV_PREFIX}STORE_POOL_SIZE",
         description="connections per serving process to a PostgreSQL store (plus one that watches it)",
     )
     store_timeout: float = Field(
-        5.0, ge=0.1, le=300, validation_alias=f"{ENV_PREFIX}STORE_TIMEOUT",
+        5.0,
+        ge=0.1,
+        le=300,
+        validation_alias=f"{ENV_PREFIX}STORE_TIMEOUT",
         description="seconds to connect to a PostgreSQL store; serving, to wait for a pooled connection and per "
         "lookup; writing, to wait for another writer",
     )
@@ -80,7 +86,8 @@ class ServeSettings(StoreSettings, LogSettings):
     answer_cache_mb: int = Field(64, ge=0, le=65536, description="memory for answers kept between requests, MiB")
     # compiled contracts kept across restarts (contracts/compiled_cache.py)
     compiled_cache: str | None = Field(
-        None, description="folder for compiled contracts kept across restarts (default: <store>.compiled beside an "
+        None,
+        description="folder for compiled contracts kept across restarts (default: <store>.compiled beside an "
         "SQLite store, none for a PostgreSQL one; off: in memory only)",
     )
     compiled_cache_mb: int = Field(
@@ -92,25 +99,40 @@ class ServeSettings(StoreSettings, LogSettings):
         "quick", description="check the store before serving: quick (refuse a damaged store), or off"
     )
     view_call_timeout: float = Field(
-        10.0, gt=0, le=3600, description="seconds a view call run on a worker may take, from the moment a worker "
-        "takes it up, beside its gas limit; a slower one is stopped and answered INTERNAL_ERROR \"Timeout\" as "
+        10.0,
+        gt=0,
+        le=3600,
+        description="seconds a view call run on a worker may take, from the moment a worker "
+        'takes it up, beside its gas limit; a slower one is stopped and answered INTERNAL_ERROR "Timeout" as '
         "nearcore answers a query its view client did not answer in time",
     )
     max_slow_view_calls: int = Field(
-        8, ge=1, le=1024, description="view calls each worker holds in its slow lane (those still running 0.1 s "
+        8,
+        ge=1,
+        le=1024,
+        description="view calls each worker holds in its slow lane (those still running 0.1 s "
         "after they began, run on two threads of lowered priority), running or waiting; past it a slow call is "
         "answered INTERNAL_ERROR at once, so slow calls never hold fresh ones",
     )
     view_memory_mb: int = Field(
-        256, ge=1, le=1 << 20, description="MiB the registers and return values of the view calls running on a "
+        256,
+        ge=1,
+        le=1 << 20,
+        description="MiB the registers and return values of the view calls running on a "
         "worker may hold together; a call that would take more is stopped and answered INTERNAL_ERROR",
     )
     module_cache_mb: int = Field(
-        256, ge=1, le=1 << 20, description="MiB of compiled contracts kept in memory (each counts its code's size; "
+        256,
+        ge=1,
+        le=1 << 20,
+        description="MiB of compiled contracts kept in memory (each counts its code's size; "
         "at most 64 of them), past which the least recently used go",
     )
     store_close_timeout: float = Field(
-        5.0, gt=0, le=300, description="seconds a stopping server waits for the store to close (PostgreSQL "
+        5.0,
+        gt=0,
+        le=300,
+        description="seconds a stopping server waits for the store to close (PostgreSQL "
         "connections) before it leaves them",
     )
     # "*" (the default, as nearcore's) allows any origin; "" none; else a comma-separated list
@@ -120,20 +142,32 @@ class ServeSettings(StoreSettings, LogSettings):
 
     # every connection ends (nearrpc.http.connections)
     keep_alive_timeout: float = Field(
-        15.0, gt=0, le=3600, description="seconds a connection may wait idle, before its first request and between "
+        15.0,
+        gt=0,
+        le=3600,
+        description="seconds a connection may wait idle, before its first request and between "
         "requests, before it is closed",
     )
     request_timeout: float = Field(
-        30.0, gt=0, le=3600, description="seconds a request's headers and body may take to arrive, from its first "
+        30.0,
+        gt=0,
+        le=3600,
+        description="seconds a request's headers and body may take to arrive, from its first "
         "byte; a slower one is answered 408 and closed",
     )
     max_connections: int | None = Field(
-        None, ge=1, le=1_000_000, description="connections each worker holds at most; at the cap a new one closes "
+        None,
+        ge=1,
+        le=1_000_000,
+        description="connections each worker holds at most; at the cap a new one closes "
         "the one waiting longest on its client (idle or slow to send) if it has waited over a second, else it is "
         "answered 503 and closed unread (default: the open-file limit less 256)",
     )
     max_connections_per_address: int | None = Field(
-        None, ge=1, le=1_000_000, description="connections each worker holds at most from one peer address (an "
+        None,
+        ge=1,
+        le=1_000_000,
+        description="connections each worker holds at most from one peer address (an "
         "IPv6 peer's /64); a new one past it closes one of the address's own waiting over a second, else it is "
         "answered 503 and closed unread; at the cap the connections that give way are those of the address holding "
         "the most (default: half of --max-connections; as much as "
@@ -142,48 +176,74 @@ class ServeSettings(StoreSettings, LogSettings):
 
     # a sandbox (`--sandbox`): the server executes transactions and makes blocks on its store
     sandbox: bool = Field(
-        False, description="accept transactions and make blocks on the store (send_tx, the broadcasts, "
+        False,
+        description="accept transactions and make blocks on the store (send_tx, the broadcasts, "
         "sandbox_patch_state, sandbox_fast_forward, snapshot and revert), in one process (--workers 1)",
     )
     block_time: float | None = Field(
-        None, ge=MIN_BLOCK_TIME, le=3600, description="with --sandbox: make a block every SECONDS, empty or not, "
+        None,
+        ge=MIN_BLOCK_TIME,
+        le=3600,
+        description="with --sandbox: make a block every SECONDS, empty or not, "
         f"instead of automine; at least {MIN_BLOCK_TIME:g} (faster, the store would grow by megabytes a second)",
+    )
+
+    fixed_clock: bool = Field(
+        False,
+        description="with --sandbox: each block's timestamp is its parent's plus one millisecond, never "
+        "the wall clock, so the same sends make the same chain, block and transaction hashes included, at every run "
+        "(a recorded sandboxed fork replays byte for byte); fast-forwarded blocks too step one millisecond each",
     )
 
     # a fork of a live node (`--upstream`): what it may ask of the node, and how long a miss may take
     upstream: str | None = Field(
-        None, description="a NEAR JSON-RPC node (http:// or https:// URL) to fork: a request the store cannot answer "
+        None,
+        description="a NEAR JSON-RPC node (http:// or https:// URL) to fork: a request the store cannot answer "
         "is asked there, kept in the store and answered",
     )
     record_mode: Literal["new", "none"] = Field(
-        "new", description="with --upstream: new (fetch and keep what the store lacks), or none (never write the "
+        "new",
+        description="with --upstream: new (fetch and keep what the store lacks), or none (never write the "
         "store: serve it alone, as without --upstream)",
     )
     fork_height: int | None = Field(
-        None, ge=0, le=(1 << 63) - 1, description="with --upstream: pin the fork's head at this (final) height, so "
+        None,
+        ge=0,
+        le=(1 << 63) - 1,
+        description="with --upstream: pin the fork's head at this (final) height, so "
         "final and optimistic stay put; by default they follow the upstream's at each request",
     )
     verify_calls: bool = Field(
-        False, description="with --upstream: run every view call here and ask the upstream too, answering the local "
+        False,
+        description="with --upstream: run every view call here and ask the upstream too, answering the local "
         "result; each difference is counted (nearrpc_view_call_differences_total) and logged",
     )
     upstream_concurrency: int = Field(4, ge=1, le=256, description="requests in flight to the upstream at most")
-    upstream_rate: float = Field(20.0, ge=0, le=100_000, description="requests per second to the upstream at most "
-                                 "(0: no bound)")
+    upstream_rate: float = Field(
+        20.0, ge=0, le=100_000, description="requests per second to the upstream at most (0: no bound)"
+    )
     upstream_timeout: float = Field(5.0, gt=0, le=600, description="seconds per request to the upstream")
     upstream_retries: int = Field(
         2, ge=0, le=20, description="retries of an upstream request after transport errors, HTTP 408/429/5xx"
     )
     upstream_max_answer_mb: int = Field(
-        32, ge=1, le=4096, description="the largest upstream answer a fork reads, in MB (a larger one is refused "
+        32,
+        ge=1,
+        le=4096,
+        description="the largest upstream answer a fork reads, in MB (a larger one is refused "
         "as it arrives, and nothing of it is kept)",
     )
     miss_timeout: float = Field(
-        10.0, gt=0, le=3600, description="seconds a miss may take, retries included, before it answers "
-        "INTERNAL_ERROR (nothing is kept)",
+        10.0,
+        gt=0,
+        le=3600,
+        description="seconds a miss may take, retries included, before it answers INTERNAL_ERROR (nothing is kept)",
     )
     fork_fetches_per_call: int = Field(
-        200, ge=1, le=1_000_000, description="upstream requests one view call may cause for the contract storage "
+        200,
+        ge=1,
+        le=1_000_000,
+        description="upstream requests one view call may cause for the contract storage "
         "it reads (a state of up to 50,000 bytes is one request); past it the call is answered INTERNAL_ERROR",
     )
 
@@ -194,6 +254,13 @@ class ServeSettings(StoreSettings, LogSettings):
         # or its variable (`sandbox` is validated before this field)
         if value is not None and not info.data.get("sandbox"):
             raise ValueError("sets how often the sandbox makes a block: it needs --sandbox")
+        return value
+
+    @field_validator("fixed_clock")
+    @classmethod
+    def _fixed_clock_needs_a_sandbox(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and not info.data.get("sandbox"):
+            raise ValueError("fixes the sandbox's block timestamps: it needs --sandbox")
         return value
 
     @field_validator("upstream")
@@ -231,48 +298,50 @@ class ServeSettings(StoreSettings, LogSettings):
 
     def to_env(self) -> dict[str, str]:
         """The environment that reproduces these settings in a worker process."""
-        return {
-            f"{ENV_PREFIX}STORE": self.store,
-            f"{ENV_PREFIX}STORE_POOL_SIZE": str(self.store_pool_size),
-            f"{ENV_PREFIX}STORE_TIMEOUT": repr(self.store_timeout),
-            f"{ENV_PREFIX}HOST": self.host,
-            f"{ENV_PREFIX}PORT": str(self.port),
-            f"{ENV_PREFIX}WORKERS": str(self.workers),
-            f"{ENV_PREFIX}LOG_LEVEL": self.log_level,
-            f"{ENV_PREFIX}LOG_FORMAT": self.log_format,
-            f"{ENV_PREFIX}METRICS": "1" if self.metrics else "0",
-            f"{ENV_PREFIX}ACCESS_LOG": "1" if self.access_log else "0",
-            f"{ENV_PREFIX}CORS_ORIGINS": ",".join(self.cors_origins),
-            f"{ENV_PREFIX}ANSWER_CACHE_MB": str(self.answer_cache_mb),
-            f"{ENV_PREFIX}COMPILED_CACHE_MB": str(self.compiled_cache_mb),
-            f"{ENV_PREFIX}STORE_CLOSE_TIMEOUT": repr(self.store_close_timeout),
-            f"{ENV_PREFIX}VIEW_CALL_TIMEOUT": repr(self.view_call_timeout),
-            f"{ENV_PREFIX}MAX_SLOW_VIEW_CALLS": str(self.max_slow_view_calls),
-            f"{ENV_PREFIX}VIEW_MEMORY_MB": str(self.view_memory_mb),
-            f"{ENV_PREFIX}MODULE_CACHE_MB": str(self.module_cache_mb),
-            f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
-            f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
-            f"{ENV_PREFIX}VERIFY_CALLS": "1" if self.verify_calls else "0",
-            f"{ENV_PREFIX}UPSTREAM_CONCURRENCY": str(self.upstream_concurrency),
-            f"{ENV_PREFIX}UPSTREAM_RATE": repr(self.upstream_rate),
-            f"{ENV_PREFIX}UPSTREAM_TIMEOUT": repr(self.upstream_timeout),
-            f"{ENV_PREFIX}UPSTREAM_RETRIES": str(self.upstream_retries),
-            f"{ENV_PREFIX}UPSTREAM_MAX_ANSWER_MB": str(self.upstream_max_answer_mb),
-            f"{ENV_PREFIX}MISS_TIMEOUT": repr(self.miss_timeout),
-            f"{ENV_PREFIX}FORK_FETCHES_PER_CALL": str(self.fork_fetches_per_call),
-            f"{ENV_PREFIX}KEEP_ALIVE_TIMEOUT": repr(self.keep_alive_timeout),
-            f"{ENV_PREFIX}REQUEST_TIMEOUT": repr(self.request_timeout),
-            f"{ENV_PREFIX}SANDBOX": "1" if self.sandbox else "0",
-        } | ({} if self.block_time is None else {f"{ENV_PREFIX}BLOCK_TIME": repr(self.block_time)}) | (
-            {} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)}
-        ) | (
-            {} if self.compiled_cache is None else {f"{ENV_PREFIX}COMPILED_CACHE": self.compiled_cache}
-        ) | (
-            {} if self.max_connections is None else {f"{ENV_PREFIX}MAX_CONNECTIONS": str(self.max_connections)}
-        ) | (
-            {}
-            if self.max_connections_per_address is None
-            else {f"{ENV_PREFIX}MAX_CONNECTIONS_PER_ADDRESS": str(self.max_connections_per_address)}
+        return (
+            {
+                f"{ENV_PREFIX}STORE": self.store,
+                f"{ENV_PREFIX}STORE_POOL_SIZE": str(self.store_pool_size),
+                f"{ENV_PREFIX}STORE_TIMEOUT": repr(self.store_timeout),
+                f"{ENV_PREFIX}HOST": self.host,
+                f"{ENV_PREFIX}PORT": str(self.port),
+                f"{ENV_PREFIX}WORKERS": str(self.workers),
+                f"{ENV_PREFIX}LOG_LEVEL": self.log_level,
+                f"{ENV_PREFIX}LOG_FORMAT": self.log_format,
+                f"{ENV_PREFIX}METRICS": "1" if self.metrics else "0",
+                f"{ENV_PREFIX}ACCESS_LOG": "1" if self.access_log else "0",
+                f"{ENV_PREFIX}CORS_ORIGINS": ",".join(self.cors_origins),
+                f"{ENV_PREFIX}ANSWER_CACHE_MB": str(self.answer_cache_mb),
+                f"{ENV_PREFIX}COMPILED_CACHE_MB": str(self.compiled_cache_mb),
+                f"{ENV_PREFIX}STORE_CLOSE_TIMEOUT": repr(self.store_close_timeout),
+                f"{ENV_PREFIX}VIEW_CALL_TIMEOUT": repr(self.view_call_timeout),
+                f"{ENV_PREFIX}MAX_SLOW_VIEW_CALLS": str(self.max_slow_view_calls),
+                f"{ENV_PREFIX}VIEW_MEMORY_MB": str(self.view_memory_mb),
+                f"{ENV_PREFIX}MODULE_CACHE_MB": str(self.module_cache_mb),
+                f"{ENV_PREFIX}UPSTREAM": self.upstream or "",
+                f"{ENV_PREFIX}RECORD_MODE": self.record_mode,
+                f"{ENV_PREFIX}VERIFY_CALLS": "1" if self.verify_calls else "0",
+                f"{ENV_PREFIX}UPSTREAM_CONCURRENCY": str(self.upstream_concurrency),
+                f"{ENV_PREFIX}UPSTREAM_RATE": repr(self.upstream_rate),
+                f"{ENV_PREFIX}UPSTREAM_TIMEOUT": repr(self.upstream_timeout),
+                f"{ENV_PREFIX}UPSTREAM_RETRIES": str(self.upstream_retries),
+                f"{ENV_PREFIX}UPSTREAM_MAX_ANSWER_MB": str(self.upstream_max_answer_mb),
+                f"{ENV_PREFIX}MISS_TIMEOUT": repr(self.miss_timeout),
+                f"{ENV_PREFIX}FORK_FETCHES_PER_CALL": str(self.fork_fetches_per_call),
+                f"{ENV_PREFIX}KEEP_ALIVE_TIMEOUT": repr(self.keep_alive_timeout),
+                f"{ENV_PREFIX}REQUEST_TIMEOUT": repr(self.request_timeout),
+                f"{ENV_PREFIX}SANDBOX": "1" if self.sandbox else "0",
+                f"{ENV_PREFIX}FIXED_CLOCK": "1" if self.fixed_clock else "0",
+            }
+            | ({} if self.block_time is None else {f"{ENV_PREFIX}BLOCK_TIME": repr(self.block_time)})
+            | ({} if self.fork_height is None else {f"{ENV_PREFIX}FORK_HEIGHT": str(self.fork_height)})
+            | ({} if self.compiled_cache is None else {f"{ENV_PREFIX}COMPILED_CACHE": self.compiled_cache})
+            | ({} if self.max_connections is None else {f"{ENV_PREFIX}MAX_CONNECTIONS": str(self.max_connections)})
+            | (
+                {}
+                if self.max_connections_per_address is None
+                else {f"{ENV_PREFIX}MAX_CONNECTIONS_PER_ADDRESS": str(self.max_connections_per_address)}
+            )
         )
 
     def compiled_cache_folder(self) -> Path | None:

@@ -43,21 +43,31 @@ def answers(
     plan = []
     for tx in R.transactions:
         wallet = {"txHash": tx.tx_hash, "accountId": tx.signer_id}
-        plan += [_call(f"tx:{tx.tx_hash}", "txStatus", wallet),
-                 _call(f"status:{tx.tx_hash}", "txStatusWithReceipts", wallet)]
+        plan += [
+            _call(f"tx:{tx.tx_hash}", "txStatus", wallet),
+            _call(f"status:{tx.tx_hash}", "txStatusWithReceipts", wallet),
+        ]
         plan += [_call(f"receipt:{receipt_id}", "receipt", receipt_id) for receipt_id in receipt_ids(tx)]
     plan += [_call(f"chunk:{chunk.chunk_hash}", "chunk", chunk.chunk_hash) for chunk in R.chunks_with_transactions()]
     plan.append(_call("validators:current", "validators"))
     for epoch_id, last_height in R.finished_epochs():
-        plan += [_call(f"validators:epoch:{epoch_id}", "validators", {"epochId": epoch_id}),
-                 _call(f"validators:block:{last_height}", "validators", {"blockId": last_height})]
+        plan += [
+            _call(f"validators:epoch:{epoch_id}", "validators", {"epochId": epoch_id}),
+            _call(f"validators:block:{last_height}", "validators", {"blockId": last_height}),
+        ]
     transfer = first_transfer()
     plan += [
         _call("block_changes", "blockChanges", {"blockId": transfer.height}),
-        _call("signer_changes", "accountChanges", {"accountIds": [transfer.signer_id],
-                                                   "blockQuery": {"blockId": transfer.height}}),
-        _call("receiver_changes", "accountChanges", {"accountIds": [transfer.receiver_id],
-                                                     "blockQuery": {"blockId": transfer.receipt_height}}),
+        _call(
+            "signer_changes",
+            "accountChanges",
+            {"accountIds": [transfer.signer_id], "blockQuery": {"blockId": transfer.height}},
+        ),
+        _call(
+            "receiver_changes",
+            "accountChanges",
+            {"accountIds": [transfer.receiver_id], "blockQuery": {"blockId": transfer.receipt_height}},
+        ),
     ]
     first = R.transactions[0]
     plan += [

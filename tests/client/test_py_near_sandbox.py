@@ -59,7 +59,9 @@ async def _token(sandbox: NearrpcSandbox, owner: Account, code: bytes) -> dict[s
     try:
         found: dict[str, Any] = {"deploy": await token.deploy_contract(code)}
         found["new"] = await token.function_call(
-            funded.account_id, "new_default_meta", {"owner_id": owner.account_id, "total_supply": "1000000"},
+            funded.account_id,
+            "new_default_meta",
+            {"owner_id": owner.account_id, "total_supply": "1000000"},
             gas=100 * 10**12,
         )
     finally:
