@@ -9,18 +9,22 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from py_near.account import Account
 
 from nearrpc.sample_keys import full_access_label, key_pair
-from nearrpc.testing.server import NearrpcSandbox
+from nearrpc.testing.facts import FundedAccount
+from nearrpc.testing.server import NearrpcSandbox, sandbox_call
 from tests.client.sandbox_outcomes import rpc
 from tests.conftest import reference_dir
+from tests.support.serve_process import serving
 
 pytestmark = pytest.mark.live
 NEAR = 10**24
+ALICE = "alice.localnet"
 TGAS = 10**12
 
 
@@ -43,8 +47,7 @@ def _same_as_served(url: str, result: Any) -> None:
     assert [o["id"] for o in served["receipts_outcome"]] == [o.receipt_id for o in result.receipt_outcome]
 
 
-async def _flows(sandbox: NearrpcSandbox) -> dict[str, Any]:
-    url, funded = sandbox.url, sandbox.funded
+async def _flows(url: str, funded: FundedAccount) -> dict[str, Any]:
     me = Account(funded.account_id, funded.secret_key, rpc_addr=url)
     await me.startup()
     found: dict[str, Any] = {}
@@ -95,12 +98,32 @@ async def _flows(sandbox: NearrpcSandbox) -> dict[str, Any]:
     return found
 
 
-def test_py_near_runs_cross_contract_flows(nearrpc_sandbox: NearrpcSandbox) -> None:
-    found = asyncio.run(_flows(nearrpc_sandbox))
-    me = nearrpc_sandbox.funded.account_id
+def _check(found: dict[str, Any], me: str) -> None:
     # keeps all, refunds 10 of 100, refunds all 100: used amounts and balances after each
     assert found["take-my-money"] == ("100", ["900", "100"])
     assert found["10"] == ("90", ["810", "190"])
     assert found["100"] == ("0", ["810", "190"])
     assert found["supply"] == "1000"
     assert found["nft"] == (False, me)  # returned to the sender: the receiver did not keep it
+
+
+def test_py_near_runs_cross_contract_flows(nearrpc_sandbox: NearrpcSandbox) -> None:
+    _check(asyncio.run(_flows(nearrpc_sandbox.url, nearrpc_sandbox.funded)), nearrpc_sandbox.funded.account_id)
+
+
+def test_py_near_flows_through_a_sandboxed_fork_replay_offline(sample_store: Path, tmp_path: Path) -> None:
+    """The same flows through a sandboxed fork of another nearrpc, recorded while it runs, then
+    run again from the same point with the upstream stopped: the same values and balances."""
+    pair = key_pair(full_access_label(ALICE))
+    funded = FundedAccount(ALICE, pair.public_key, pair.secret_key, 0)
+    store = tmp_path / "fork.sqlite"
+    with serving("--store", sample_store, log=tmp_path / "upstream.log") as upstream:
+        fork_args = ("--store", store, "--upstream", upstream.url + "/", "--sandbox")
+        with serving(*fork_args, log=tmp_path / "fork.log") as fork:
+            mark = sandbox_call(fork.url, "sandbox_snapshot", {})
+            recorded = asyncio.run(_flows(fork.url, funded))
+            sandbox_call(fork.url, "sandbox_revert", {"snapshot_id": str(mark["snapshot_id"])})
+    _check(recorded, ALICE)
+    with serving(*fork_args, log=tmp_path / "replay.log") as fork:
+        replayed = asyncio.run(_flows(fork.url, funded))
+    assert replayed == recorded
