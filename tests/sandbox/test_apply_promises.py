@@ -480,3 +480,34 @@ def test_a_new_receipt_past_the_action_limit_fails_its_call() -> None:
         "kind": {"NewReceiptValidationError": {"ActionsValidation": exceeded}},
     }
     assert first["outcome"]["receipt_ids"] == [ran for _, ran, _ in _ran(blocks)[1:]]  # the gas refund alone
+
+
+def test_a_host_function_of_a_feature_the_sandbox_lacks_fails_the_call_clearly() -> None:
+    """promise_set_refund_to (refund targets) runs nowhere here: the call fails with the
+    documented ExecutionError (spec/DEVIATIONS.md), its deposit back to its signer."""
+    chain = Chain()
+    contract, alice = Signer("refunds.test"), Signer("alice.test")
+    chain.add_account(contract, 10 * NEAR)
+    chain.add_account(alice, 10 * NEAR)
+    code = bytes(
+        wasmtime.wat2wasm("""
+(module
+ (import "env" "promise_batch_create" (func $batch (param i64 i64) (result i64)))
+ (import "env" "promise_set_refund_to" (func $refund_to (param i64 i64 i64)))
+ (memory (export "memory") 1)
+ (data (i32.const 0) "alice.test")
+ (func (export "go") (call $refund_to (call $batch (i64.const 10) (i64.const 0)) (i64.const 10) (i64.const 0))))
+""")
+    )
+    chain.run([contract.sign("refunds.test", [DeployContract(code)], chain.block_hash)])
+    blocks = chain.run([alice.sign("refunds.test", [FunctionCall("go", b"", 10 * TGAS, 5)], chain.block_hash)])
+    status = _ran(blocks)[0][2]["outcome"]["status"]
+    assert status["Failure"]["ActionError"]["kind"] == {
+        "FunctionCallError": {
+            "ExecutionError": "promise_set_refund_to is not available: nearrpc's sandbox does not run this "
+            "promise host function yet"
+        }
+    }
+    refunds = [r.view for block in blocks for r in block.receipts if r.view["predecessor_id"] == "system"]
+    deposits = [a["Transfer"]["deposit"] for v in refunds for a in v["receipt"]["Action"]["actions"]]
+    assert "5" in deposits  # the failed call's deposit, back to alice
