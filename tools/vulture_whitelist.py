@@ -7,6 +7,7 @@ _split_origins  # pydantic field_validator
 _origins  # pydantic field_validator
 _check_upstream  # pydantic field_validator
 _block_time_needs_a_sandbox  # pydantic field_validator
+_fixed_clock_needs_a_sandbox  # pydantic field_validator
 bare_http_error  # FastAPI exception handler, registered by decorator
 openapi_document  # FastAPI route, registered by decorator
 health  # FastAPI route, registered by decorator
