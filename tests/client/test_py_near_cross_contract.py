@@ -111,6 +111,7 @@ def test_py_near_runs_cross_contract_flows(nearrpc_sandbox: NearrpcSandbox) -> N
     _check(asyncio.run(_flows(nearrpc_sandbox.url, nearrpc_sandbox.funded)), nearrpc_sandbox.funded.account_id)
 
 
+@pytest.mark.deep  # three servers: the upstream, the fork recording, the fork replaying
 def test_py_near_flows_through_a_sandboxed_fork_replay_offline(sample_store: Path, tmp_path: Path) -> None:
     """The same flows through a sandboxed fork of another nearrpc, recorded while it runs, then
     run again from the same point with the upstream stopped: the same values and balances."""
