@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from nearrpc.contracts import leb128
 from nearrpc.contracts.prepare import PrepareFailure, Section
 from nearrpc.contracts.stack_height import ModuleTypes, max_operand_stack
+from nearrpc.contracts.wasm_reader import WasmReader
 
 GAS_EXPORT = "\x00nearrpc.gas"
 STACK_EXPORT = "\x00nearrpc.stack"
@@ -84,33 +85,7 @@ class Point:
     linear: int = 0
 
 
-class _Reader:
-    def __init__(self, data: bytes, pos: int, end: int) -> None:
-        self.data, self.pos, self.end = data, pos, end
-
-    def byte(self) -> int:
-        if self.pos >= self.end:
-            raise PrepareFailure("Deserialization")
-        value = self.data[self.pos]
-        self.pos += 1
-        return value
-
-    def uleb(self) -> int:
-        result = shift = 0
-        while True:
-            byte = self.byte()
-            result |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return result
-            shift += 7
-            if shift > 70:
-                raise PrepareFailure("Deserialization")
-
-    def skip(self, count: int) -> None:
-        self.pos += count
-        if self.pos > self.end:
-            raise PrepareFailure("Deserialization")
-
+class _Reader(WasmReader):
     def block_type(self) -> None:
         first = self.data[self.pos] if self.pos < self.end else -1
         if first == 0x40 or first in _VALUE_SIZE:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from nearrpc.contracts.prepare import PrepareFailure
+from nearrpc.contracts.wasm_reader import WasmReader
 
 I32, I64, F32, F64 = 0x7F, 0x7E, 0x7D, 0x7C
 SIZE = {I32: 4, I64: 8, F32: 4, F64: 8, 0x7B: 16, 0x70: 8, 0x6F: 8}
@@ -55,38 +56,6 @@ class _Frame:
         self.polymorphic = polymorphic
 
 
-class _Reader:
-    def __init__(self, data: bytes, pos: int, end: int) -> None:
-        self.data, self.pos, self.end = data, pos, end
-
-    def byte(self) -> int:
-        if self.pos >= self.end:
-            raise PrepareFailure("Deserialization")
-        value = self.data[self.pos]
-        self.pos += 1
-        return value
-
-    def uleb(self) -> int:
-        result = shift = 0
-        while True:
-            byte = self.byte()
-            result |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                return result
-            shift += 7
-            if shift > 70:
-                raise PrepareFailure("Deserialization")
-
-    def sleb(self) -> int:
-        result = shift = 0
-        while True:
-            byte = self.byte()
-            result |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return result - (1 << shift) if byte & 0x40 else result
-
-
 def max_operand_stack(
     body: bytes, start: int, end: int, local_type: Callable[[int], int | None], module: ModuleTypes
 ) -> int:
@@ -95,7 +64,7 @@ def max_operand_stack(
     size = max_size = 0
     frames: list[_Frame] = []
     frame = _Frame(0, (b"", b""), False)
-    reader = _Reader(body, start, end)
+    reader = WasmReader(body, start, end)
 
     def push(value_type: int) -> None:
         nonlocal size, max_size
@@ -272,7 +241,7 @@ def max_operand_stack(
     return max_size
 
 
-def _prefixed(reader: _Reader, pop: Callable[..., None], push: Callable[[int], None]) -> None:
+def _prefixed(reader: WasmReader, pop: Callable[..., None], push: Callable[[int], None]) -> None:
     sub = reader.uleb()
     if sub <= 7:  # saturating truncations: conversions to i32 (0-3) or i64 (4-7)
         pop()
