@@ -132,6 +132,7 @@ def _fork(proxy: UpstreamProxy, store: Path | str, log: Path) -> AbstractContext
     return serving("--store", store, "--upstream", proxy.url + "/", "--sandbox", log=log)
 
 
+@pytest.mark.deep  # three servers or more: the upstream, the fork, its replay
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_sandboxed_fork_executes_over_the_upstreams_state_then_replays_offline(
     backend: str, sample_store: Path, tmp_path: Path, request: pytest.FixtureRequest
@@ -266,6 +267,7 @@ def test_a_send_whose_state_cannot_be_fetched_fails_and_the_chain_goes_on(
         proxy.down = False
 
 
+@pytest.mark.deep  # three servers or more: the upstream, the fork, its replay
 def test_a_sandboxed_forks_pin_is_kept_in_its_store(upstream: Served, proxy: UpstreamProxy, tmp_path: Path) -> None:
     """Started again, a sandboxed fork's store pins the same height (its blocks are above it);
     a store holding blocks above a new pin is refused."""
@@ -305,6 +307,7 @@ def sent_and_succeeded(url: str, signer_id: str, receiver_id: str, actions: list
     return outcome
 
 
+@pytest.mark.deep  # three servers or more: the upstream, the fork, its replay
 def test_a_live_near_sdk_token_is_copied_by_calling_it(sample_store: Path, reference: Path, tmp_path: Path) -> None:
     """near-sdk-rs's fungible token, deployed and initialised on a live chain (here another
     `serve --sandbox`), runs in a sandboxed fork of it as on the chain: bob's storage_deposit and
