@@ -390,3 +390,6 @@ def test_a_receipt_whose_state_cannot_be_fetched_is_dropped_and_blocks_go_on(
         assert result(fork.url, "block", {"finality": "optimistic"})["header"]["height"] > height
         assert time.monotonic() - started < 15.0
         proxy.down = False
+    # the operator reads why in one line, not a traceback (the fetch's failure is no defect)
+    logged = (tmp_path / "fork.log").read_text()
+    assert "the runtime failed applying block" in logged and "Traceback" not in logged

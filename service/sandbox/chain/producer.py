@@ -265,18 +265,18 @@ class ChainProducer:
         taken = self._queue[:MAX_BLOCK_TRANSACTIONS]
         try:
             new, result = self._apply(taken)
-        except Exception:
+        except Exception as failure:
             # a runtime that fails must not stop the chain: the block is made without what it failed on
-            log.exception("the runtime failed applying block %d; the transactions it fails on alone are dropped",
-                          self._head.height + 1)  # fmt: skip
+            _log_failure(failure, "the runtime failed applying block %d; the transactions it fails on alone are "
+                         "dropped", self._head.height + 1)  # fmt: skip
             failing = [queued for queued in taken if self._fails([queued])]
             self._drop(failing)
             taken = [queued for queued in taken if queued not in failing]
             try:
                 new, result = self._apply(taken)
-            except Exception:
-                log.exception("the runtime failed on the receipts in flight; they are dropped, and so are the "
-                              "transactions awaiting them")  # fmt: skip
+            except Exception as failure:
+                _log_failure(failure, "the runtime failed on the receipts in flight; they are dropped, and so are "
+                             "the transactions awaiting them")  # fmt: skip
                 self._drop_receipts()
                 self._drop(taken)
                 taken = []
@@ -642,6 +642,16 @@ class ChainProducer:
     def fast_forward(self, delta_height: int) -> None:
         for _ in range(delta_height):
             self.produce()
+
+
+def _log_failure(failure: Exception, message: str, *args: object) -> None:
+    """A failure the chain goes on after: one line when the store or a sandboxed fork's upstream
+    could not give what the runtime read (StoreError says what), the traceback for anything else
+    (a defect to report)."""
+    if isinstance(failure, StoreError):
+        log.error(message + ": %s", *args, failure)
+    else:
+        log.exception(message, *args)
 
 
 def _shard_results(groups: list[tuple[list[dict[str, Any]], str]], block_burnt: int) -> tuple[ShardResults, ...]:
