@@ -21,6 +21,8 @@ store asks the interrupt at each epoch tick, raising ExecutionInterrupted instea
 
 from __future__ import annotations
 
+import functools
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -47,6 +49,8 @@ from nearrpc.contracts.instrument import GAS_EXPORT, STACK_EXPORT, START_EXPORT,
 from nearrpc.contracts.interrupt import EpochTicker, ExecutionInterrupted, Interrupt
 from nearrpc.contracts.prepare import MEMORY_EXPORT, ContractTooLarge, PrepareFailure, PrepareRules, Section, prepare
 from nearrpc.contracts.wasm_api import GasGlobal, LinearMemory
+
+log = logging.getLogger("nearrpc.contracts")
 
 MODULE_CACHE_SIZE = 64  # compiled modules kept in memory at most
 # and their size at most: a compiled module takes about its wasm's size in memory (measured: a
@@ -92,6 +96,18 @@ class _Compiled:
     exports: dict[str, tuple[bool, bool]]
     pre_address: int = 0  # the C object of `pre`, which keeps it alive
     start: bool = False  # the contract has a start function (run as the export START_EXPORT)
+    engine_address: int = 0  # the C object of the engine the module was compiled for
+    pooled: bool = False  # that engine allocates from its pool (a call takes one of its slots)
+
+
+@dataclass(frozen=True)
+class _Linked:
+    """An engine and its linker of the host functions."""
+
+    engine: wasmtime.Engine
+    linker: wasmtime.Linker
+    pooled: bool
+    address: int  # the engine's C object
 
 
 class _Crossing:
@@ -173,7 +189,35 @@ ENGINE_SETTINGS: dict[str, object] = {
 }
 
 
-def _config(reftypes_bulk_memory: bool = True) -> wasmtime.Config:
+# Calls run on the pooled engine at once, at most (ViewEngine._slots): a call in flight holds one
+# instance, one memory and at most one table of the pool. The server runs at most one call on its
+# event loop and one per view worker thread (methods/view_calls.py: 2 fast, 2 slow), plus the
+# sandbox's; a call past the slots waits for one rather than fail.
+POOL_SLOTS = 32
+# The pool's bounds. Its slots are reserved when the engine is made (virtual address space: a
+# memory slot is the 4 GiB reservation, so a memory grows inside it as it does without the pool)
+# and reused: a call no longer maps and unmaps its memory, which cost about half its time in the
+# kernel. A module past these bounds (a table longer than nearcore's largest, more tables, an
+# instance larger) is refused by the pool when compiled: it runs on an engine that allocates per
+# call (ViewEngine._spare), so its answer (the store's limits at instantiation) is unchanged.
+POOL_BOUNDS: dict[str, int] = {
+    "max_memories_per_module": 1,  # prepare.py gives every contract one memory
+    "max_tables_per_module": 1,  # nearcore's max_tables_per_contract
+    "table_elements": 10_000,  # nearcore's max_elements_per_contract_table
+    "max_memory_size": 1 << 32,  # the store's limiter bounds growth, as without the pool
+    # the component model is off: none of its slots
+    "total_component_instances": 0,
+    # the first bytes of a memory (where a small contract keeps all it touches) are zeroed in
+    # place when a call ends rather than handed back to the kernel and faulted in again
+    "linear_memory_keep_resident": 64 << 10,
+}
+
+
+def _pool_limits(slots: int) -> dict[str, int]:
+    return {"total_core_instances": slots, "total_memories": slots, "total_tables": slots, **POOL_BOUNDS}
+
+
+def _config(reftypes_bulk_memory: bool = True, pool_slots: int | None = None) -> wasmtime.Config:
     config = wasmtime.Config()
     for name, value in ENGINE_SETTINGS.items():
         setattr(config, name, value)
@@ -182,6 +226,8 @@ def _config(reftypes_bulk_memory: bool = True) -> wasmtime.Config:
     config.wasm_bulk_memory = reftypes_bulk_memory
     config.wasm_reference_types = reftypes_bulk_memory
     wasm_api.leave_component_async_off(config)
+    if pool_slots is not None:
+        wasm_api.use_pooling(config, _pool_limits(pool_slots))
     return config
 
 
@@ -245,18 +291,23 @@ class ViewEngine:
         cache_size: int = MODULE_CACHE_SIZE,
         compiled_cache: CompiledCache | None = None,
         cache_bytes: int = MODULE_CACHE_MB << 20,
+        pool_slots: int | None = POOL_SLOTS,
     ) -> None:
+        """`pool_slots`: calls run at once from the pooled engine (None: no pool, every call
+        allocates its own instance)."""
         self.disk = compiled_cache  # compiled modules kept across restarts (None: in memory only)
-        self._fingerprint: bytes | None = None
-        self.engine = wasmtime.Engine(_config())
-        self._engine_address = wasm_api.address(self.engine.ptr())
-        self.linker = wasmtime.Linker(self.engine)
-        self._callbacks: list[Any] = []  # the linker's callbacks, kept alive as long as it is
-        for fn in HOST_FUNCTIONS:
-            ty = wasmtime.FuncType([_val(kind) for kind in fn.params], [_val(kind) for kind in fn.results])
-            callback = _host_callback(fn)
-            self._callbacks.append(callback)
-            wasm_api.define(self.linker, "env", fn.name, ty, callback)
+        self._fingerprints: dict[bool, bytes] = {}
+        # the host functions' callbacks, kept alive as long as the linkers are
+        self._callbacks = [(fn, _host_callback(fn)) for fn in HOST_FUNCTIONS]
+        try:
+            self._main = self._linked(pool_slots)
+        except wasmtime.WasmtimeError as failure:  # e.g. a process whose address space is capped
+            log.warning("contract calls allocate per call: Wasmtime's pool could not be reserved (%s)",
+                        _first_line(str(failure)))  # fmt: skip
+            self._main = self._linked(None)
+        self._spare: _Linked | None = None  # for the modules the pool refuses, made at the first
+        self._slots = threading.BoundedSemaphore(pool_slots or 1)
+        self.engine = self._main.engine
         # validates code for protocols whose wasm features are fewer (compiles nothing)
         self._older = wasmtime.Engine(_config(reftypes_bulk_memory=False))
         self._cache: OrderedDict[tuple[str, object, frozenset[str]], tuple[_Compiled | str, int]] = OrderedDict()
@@ -268,14 +319,38 @@ class ViewEngine:
         self.budget: MemoryBudget | None = MemoryBudget(EXECUTION_MEMORY_MB << 20)
         self._lock = threading.Lock()
         self.compilations = 0  # modules compiled so far (a cache hit compiles none)
-        self.ticker = EpochTicker(self.engine.increment_epoch)
+        # the engines the ticker advances (the spare joins when made); a list, not a method of
+        # this object, so the ticker's thread holds no cycle that keeps a dropped engine's pool
+        self._engines = [self._main.engine]
+        self.ticker = EpochTicker(functools.partial(_advance_epochs, self._engines))
 
-    def disk_key(self, disk: CompiledCache, code_hash: str, rules: PrepareRules) -> str:
-        """The disk cache's key of a module: the code, the engine and executor, and the prepare
-        rules (a module kept passed the prepare step under them alone)."""
-        if self._fingerprint is None:
-            self._fingerprint = executor_fingerprint(ENGINE_SETTINGS)
-        return disk.key(code_hash, rules.initial_pages, rules.max_pages, self._fingerprint + repr(rules).encode())
+    def _linked(self, pool_slots: int | None) -> _Linked:
+        engine = wasmtime.Engine(_config(pool_slots=pool_slots))
+        linker = wasmtime.Linker(engine)
+        for fn, callback in self._callbacks:
+            # a function type is bound to the first engine it is used with: one per linker
+            ty = wasmtime.FuncType([_val(kind) for kind in fn.params], [_val(kind) for kind in fn.results])
+            wasm_api.define(linker, "env", fn.name, ty, callback)
+        return _Linked(engine, linker, pool_slots is not None, wasm_api.address(engine.ptr()))
+
+    def _spare_engine(self) -> _Linked:
+        with self._lock:
+            if self._spare is None:
+                self._spare = self._linked(None)
+                self._engines.append(self._spare.engine)
+            return self._spare
+
+    def disk_key(self, disk: CompiledCache, code_hash: str, rules: PrepareRules, pooled: bool | None = None) -> str:
+        """The disk cache's key of a module: the code, the engine and executor (the main engine's
+        unless `pooled` says which), and the prepare rules (a module kept passed the prepare step
+        under them alone)."""
+        pooled = self._main.pooled if pooled is None else pooled
+        fingerprint = self._fingerprints.get(pooled)
+        if fingerprint is None:
+            # a module's code depends on the pool's bounds, not on its slot count
+            settings = {**ENGINE_SETTINGS, "pool": POOL_BOUNDS} if pooled else ENGINE_SETTINGS
+            fingerprint = self._fingerprints[pooled] = executor_fingerprint(settings)
+        return disk.key(code_hash, rules.initial_pages, rules.max_pages, fingerprint + repr(rules).encode())
 
     @staticmethod
     def _instrumented(rules: PrepareRules) -> Callable[[list[Section]], list[Section]]:
@@ -284,38 +359,57 @@ class ViewEngine:
         )
         return lambda parts: instrument(parts, prices)
 
-    def _module(self, code: bytes, code_hash: str, rules: PrepareRules) -> wasmtime.Module | str:
-        """The module loaded from the disk cache, else prepared and compiled (and kept there), or
-        the CompilationError text nearcore would answer."""
-        disk, key = self.disk, ""
-        if disk is not None and (rules.max_contract_size is None or len(code) <= rules.max_contract_size):
-            key = self.disk_key(disk, code_hash, rules)
-            loaded = disk.load(self.engine, key)
-            if loaded is not None:
-                return loaded
+    def _module(self, code: bytes, code_hash: str, rules: PrepareRules) -> tuple[wasmtime.Module, _Linked] | str:
+        """The module and the engine it is for, loaded from the disk cache, else prepared and
+        compiled (and kept there), or the CompilationError text nearcore would answer."""
+        disk = self.disk
+        kept = disk is not None and (rules.max_contract_size is None or len(code) <= rules.max_contract_size)
+        linked = self._main
+        loaded = self._load(code_hash, rules, linked) if kept else None
+        if loaded is not None:
+            return loaded, linked
         try:
             # nearcore's prepare step first (limits, imports, memory), then the engine's validation
             # with the protocol's features (instrumenting code that is not valid fails as
             # Deserialization, the validator's answer too)
             prepared = prepare(code, rules, self._instrumented(rules))
-            wasmtime.Module.validate(self.engine if rules.reftypes_bulk_memory else self._older, code)
-            module = wasmtime.Module(self.engine, prepared)
+            wasmtime.Module.validate(linked.engine if rules.reftypes_bulk_memory else self._older, code)
         except ContractTooLarge as too_large:
             return errors.contract_size_exceeded(too_large.size, too_large.limit)
         except PrepareFailure as failure:
             return errors.prepare_error(str(failure))
         except wasmtime.WasmtimeError:
             return errors.prepare_error("Deserialization")
+        try:
+            module = wasmtime.Module(linked.engine, prepared)
+        except wasmtime.WasmtimeError:
+            if not linked.pooled:
+                return errors.prepare_error("Deserialization")
+            # valid code the pool refuses (past POOL_BOUNDS): the engine without a pool
+            linked = self._spare_engine()
+            loaded = self._load(code_hash, rules, linked) if kept else None
+            if loaded is not None:
+                return loaded, linked
+            try:
+                module = wasmtime.Module(linked.engine, prepared)
+            except wasmtime.WasmtimeError:
+                return errors.prepare_error("Deserialization")
         self.compilations += 1
-        if disk is not None:
-            disk.store(key, module)
-        return module
+        if disk is not None and kept:
+            disk.store(self.disk_key(disk, code_hash, rules, linked.pooled), module)
+        return module, linked
+
+    def _load(self, code_hash: str, rules: PrepareRules, linked: _Linked) -> wasmtime.Module | None:
+        disk = self.disk
+        assert disk is not None, "only with a disk cache"
+        return disk.load(linked.engine, self.disk_key(disk, code_hash, rules, linked.pooled))
 
     def _compile(self, code: bytes, code_hash: str, costs: GasCosts) -> _Compiled | str:
         """The module ready to instantiate, or the CompilationError text nearcore would answer."""
-        module = self._module(code, code_hash, costs.prepare_rules)
-        if isinstance(module, str):
-            return module
+        found = self._module(code, code_hash, costs.prepare_rules)
+        if isinstance(found, str):
+            return found
+        module, linked = found
         exports: dict[str, tuple[bool, bool]] = {}
         start = False
         for export in module.exports:
@@ -334,8 +428,8 @@ class ViewEngine:
         if any(imported.module == "env" and (imported.name or "") not in available for imported in module.imports):
             return _Compiled(None, errors.link_error("unknown or invalid import"), exports)
         try:
-            pre = self.linker.instantiate_pre(module)
-            return _Compiled(pre, None, exports, wasm_api.address(pre.ptr()), start)
+            pre = linked.linker.instantiate_pre(module)
+            return _Compiled(pre, None, exports, wasm_api.address(pre.ptr()), start, linked.address, linked.pooled)
         except wasmtime.WasmtimeError as failure:
             return _Compiled(None, errors.link_error(_link_message(str(failure))), exports)
 
@@ -449,11 +543,18 @@ class ViewEngine:
         make_logic: Callable[[LinearMemory], ViewLogic],
         interrupt: Interrupt | None,
     ) -> ViewOutcome:
-        store = wasm_api.CallStore(self._engine_address)
+        slots = self._slots if compiled.pooled else None
+        if slots is not None:
+            slots.acquire()
         try:
-            return self._run(store, compiled, method_name, gas, make_logic, interrupt)
+            store = wasm_api.CallStore(compiled.engine_address)
+            try:
+                return self._run(store, compiled, method_name, gas, make_logic, interrupt)
+            finally:
+                store.delete()
         finally:
-            store.delete()
+            if slots is not None:
+                slots.release()
 
     def _run(
         self,
@@ -531,6 +632,11 @@ class ViewEngine:
             # collector runs: the registers (up to 1 GiB a call) are let go now, not then
             logic.registers.clear()
             _CALL.crossing, _CALL.interrupt = previous
+
+
+def _advance_epochs(engines: list[wasmtime.Engine]) -> None:
+    for engine in engines:
+        engine.increment_epoch()
 
 
 def _raise_if_interrupted(interrupt: Interrupt | None) -> None:

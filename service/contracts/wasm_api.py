@@ -287,6 +287,20 @@ class LinearMemory:
             ctypes.memmove(self._base + start, data, len(data))
 
 
+def use_pooling(config: wasmtime.Config, limits: dict[str, int]) -> None:
+    """Allocate instances, memories and tables from Wasmtime's pooling allocator (the package has
+    no setter for it): slots reserved once with the engine and reused, rather than each call's
+    memory mapped and unmapped. `limits` name the pool's setters
+    (`wasmtime_pooling_allocation_config_<name>_set`)."""
+    pool = ffi.wasmtime_pooling_allocation_config_new()
+    try:
+        for name, value in limits.items():
+            getattr(ffi, f"wasmtime_pooling_allocation_config_{name}_set")(pool, value)
+        ffi.wasmtime_pooling_allocation_strategy_set(config.ptr(), pool)
+    finally:
+        ffi.wasmtime_pooling_allocation_config_delete(pool)
+
+
 def leave_component_async_off(config: wasmtime.Config) -> None:
     """Turn the component model's async features off (the package has no setter for them): they
     need reference types, which an engine for protocols before 84 leaves off."""

@@ -225,3 +225,31 @@ def test_a_real_near_sdk_contract_is_loaded_after_a_restart(tmp_path: Path) -> N
     restarted = _engine(tmp_path)
     assert answer(restarted) == said
     assert (restarted.compilations, _disk(restarted).stats.loads) == (0, 1)
+
+
+def test_a_module_the_pool_refuses_is_kept_for_the_engine_without_one(tmp_path: Path) -> None:
+    # two tables: past the pool's bounds (engine.POOL_BOUNDS), valid where prepare checks no table
+    code = module(
+        '(table 1 funcref) (table 1 funcref) (data (i32.const 0) "ok") (func (export "get")'
+        " (call $value_return (i64.const 2) (i64.const 0)))"
+    )
+    costs = replace(COSTS, prepare_max_tables=None, prepare_max_table_elements=None)
+    first = _engine(tmp_path)
+    with pytest.raises(ViewCallError) as refused:
+        run(code, "get", engine=first, costs=costs)
+    assert first.compilations == 1 and first._spare is not None
+    restarted = _engine(tmp_path)
+    with pytest.raises(ViewCallError) as again:
+        run(code, "get", engine=restarted, costs=costs)
+    assert again.value.debug == refused.value.debug and refused.value.debug.startswith("LinkError")
+    assert (restarted.compilations, _disk(restarted).stats.loads) == (0, 1)
+
+
+def test_other_pool_bounds_compile_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _answer(_engine(tmp_path))
+    monkeypatch.setitem(engine.POOL_BOUNDS, "table_elements", 20_000)
+    other_bounds = _engine(tmp_path)
+    assert (_answer(other_bounds), other_bounds.compilations) == (b"forty-two", 1)
+    # the engine without a pool keeps its modules under a key of its own
+    without_pool = ViewEngine(compiled_cache=CompiledCache(tmp_path), pool_slots=None)
+    assert (_answer(without_pool), without_pool.compilations) == (b"forty-two", 1)
