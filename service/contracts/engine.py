@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import queue
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -306,7 +307,11 @@ class ViewEngine:
                         _first_line(str(failure)))  # fmt: skip
             self._main = self._linked(None)
         self._spare: _Linked | None = None  # for the modules the pool refuses, made at the first
-        self._slots = threading.BoundedSemaphore(pool_slots or 1)
+        # the pool's free slots as tokens: taking one waits while none is free (SimpleQueue's get
+        # and put are C, a fraction of a semaphore's Python-level cost per call)
+        self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()
+        for _ in range(pool_slots or 1):
+            self._slots.put(None)
         self.engine = self._main.engine
         # validates code for protocols whose wasm features are fewer (compiles nothing)
         self._older = wasmtime.Engine(_config(reftypes_bulk_memory=False))
@@ -545,7 +550,7 @@ class ViewEngine:
     ) -> ViewOutcome:
         slots = self._slots if compiled.pooled else None
         if slots is not None:
-            slots.acquire()
+            slots.get()
         try:
             store = wasm_api.CallStore(compiled.engine_address)
             try:
@@ -554,7 +559,7 @@ class ViewEngine:
                 store.delete()
         finally:
             if slots is not None:
-                slots.release()
+                slots.put(None)
 
     def _run(
         self,
