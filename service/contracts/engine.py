@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import mmap
 import queue
 import threading
 from collections import OrderedDict
@@ -214,6 +215,27 @@ POOL_BOUNDS: dict[str, int] = {
 }
 
 
+def _pool_bytes(slots: int) -> int:
+    """The address space a pool of `slots` reserves, about: each memory's 4 GiB and guard pages,
+    and room for the instances and tables."""
+    return slots * ((1 << 32) + (64 << 20)) + (1 << 30)
+
+
+def _address_space_for(slots: int) -> bool:
+    """Whether the process may reserve a pool of `slots` (an inaccessible mapping of its size,
+    made and let go; a capped address space refuses it)."""
+    try:
+        probe = mmap.mmap(-1, _pool_bytes(slots), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _NO_RESERVE,
+                          prot=0)  # fmt: skip  (PROT_NONE: never touched)
+    except (OSError, OverflowError, ValueError):
+        return False
+    probe.close()
+    return True
+
+
+_NO_RESERVE = getattr(mmap, "MAP_NORESERVE", 0)
+
+
 def _pool_limits(slots: int) -> dict[str, int]:
     return {"total_core_instances": slots, "total_memories": slots, "total_tables": slots, **POOL_BOUNDS}
 
@@ -300,12 +322,12 @@ class ViewEngine:
         self._fingerprints: dict[bool, bytes] = {}
         # the host functions' callbacks, kept alive as long as the linkers are
         self._callbacks = [(fn, _host_callback(fn)) for fn in HOST_FUNCTIONS]
-        try:
-            self._main = self._linked(pool_slots)
-        except wasmtime.WasmtimeError as failure:  # e.g. a process whose address space is capped
-            log.warning("contract calls allocate per call: Wasmtime's pool could not be reserved (%s)",
-                        _first_line(str(failure)))  # fmt: skip
-            self._main = self._linked(None)
+        if pool_slots is not None and not _address_space_for(pool_slots):
+            # Wasmtime aborts the process when its pool cannot be mapped: asked first
+            log.warning("contract calls allocate per call: the address space cannot hold Wasmtime's pool of "
+                        "%d memories (%d GiB; see `ulimit -v`)", pool_slots, _pool_bytes(pool_slots) >> 30)  # fmt: skip
+            pool_slots = None
+        self._main = self._linked(pool_slots)
         self._spare: _Linked | None = None  # for the modules the pool refuses, made at the first
         # the pool's free slots as tokens: taking one waits while none is free (SimpleQueue's get
         # and put are C, a fraction of a semaphore's Python-level cost per call)

@@ -5,19 +5,25 @@ answer:
   answering what an engine without a pool answers (the store's limits at instantiation);
 - a module within them runs from the pool, and a memory handed back to the pool comes to the next
   call as a new one (zeroed: what one call wrote, another never reads);
-- more calls at once than the pool has slots wait for one, none fails.
+- more calls at once than the pool has slots wait for one, none fails;
+- a process whose address space cannot hold the pool runs its calls without one (said once).
 """
 
 from __future__ import annotations
 
+import resource
+import subprocess
+import sys
 import threading
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from nearrpc.contracts import ViewCallError, ViewEngine, ViewOutcome
 from tests.contracts.support import COSTS, IMPORTS, module, run
 
+ROOT = Path(__file__).resolve().parents[2]
 # a protocol whose prepare step checks no table (older protocols): only the store's limits apply
 UNCHECKED_TABLES = replace(COSTS, prepare_max_tables=None, prepare_max_table_elements=None)
 
@@ -83,7 +89,7 @@ def test_more_calls_at_once_than_slots_wait_for_one() -> None:
         start.wait()
         try:
             results.append(run(code, "m", engine=engine).result)
-        except BaseException as failure:  # noqa: BLE001 - reported by the assertion below
+        except BaseException as failure:  # reported by the assertion below
             failures.append(failure)
 
     threads = [threading.Thread(target=call) for _ in range(8)]
@@ -93,3 +99,26 @@ def test_more_calls_at_once_than_slots_wait_for_one() -> None:
         thread.join(timeout=60)
     assert failures == []
     assert results == [b"ok"] * 8
+
+
+def test_an_address_space_too_small_for_the_pool_runs_calls_without_one() -> None:
+    # Wasmtime aborts the process when its pool cannot be mapped: the engine asks first. A child
+    # process capped at 16 GB of address space (the pool reserves about 130)
+    script = (
+        "import logging; logging.basicConfig(level=logging.WARNING)\n"
+        "from tests.contracts.support import module, run\n"
+        "from nearrpc.contracts import ViewEngine\n"
+        "engine = ViewEngine()\n"
+        'code = module(\'(data (i32.const 0) "ok") (func (export "m")\'\n'
+        "              ' (call $value_return (i64.const 2) (i64.const 0)))')\n"
+        "print(engine._main.pooled, run(code, 'm', engine=engine).result)\n"
+    )
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (16 << 30, 16 << 30))
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          preexec_fn=cap, cwd=ROOT)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "False b'ok'"
+    assert "cannot hold Wasmtime's pool of 32 memories" in done.stderr
