@@ -14,7 +14,11 @@ class Host:
     def env(self) -> int: ...
 
 def setup(
-    pending: Any, raised: Callable[[int], BaseException], global_get: int, global_set: int, trap_new: int,
+    pending: Any,
+    raised: Callable[[int], BaseException],
+    global_get: int,
+    global_set: int,
+    trap_new: int,
     layout: tuple[int, int, int, int, int],
 ) -> None: ...
 def enter(crossing: object, context: int, global_address: int, /) -> None: ...

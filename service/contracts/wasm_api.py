@@ -79,9 +79,9 @@ def _set_up() -> bool:
         ffi.wasmtime_val_t.of.offset,
         int(ffi.WASMTIME_I64.value),
     )
-    functions = (_address(name) for name in ("wasmtime_global_get", "wasmtime_global_set", "wasmtime_trap_new"))
+    get, set_, trap = (_address(name) for name in ("wasmtime_global_get", "wasmtime_global_set", "wasmtime_trap_new"))
     try:
-        _crossing.setup(_PENDING, _raised, *functions, layout)
+        _crossing.setup(_PENDING, _raised, get, set_, trap, layout)
     except ImportError as refused:  # a wasmtime package whose C types changed
         log.warning("host calls cross through ctypes: %s", refused)
         return False
@@ -131,7 +131,9 @@ def host_callback(handler: RawHost, params: tuple[str, ...], results: tuple[str,
     return _RAW_CALLBACK(call)
 
 
-def native_host(handler: Callable[..., tuple[int | None, int]], params: tuple[str, ...], results: tuple[str, ...]) -> Any:
+def native_host(
+    handler: Callable[..., tuple[int | None, int]], params: tuple[str, ...], results: tuple[str, ...]
+) -> Any:
     """The C crossing's host function (only where NATIVE): `handler(crossing, caller address, gas
     left, *arguments as u64)` answering (result, gas to grant), for the call `enter_crossing`
     names; its arguments and result converted as `host_callback` converts them."""
