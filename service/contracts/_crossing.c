@@ -134,6 +134,7 @@ static void Host_dealloc(Host *self) {
 }
 
 static PyObject *Host_env(Host *self, void *closure) {
+    (void)closure;
     return PyLong_FromVoidPtr(self);
 }
 
@@ -186,8 +187,8 @@ static void raise_error(void *error) {
 
 /* Runs the handler and writes its result; 0, or -1 with a Python exception raised. */
 static int cross(Host *host, void *caller, raw_value *values) {
-    if (current.crossing == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "a host call outside a call's crossing");
+    if (current.crossing == NULL || host->handler == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a host call outside a call's crossing, or of an unset Host");
         return -1;
     }
     typed_value gas_left;
@@ -277,6 +278,7 @@ static void *address_of(PyObject *value) {
 }
 
 static PyObject *setup(PyObject *module, PyObject *args, PyObject *kwargs) {
+    (void)module;
     static char *names[] = {"pending", "raised", "global_get", "global_set", "trap_new", "layout", NULL};
     PyObject *pending_arg, *raised_arg, *get, *set, *trap;
     Py_ssize_t raw_size, global_size, val_size, val_offset;
@@ -304,6 +306,7 @@ static PyObject *setup(PyObject *module, PyObject *args, PyObject *kwargs) {
 }
 
 static PyObject *enter(PyObject *module, PyObject *const *args, Py_ssize_t count) {
+    (void)module;
     if (count != 3) {
         PyErr_SetString(PyExc_TypeError, "enter(crossing, context, gas global's address)");
         return NULL;
@@ -320,6 +323,8 @@ static PyObject *enter(PyObject *module, PyObject *const *args, Py_ssize_t count
 }
 
 static PyObject *leave(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
     current.context = NULL;
     memset(&current.gas, 0, sizeof current.gas);
     Py_CLEAR(current.crossing);
