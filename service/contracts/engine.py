@@ -258,24 +258,24 @@ def _val(kind: str) -> wasmtime.ValType:
     return wasmtime.ValType.i64() if kind == "i64" else wasmtime.ValType.i32()
 
 
-def _host_callback(fn: HostFunction) -> Any:
-    """The function's callback: the instructions run since the last host call charged (and the
-    call counted against a slice), the function run, the gas left then handed back to the module
-    (wasmtime_runner/mod.rs `call_hook`: `CallingHost` burns what the global says was spent,
-    `ReturningFromHost` sets it to the gas left). A failure ends the call."""
+def _host_call(fn: HostFunction) -> Callable[..., tuple[int | None, int]]:
+    """The function's crossing, given the call's crossing, the caller and the gas left in the
+    module's global: the instructions run since the last host call charged (and the call counted
+    against a slice), the function run; it answers the function's result and the gas left to hand
+    back to the module (wasmtime_runner/mod.rs `call_hook`: `CallingHost` burns what the global
+    says was spent, `ReturningFromHost` sets it to the gas left). A failure ends the call. Both
+    crossings (wasm_api's C one and its ctypes one) run it."""
     name, unavailable = fn.name, fn.unavailable
     method = fn.method
     if method is None or unavailable:
         method = _failing(fn)
 
-    def call(caller: int, *args: int) -> int | None:
-        crossing = _CALL.crossing
-        assert crossing is not None, "set before the instance is made"
+    def call(crossing: _Crossing, caller: int, remaining: int, *args: int) -> tuple[int | None, int]:
         if crossing.unbound:
             crossing.bind(caller)
-        gas, gas_global, logic = crossing.gas, crossing.gas_global, crossing.logic
+        gas, logic = crossing.gas, crossing.logic
         try:
-            gas.enter_host(crossing.granted, gas_global.get())
+            gas.enter_host(crossing.granted, remaining)
             # the function's own charges may end the call at the limit too (host.py charges
             # without a frame of its own where it is called most). A call's logic runs some
             # functions a view may not (contracts/call.py); one not implemented here stays so
@@ -286,10 +286,27 @@ def _host_callback(fn: HostFunction) -> Any:
             raise Abort(gas.exhausted_text) from None
         # grant() without its frames
         crossing.granted = granted = min(gas.stop - gas.burnt, GLOBAL_MAX)
+        return result, granted
+
+    return call
+
+
+def _host_callback(fn: HostFunction, native: bool) -> Any:
+    """The function's callback for the linker: the C crossing (which reads and sets the gas
+    global itself, for the call `wasm_api.enter_crossing` names), or the ctypes one."""
+    call = _host_call(fn)
+    if native:
+        return wasm_api.native_host(call, fn.params, fn.results)
+
+    def crossed(caller: int, *args: int) -> int | None:
+        crossing = _CALL.crossing
+        assert crossing is not None, "set before the instance is made"
+        gas_global = crossing.gas_global
+        result, granted = call(crossing, caller, gas_global.get(), *args)
         gas_global.set(granted)
         return result
 
-    return wasm_api.host_callback(call, fn.params, fn.results)
+    return wasm_api.host_callback(crossed, fn.params, fn.results)
 
 
 def _failing(fn: HostFunction) -> Callable[..., None]:
@@ -315,13 +332,18 @@ class ViewEngine:
         compiled_cache: CompiledCache | None = None,
         cache_bytes: int = MODULE_CACHE_MB << 20,
         pool_slots: int | None = POOL_SLOTS,
+        native: bool = wasm_api.NATIVE,
     ) -> None:
         """`pool_slots`: calls run at once from the pooled engine (None: no pool, every call
-        allocates its own instance)."""
+        allocates its own instance). `native`: host calls cross through the C extension
+        (wasm_api.NATIVE: where it is built), else through ctypes."""
+        if native and not wasm_api.NATIVE:
+            raise ValueError("the native host-call crossing is not built")
         self.disk = compiled_cache  # compiled modules kept across restarts (None: in memory only)
         self._fingerprints: dict[bool, bytes] = {}
+        self.native = native
         # the host functions' callbacks, kept alive as long as the linkers are
-        self._callbacks = [(fn, _host_callback(fn)) for fn in HOST_FUNCTIONS]
+        self._callbacks = [(fn, _host_callback(fn, native)) for fn in HOST_FUNCTIONS]
         if pool_slots is not None and not _address_space_for(pool_slots):
             # Wasmtime aborts the process when its pool cannot be mapped: asked first
             log.warning("contract calls allocate per call: the address space cannot hold Wasmtime's pool of "
@@ -630,6 +652,8 @@ class ViewEngine:
             crossing.unbound = False
             gas_global.bind(global_export)
             crossing.grant()
+            if self.native:
+                wasm_api.enter_crossing(crossing, gas_global)
             # the start function first, then the method, in one store (wasmtime_runner/mod.rs `run`)
             start = store.export(instance, START_EXPORT) if compiled.start else None
             for entry in (func,) if start is None else (start, func):
@@ -659,6 +683,16 @@ class ViewEngine:
             # collector runs: the registers (up to 1 GiB a call) are let go now, not then
             logic.registers.clear()
             _CALL.crossing, _CALL.interrupt = previous
+            if self.native:
+                _restore_native(previous[0])
+
+
+def _restore_native(previous: _Crossing | None) -> None:
+    """The C crossing back to the call this thread ran before (none: host calls fail)."""
+    if previous is not None and previous.gas_global.bound:
+        wasm_api.enter_crossing(previous, previous.gas_global)
+    else:
+        wasm_api.leave_crossing()
 
 
 def _advance_epochs(engines: list[wasmtime.Engine]) -> None:

@@ -10,11 +10,17 @@ directly.
 A Python exception raised by a host function becomes a trap that unwinds the wasm stack; it is
 kept per thread and raised again where the call or the instantiation returns, as the package's
 own trampoline does with its (process-wide) slot.
+
+A host call crosses from wasm into Python through the C extension `_crossing` (_crossing.c: the
+callback, its arguments, the handler's vectorcall and the gas global's read and write in C, a
+host call's cost about halved), or, where the extension is not built (no C compiler at install),
+through a ctypes callback (`host_callback`); `NATIVE` says which, chosen once at import.
 """
 
 from __future__ import annotations
 
 import ctypes
+import logging
 import struct
 import threading
 from collections.abc import Callable
@@ -23,6 +29,7 @@ from typing import Any
 import wasmtime
 from wasmtime import _ffi as ffi
 
+log = logging.getLogger("nearrpc.contracts")
 RawHost = Callable[..., int | None]  # (caller address, *arguments as u64) -> result
 _U64 = (1 << 64) - 1
 
@@ -39,12 +46,16 @@ def _take_pending() -> BaseException | None:
     return failure
 
 
+def _address(name: str) -> int:
+    address = ctypes.cast(getattr(ffi.dll, name), ctypes.c_void_p).value
+    assert address is not None, f"the library has {name}"
+    return address
+
+
 def _raw(name: str, restype: Any, *argtypes: Any) -> Any:
     """The C function `name` under a prototype of plain values (addresses as ints): the
     package's bindings check and convert typed pointers at each call, and add a Python frame."""
-    address = ctypes.cast(getattr(ffi.dll, name), ctypes.c_void_p).value
-    assert address is not None, f"the library has {name}"
-    return ctypes.CFUNCTYPE(restype, *argtypes)(address)
+    return ctypes.CFUNCTYPE(restype, *argtypes)(_address(name))
 
 
 # wasmtime_func_unchecked_callback_t with every pointer an address: ctypes then hands the
@@ -56,6 +67,36 @@ _memory_data_size = _raw("wasmtime_memory_data_size", ctypes.c_size_t, ctypes.c_
 
 def _raised(error: int) -> wasmtime.WasmtimeError:
     return wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t)))
+
+
+def _set_up() -> bool:
+    """Hand the C crossing the library's functions and the package's layouts, which it checks
+    against its own; False (the ctypes crossing) if they differ."""
+    layout = (
+        ctypes.sizeof(ffi.wasmtime_val_raw_t),
+        ctypes.sizeof(ffi.wasmtime_global_t),
+        ctypes.sizeof(ffi.wasmtime_val_t),
+        ffi.wasmtime_val_t.of.offset,
+        int(ffi.WASMTIME_I64.value),
+    )
+    get, set_, trap = (_address(name) for name in ("wasmtime_global_get", "wasmtime_global_set", "wasmtime_trap_new"))
+    try:
+        _crossing.setup(_PENDING, _raised, get, set_, trap, layout)
+    except ImportError as refused:  # a wasmtime package whose C types changed
+        log.warning("host calls cross through ctypes: %s", refused)
+        return False
+    return True
+
+
+try:
+    from nearrpc.contracts import _crossing
+except ImportError:  # not built (no C compiler at install): the ctypes crossing serves
+    log.info("host calls cross through ctypes: the C extension is not built")
+    NATIVE = False
+else:
+    NATIVE = _set_up()
+# the C callback (wasmtime_func_unchecked_callback_t), its env a `_crossing.Host`
+_NATIVE_CALLBACK = _crossing.CALLBACK if NATIVE else 0
 
 
 def host_callback(handler: RawHost, params: tuple[str, ...], results: tuple[str, ...]) -> Any:
@@ -90,11 +131,37 @@ def host_callback(handler: RawHost, params: tuple[str, ...], results: tuple[str,
     return _RAW_CALLBACK(call)
 
 
+def native_host(
+    handler: Callable[..., tuple[int | None, int]], params: tuple[str, ...], results: tuple[str, ...]
+) -> Any:
+    """The C crossing's host function (only where NATIVE): `handler(crossing, caller address, gas
+    left, *arguments as u64)` answering (result, gas to grant), for the call `enter_crossing`
+    names; its arguments and result converted as `host_callback` converts them."""
+    return _crossing.Host(handler, params, results)
+
+
+def enter_crossing(crossing: object, gas_global: GasGlobal) -> None:
+    """Host calls of the C crossing on this thread hand `crossing` to their handlers and read
+    and set `gas_global` (bound), until `leave_crossing` or the next `enter_crossing`."""
+    _crossing.enter(crossing, gas_global.context, gas_global.address)
+
+
+def leave_crossing() -> None:
+    """Host calls of the C crossing on this thread fail (no call runs)."""
+    _crossing.leave()
+
+
 _NO_FINALIZER = ctypes.cast(0, ctypes.CFUNCTYPE(None, ctypes.c_void_p))
 
 
 def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncType, callback: Any) -> None:
-    """Define `callback` (from host_callback; the caller keeps it alive) in the linker."""
+    """Define `callback` (from host_callback or native_host; the caller keeps it alive) in the linker."""
+    if isinstance(callback, _RAW_CALLBACK):
+        function: Any = ctypes.cast(callback, ffi.wasmtime_func_unchecked_callback_t)
+        env = None
+    else:  # the C callback, its env the host function
+        function = ffi.wasmtime_func_unchecked_callback_t(_NATIVE_CALLBACK)
+        env = ctypes.c_void_p(callback.env)
     module_bytes, name_bytes = module.encode(), name.encode()
     error = ffi.wasmtime_linker_define_func_unchecked(
         linker.ptr(),
@@ -103,8 +170,8 @@ def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncTyp
         ctypes.create_string_buffer(name_bytes),
         len(name_bytes),
         ty.ptr(),
-        ctypes.cast(callback, ffi.wasmtime_func_unchecked_callback_t),
-        None,
+        function,
+        env,
         _NO_FINALIZER,
     )
     if error:
@@ -222,9 +289,9 @@ class GasGlobal:
     charge past the gas left takes it below zero)."""
 
     def __init__(self, context: int) -> None:
-        self._context = context
+        self.context = context
         self._global: Any = None  # the export, kept alive while its address is used
-        self._address = 0
+        self.address = 0  # the bound export's wasmtime_global_t (0: not bound)
         self._value = ffi.wasmtime_val_t()
         self._value_address = ctypes.addressof(self._value)
         self._kind = ctypes.c_uint8.from_address(self._value_address)
@@ -234,16 +301,20 @@ class GasGlobal:
     def bind(self, extern: Any) -> None:
         """Bind to `extern`, an instance's export (`ffi.wasmtime_extern_t`) of the global."""
         self._global = extern.of.global_
-        self._address = ctypes.addressof(self._global)
+        self.address = ctypes.addressof(self._global)
+
+    @property
+    def bound(self) -> bool:
+        return self.address != 0
 
     def get(self) -> int:
-        _global_get(self._context, self._address, self._value_address)
+        _global_get(self.context, self.address, self._value_address)
         return self._cell.value
 
     def set(self, value: int) -> None:
         self._kind.value = self._i64
         self._cell.value = value
-        error = _global_set(self._context, self._address, self._value_address)
+        error = _global_set(self.context, self.address, self._value_address)
         if error:
             raise _raised(error)
 

@@ -129,6 +129,16 @@ def test_image_holds_nothing_of_the_build_folder_but_the_package(engine: docker.
     assert shown.decode().startswith("nearrpc ")
 
 
+def test_image_crosses_host_calls_in_c_and_holds_no_compiler(engine: docker.DockerClient, image: Built) -> None:
+    # the wheel stage built the C extension; gcc stayed there, out of the image served
+    probe = (
+        "import shutil; from nearrpc.contracts import wasm_api;"
+        " print(wasm_api.NATIVE, shutil.which('gcc'), shutil.which('cc'))"
+    )
+    shown = _output(engine, image.tag, entrypoint=["python3", "-c", probe])
+    assert shown.decode().split() == ["True", "None", "None"]
+
+
 def test_sigterm_stops_it_within_a_second(engine: docker.DockerClient, image: Built) -> None:
     port = free_port()
     container = engine.containers.run(image.tag, detach=True, ports={"3030/tcp": ("127.0.0.1", port)})

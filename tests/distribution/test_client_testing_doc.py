@@ -48,6 +48,6 @@ def test_the_doc_installs_the_wheel_this_version_builds() -> None:
 
     install = re.search(r"```sh\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
     assert install is not None
-    wheel = f"dist/nearrpc-{SERVICE_VERSION}-py3-none-any.whl"
+    wheel = f"dist/nearrpc-{SERVICE_VERSION}-*.whl"  # tagged with the Python and platform (its C extension)
     assert f"pip install {wheel} pytest" in install.group(1)
     assert "pip wheel --no-deps --wheel-dir dist " in install.group(1)

@@ -30,7 +30,8 @@ def test_every_package_folder_is_declared() -> None:
 
 def test_the_wheel_adds_only_the_nearrpc_namespace(installed: Path) -> None:
     files = run(
-        installed / "python", "-c",
+        installed / "python",
+        "-c",
         "import importlib.metadata as m; print('\\n'.join(str(f) for f in m.distribution('nearrpc').files))",
         cwd=installed,
     ).split()
@@ -42,6 +43,12 @@ def test_the_wheel_adds_only_the_nearrpc_namespace(installed: Path) -> None:
     assert any(name.startswith("nearrpc/runtime_params/data/") for name in files)
     # the sample contracts and their source (nearrpc sample deploys the built bytes)
     assert {"nearrpc/sample/contracts/counter.wasm", "nearrpc/sample/contracts/ft.wasm"} <= set(files)
+    # the host-call crossing's C extension, built for this Python and chosen at import
+    assert any(name.startswith("nearrpc/contracts/_crossing.") and name.endswith(".so") for name in files), files
+    native = run(
+        installed / "python", "-c", "from nearrpc.contracts import wasm_api; print(wasm_api.NATIVE)", cwd=installed
+    )
+    assert native.strip() == "True"
     for generic in ("service", "generated", "tools", "tests"):
         probe = subprocess.run([installed / "python", "-c", f"import {generic}"], cwd=installed, capture_output=True)
         assert probe.returncode != 0, f"`import {generic}` works in a fresh venv with nearrpc installed"
