@@ -56,10 +56,11 @@ _NOT_JSON: Final = b"Expected request with `Content-Type: application/json`"
 _LONG_INTEGER: Final = re.compile(rb"\d{19}")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass sets each field through object.__setattr__ (0.46 -> 0.1 us)
 class Reply:
     """An answer, and what it is counted as: the method asked for (None: no request could be
-    read) and the error cause (None: a result, or a plain-text refusal)."""
+    read) and the error cause (None: a result, or a plain-text refusal). Made once per request
+    and only read after."""
 
     status: int
     content_type: bytes
@@ -268,8 +269,9 @@ class JsonRpcEndpoint:
         id_json: bytes, error: RpcError, params: object, method: str | None, failure: Exception | None = None
     ) -> Reply:
         request_id = _log_internal_error(error, method, failure) if error.kind.cause is Cause.INTERNAL_ERROR else None
-        return Reply(error.http_status(params), _JSON, wire.error_body(id_json, error), method, error.kind.cause,
-                     request_id)
+        return Reply(
+            error.http_status(params), _JSON, wire.error_body(id_json, error), method, error.kind.cause, request_id
+        )
 
 
 def _log_internal_error(error: RpcError, method: str | None, failure: Exception | None) -> bytes:
@@ -278,7 +280,11 @@ def _log_internal_error(error: RpcError, method: str | None, failure: Exception 
     reason = (error.info or {}).get("error_message", error.data)
     cause = shown(str(reason) if failure is None else f"{type(failure).__name__}: {failure}", MESSAGE_CHARS)
     log.error(
-        "INTERNAL_ERROR request_id=%s method=%s: %s", request_id, method or "-", cause,
-        exc_info=failure, extra={"request_id": request_id, "rpc_method": method, "cause": cause},
+        "INTERNAL_ERROR request_id=%s method=%s: %s",
+        request_id,
+        method or "-",
+        cause,
+        exc_info=failure,
+        extra={"request_id": request_id, "rpc_method": method, "cause": cause},
     )
     return request_id.encode()

@@ -123,8 +123,14 @@ def observe_upstream(method: str, outcome: str, seconds: float) -> None:
     _UPSTREAM_LATENCY.labels(method).observe(seconds)
 
 
+_view_call_children: dict[tuple[str, str], Counter] = {}  # a handful: the paths by the reasons
+
+
 def observe_view_call(path: str, reason: str) -> None:
-    _VIEW_CALLS.labels(path, reason).inc()
+    child = _view_call_children.get((path, reason))
+    if child is None:
+        child = _view_call_children[path, reason] = _VIEW_CALLS.labels(path, reason)
+    child.inc()
 
 
 def observe_view_call_difference() -> None:
@@ -165,28 +171,46 @@ class StoreCollector(Collector):
         info = await self._reader.info()
         found: list[Metric] = [
             _gauge("nearrpc_store_blocks", "Blocks in the store, fork blocks included", info.block_count),
-            _gauge("nearrpc_store_accounts", "Accounts with a stored state (deleted ones included)",
-                   await self._account_count(info.account_state_count)),
-            _gauge("nearrpc_store_account_states", "Stored account states (one per account and change)",
-                   info.account_state_count),
-            _gauge("nearrpc_store_access_keys", "Stored access key states (one per key and change, deletions included)",
-                   info.access_key_count),
-            _gauge("nearrpc_store_contract_codes", "Stored contract codes (one per code hash)",
-                   info.contract_code_count),
-            _gauge("nearrpc_store_contract_data",
-                   "Stored contract state rows (one per account, key and change, removals included)",
-                   info.contract_data_count),
+            _gauge(
+                "nearrpc_store_accounts",
+                "Accounts with a stored state (deleted ones included)",
+                await self._account_count(info.account_state_count),
+            ),
+            _gauge(
+                "nearrpc_store_account_states",
+                "Stored account states (one per account and change)",
+                info.account_state_count,
+            ),
+            _gauge(
+                "nearrpc_store_access_keys",
+                "Stored access key states (one per key and change, deletions included)",
+                info.access_key_count,
+            ),
+            _gauge(
+                "nearrpc_store_contract_codes", "Stored contract codes (one per code hash)", info.contract_code_count
+            ),
+            _gauge(
+                "nearrpc_store_contract_data",
+                "Stored contract state rows (one per account, key and change, removals included)",
+                info.contract_data_count,
+            ),
         ]
         head = await self._reader.head()
         if head is not None:
             found.append(_gauge("nearrpc_store_head_height", "Height of the head (optimistic) block", head.height))
             final = await self._reader.block_by_hash(head.last_final_block)
             if final is not None:
-                found.append(_gauge("nearrpc_store_final_height", "Height of the head's last final block",
-                                    final.height))
+                found.append(
+                    _gauge("nearrpc_store_final_height", "Height of the head's last final block", final.height)
+                )
             timestamp_ns: int = orjson.loads(head.view_json)["header"]["timestamp"]
-            found.append(_gauge("nearrpc_store_head_age_seconds", "Seconds since the head block's timestamp",
-                                time.time() - timestamp_ns / 1e9))
+            found.append(
+                _gauge(
+                    "nearrpc_store_head_age_seconds",
+                    "Seconds since the head block's timestamp",
+                    time.time() - timestamp_ns / 1e9,
+                )
+            )
         return found
 
     def collect(self) -> Iterator[Metric]:
@@ -197,7 +221,8 @@ class StoreCollector(Collector):
 class BuildInfoCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         info = GaugeMetricFamily(
-            "nearrpc_build_info", "The service's version and the interface version it serves",
+            "nearrpc_build_info",
+            "The service's version and the interface version it serves",
             labels=("version", "interface_version"),
         )
         info.add_metric((SERVICE_VERSION, INTERFACE_VERSION), 1)
@@ -210,8 +235,15 @@ def scrape_registry(store_gauges: StoreCollector) -> CollectorRegistry:
     if os.environ.get(MULTIPROCESS_ENV):
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]  # unannotated upstream
     else:
-        for counted in (_REQUESTS, _LATENCY, _FORK_LOOKUPS, _UPSTREAM_REQUESTS, _UPSTREAM_LATENCY, _VIEW_CALLS,
-                        _VIEW_CALL_DIFFERENCES):
+        for counted in (
+            _REQUESTS,
+            _LATENCY,
+            _FORK_LOOKUPS,
+            _UPSTREAM_REQUESTS,
+            _UPSTREAM_LATENCY,
+            _VIEW_CALLS,
+            _VIEW_CALL_DIFFERENCES,
+        ):
             registry.register(counted)
     registry.register(store_gauges)
     registry.register(BuildInfoCollector())

@@ -105,6 +105,19 @@ async def resolve(reader: ServingReader, reference: BlockReference) -> StoredBlo
     return earliest
 
 
+# the references by name, made once: most requests name one (each request reads its reference
+# twice, for its answer and for what the answer depends on)
+_NAMED: Final = {
+    **{("finality", name): BlockReference("finality", name) for name in _FINALITY_VARIANT},
+    **{("sync_checkpoint", name): BlockReference("sync_checkpoint", name) for name in _CHECKPOINT_VARIANT},
+}
+
+
+def _named(kind: ReferenceKind, name: str) -> BlockReference:
+    named = _NAMED.get((kind, name))
+    return BlockReference(kind, name) if named is None else named
+
+
 def reference_of(params: Any) -> BlockReference:
     """The block reference inside a generated params model (any of its branches).
 
@@ -123,5 +136,5 @@ def reference_of(params: Any) -> BlockReference:
         return BlockReference("block_id", block_id.root.root)
     finality = fields.get("finality")
     if finality is not None:
-        return BlockReference("finality", finality.root)
-    return BlockReference("sync_checkpoint", fields["sync_checkpoint"].root)
+        return _named("finality", finality.root)
+    return _named("sync_checkpoint", fields["sync_checkpoint"].root)

@@ -44,6 +44,7 @@ from nearrpc.contracts import (
     default_engine,
 )
 from nearrpc.contracts.gas import GasCosts
+from nearrpc.contracts.host import ValidatorStakes
 from nearrpc.methods import errors
 from nearrpc.nearcore.base58 import decode_onto
 from nearrpc.store import CURRENT_FETCH_BUDGET, FETCHES_PER_CALL, FetchBudget, ServingReader, StoredBlock
@@ -266,6 +267,12 @@ class _EpochStakes:
         self._loop = loop
         self._kept = kept
 
+    def reads(
+        self, reader: ServingReader, epoch_id: str, loop: asyncio.AbstractEventLoop, kept: dict[str, Mapping[str, int]]
+    ) -> bool:
+        """Whether these are the stakes a call with these would read."""
+        return self._reader is reader and self._epoch_id == epoch_id and self._loop is loop and self._kept is kept
+
     def stakes(self) -> Mapping[str, int] | None:
         kept = self._kept.get(self._epoch_id)
         if kept is not None:
@@ -319,6 +326,12 @@ class ViewRunner:
         self.interrupted = 0  # stopped by their deadline or the server's shutdown
         self._stakes: dict[str, Mapping[str, int]] = {}  # per epoch id, for the validator host functions
 
+    def validators(self, reader: ServingReader, epoch_id: str) -> ValidatorStakes:
+        """The stakes of `epoch_id` as this runner's calls read them through `reader` on the
+        running loop: a context holding them (`view_context`) is run as it is, where `run` would
+        otherwise make a copy of the context bound to them at each call."""
+        return _EpochStakes(reader, epoch_id, asyncio.get_running_loop(), self._stakes)
+
     async def run(
         self,
         reader: ServingReader,
@@ -331,7 +344,9 @@ class ViewRunner:
     ) -> ViewOutcome:
         engine = default_engine()
         loop = asyncio.get_running_loop()
-        context = replace(context, validators=_EpochStakes(reader, context.epoch_id, loop, self._stakes))
+        stakes = context.validators
+        if not (isinstance(stakes, _EpochStakes) and stakes.reads(reader, context.epoch_id, loop, self._stakes)):
+            context = replace(context, validators=_EpochStakes(reader, context.epoch_id, loop, self._stakes))
         inline = reader.inline_contract_values()
         # a module not compiled yet is compiled on a thread: compiling a large contract takes long
         method = (code_hash, method_name)
@@ -496,13 +511,20 @@ def block_facts(block: StoredBlock) -> BlockFacts:
 
 
 def view_context(
-    account_id: str, account: Mapping[str, Any], block: StoredBlock, facts: BlockFacts, shard_id: int, epoch_height: int
+    account_id: str,
+    account: Mapping[str, Any],
+    block: StoredBlock,
+    facts: BlockFacts,
+    shard_id: int,
+    epoch_height: int,
+    validators: ValidatorStakes | None = None,
 ) -> ViewContext:
     """The VMContext nearcore builds for a view (runtime state_viewer `call_function`): the block's
     height and timestamp, the account's balances and storage usage at the block (its parsed
     view), and the state root as the random seed: here the `prev_state_root` of the account's
     shard's chunk in the block (the root the chunk was applied on; the store keeps no trie of
-    its own)."""
+    its own). `validators`: the epoch's stakes as the runner reads them (`ViewRunner.validators`;
+    None: the runner binds them at each run)."""
     return ViewContext(
         account_id=account_id,
         block_height=block.height,
@@ -513,6 +535,7 @@ def view_context(
         storage_usage=int(account["storage_usage"]),
         random_seed=facts.state_root(shard_id),
         epoch_id=block.epoch_id,
+        validators=validators,
     )
 
 

@@ -4,16 +4,23 @@ near-account-id crate, which nearcore puts in its parse errors."""
 
 from __future__ import annotations
 
+import re
+
 from nearrpc.nearcore.echo import shown
 
 MIN_LEN = 2
 MAX_LEN = 64
 _SEPARATORS = frozenset("-_.")
 _HEX = frozenset("0123456789abcdef")
+# the valid ids at once (every request naming an account asks): parts of lowercase ASCII letters
+# and digits, one separator between two; the loop below says what is wrong with any other
+_VALID = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
 
 
 def account_id_problem(account_id: str) -> str | None:
     """None for a valid id, else what is wrong with it."""
+    if MIN_LEN <= len(account_id) <= MAX_LEN and _VALID.fullmatch(account_id) is not None:
+        return None
     if len(account_id) < MIN_LEN:
         return "the Account ID is too short"
     if len(account_id) > MAX_LEN:

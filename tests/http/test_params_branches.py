@@ -4,8 +4,10 @@ fixtures and a spread of forms and refusals, validated both ways."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +105,30 @@ def test_every_recorded_request_is_typed_as_the_whole_union_types_it() -> None:
     assert len(RECORDED) > 100 and picked > 100, (len(RECORDED), picked)  # the branch path ran
 
 
+def test_a_picked_branch_is_wrapped_as_the_unions_validator_wraps_it() -> None:
+    """typed_params builds the union's instance around the branch's directly: the same instance
+    in every respect the union's validator gives (type, `root`, fields set, dumps, copies)."""
+    wrapped = 0
+    for name, params in RECORDED:
+        method = METHODS[name]
+        normalised = _normalised(method, params)
+        model = getattr(models, method.params_schema)
+        if branch_of(model, normalised) is None:
+            continue
+        try:
+            whole = model.model_validate(normalised, strict=True)
+        except pydantic.ValidationError:
+            continue
+        typed = typed_params(method, params)
+        assert type(typed) is model and typed == whole, (name, params)
+        assert typed.model_fields_set == whole.model_fields_set == {"root"}
+        assert repr(typed) == repr(whole) and typed.model_dump_json() == whole.model_dump_json()
+        assert pickle.loads(pickle.dumps(typed)) == whole and copy.deepcopy(typed) == whole
+        assert model.model_validate(typed, strict=True).root is typed.root  # still the union's own
+        wrapped += 1
+    assert wrapped > 100, wrapped
+
+
 def _normalised(method: MethodSpec, params: object) -> object:
     try:
         return normalise(method, params)
@@ -143,8 +169,10 @@ CHANGES_REFUSED: list[dict[str, Any]] = [
     {"changes_type": "account_changes", "account_ids": ["alice.localnet", "Not An Id"]},
     {"changes_type": "account_changes", "account_ids": "alice.localnet"},  # not a list
     {"changes_type": "data_changes", "account_ids": ["counter.localnet"], "key_prefix_base64": 5},
-    {"changes_type": "single_access_key_changes",
-     "keys": [{"account_id": "alice.localnet", "public_key": "ed25519:x"}]},
+    {
+        "changes_type": "single_access_key_changes",
+        "keys": [{"account_id": "alice.localnet", "public_key": "ed25519:x"}],
+    },
     {"changes_type": "single_access_key_changes", "keys": [{"account_id": "alice.localnet"}]},
 ]
 

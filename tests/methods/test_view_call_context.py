@@ -62,6 +62,7 @@ PROBE_WAT: Final = """(module
  (import "env" "read_register" (func $read_register (param i64 i64)))
  (import "env" "value_return" (func $value_return (param i64 i64)))
  (import "env" "log_utf8" (func $log_utf8 (param i64 i64)))
+ (import "env" "validator_total_stake" (func $validator_total_stake (param i64)))
  (memory 1)
  (data (i32.const 100) "first line")
  (data (i32.const 120) "second")
@@ -78,7 +79,9 @@ PROBE_WAT: Final = """(module
   (call $value_return (i64.const 32) (i64.const 0)))
  (func (export "logs")
   (call $log_utf8 (i64.const 10) (i64.const 100)) (call $log_utf8 (i64.const 6) (i64.const 120))
-  (call $value_return (i64.const 4) (i64.const 140))))"""
+  (call $value_return (i64.const 4) (i64.const 140)))
+ (func (export "stake")
+  (call $validator_total_stake (i64.const 0)) (call $value_return (i64.const 16) (i64.const 0))))"""
 
 
 def _code_hash(code: bytes) -> str:
@@ -175,6 +178,24 @@ def test_a_calls_logs_are_in_its_result(answers: Any) -> None:
     params = {"account_id": PROBE, "method_name": "logs", "args_base64": "", "block_id": FACTS.head_height}
     experimental = answers("EXPERIMENTAL_call_function", params)
     assert experimental["result"]["logs"] == ["first line", "second"]
+
+
+def test_the_validators_total_stake_is_the_head_epochs(answers: Any, store: Path) -> None:
+    """The epoch's stakes are read from its stored validators record: by the first call on a
+    worker (a read on the event loop would wait), kept for the calls after it on the loop."""
+
+    async def total() -> int:
+        reader = open_store(store, "serve")
+        try:
+            record = await reader.validators(_head_view()["header"]["epoch_id"])
+        finally:
+            await reader.close()
+        assert record is not None
+        return sum(int(validator["stake"]) for validator in orjson.loads(record.view_json)["current_validators"])
+
+    expected = asyncio.run(total())
+    assert expected > 0
+    assert _returned(answers, "stake") == _returned(answers, "stake") == expected.to_bytes(16, "little")
 
 
 def _page(ask: Any, **page: Any) -> dict[str, Any]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -144,3 +146,37 @@ def test_a_closed_runner_refuses_what_would_need_a_worker(sample_store: Path) ->
         assert refused.value.info == {"error_message": "the server is shutting down: it runs no more view calls"}
 
     asyncio.run(after_close())
+
+
+def test_a_context_holding_the_runners_stakes_runs_as_it_is(
+    sample_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A context made with `ViewRunner.validators` (the handlers keep it per account and block)
+    reaches the engine as it is; one without stakes, or with those of another reader, is given
+    the runner's stakes through the reader it runs over."""
+    seen: list[object] = []
+    run_view = engine.ViewEngine.run_view
+
+    def spy(self: engine.ViewEngine, *call: Any) -> Any:
+        seen.append(call[4].validators)  # code, code hash, method, args, context, ...
+        return run_view(self, *call)
+
+    monkeypatch.setattr(engine.ViewEngine, "run_view", spy)
+    code = module('(func (export "m"))')
+
+    async def calls() -> None:
+        reader, other = open_store(sample_store, "serve"), open_store(sample_store, "serve")
+        runner = ViewRunner()
+        try:
+            bound = replace(CONTEXT, validators=runner.validators(reader, CONTEXT.epoch_id))
+            for context, over in ((bound, reader), (bound, other), (CONTEXT, reader)):
+                await runner.run(over, code, "stakes", "m", b"", context, COSTS)
+            assert seen[0] is bound.validators
+            assert seen[1] is not None and seen[1] is not bound.validators
+            assert seen[2] is not None
+        finally:
+            runner.close()
+            await reader.close()
+            await other.close()
+
+    asyncio.run(calls())

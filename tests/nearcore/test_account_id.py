@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -39,3 +40,21 @@ def test_spec_pattern_agrees_with_the_validator(account_id: str) -> None:
         re.fullmatch(schema["pattern"], account_id)
     )
     assert by_spec == (account_id_problem(account_id) is None)
+
+
+def test_every_short_id_is_judged_as_the_spec_pattern_judges_it() -> None:
+    """Valid ids are told at once by a pattern, any other by the loop that names its problem:
+    both agree with the spec's pattern over every id of up to 4 characters from letters, digits,
+    the separators and characters that are none of them (a newline, where `$` would match)."""
+    schema = spec_document()["components"]["schemas"]["AccountId"]
+    judged = 0
+    for length in range(1, 5):
+        for chars in itertools.product("a9-_.A\né", repeat=length):
+            account_id = "".join(chars)
+            by_spec = len(account_id) >= schema["minLength"] and bool(re.fullmatch(schema["pattern"], account_id))
+            assert (account_id_problem(account_id) is None) == by_spec, account_id
+            judged += 1
+    for account_id in ("a" * 64, "a" * 65, "ab\n", "a." * 31 + "ab", "a." * 32 + "a"):
+        by_spec = len(account_id) <= schema["maxLength"] and bool(re.fullmatch(schema["pattern"], account_id))
+        assert (account_id_problem(account_id) is None) == by_spec, account_id
+    assert judged > 4000

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from nearrpc.contracts import ExecutionInterrupted, HostFunctionUnavailable, ViewCallError
+from nearrpc.contracts import ExecutionInterrupted, GasCosts, HostFunctionUnavailable, ViewCallError, ViewContext
 from nearrpc.contracts.errors import VM_ERROR_PREFIX
 from nearrpc.contracts.errors import unavailable as vm_unavailable
 from nearrpc.generated import models
@@ -45,6 +45,12 @@ _ALL_ROWS = 2**31 - 1
 _KEPT_BLOCK_FACTS = 64  # blocks whose timestamp and chunks a view call has parsed
 _KEPT_CODES = 16  # contract codes by hash (the one a hot contract's calls all read)
 _KEPT_ACCOUNTS = 64  # called accounts' views by height (a hot contract's calls at the head read one)
+_KEPT_TARGETS = 64  # what calls on an account at a block run with (a hot contract's calls at the head: one)
+# what a call's code hash, context and costs are read from (the account, the block, its epoch's
+# protocol, shard layout and height)
+_TARGET_KINDS = frozenset({"accounts", "codes", "blocks", "epochs", "configs"})
+# a call's code hash, its VMContext and its block's gas costs
+_Target = tuple[str, ViewContext, GasCosts]
 
 
 class ContractMethods(Resolution):
@@ -62,6 +68,7 @@ class ContractMethods(Resolution):
         self._block_facts: dict[str, BlockFacts] = {}
         self._codes: dict[str, bytes] = {}
         self._called: dict[tuple[str, int], dict[str, Any]] = {}  # account views by (id, height)
+        self._targets: dict[tuple[str, str], _Target] = {}  # what calls run with, by (account id, block hash)
         self._epoch_length: tuple[int, int] | None = None
 
     def _forget(self, changed: frozenset[str]) -> None:
@@ -74,6 +81,8 @@ class ContractMethods(Resolution):
             self._codes.clear()
         if "accounts" in changed:
             self._called.clear()
+        if changed & _TARGET_KINDS:
+            self._targets.clear()
 
     def close(self) -> None:
         super().close()
@@ -132,29 +141,17 @@ class ContractMethods(Resolution):
         (UNKNOWN_ACCOUNT), then its code (none: the VM's CodeDoesNotExist), then the code run on
         the state as of the block. A failed run is a result with an `error` text for query, and
         CONTRACT_EXECUTION_ERROR for EXPERIMENTAL_call_function."""
-        # an account's view at a height changes only with a write of accounts (refresh drops it)
-        account = self._called.get((account_id, block.height))
-        if account is None:
-            account = orjson.loads(await self._account_view(account_id, block, method))
-            keep(self._called, (account_id, block.height), account, _KEPT_ACCOUNTS)
-        code_hash = code_hash_of(account)
-        if code_hash is None:
-            return _no_code_to_call(account_id, block, method)
-        await self._check_state_held(account_id, block, method)
-        code = await self._contract_code(code_hash)
-        if code is None and await self._chosen_only():  # as `_code`: a fork's store never got it
-            raise errors.account_not_held(method, account_id, await self._shard_id(account_id, block))
-        if code is None:
-            # a code hash whose code the trie lacks (a patch's Account record before its Contract
-            # record): the VM's CodeDoesNotExist, as for no code (runtime state_viewer
-            # `call_function`: the pipeline gets no contract)
-            return _no_code_to_call(account_id, block, method)
-        shard_id = await self._shard_id(account_id, block)
-        facts = self._block_facts.get(block.hash)
-        if facts is None:
-            facts = keep(self._block_facts, block.hash, block_facts(block), _KEPT_BLOCK_FACTS)
-        context = view_context(account_id, account, block, facts, shard_id, await self._epoch_height(block))
-        costs = await self._gas_costs(block)
+        target = self._targets.get((account_id, block.hash))
+        code = None if target is None else self._codes.get(target[0])
+        if target is not None and code is not None:
+            if not self._holds_every_account():  # a recording's marks may say otherwise at each request
+                await self._check_state_held(account_id, block, method)
+            code_hash, context, costs = target
+        else:
+            found = await self._call_target(account_id, block, method)
+            if isinstance(found, bytes):
+                return found
+            code, (code_hash, context, costs) = found
         try:
             try:
                 outcome = await self._views.run(self._reader, code, code_hash, method_name, args, context, costs)
@@ -188,9 +185,41 @@ class ContractMethods(Resolution):
                 account_id, method_name, args, block, method, "state_too_large", str(too_large)
             )
         answer = call_result(outcome, block.height, block.hash)
-        await self._verify(account_id, method_name, args, block, answer)
+        if self._call_verifier is not None:
+            await self._verify(account_id, method_name, args, block, answer)
         self._count("local", "executed")
         return answer
+
+    async def _call_target(self, account_id: str, block: StoredBlock, method: str) -> tuple[bytes, _Target] | bytes:
+        """The code a call on `account_id` at `block` runs and what it runs with (the code's
+        hash, the VMContext, the block's gas costs), kept for the next calls there (the code
+        itself as the codes are); or the answer for an account with no code to run. The account
+        first (UNKNOWN_ACCOUNT), then its code hash, the state held, its code."""
+        # an account's view at a height changes only with a write of accounts (refresh drops it)
+        account = self._called.get((account_id, block.height))
+        if account is None:
+            account = orjson.loads(await self._account_view(account_id, block, method))
+            keep(self._called, (account_id, block.height), account, _KEPT_ACCOUNTS)
+        code_hash = code_hash_of(account)
+        if code_hash is None:
+            return _no_code_to_call(account_id, block, method)
+        await self._check_state_held(account_id, block, method)
+        code = await self._contract_code(code_hash)
+        if code is None and await self._chosen_only():  # as `_code`: a fork's store never got it
+            raise errors.account_not_held(method, account_id, await self._shard_id(account_id, block))
+        if code is None:
+            # a code hash whose code the trie lacks (a patch's Account record before its Contract
+            # record): the VM's CodeDoesNotExist, as for no code (runtime state_viewer
+            # `call_function`: the pipeline gets no contract)
+            return _no_code_to_call(account_id, block, method)
+        shard_id = await self._shard_id(account_id, block)
+        facts = self._block_facts.get(block.hash)
+        if facts is None:
+            facts = keep(self._block_facts, block.hash, block_facts(block), _KEPT_BLOCK_FACTS)
+        validators = self._views.validators(self._reader, block.epoch_id)
+        context = view_context(account_id, account, block, facts, shard_id, await self._epoch_height(block), validators)
+        target = (code_hash, context, await self._gas_costs(block))
+        return code, keep(self._targets, (account_id, block.hash), target, _KEPT_TARGETS)
 
     async def _upstream_call(
         self,

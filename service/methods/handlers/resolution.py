@@ -164,6 +164,11 @@ class Resolution:
             self._accounts_chosen = await self._reader.fetched(ACCOUNTS_CHOSEN)
         return self._accounts_chosen
 
+    def _holds_every_account(self) -> bool:
+        """Whether the store is known not to be a recording of chosen accounts (`_chosen_only`
+        has answered so): its held checks have nothing to say, and need not be awaited."""
+        return self._reads_through or self._accounts_chosen is False
+
     async def _check_held(self, account_id: str, block: StoredBlock, method: str, *seen: str) -> None:
         """Raise that the store does not hold `account_id` at `block` when it is a store of
         chosen accounts that neither holds it at every block (a recording's `held_account`) nor

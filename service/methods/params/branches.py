@@ -81,14 +81,19 @@ def branch_of(model: type[pydantic.BaseModel], params: object) -> type[pydantic.
     """The one branch of `model`'s union that `params` (normalised) can fit, or None."""
     if not isinstance(params, dict):
         return None
-    present = [name for name in REFERENCE_MEMBERS if name in params]
-    if len(present) != 1:
+    present = None
+    for name in REFERENCE_MEMBERS:  # written out: every request runs this
+        if name in params:
+            if present is not None:
+                return None
+            present = name
+    if present is None:
         return None
-    tag = next((params[name] for name in _TAGS if name in params), None)
+    tag = params["request_type"] if "request_type" in params else params.get("changes_type")  # _TAGS, in order
     table = branches(model)
     if not table:
         return None
-    return table.get((tag if isinstance(tag, str) else None, present[0]))
+    return table.get((tag if isinstance(tag, str) else None, present))
 
 
 # What a member of the wrong JSON type was expected to be, by pydantic's error type.

@@ -19,6 +19,8 @@ from nearrpc.methods.params import blocks, changes, chunks, query, sending, tran
 from nearrpc.methods.params.branches import branch_of, refusal
 from nearrpc.methods.params.readers import Reader, failed
 
+_set: Final = object.__setattr__  # past pydantic's own __setattr__, as its model_construct sets them
+
 # every method that reads its params, by name: its family's reader
 READERS: Final[dict[str, Reader]] = {
     **blocks.READERS,
@@ -37,6 +39,17 @@ def normalise(method: MethodSpec, params: object) -> object:
     return None if reader is None else reader(method, params)
 
 
+def _wrapped(model: type[pydantic.RootModel[Any]], branch: pydantic.BaseModel) -> Any:
+    """The union model's instance around an instance of one of its branches, as the union's own
+    validator makes it (it keeps a branch's instance as it is, with `root` alone set): built
+    directly, where that validator first tries the union's branches in turn (about 2.5 us for
+    `query`'s 27) and model_construct runs its Python loop over the fields (about 1 us)."""
+    instance = model.__new__(model)
+    _set(instance, "__dict__", {"root": branch})
+    _set(instance, "__pydantic_fields_set__", {"root"})
+    return instance
+
+
 def typed_params(method: MethodSpec, params: object) -> Any:
     """Validate `params` into the generated model of `method` (strictly: no coercion)."""
     model = getattr(models, method.params_schema)
@@ -49,9 +62,7 @@ def typed_params(method: MethodSpec, params: object) -> Any:
         except pydantic.ValidationError:
             pass  # refused: worded from the whole union's errors, as before
         else:
-            # wrapped by the union's own validator, which keeps a branch's instance as it is: a
-            # few C calls, where model_construct's Python costs microseconds a request
-            return model.__pydantic_validator__.validate_python(fitted, strict=True)
+            return _wrapped(model, fitted)
     try:
         return model.model_validate(normalised, strict=True)
     except pydantic.ValidationError as exc:
