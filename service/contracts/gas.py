@@ -12,6 +12,7 @@ costs `contract_loading_base` plus `contract_loading_bytes` per code byte (logic
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -100,6 +101,13 @@ class GasCosts:
         )
 
     @cached_property
+    def module_variant(self) -> int:
+        """A number naming what a compiled module depends on beside its code (the prepare rules
+        and the flags, which say which host functions link): equal for equal costs, so the
+        engine's cache key hashes a number, not the rules' fields, at each call."""
+        return _variant(self.prepare_rules, self.flags)
+
+    @cached_property
     def prepare_rules(self) -> PrepareRules:
         """The prepare step's rules of this protocol (contracts.prepare)."""
         return PrepareRules(
@@ -117,6 +125,16 @@ class GasCosts:
             linear_op_unit_cost=self.linear_op_unit_cost,
             max_stack_height=self.max_stack_height,
         )
+
+
+# a number per (prepare rules, flags) seen: a handful per process, one per protocol variant
+_VARIANTS: dict[tuple[PrepareRules, frozenset[str]], int] = {}
+_VARIANTS_LOCK = threading.Lock()
+
+
+def _variant(rules: PrepareRules, flags: frozenset[str]) -> int:
+    with _VARIANTS_LOCK:
+        return _VARIANTS.setdefault((rules, flags), len(_VARIANTS))
 
 
 def _optional(limits: Mapping[str, Any], name: str) -> int | None:
