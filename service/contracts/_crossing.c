@@ -10,6 +10,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -271,52 +272,410 @@ static void *callback(void *env, void *caller, raw_value *values, size_t count) 
     return trap;
 }
 
+/* ---- A call's store, made, instantiated, called and deleted in C (wasm_api.CallStore is the
+ * ctypes one, where this extension is not built): the per-call sequence through ctypes cost
+ * more than a short view's own work. */
+
+/* wasmtime_instance_t: a store's id and a private word */
+typedef struct {
+    uint64_t store_id;
+    size_t private1;
+} instance_ref;
+
+/* wasmtime_extern_t: a kind byte, then a 24-byte union at offset 8 (a func, a global, a memory) */
+typedef struct {
+    uint8_t kind;
+    union {
+        global_ref global;
+        unsigned char bytes[24];
+    } of;
+} extern_item;
+
+_Static_assert(sizeof(instance_ref) == 16, "wasmtime_instance_t is 16 bytes");
+_Static_assert(sizeof(extern_item) == 32 && offsetof(extern_item, of) == 8, "wasmtime_extern_t's layout");
+
+typedef void *(*store_new_fn)(void *engine, void *data, void (*finalizer)(void *));
+typedef void *(*store_context_fn)(void *store);
+typedef void (*store_delete_fn)(void *store);
+typedef void (*store_limiter_fn)(void *store, int64_t memory_size, int64_t table_elements, int64_t instances,
+                                 int64_t tables, int64_t memories);
+typedef void (*set_epoch_deadline_fn)(void *context, uint64_t ticks);
+typedef void (*epoch_callback_fn)(void *store, void *callback, void *data, void (*finalizer)(void *));
+typedef void *(*pre_instantiate_fn)(void *pre, void *context, instance_ref *instance, void **trap);
+typedef bool (*export_get_fn)(void *context, const instance_ref *instance, const char *name, size_t length,
+                              extern_item *item);
+typedef void *(*call_unchecked_fn)(void *context, const void *func, raw_value *values, size_t count, void **trap);
+typedef uint8_t *(*memory_data_fn)(void *context, const void *memory);
+typedef size_t (*memory_data_size_fn)(void *context, const void *memory);
+
+static struct {
+    store_new_fn store_new;
+    store_context_fn store_context;
+    store_delete_fn store_delete;
+    store_limiter_fn store_limiter;
+    set_epoch_deadline_fn set_epoch_deadline;
+    epoch_callback_fn epoch_deadline_callback;
+    pre_instantiate_fn pre_instantiate;
+    export_get_fn export_get;
+    call_unchecked_fn call_unchecked;
+    memory_data_fn memory_data;
+    memory_data_size_fn memory_data_size;
+} api;
+
+static PyObject *trapped; /* wasm_api._trap: a wasm_trap_t address -> the package's Trap */
+static uint8_t extern_kinds[3]; /* the func, global and memory kinds of wasmtime_extern_t */
+#define EXTERN_FUNC 0
+#define EXTERN_GLOBAL 1
+#define EXTERN_MEMORY 2
+
+typedef struct {
+    PyObject_HEAD
+    void *store; /* NULL once deleted */
+    void *context;
+    int instantiated;
+    instance_ref instance;
+    extern_item memory, gas, method, start, stack;
+    int has_start, has_stack;
+} Store;
+
+static PyTypeObject StoreType;
+
+/* Where a run into wasm failed: the host function's exception that ended it (carried out in
+ * `pending.failure`), else its error or trap, raised as the package's exceptions; 0 when it
+ * returned. As wasm_api.CallStore._raise. */
+static int failed(void *error, void *trap) {
+    if (error == NULL && trap == NULL) return 0;
+    PyObject *failure = PyObject_GetAttr(pending, failure_name);
+    if (failure == NULL) return -1;
+    if (PyObject_SetAttr(pending, failure_name, Py_None) < 0) {
+        Py_DECREF(failure);
+        return -1;
+    }
+    PyObject *address = PyLong_FromVoidPtr(error != NULL ? error : trap);
+    /* the exception owns the C object (and deletes it) even when the failure is raised instead */
+    PyObject *exception = address == NULL ? NULL : PyObject_CallOneArg(error != NULL ? raised : trapped, address);
+    Py_XDECREF(address);
+    if (exception == NULL) {
+        Py_DECREF(failure);
+        return -1;
+    }
+    PyObject *chosen = failure != Py_None ? failure : exception;
+    Py_INCREF(chosen);
+    Py_DECREF(failure);
+    Py_DECREF(exception);
+    /* raised with its own traceback (the host function's frames), as `raise failure` does */
+    PyErr_Restore(Py_NewRef((PyObject *)Py_TYPE(chosen)), chosen, PyException_GetTraceback(chosen));
+    return -1;
+}
+
+static int clear_pending(void) { return PyObject_SetAttr(pending, failure_name, Py_None); }
+
+static int64_t as_int64(PyObject *value, int *bad) {
+    long long number = PyLong_AsLongLong(value);
+    if (number == -1 && PyErr_Occurred()) *bad = 1;
+    return (int64_t)number;
+}
+
+/* Store(engine, memory_size, table_elements, tables, epoch_deadline, epoch_callback) */
+static PyObject *Store_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    if (api.store_new == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "setup() has not run");
+        return NULL;
+    }
+    if ((kwargs != NULL && PyDict_GET_SIZE(kwargs) != 0) || PyTuple_GET_SIZE(args) != 6) {
+        PyErr_SetString(PyExc_TypeError,
+                        "Store(engine, memory_size, table_elements, tables, epoch_deadline, epoch_callback)");
+        return NULL;
+    }
+    int bad = 0;
+    void *engine = PyLong_AsVoidPtr(PyTuple_GET_ITEM(args, 0));
+    if (engine == NULL) bad = 1;
+    int64_t memory_size = as_int64(PyTuple_GET_ITEM(args, 1), &bad);
+    int64_t table_elements = as_int64(PyTuple_GET_ITEM(args, 2), &bad);
+    int64_t tables = as_int64(PyTuple_GET_ITEM(args, 3), &bad);
+    int64_t deadline = as_int64(PyTuple_GET_ITEM(args, 4), &bad);
+    void *watch = PyLong_AsVoidPtr(PyTuple_GET_ITEM(args, 5));
+    if (bad || PyErr_Occurred()) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the engine's address is not 0");
+        return NULL;
+    }
+    Store *self = (Store *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->store = api.store_new(engine, NULL, NULL);
+    self->context = api.store_context(self->store);
+    /* the store's limits nearcore's runner sets: one instance, one memory (engine.py) */
+    api.store_limiter(self->store, memory_size, table_elements, 1, tables, 1);
+    if (watch != NULL) api.epoch_deadline_callback(self->store, watch, NULL, NULL);
+    api.set_epoch_deadline(self->context, (uint64_t)deadline);
+    return (PyObject *)self;
+}
+
+static void Store_delete_now(Store *self) {
+    if (self->store != NULL) {
+        api.store_delete(self->store);
+        self->store = NULL;
+        self->context = NULL;
+        self->instantiated = 0;
+    }
+}
+
+static void Store_dealloc(Store *self) {
+    Store_delete_now(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int live(Store *self, int instantiated) {
+    if (self->store == NULL || (instantiated && !self->instantiated)) {
+        PyErr_SetString(PyExc_RuntimeError, instantiated ? "the store has no instance" : "the store is deleted");
+        return 0;
+    }
+    return 1;
+}
+
+static int look_up(Store *self, const char *name, size_t length, int kind, extern_item *item) {
+    if (!api.export_get(self->context, &self->instance, name, length, item) || item->kind != extern_kinds[kind]) {
+        PyErr_Format(PyExc_AssertionError, "the instance exports %.*s of its kind", (int)length, name);
+        return -1;
+    }
+    return 0;
+}
+
+/* instantiate(pre, memory, gas, method, start or None) */
+static PyObject *Store_instantiate(Store *self, PyObject *const *args, Py_ssize_t count) {
+    if (count != 5) {
+        PyErr_SetString(PyExc_TypeError, "instantiate(pre, memory, gas, method, start or None)");
+        return NULL;
+    }
+    if (!live(self, 0)) return NULL;
+    void *pre = PyLong_AsVoidPtr(args[0]);
+    if (pre == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the InstancePre's address is not 0");
+        return NULL;
+    }
+    const char *names[4];
+    Py_ssize_t lengths[4];
+    for (int i = 0; i < 4; i++) {
+        if (i == 3 && args[4] == Py_None) break;
+        if ((names[i] = PyUnicode_AsUTF8AndSize(args[1 + i], &lengths[i])) == NULL) return NULL;
+    }
+    if (clear_pending() < 0) return NULL;
+    void *trap = NULL, *error;
+    /* other threads run meanwhile (the epoch ticker among them); a host call takes the GIL back */
+    Py_BEGIN_ALLOW_THREADS
+    error = api.pre_instantiate(pre, self->context, &self->instance, &trap);
+    Py_END_ALLOW_THREADS
+    if (failed(error, trap) < 0) return NULL;
+    self->has_start = args[4] != Py_None;
+    self->has_stack = 0;
+    if (look_up(self, names[0], (size_t)lengths[0], EXTERN_MEMORY, &self->memory) < 0 ||
+        look_up(self, names[1], (size_t)lengths[1], EXTERN_GLOBAL, &self->gas) < 0 ||
+        look_up(self, names[2], (size_t)lengths[2], EXTERN_FUNC, &self->method) < 0 ||
+        (self->has_start && look_up(self, names[3], (size_t)lengths[3], EXTERN_FUNC, &self->start) < 0))
+        return NULL;
+    self->instantiated = 1;
+    Py_RETURN_NONE;
+}
+
+/* call(start): the start function (True) or the method, `() -> ()` */
+static PyObject *Store_call(Store *self, PyObject *start) {
+    if (!live(self, 1)) return NULL;
+    int which = PyObject_IsTrue(start);
+    if (which < 0) return NULL;
+    if (which && !self->has_start) {
+        PyErr_SetString(PyExc_RuntimeError, "the instance has no start function");
+        return NULL;
+    }
+    if (clear_pending() < 0) return NULL;
+    void *trap = NULL, *error;
+    const void *func = which ? self->start.of.bytes : self->method.of.bytes;
+    Py_BEGIN_ALLOW_THREADS
+    error = api.call_unchecked(self->context, func, NULL, 0, &trap);
+    Py_END_ALLOW_THREADS
+    if (failed(error, trap) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *read_global(Store *self, const global_ref *global) {
+    typed_value value;
+    global_get(self->context, global, &value);
+    return PyLong_FromLongLong(value.of.i64);
+}
+
+static PyObject *Store_get(Store *self, PyObject *unused) {
+    (void)unused;
+    if (!live(self, 1)) return NULL;
+    return read_global(self, &self->gas.of.global);
+}
+
+static PyObject *Store_set(Store *self, PyObject *value) {
+    if (!live(self, 1)) return NULL;
+    typed_value set;
+    memset(&set, 0, sizeof set);
+    set.kind = i64_kind;
+    set.of.i64 = PyLong_AsLongLong(value);
+    if (set.of.i64 == -1 && PyErr_Occurred()) return NULL;
+    void *error = global_set(self->context, &self->gas.of.global, &set);
+    if (error != NULL) {
+        raise_error(error);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* stack(name): the stack global's value (instrument.py), looked up at the first ask */
+static PyObject *Store_stack(Store *self, PyObject *name) {
+    if (!live(self, 1)) return NULL;
+    if (!self->has_stack) {
+        Py_ssize_t length;
+        const char *text = PyUnicode_AsUTF8AndSize(name, &length);
+        if (text == NULL || look_up(self, text, (size_t)length, EXTERN_GLOBAL, &self->stack) < 0) return NULL;
+        self->has_stack = 1;
+    }
+    return read_global(self, &self->stack.of.global);
+}
+
+static PyObject *Store_memory_size(Store *self, PyObject *unused) {
+    (void)unused;
+    if (!live(self, 1)) return NULL;
+    return PyLong_FromSize_t(api.memory_data_size(self->context, self->memory.of.bytes));
+}
+
+static PyObject *Store_memory_base(Store *self, PyObject *unused) {
+    (void)unused;
+    if (!live(self, 1)) return NULL;
+    return PyLong_FromVoidPtr(api.memory_data(self->context, self->memory.of.bytes));
+}
+
+static PyObject *Store_delete(Store *self, PyObject *unused) {
+    (void)unused;
+    Store_delete_now(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Store_bound(Store *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->instantiated);
+}
+
+static PyMethodDef Store_methods[] = {
+    {"instantiate", (PyCFunction)(void (*)(void))Store_instantiate, METH_FASTCALL,
+     "instantiate(pre, memory, gas, method, start or None): the InstancePre's (at address `pre`) instance, its "
+     "exports of these names looked up; raises the package's Trap or WasmtimeError, or a host function's "
+     "exception."},
+    {"call", (PyCFunction)Store_call, METH_O,
+     "call(start): run the start function (True) or the method; raises as instantiate does."},
+    {"get", (PyCFunction)Store_get, METH_NOARGS, "get(): the gas global's value."},
+    {"set", (PyCFunction)Store_set, METH_O, "set(value): set the gas global."},
+    {"stack", (PyCFunction)Store_stack, METH_O, "stack(name): the value of the stack global exported as `name`."},
+    {"memory_base", (PyCFunction)Store_memory_base, METH_NOARGS, "memory_base(): the memory's data address."},
+    {"memory_size", (PyCFunction)Store_memory_size, METH_NOARGS, "memory_size(): the memory's size in bytes."},
+    {"delete", (PyCFunction)Store_delete, METH_NOARGS, "delete(): delete the store (again: nothing)."},
+    {NULL},
+};
+
+static PyGetSetDef Store_getset[] = {
+    {"bound", (getter)Store_bound, NULL, "whether the store has its instance (and its gas global)", NULL},
+    {NULL},
+};
+
+static PyTypeObject StoreType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "nearrpc.contracts._crossing.Store",
+    .tp_basicsize = sizeof(Store),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "One call's store: Store(engine, memory_size, table_elements, tables, epoch_deadline, "
+              "epoch_callback address or 0).",
+    .tp_new = Store_new,
+    .tp_dealloc = (destructor)Store_dealloc,
+    .tp_methods = Store_methods,
+    .tp_getset = Store_getset,
+};
+
 static void *address_of(PyObject *value) {
     void *address = PyLong_AsVoidPtr(value);
     if (address == NULL && !PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a function's address is not 0");
     return address;
 }
 
+/* the C API's functions a store needs, by name, from `functions` */
+static int take_functions(PyObject *functions) {
+    static const char *const wanted[] = {"wasmtime_store_new", "wasmtime_store_context", "wasmtime_store_delete",
+                                         "wasmtime_store_limiter", "wasmtime_context_set_epoch_deadline",
+                                         "wasmtime_store_epoch_deadline_callback", "wasmtime_instance_pre_instantiate",
+                                         "wasmtime_instance_export_get", "wasmtime_func_call_unchecked",
+                                         "wasmtime_memory_data", "wasmtime_memory_data_size", "wasmtime_global_get",
+                                         "wasmtime_global_set", "wasmtime_trap_new"};
+    void *found[sizeof wanted / sizeof wanted[0]];
+    if (!PyDict_Check(functions)) {
+        PyErr_SetString(PyExc_TypeError, "the functions are a dict of names to addresses");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        PyObject *value = PyDict_GetItemString(functions, wanted[i]);
+        if (value == NULL) {
+            PyErr_Format(PyExc_KeyError, "the functions have no %s", wanted[i]);
+            return -1;
+        }
+        if ((found[i] = address_of(value)) == NULL) return -1;
+    }
+    /* casts from object to function pointers: the C API's functions have these prototypes */
+    api.store_new = (store_new_fn)found[0];
+    api.store_context = (store_context_fn)found[1];
+    api.store_delete = (store_delete_fn)found[2];
+    api.store_limiter = (store_limiter_fn)found[3];
+    api.set_epoch_deadline = (set_epoch_deadline_fn)found[4];
+    api.epoch_deadline_callback = (epoch_callback_fn)found[5];
+    api.pre_instantiate = (pre_instantiate_fn)found[6];
+    api.export_get = (export_get_fn)found[7];
+    api.call_unchecked = (call_unchecked_fn)found[8];
+    api.memory_data = (memory_data_fn)found[9];
+    api.memory_data_size = (memory_data_size_fn)found[10];
+    global_get = (global_get_fn)found[11];
+    global_set = (global_set_fn)found[12];
+    trap_new = (trap_new_fn)found[13];
+    return 0;
+}
+
 static PyObject *setup(PyObject *module, PyObject *args, PyObject *kwargs) {
     (void)module;
-    static char *names[] = {"pending", "raised", "global_get", "global_set", "trap_new", "layout", NULL};
-    PyObject *pending_arg, *raised_arg, *get, *set, *trap;
-    Py_ssize_t raw_size, global_size, val_size, val_offset;
-    int kind;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOOO(nnnni)", names, &pending_arg, &raised_arg, &get, &set,
-                                     &trap, &raw_size, &global_size, &val_size, &val_offset, &kind))
+    static char *names[] = {"pending", "raised", "trapped", "functions", "layout", NULL};
+    PyObject *pending_arg, *raised_arg, *trapped_arg, *functions;
+    Py_ssize_t raw_size, global_size, val_size, val_offset, instance_size, extern_size, extern_offset;
+    int kind, func_kind, global_kind, memory_kind;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOOO(nnnninnniii)", names, &pending_arg, &raised_arg,
+                                     &trapped_arg, &functions, &raw_size, &global_size, &val_size, &val_offset,
+                                     &kind, &instance_size, &extern_size, &extern_offset, &func_kind, &global_kind,
+                                     &memory_kind))
         return NULL;
     if (raw_size != sizeof(raw_value) || global_size != sizeof(global_ref) || val_size != sizeof(typed_value) ||
-        val_offset != offsetof(typed_value, of)) {
+        val_offset != offsetof(typed_value, of) || instance_size != sizeof(instance_ref) ||
+        extern_size != sizeof(extern_item) || extern_offset != offsetof(extern_item, of)) {
         PyErr_SetString(PyExc_ImportError, "the wasmtime package's value layouts differ from this extension's");
         return NULL;
     }
-    void *get_address = address_of(get), *set_address, *trap_address;
-    if (get_address == NULL || (set_address = address_of(set)) == NULL || (trap_address = address_of(trap)) == NULL)
-        return NULL;
-    global_get = (global_get_fn)get_address;
-    global_set = (global_set_fn)set_address;
-    trap_new = (trap_new_fn)trap_address;
+    if (take_functions(functions) < 0) return NULL;
     i64_kind = (uint8_t)kind;
+    extern_kinds[EXTERN_FUNC] = (uint8_t)func_kind;
+    extern_kinds[EXTERN_GLOBAL] = (uint8_t)global_kind;
+    extern_kinds[EXTERN_MEMORY] = (uint8_t)memory_kind;
     Py_INCREF(pending_arg);
     Py_XSETREF(pending, pending_arg);
     Py_INCREF(raised_arg);
     Py_XSETREF(raised, raised_arg);
+    Py_INCREF(trapped_arg);
+    Py_XSETREF(trapped, trapped_arg);
     Py_RETURN_NONE;
 }
 
 static PyObject *enter(PyObject *module, PyObject *const *args, Py_ssize_t count) {
     (void)module;
-    if (count != 3) {
-        PyErr_SetString(PyExc_TypeError, "enter(crossing, context, gas global's address)");
+    if (count != 2 || !PyObject_TypeCheck(args[1], &StoreType)) {
+        PyErr_SetString(PyExc_TypeError, "enter(crossing, store)");
         return NULL;
     }
-    void *context = address_of(args[1]);
-    if (context == NULL) return NULL;
-    void *global = address_of(args[2]);
-    if (global == NULL) return NULL;
-    memcpy(&current.gas, global, sizeof current.gas);
-    current.context = context;
+    Store *store = (Store *)args[1];
+    if (!live(store, 1)) return NULL;
+    memcpy(&current.gas, &store->gas.of.global, sizeof current.gas);
+    current.context = store->context;
     Py_INCREF(args[0]);
     Py_XSETREF(current.crossing, args[0]);
     Py_RETURN_NONE;
@@ -333,12 +692,13 @@ static PyObject *leave(PyObject *module, PyObject *unused) {
 
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)(void (*)(void))setup, METH_VARARGS | METH_KEYWORDS,
-     "setup(pending, raised, global_get, global_set, trap_new, layout): the C API's functions (addresses), "
-     "where failures go, and the package's layouts (raw value, global, value sizes, the value's union offset, "
-     "the i64 kind) to check against."},
+     "setup(pending, raised, trapped, functions, layout): where failures go and how errors and traps become "
+     "exceptions, the C API's functions (names to addresses), and the package's layouts (raw value, global, "
+     "value sizes, the value's union offset, the i64 kind, instance and extern sizes, the extern's union "
+     "offset, the func, global and memory kinds) to check against."},
     {"enter", (PyCFunction)(void (*)(void))enter, METH_FASTCALL,
-     "enter(crossing, context, global address): host calls on this thread hand `crossing` to their handlers and "
-     "read and set this gas global (copied) in this store context."},
+     "enter(crossing, store): host calls on this thread hand `crossing` to their handlers and read and set the "
+     "store's gas global."},
     {"leave", leave, METH_NOARGS, "leave(): host calls on this thread have no call (they fail)."},
     {NULL},
 };
@@ -352,7 +712,7 @@ static struct PyModuleDef definition = {
 };
 
 PyMODINIT_FUNC PyInit__crossing(void) {
-    if (PyType_Ready(&HostType) < 0) return NULL;
+    if (PyType_Ready(&HostType) < 0 || PyType_Ready(&StoreType) < 0) return NULL;
     PyObject *module = PyModule_Create(&definition);
     if (module == NULL) return NULL;
     failure_name = PyUnicode_InternFromString("failure");
@@ -365,6 +725,12 @@ PyMODINIT_FUNC PyInit__crossing(void) {
     Py_INCREF(&HostType);
     if (PyModule_AddObject(module, "Host", (PyObject *)&HostType) < 0) {
         Py_DECREF(&HostType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&StoreType);
+    if (PyModule_AddObject(module, "Store", (PyObject *)&StoreType) < 0) {
+        Py_DECREF(&StoreType);
         Py_DECREF(module);
         return NULL;
     }

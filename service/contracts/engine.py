@@ -50,7 +50,7 @@ from nearrpc.contracts.host import (
 from nearrpc.contracts.instrument import GAS_EXPORT, STACK_EXPORT, START_EXPORT, GasPrices, instrument
 from nearrpc.contracts.interrupt import EpochTicker, ExecutionInterrupted, Interrupt
 from nearrpc.contracts.prepare import MEMORY_EXPORT, ContractTooLarge, PrepareFailure, PrepareRules, Section, prepare
-from nearrpc.contracts.wasm_api import GasGlobal, LinearMemory
+from nearrpc.contracts.wasm_api import LinearMemory, Store
 
 log = logging.getLogger("nearrpc.contracts")
 
@@ -117,21 +117,14 @@ class _Crossing:
     per host call): the logic, the gas counter, the gas global, the memory and the gas handed to
     the module."""
 
-    __slots__ = ("gas", "gas_global", "granted", "logic", "memory", "unbound")
+    __slots__ = ("gas", "gas_global", "granted", "logic", "memory")
 
-    def __init__(self, logic: ViewLogic, memory: LinearMemory, gas_global: GasGlobal) -> None:
+    def __init__(self, logic: ViewLogic, memory: LinearMemory, gas_global: Store) -> None:
         self.logic = logic
         self.gas = logic.gas
         self.memory = memory
-        self.gas_global = gas_global
+        self.gas_global = gas_global  # the call's store, whose gas global it reads and sets
         self.granted = 0
-        self.unbound = True  # the memory is bound at the first host call (or after instantiation)
-
-    def bind(self, caller: int) -> None:
-        export = wasm_api.caller_memory(caller, MEMORY_EXPORT)
-        assert export is not None, "prepare checks the memory export"
-        self.memory.bind(export)
-        self.unbound = False
 
     def grant(self) -> None:
         """Hand the module the gas left up to where charges stop (a host call does the same
@@ -159,6 +152,7 @@ def _should_stop() -> bool:
 
 # one callback for every store of the process: it asks the interrupt of the call its thread runs
 _EPOCH_CALLBACK = wasm_api.epoch_callback(_should_stop)
+_EPOCH_CALLBACK_ADDRESS = wasm_api.address(_EPOCH_CALLBACK)
 
 
 # The engine's settings, as data: they make the compiled-module cache's key too (compiled_cache.py).
@@ -225,8 +219,9 @@ def _address_space_for(slots: int) -> bool:
     """Whether the process may reserve a pool of `slots` (an inaccessible mapping of its size,
     made and let go; a capped address space refuses it)."""
     try:
-        probe = mmap.mmap(-1, _pool_bytes(slots), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _NO_RESERVE,
-                          prot=0)  # fmt: skip  (PROT_NONE: never touched)
+        probe = mmap.mmap(
+            -1, _pool_bytes(slots), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | _NO_RESERVE, prot=0
+        )  # prot 0: PROT_NONE, never touched
     except (OSError, OverflowError, ValueError):
         return False
     probe.close()
@@ -271,8 +266,6 @@ def _host_call(fn: HostFunction) -> Callable[..., tuple[int | None, int]]:
         method = _failing(fn)
 
     def call(crossing: _Crossing, caller: int, remaining: int, *args: int) -> tuple[int | None, int]:
-        if crossing.unbound:
-            crossing.bind(caller)
         gas, logic = crossing.gas, crossing.logic
         try:
             gas.enter_host(crossing.granted, remaining)
@@ -336,12 +329,14 @@ class ViewEngine:
     ) -> None:
         """`pool_slots`: calls run at once from the pooled engine (None: no pool, every call
         allocates its own instance). `native`: host calls cross through the C extension
-        (wasm_api.NATIVE: where it is built), else through ctypes."""
+        (wasm_api.NATIVE: where it is built), and each call's store is made, instantiated and
+        called there, else both through ctypes."""
         if native and not wasm_api.NATIVE:
             raise ValueError("the native host-call crossing is not built")
         self.disk = compiled_cache  # compiled modules kept across restarts (None: in memory only)
         self._fingerprints: dict[bool, bytes] = {}
         self.native = native
+        self._store_type = wasm_api.store_type(native)
         # the host functions' callbacks, kept alive as long as the linkers are
         self._callbacks = [(fn, _host_callback(fn, native)) for fn in HOST_FUNCTIONS]
         if pool_slots is not None and not _address_space_for(pool_slots):
@@ -596,7 +591,18 @@ class ViewEngine:
         if slots is not None:
             slots.get()
         try:
-            store = wasm_api.CallStore(compiled.engine_address)
+            # the store's limits nearcore's runner sets (wasmtime_runner.rs `Ctx::new`): its memory,
+            # its tables' elements and tables (and one instance, one memory); a call with an
+            # interrupt asks it at each epoch tick, one without runs through the ticks
+            limits = gas.costs
+            store = self._store_type(
+                compiled.engine_address,
+                limits.max_memory_pages * 65536,
+                limits.max_elements_per_contract_table,
+                limits.max_tables_per_contract,
+                _NO_EPOCH_DEADLINE if interrupt is None else 1,
+                0 if interrupt is None else _EPOCH_CALLBACK_ADDRESS,
+            )
             try:
                 return self._run(store, compiled, method_name, gas, make_logic, interrupt)
             finally:
@@ -607,72 +613,53 @@ class ViewEngine:
 
     def _run(
         self,
-        store: wasm_api.CallStore,
+        store: Store,
         compiled: _Compiled,
         method_name: str,
         gas: GasCounter,
         make_logic: Callable[[LinearMemory], ViewLogic],
         interrupt: Interrupt | None,
     ) -> ViewOutcome:
-        if interrupt is None:
-            store.set_epoch_deadline(_NO_EPOCH_DEADLINE)
-        else:
-            store.watch_epochs(_EPOCH_CALLBACK)
-            store.set_epoch_deadline(1)
-        # the store's limits nearcore's runner sets (wasmtime_runner.rs `Ctx::new`)
-        limits = gas.costs
-        store.limit(
-            memory_size=limits.max_memory_pages * 65536,
-            table_elements=limits.max_elements_per_contract_table,
-            instances=1,
-            tables=limits.max_tables_per_contract,
-            memories=1,
-        )
-        linear_memory = LinearMemory(store.context)
-        gas_global = GasGlobal(store.context)
+        linear_memory = LinearMemory()
         logic = make_logic(linear_memory)
         if interrupt is not None:
             logic.budget = self.budget
-        crossing = _Crossing(logic, linear_memory, gas_global)
+        crossing = _Crossing(logic, linear_memory, store)
         previous = (_CALL.crossing, _CALL.interrupt)
         _CALL.crossing, _CALL.interrupt = crossing, interrupt
         try:
             try:
                 # no contract code runs here: the start function is an export (instrument.py)
-                instance = store.instantiate(compiled.pre_address)
+                # (the exports checked at compile time)
+                store.instantiate(
+                    compiled.pre_address,
+                    MEMORY_EXPORT,
+                    GAS_EXPORT,
+                    method_name,
+                    START_EXPORT if compiled.start else None,
+                )
             except wasmtime.Trap as trap:  # e.g. a data segment past the memory
                 raise ViewCallError(_trap_name(trap), logic.logs) from None
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
                 raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
-            memory = store.export(instance, MEMORY_EXPORT)
-            global_export = store.export(instance, GAS_EXPORT)
-            func = store.export(instance, method_name)
-            assert memory is not None and func is not None and global_export is not None, "checked at compile time"
-            linear_memory.bind(memory.of.memory)
-            crossing.unbound = False
-            gas_global.bind(global_export)
+            linear_memory.bind(store)
             crossing.grant()
             if self.native:
-                wasm_api.enter_crossing(crossing, gas_global)
+                wasm_api.enter_crossing(crossing, store)
             # the start function first, then the method, in one store (wasmtime_runner/mod.rs `run`)
-            start = store.export(instance, START_EXPORT) if compiled.start else None
-            for entry in (func,) if start is None else (start, func):
+            for start in _START_THEN_METHOD if compiled.start else _METHOD:
                 try:
-                    store.call(entry.of.func)
+                    store.call(start)
                 except Abort as abort:
                     raise ViewCallError(abort.debug, logic.logs) from None
                 except (wasmtime.Trap, wasmtime.WasmtimeError) as trap:
                     _raise_if_interrupted(interrupt)
                     if not isinstance(trap, wasmtime.Trap):
                         raise
-                    stack = GasGlobal(store.context)
-                    stack_export = store.export(instance, STACK_EXPORT)
-                    assert stack_export is not None, "instrument.py exports it"
-                    stack.bind(stack_export)
-                    text = _trap_text(trap, gas, crossing.granted, gas_global, stack)
+                    text = _trap_text(trap, gas, crossing.granted, store)
                     raise ViewCallError(text, logic.logs) from None
             try:
-                gas.settle(crossing.granted, gas_global.get())
+                gas.settle(crossing.granted, store.get())
             except GasExhausted:
                 raise ViewCallError(gas.exhausted_text, logic.logs) from None
             return ViewOutcome(logic.returned or b"", list(logic.logs), gas.burnt)
@@ -687,9 +674,15 @@ class ViewEngine:
                 _restore_native(previous[0])
 
 
+# what a call runs: the start function (True), then the method (False)
+_START_THEN_METHOD = (True, False)
+_METHOD = (False,)
+
+
 def _restore_native(previous: _Crossing | None) -> None:
-    """The C crossing back to the call this thread ran before (none: host calls fail)."""
-    if previous is not None and previous.gas_global.bound:
+    """The C crossing back to the call this thread ran before (none, or one through ctypes: host
+    calls fail)."""
+    if previous is not None and previous.gas_global.bound and not isinstance(previous.gas_global, wasm_api.CallStore):
         wasm_api.enter_crossing(previous, previous.gas_global)
     else:
         wasm_api.leave_crossing()
@@ -736,16 +729,16 @@ def _link_message(message: str) -> str:
     return rest if colon and index.isdigit() else last  # a list of causes numbers its entries
 
 
-def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, gas_global: GasGlobal, stack: GasGlobal) -> str:
+def _trap_text(trap: wasmtime.Trap, gas: GasCounter, granted: int, store: Store) -> str:
     """The trap's text; the instructions run until it are charged first (the runner's
     `ReturningFromWasm` hook). An `unreachable` with the gas global below zero is a charge that
     did not fit (instrument.py): the gas limit's text; with the stack global below zero, a
     frame past the stack: MemoryAccessViolation (logic.rs `finite_wasm_stack_exhausted`)."""
     try:
-        gas.settle(granted, gas_global.get())
+        gas.settle(granted, store.get())
     except GasExhausted:  # a sliced run's SliceExhausted goes on up
         return gas.exhausted_text
-    if stack.get() < 0:
+    if store.stack(STACK_EXPORT) < 0:
         return _STACK_EXHAUSTED
     return _trap_name(trap)
 

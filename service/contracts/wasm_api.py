@@ -14,7 +14,10 @@ own trampoline does with its (process-wide) slot.
 A host call crosses from wasm into Python through the C extension `_crossing` (_crossing.c: the
 callback, its arguments, the handler's vectorcall and the gas global's read and write in C, a
 host call's cost about halved), or, where the extension is not built (no C compiler at install),
-through a ctypes callback (`host_callback`); `NATIVE` says which, chosen once at import.
+through a ctypes callback (`host_callback`); `NATIVE` says which, chosen once at import. The
+call's store is made, instantiated, called and deleted there too (`_crossing.Store`, else
+`CallStore`: each a `Store`), the per-call sequence through ctypes costing more than a short
+view's work.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import logging
 import struct
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import wasmtime
 from wasmtime import _ffi as ffi
@@ -69,6 +72,29 @@ def _raised(error: int) -> wasmtime.WasmtimeError:
     return wasmtime.WasmtimeError._from_ptr(ctypes.cast(error, ctypes.POINTER(ffi.wasmtime_error_t)))
 
 
+def _trap(trap: int) -> wasmtime.Trap:
+    return wasmtime.Trap._from_ptr(ctypes.cast(trap, ctypes.POINTER(ffi.wasm_trap_t)))
+
+
+# what the C extension calls (a call's store and its host calls), handed to it by address
+_C_FUNCTIONS = (
+    "wasmtime_store_new",
+    "wasmtime_store_context",
+    "wasmtime_store_delete",
+    "wasmtime_store_limiter",
+    "wasmtime_context_set_epoch_deadline",
+    "wasmtime_store_epoch_deadline_callback",
+    "wasmtime_instance_pre_instantiate",
+    "wasmtime_instance_export_get",
+    "wasmtime_func_call_unchecked",
+    "wasmtime_memory_data",
+    "wasmtime_memory_data_size",
+    "wasmtime_global_get",
+    "wasmtime_global_set",
+    "wasmtime_trap_new",
+)
+
+
 def _set_up() -> bool:
     """Hand the C crossing the library's functions and the package's layouts, which it checks
     against its own; False (the ctypes crossing) if they differ."""
@@ -78,10 +104,16 @@ def _set_up() -> bool:
         ctypes.sizeof(ffi.wasmtime_val_t),
         ffi.wasmtime_val_t.of.offset,
         int(ffi.WASMTIME_I64.value),
+        ctypes.sizeof(ffi.wasmtime_instance_t),
+        ctypes.sizeof(ffi.wasmtime_extern_t),
+        ffi.wasmtime_extern_t.of.offset,
+        int(ffi.WASMTIME_EXTERN_FUNC.value),
+        int(ffi.WASMTIME_EXTERN_GLOBAL.value),
+        int(ffi.WASMTIME_EXTERN_MEMORY.value),
     )
-    get, set_, trap = (_address(name) for name in ("wasmtime_global_get", "wasmtime_global_set", "wasmtime_trap_new"))
+    functions = {name: _address(name) for name in _C_FUNCTIONS}
     try:
-        _crossing.setup(_PENDING, _raised, get, set_, trap, layout)
+        _crossing.setup(_PENDING, _raised, _trap, functions, layout)
     except ImportError as refused:  # a wasmtime package whose C types changed
         log.warning("host calls cross through ctypes: %s", refused)
         return False
@@ -140,10 +172,11 @@ def native_host(
     return _crossing.Host(handler, params, results)
 
 
-def enter_crossing(crossing: object, gas_global: GasGlobal) -> None:
+def enter_crossing(crossing: object, store: Store) -> None:
     """Host calls of the C crossing on this thread hand `crossing` to their handlers and read
-    and set `gas_global` (bound), until `leave_crossing` or the next `enter_crossing`."""
-    _crossing.enter(crossing, gas_global.context, gas_global.address)
+    and set the gas global of `store` (a `_crossing.Store`, instantiated), until
+    `leave_crossing` or the next `enter_crossing`."""
+    _crossing.enter(crossing, store)
 
 
 def leave_crossing() -> None:
@@ -178,17 +211,6 @@ def define(linker: wasmtime.Linker, module: str, name: str, ty: wasmtime.FuncTyp
         raise wasmtime.WasmtimeError._from_ptr(error)
 
 
-def caller_memory(caller: int, name: str) -> Any | None:
-    """The calling instance's memory export `name` (an `ffi.wasmtime_memory_t`), or None."""
-    encoded = name.encode()
-    item = ffi.wasmtime_extern_t()
-    pointer = ctypes.cast(caller, ctypes.POINTER(ffi.wasmtime_caller_t))
-    if not ffi.wasmtime_caller_export_get(pointer, encoded, len(encoded), ctypes.byref(item)):
-        return None
-    kind: Any = item.kind
-    return item.of.memory if kind == ffi.WASMTIME_EXTERN_MEMORY.value else None
-
-
 _c = ctypes.c_void_p
 _store_new = _raw("wasmtime_store_new", _c, _c, _c, _c)
 _store_context = _raw("wasmtime_store_context", _c, _c)
@@ -208,33 +230,77 @@ def address(pointer: Any) -> int:
     return value
 
 
-def _trap(trap: int) -> wasmtime.Trap:
-    return wasmtime.Trap._from_ptr(ctypes.cast(trap, ctypes.POINTER(ffi.wasm_trap_t)))
+class Store(Protocol):
+    """One call's store (made with the engine's address, the store's limits and its epoch
+    deadline, and the epoch callback's address or 0), its instance, the instance's gas global
+    and memory, deleted once (`delete`): `_crossing.Store` in C where it is built, else
+    `CallStore` through ctypes (`store_type`)."""
+
+    @property
+    def bound(self) -> bool:
+        """Whether the instance (and with it the gas global) exists."""
+
+    def instantiate(self, pre: int, memory: str, gas: str, method: str, start: str | None, /) -> None:
+        """The instance of the InstancePre at address `pre`, its exports of these names looked
+        up; raises the package's Trap or WasmtimeError, or the host function's exception."""
+
+    def call(self, start: bool, /) -> None:
+        """Run the start function (True) or the method; raises as `instantiate` does."""
+
+    def get(self) -> int:
+        """The gas global's value (a signed i64)."""
+
+    def set(self, value: int, /) -> None:
+        """Set the gas global."""
+
+    def stack(self, name: str, /) -> int:
+        """The value of the stack global exported as `name`."""
+
+    def memory_base(self) -> int:
+        """The memory's data address."""
+
+    def memory_size(self) -> int:
+        """The memory's size in bytes (it only grows)."""
+
+    def delete(self) -> None:
+        """Delete the store (again: nothing)."""
+
+
+def store_type(native: bool) -> Callable[[int, int, int, int, int, int], Store]:
+    """The call store of the C extension (only where NATIVE) or of ctypes."""
+    return _crossing.Store if native else CallStore
 
 
 class CallStore:
-    """One call's store, made, used and deleted (`delete`, once) through the C API directly: the
-    package's Store, Instance and export objects cost more than a short view's work. `context`
-    is the store context's address."""
+    """`Store` through ctypes, where the C extension is not built: the C API called directly,
+    the package's Store, Instance and export objects costing more than a short view's work."""
 
-    def __init__(self, engine: int) -> None:
+    def __init__(
+        self, engine: int, memory_size: int, table_elements: int, tables: int, epoch_deadline: int, epoch_callback: int
+    ) -> None:
         self._store = _store_new(engine, None, None)
-        self.context: int = _store_context(self._store)
+        self._context: int = _store_context(self._store)
+        # one instance, one memory (engine.py)
+        _store_limiter(self._store, memory_size, table_elements, 1, tables, 1)
+        if epoch_callback:
+            _watch_epochs(self._store, epoch_callback, None, None)
+        _set_epoch_deadline(self._context, epoch_deadline)
         self._trap = ctypes.c_void_p()
         self._trap_address = ctypes.addressof(self._trap)
+        self._instance: Any = None
+        self._gas = _Global(self._context)
+        self._stack: _Global | None = None
+        self._memory: Any = None  # the exports, kept alive while their addresses are used
+        self._functions: tuple[Any, Any] = (None, None)  # the method, the start function
 
-    def limit(self, memory_size: int, table_elements: int, instances: int, tables: int, memories: int) -> None:
-        _store_limiter(self._store, memory_size, table_elements, instances, tables, memories)
-
-    def set_epoch_deadline(self, ticks: int) -> None:
-        _set_epoch_deadline(self.context, ticks)
-
-    def watch_epochs(self, callback: Any) -> None:
-        """Ask `callback` (from epoch_callback; the caller keeps it alive) at each tick."""
-        _watch_epochs(self._store, address(callback), None, None)
+    @property
+    def bound(self) -> bool:
+        return self._gas.bound
 
     def delete(self) -> None:
-        _store_delete(self._store)
+        if self._store is not None:
+            _store_delete(self._store)
+            self._store = None
 
     def _raise(self, error: int | None) -> None:
         """The failure of a run into wasm: the host function's exception that ended it, else its
@@ -257,36 +323,59 @@ class CallStore:
                 del failure
         raise raised
 
-    def instantiate(self, pre: int) -> Any:
-        """The instance (an `ffi.wasmtime_instance_t`) of the InstancePre at address `pre`, its
-        start function run; raises as `call` does."""
+    def instantiate(self, pre: int, memory: str, gas: str, method: str, start: str | None, /) -> None:
         _PENDING.failure = None
         instance = ffi.wasmtime_instance_t()
-        self._raise(_pre_instantiate(pre, self.context, ctypes.addressof(instance), self._trap_address))
-        return instance
+        self._raise(_pre_instantiate(pre, self._context, ctypes.addressof(instance), self._trap_address))
+        self._instance = instance
+        self._memory = self._export(memory).of.memory
+        self._gas.bind(self._export(gas))
+        self._functions = (self._export(method).of.func, None if start is None else self._export(start).of.func)
 
-    def export(self, instance: Any, name: str) -> Any | None:
-        """The instance's export `name` (an `ffi.wasmtime_extern_t`), or None."""
+    def _export(self, name: str) -> Any:
+        """The instance's export `name` (an `ffi.wasmtime_extern_t`), which it has."""
         encoded = name.encode()
         item = ffi.wasmtime_extern_t()
-        found = _export_get(self.context, ctypes.addressof(instance), encoded, len(encoded), ctypes.addressof(item))
-        return item if found else None
+        found = _export_get(
+            self._context, ctypes.addressof(self._instance), encoded, len(encoded), ctypes.addressof(item)
+        )
+        assert found, f"the instance exports {name}"
+        return item
 
-    def call(self, func: Any) -> None:
-        """Call a `() -> ()` function export (`ffi.wasmtime_func_t`); raises its trap, or the host
-        function's exception that ended it."""
+    def call(self, start: bool, /) -> None:
+        func = self._functions[1 if start else 0]
+        assert func is not None, "a start function to call"
         _PENDING.failure = None
-        self._raise(_call_unchecked(self.context, ctypes.addressof(func), None, 0, self._trap_address))
+        self._raise(_call_unchecked(self._context, ctypes.addressof(func), None, 0, self._trap_address))
+
+    def get(self) -> int:
+        return self._gas.get()
+
+    def set(self, value: int, /) -> None:
+        self._gas.set(value)
+
+    def stack(self, name: str, /) -> int:
+        if self._stack is None:
+            self._stack = _Global(self._context)
+            self._stack.bind(self._export(name))
+        return self._stack.get()
+
+    def memory_base(self) -> int:
+        return int(_memory_data_address(self._context, ctypes.addressof(self._memory)) or 0)
+
+    def memory_size(self) -> int:
+        size: int = _memory_data_size(self._context, ctypes.addressof(self._memory))
+        return size
 
 
 _global_get = _raw("wasmtime_global_get", None, _c, _c, _c)
 _global_set = _raw("wasmtime_global_set", _c, _c, _c, _c)
 
 
-class GasGlobal:
-    """The instance's gas global (instrument.py: the gas left), read and set without the
-    package's per-call wrappers. Bound once the instance exists; its value is a signed i64 (a
-    charge past the gas left takes it below zero)."""
+class _Global:
+    """An instance's i64 global (the gas left, or the stack left: instrument.py), read and set
+    without the package's per-call wrappers. Bound once the instance exists; its value is
+    signed (a charge past the gas left takes it below zero)."""
 
     def __init__(self, context: int) -> None:
         self.context = context
@@ -320,32 +409,28 @@ class GasGlobal:
 
 
 class LinearMemory:
-    """The call's linear memory seen from host functions. It is bound at the first host call
-    (from the calling instance's export), so a start function, which runs before instantiation
-    returns the instance, reaches it too. Its data never moves (the engine runs with
-    `memory_may_move` off: a memory grows inside its reservation), so the address is read once;
-    the size only grows, so a range inside the size last read is inside, and only a range past
-    it reads the size again."""
+    """The call's linear memory seen from host functions, bound once the instance exists (no
+    contract code runs before: the start function is an export, instrument.py). Its data never
+    moves (the engine runs with `memory_may_move` off: a memory grows inside its reservation),
+    so the address is read once; the size only grows, so a range inside the size last read is
+    inside, and only a range past it reads the size again."""
 
-    def __init__(self, context: int) -> None:
-        self._context = context
-        self._memory: Any = None  # the export, kept alive while its address is used
-        self._address = 0
+    def __init__(self) -> None:
+        self._size_now: Callable[[], int] | None = None  # the store's, once bound
         self._base = 0  # the data's address
         self._size = 0  # the size last read
 
-    def bind(self, memory: Any) -> None:
-        self._memory = memory
-        self._address = ctypes.addressof(memory)
-        self._base = int(_memory_data_address(self._context, self._address) or 0)
-        self._size = _memory_data_size(self._context, self._address)
+    def bind(self, store: Store) -> None:
+        self._size_now = store.memory_size
+        self._base = store.memory_base()
+        self._size = store.memory_size()
 
     def holds(self, stop: int) -> bool:
         """Whether bytes [0, stop) lie inside the memory."""
         if stop <= self._size:
             return True
-        assert self._memory is not None, "bound at the first host call"
-        self._size = _memory_data_size(self._context, self._address)  # grown since?
+        assert self._size_now is not None, "bound once the instance exists"
+        self._size = self._size_now()  # grown since?
         return stop <= self._size
 
     def read(self, start: int, stop: int) -> bytes:

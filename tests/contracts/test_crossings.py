@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from bench.real_contracts_store import CODES, NFT, reference_contracts
-from nearrpc.contracts import ViewCallError, ViewEngine, wasm_api
-from tests.contracts.support import CONTEXT, IMPORTS, DictState, code_hash, module, with_limit
+from nearrpc.contracts import DEADLINE, ExecutionInterrupted, Interrupt, ViewCallError, ViewEngine, wasm_api
+from nearrpc.contracts.gas import GasCosts
+from nearrpc.contracts.instrument import GAS_EXPORT
+from nearrpc.contracts.prepare import MEMORY_EXPORT
+from tests.contracts.support import CONTEXT, COSTS, IMPORTS, DictState, code_hash, module, with_limit
 from tests.contracts.test_errors import PANICS, signature_of
 from tests.contracts.test_real_contract_outcomes import CASES, outcome
 
@@ -155,3 +159,105 @@ def test_the_real_contracts_answer_alike(engines: tuple[ViewEngine, ViewEngine])
     native, ctypes_crossing = engines
     for case in CASES:
         assert outcome(native, case) == outcome(ctypes_crossing, case), case
+
+
+# Failures where the call's store is made and instantiated (wasm_api.Store: the C one and the
+# ctypes one), and calls stopped by their Interrupt at an epoch tick:
+# (name, module, method, costs, interrupt's deadline in seconds or None)
+UNCHECKED_TABLES = replace(COSTS, prepare_max_tables=None, prepare_max_table_elements=None)
+SPIN = '(func (export "m") (loop $l (br $l)))'
+InstanceCase = tuple[str, bytes, str, GasCosts, float | None]
+INSTANCE_CASES: list[InstanceCase] = [
+    # prepare sets the memory's minimum to 1,024 pages (64 MiB): two bytes across its end
+    ("a data segment past the memory", module(f'(data (i32.const {(64 << 20) - 1}) "xy") (func (export "m"))'),
+     "m", COSTS, None),
+    # prepare checks no table here (an older protocol's step): the store's limit refuses it
+    ("a table past the store's limit",
+     module(f'(table {COSTS.max_elements_per_contract_table + 1} funcref) (func (export "m"))'),
+     "m", UNCHECKED_TABLES, None),
+    ("a start function that traps", module('(func $s unreachable) (start $s) (func (export "m"))'),
+     "m", COSTS, None),
+    ("a start function that panics", module('(data (i32.const 0) "early") (func $s (call $log_utf8 (i64.const 5)'
+                                            ' (i64.const 0)) (call $panic_utf8 (i64.const 5) (i64.const 0)))'
+                                            ' (start $s) (func (export "m"))'), "m", COSTS, None),
+    ("a start function out of gas", module(f'(func $s (loop $l (br $l))) (start $s) {SPIN}'),
+     "m", with_limit(10**12), None),
+    ("a start function, then the method", module('(data (i32.const 0) "startedm") (func $s (call $log_utf8'
+                                                 ' (i64.const 7) (i64.const 0))) (start $s) (func (export "m")'
+                                                 ' (call $value_return (i64.const 1) (i64.const 7)))'),
+     "m", COSTS, None),
+    ("interrupted in wasm", module(SPIN), "m", with_limit(10**17), 0.05),
+    ("interrupted between host calls", module('(func (export "m") (loop $l (drop (call $register_len'
+                                              ' (i64.const 0))) (br $l)))'), "m", with_limit(10**17), 0.05),
+    ("an interrupt that never stops it", module('(func (export "m") (call $input (i64.const 0))'
+                                                ' (call $value_return (i64.const -1) (i64.const 0)))'),
+     "m", COSTS, 60.0),
+]  # fmt: skip
+
+
+def _instance_answer(engine: ViewEngine, case: InstanceCase) -> tuple[object, ...]:
+    _, code, method, costs, seconds = case
+    interrupt = None if seconds is None else Interrupt(seconds)
+    try:
+        done = engine.run_view(code, code_hash(code), method, b"in", CONTEXT, DictState(), costs, interrupt=interrupt)
+    except ViewCallError as failure:
+        return ("error", failure.debug, tuple(failure.logs))
+    except ExecutionInterrupted as stopped:
+        return ("interrupted", stopped.reason)
+    return ("ok", done.result, tuple(done.logs), done.burnt_gas)
+
+
+@pytest.mark.parametrize("case", INSTANCE_CASES, ids=lambda case: case[0])
+def test_both_stores_answer_alike(engines: tuple[ViewEngine, ViewEngine], case: InstanceCase) -> None:
+    native, ctypes_crossing = engines
+    answer = _instance_answer(native, case)
+    assert answer == _instance_answer(ctypes_crossing, case)
+
+
+def test_the_store_cases_end_each_way_they_can(engines: tuple[ViewEngine, ViewEngine]) -> None:
+    """Instantiation's trap and link error, the start function's trap, panic and gas limit, and
+    an interrupt's stop, each as nearcore's runner words them (engine.py)."""
+    answers = {case[0]: _instance_answer(engines[0], case) for case in INSTANCE_CASES}
+    assert answers["a data segment past the memory"] == ("error", "WasmTrap(MemoryOutOfBounds)", ())
+    limit = COSTS.max_elements_per_contract_table + 1
+    assert answers["a table past the store's limit"] == (
+        "error",
+        f'LinkError {{ msg: "table minimum size of {limit} elements exceeds table limits" }}',
+        (),
+    )
+    assert answers["a start function that traps"] == ("error", "WasmTrap(Unreachable)", ())
+    assert answers["a start function that panics"] == (
+        "error",
+        'HostError(GuestPanic { panic_msg: "early" })',
+        ("early",),
+    )
+    assert answers["a start function out of gas"] == ("error", "HostError(GasLimitExceeded)", ())
+    assert answers["a start function, then the method"][:3] == ("ok", b"m", ("started",))
+    assert answers["interrupted in wasm"] == answers["interrupted between host calls"] == ("interrupted", DEADLINE)
+    assert answers["an interrupt that never stops it"][:3] == ("ok", b"in", ())
+
+
+def test_the_c_store_refuses_what_it_does_not_have() -> None:
+    # a store without its instance has no globals, memory or functions; deleted, nothing
+    engine = ViewEngine(native=True, pool_slots=None)
+    code = module('(func (export "m"))')
+    compiled = engine.compiled(code, code_hash(code), COSTS)
+    assert not isinstance(compiled, str)
+    store = wasm_api.store_type(True)(compiled.engine_address, COSTS.max_memory_pages * 65536, 10, 1, 1 << 40, 0)
+    assert not store.bound
+    for ask in (store.get, store.memory_size, lambda: store.call(False), lambda: store.set(1)):
+        with pytest.raises(RuntimeError):
+            ask()
+    with pytest.raises(RuntimeError):
+        wasm_api.enter_crossing(object(), store)
+    store.instantiate(compiled.pre_address, MEMORY_EXPORT, GAS_EXPORT, "m", None)
+    assert store.bound and store.memory_size() == 64 << 20 and store.memory_base() != 0
+    store.set(-5)
+    assert store.get() == -5  # signed
+    with pytest.raises(RuntimeError):
+        store.call(True)  # it has no start function
+    store.delete()
+    store.delete()
+    assert not store.bound
+    with pytest.raises(RuntimeError):
+        store.get()
