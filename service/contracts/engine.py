@@ -26,6 +26,7 @@ import logging
 import mmap
 import queue
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -591,25 +592,41 @@ class ViewEngine:
         if slots is not None:
             slots.get()
         try:
-            # the store's limits nearcore's runner sets (wasmtime_runner.rs `Ctx::new`): its memory,
-            # its tables' elements and tables (and one instance, one memory); a call with an
-            # interrupt asks it at each epoch tick, one without runs through the ticks
-            limits = gas.costs
-            store = self._store_type(
-                compiled.engine_address,
-                limits.max_memory_pages * 65536,
-                limits.max_elements_per_contract_table,
-                limits.max_tables_per_contract,
-                _NO_EPOCH_DEADLINE if interrupt is None else 1,
-                0 if interrupt is None else _EPOCH_CALLBACK_ADDRESS,
-            )
-            try:
-                return self._run(store, compiled, method_name, gas, make_logic, interrupt)
-            finally:
-                store.delete()
+            for pause in _POOL_BUSY_PAUSES:
+                try:
+                    return self._call_once(compiled, method_name, gas, make_logic, interrupt)
+                except _PoolBusy:
+                    time.sleep(pause)
+            return self._call_once(compiled, method_name, gas, make_logic, interrupt, last=True)
         finally:
             if slots is not None:
                 slots.put(None)
+
+    def _call_once(
+        self,
+        compiled: _Compiled,
+        method_name: str,
+        gas: GasCounter,
+        make_logic: Callable[[LinearMemory], ViewLogic],
+        interrupt: Interrupt | None,
+        last: bool = False,
+    ) -> ViewOutcome:
+        # the store's limits nearcore's runner sets (wasmtime_runner.rs `Ctx::new`): its memory,
+        # its tables' elements and tables (and one instance, one memory); a call with an
+        # interrupt asks it at each epoch tick, one without runs through the ticks
+        limits = gas.costs
+        store = self._store_type(
+            compiled.engine_address,
+            limits.max_memory_pages * 65536,
+            limits.max_elements_per_contract_table,
+            limits.max_tables_per_contract,
+            _NO_EPOCH_DEADLINE if interrupt is None else 1,
+            0 if interrupt is None else _EPOCH_CALLBACK_ADDRESS,
+        )
+        try:
+            return self._run(store, compiled, method_name, gas, make_logic, interrupt, last)
+        finally:
+            store.delete()
 
     def _run(
         self,
@@ -619,7 +636,9 @@ class ViewEngine:
         gas: GasCounter,
         make_logic: Callable[[LinearMemory], ViewLogic],
         interrupt: Interrupt | None,
+        last: bool = True,
     ) -> ViewOutcome:
+        """The call in `store`; with `last` false, _PoolBusy where the pool had no slot free."""
         linear_memory = LinearMemory()
         logic = make_logic(linear_memory)
         if interrupt is not None:
@@ -641,6 +660,8 @@ class ViewEngine:
             except wasmtime.Trap as trap:  # e.g. a data segment past the memory
                 raise ViewCallError(_trap_name(trap), logic.logs) from None
             except wasmtime.WasmtimeError as failure:  # e.g. a table past the store's limits
+                if not last and _POOL_BUSY in str(failure):
+                    raise _PoolBusy from None
                 raise ViewCallError(errors.link_error(_link_message(str(failure)))) from None
             linear_memory.bind(store)
             crossing.grant()
@@ -686,6 +707,19 @@ def _restore_native(previous: _Crossing | None) -> None:
         wasm_api.enter_crossing(previous, previous.gas_global)
     else:
         wasm_api.leave_crossing()
+
+
+class _PoolBusy(Exception):
+    """The pool had no slot free for an instantiation that holds one of ViewEngine._slots' tokens:
+    a module being dropped (an entry evicted from the cache, or the copy a concurrent first compile
+    did not keep) holds its warm slots while Wasmtime clears them (`purge_module`), for
+    microseconds. Tried again after a pause."""
+
+
+# Wasmtime's refusal when no slot of the pool is free (pooling/memory_pool.rs, PoolConcurrencyLimitError)
+_POOL_BUSY = "maximum concurrent limit of"
+# seconds to wait before each new attempt; past them the refusal is the answer (a LinkError)
+_POOL_BUSY_PAUSES = (0.0, 0.0, 0.0001, 0.001, 0.01, 0.05)
 
 
 def _advance_epochs(engines: list[wasmtime.Engine]) -> None:
