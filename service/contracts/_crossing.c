@@ -690,7 +690,44 @@ static PyObject *leave(PyObject *module, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+/* memory_read(address, length): `length` bytes at `address`, which the caller checked lie inside
+   a call's linear memory (LinearMemory.holds); as ctypes.string_at, without its conversions. */
+static PyObject *memory_read(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "memory_read(address, length)");
+        return NULL;
+    }
+    void *address = PyLong_AsVoidPtr(args[0]);
+    Py_ssize_t length = PyLong_AsSsize_t(args[1]);
+    if ((address == NULL || length < 0) && !PyErr_Occurred()) {
+        PyErr_SetString(PyExc_ValueError, "memory_read: a null address or a negative length");
+    }
+    if (PyErr_Occurred()) return NULL;
+    return PyBytes_FromStringAndSize((const char *)address, length);
+}
+
+/* memory_write(address, data): the bytes of `data` at `address`, checked by the caller as above. */
+static PyObject *memory_write(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 2 || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "memory_write(address, data: bytes)");
+        return NULL;
+    }
+    void *address = PyLong_AsVoidPtr(args[0]);
+    if (address == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "memory_write: a null address");
+        return NULL;
+    }
+    memcpy(address, PyBytes_AS_STRING(args[1]), (size_t)PyBytes_GET_SIZE(args[1]));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"memory_read", (PyCFunction)(void (*)(void))memory_read, METH_FASTCALL,
+     "memory_read(address, length): the bytes at a checked range of a call's memory."},
+    {"memory_write", (PyCFunction)(void (*)(void))memory_write, METH_FASTCALL,
+     "memory_write(address, data): bytes written at a checked range of a call's memory."},
     {"setup", (PyCFunction)(void (*)(void))setup, METH_VARARGS | METH_KEYWORDS,
      "setup(pending, raised, trapped, functions, layout): where failures go and how errors and traps become "
      "exceptions, the C API's functions (names to addresses), and the package's layouts (raw value, global, "
