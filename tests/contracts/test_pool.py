@@ -79,26 +79,30 @@ def test_more_calls_at_once_than_slots_wait_for_one() -> None:
        (br_if $again (i32.lt_u (local.get $i) (i32.const 20000))))
       (call $value_return (i64.const 2) (i64.const 0)))
      (data (i32.const 0) "ok")"""
-    code = module(body)
-    engine = ViewEngine(pool_slots=2)
+    results, failures = _at_once(8, module(body), ViewEngine(pool_slots=2))
+    assert failures == []
+    assert results == [b"ok"] * 8
+
+
+def _at_once(calls: int, code: bytes, engine: ViewEngine) -> tuple[list[bytes], list[str]]:
+    """`calls` calls of `m` started together on threads: their results, and their failures."""
     results: list[bytes] = []
-    failures: list[BaseException] = []
-    start = threading.Barrier(8)
+    failures: list[str] = []
+    start = threading.Barrier(calls)
 
     def call() -> None:
         start.wait()
         try:
             results.append(run(code, "m", engine=engine).result)
-        except BaseException as failure:  # reported by the assertion below
-            failures.append(failure)
+        except ViewCallError as failure:
+            failures.append(failure.debug)
 
-    threads = [threading.Thread(target=call) for _ in range(8)]
+    threads = [threading.Thread(target=call) for _ in range(calls)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
-    assert failures == []
-    assert results == [b"ok"] * 8
+    return results, failures
 
 
 def test_an_address_space_too_small_for_the_pool_runs_calls_without_one() -> None:
@@ -133,19 +137,5 @@ def test_a_module_dropped_while_calls_run_never_fails_one() -> None:
     for round_ in range(60):
         code = module(f'(data (i32.const 0) "ok") (func (export "m") (call $value_return (i64.const 2) (i64.const 0)))'
                       f' (global i32 (i32.const {round_}))')  # fmt: skip
-        engine = ViewEngine(pool_slots=2)
-        start = threading.Barrier(8)
-
-        def call(engine: ViewEngine = engine, code: bytes = code, start: threading.Barrier = start) -> None:
-            start.wait()
-            try:
-                run(code, "m", engine=engine)
-            except ViewCallError as failure:
-                failures.append(failure.debug)
-
-        threads = [threading.Thread(target=call) for _ in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
+        failures += _at_once(8, code, ViewEngine(pool_slots=2))[1]
     assert failures == []
