@@ -28,6 +28,7 @@ def session_processes(session: int) -> list[int]:
     return found
 
 
+@pytest.mark.deep  # a fork of several worker processes
 def test_no_process_of_a_multi_worker_fork_shows_a_credential(proxy: UpstreamProxy, tmp_path: Path) -> None:
     upstream = proxy.url.replace("http://", "http://someone:PASSWORD-1@") + "?apikey=SECRET-2"
     with serving(
@@ -93,6 +94,7 @@ def test_a_password_is_masked_whatever_the_case_of_the_scheme_or_key() -> None:
     assert mask_password("PostgreSQL://u:pw@h/db?PASSWORD=pw") == "PostgreSQL://u:***@h/db?PASSWORD=***"
 
 
+@pytest.mark.deep  # a fork of several worker processes
 def test_no_worker_inherits_a_credential_given_in_the_environment(proxy: UpstreamProxy, tmp_path: Path) -> None:
     """The upstream's URL given as NEARRPC_UPSTREAM: the supervisor reads it into its settings and
     takes it out of the environment its workers inherit (its own environment is its caller's)."""
