@@ -65,12 +65,41 @@ static PyObject *pending;      /* wasm_api._PENDING: a thread's failure carried 
 static PyObject *raised;       /* wasm_api._raised: a wasmtime_error_t address -> its exception */
 static PyObject *failure_name; /* "failure" */
 
-/* The call the thread runs: its crossing (handed to each handler), the store context and a copy
- * of the instance's gas global. Set by `enter` once the global exists, cleared by `leave`. */
+/* wasmtime_instance_t: a store's id and a private word */
+typedef struct {
+    uint64_t store_id;
+    size_t private1;
+} instance_ref;
+
+/* wasmtime_extern_t: a kind byte, then a 24-byte union at offset 8 (a func, a global, a memory) */
+typedef struct {
+    uint8_t kind;
+    union {
+        global_ref global;
+        unsigned char bytes[24];
+    } of;
+} extern_item;
+
+_Static_assert(sizeof(instance_ref) == 16, "wasmtime_instance_t is 16 bytes");
+_Static_assert(sizeof(extern_item) == 32 && offsetof(extern_item, of) == 8, "wasmtime_extern_t's layout");
+
+typedef struct {
+    PyObject_HEAD
+    void *store; /* NULL once deleted */
+    void *context;
+    int instantiated;
+    instance_ref instance;
+    extern_item memory, gas, method, start, stack;
+    int has_start, has_stack;
+    int running; /* in its wasm now (instantiate or call): not to be deleted or entered again */
+} Store;
+
+/* The call the thread runs: its crossing (handed to each handler) and its store (held: a store
+ * deleted while entered fails the host call instead of being read after it is freed). Set by
+ * `enter` once the instance exists, cleared by `leave`. */
 static _Thread_local struct {
     PyObject *crossing;
-    void *context;
-    global_ref gas;
+    Store *store;
 } current;
 
 typedef struct {
@@ -96,6 +125,10 @@ static int Host_init(Host *self, PyObject *args, PyObject *kwargs) {
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!O!", names, &handler, &PyTuple_Type, &params, &PyTuple_Type,
                                      &results))
         return -1;
+    if (self->handler != NULL) { /* a linker may call it already: its shape never changes */
+        PyErr_SetString(PyExc_TypeError, "a Host is initialised once");
+        return -1;
+    }
     if (!PyCallable_Check(handler)) {
         PyErr_SetString(PyExc_TypeError, "the handler is callable");
         return -1;
@@ -105,16 +138,19 @@ static int Host_init(Host *self, PyObject *args, PyObject *kwargs) {
         PyErr_SetString(PyExc_ValueError, "at most 16 parameters and one result");
         return -1;
     }
+    signed char kinds[MAX_PARAMS];
     for (Py_ssize_t i = 0; i < count; i++) {
         int kind = kind_of(PyTuple_GET_ITEM(params, i));
         if (kind < 0) return -1;
-        self->kinds[i] = (signed char)kind;
+        kinds[i] = (signed char)kind;
     }
+    int result = NO_RESULT;
+    if (PyTuple_GET_SIZE(results) == 1 && (result = kind_of(PyTuple_GET_ITEM(results, 0))) < 0) return -1;
+    memcpy(self->kinds, kinds, (size_t)count);
     self->params = (int)count;
-    self->result = NO_RESULT;
-    if (PyTuple_GET_SIZE(results) == 1 && (self->result = kind_of(PyTuple_GET_ITEM(results, 0))) < 0) return -1;
+    self->result = result;
     Py_INCREF(handler);
-    Py_XSETREF(self->handler, handler);
+    self->handler = handler;
     return 0;
 }
 
@@ -188,12 +224,20 @@ static void raise_error(void *error) {
 
 /* Runs the handler and writes its result; 0, or -1 with a Python exception raised. */
 static int cross(Host *host, void *caller, raw_value *values) {
-    if (current.crossing == NULL || host->handler == NULL) {
+    if (current.crossing == NULL || current.store == NULL || host->handler == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "a host call outside a call's crossing, or of an unset Host");
         return -1;
     }
+    /* held until the end: the handler may leave the crossing, enter another or delete a store */
+    Store *store = current.store;
+    Py_INCREF(store);
+    if (store->store == NULL || !store->instantiated) {
+        PyErr_SetString(PyExc_RuntimeError, "a host call whose store is deleted");
+        Py_DECREF(store);
+        return -1;
+    }
     typed_value gas_left;
-    global_get(current.context, &current.gas, &gas_left);
+    global_get(store->context, &store->gas.of.global, &gas_left);
     /* the vectorcall's arguments, one slot before them free for the callee */
     PyObject *stack[4 + MAX_PARAMS];
     PyObject **args = stack + 1;
@@ -220,8 +264,9 @@ static int cross(Host *host, void *caller, raw_value *values) {
         goto done;
     }
     PyObject *result = PyTuple_GET_ITEM(answer, 0);
-    unsigned long long granted = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(answer, 1));
-    if (granted == (unsigned long long)-1 && PyErr_Occurred()) {
+    long long granted = PyLong_AsLongLong(PyTuple_GET_ITEM(answer, 1));
+    if ((granted == -1 && PyErr_Occurred()) || granted < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "a host call grants no negative gas");
         Py_DECREF(answer);
         goto done;
     }
@@ -248,7 +293,11 @@ static int cross(Host *host, void *caller, raw_value *values) {
     memset(&set, 0, sizeof set);
     set.kind = i64_kind;
     set.of.i64 = (int64_t)granted;
-    void *error = global_set(current.context, &current.gas, &set);
+    if (store->store == NULL) { /* deleted by the handler */
+        PyErr_SetString(PyExc_RuntimeError, "a host call's store was deleted during the call");
+        goto done;
+    }
+    void *error = global_set(store->context, &store->gas.of.global, &set);
     if (error != NULL) {
         raise_error(error);
         goto done;
@@ -256,6 +305,7 @@ static int cross(Host *host, void *caller, raw_value *values) {
     status = 0;
 done:
     for (int i = 1; i < made; i++) Py_DECREF(args[i]);
+    Py_DECREF(store);
     return status;
 }
 
@@ -276,23 +326,6 @@ static void *callback(void *env, void *caller, raw_value *values, size_t count) 
  * ctypes one, where this extension is not built): the per-call sequence through ctypes cost
  * more than a short view's own work. */
 
-/* wasmtime_instance_t: a store's id and a private word */
-typedef struct {
-    uint64_t store_id;
-    size_t private1;
-} instance_ref;
-
-/* wasmtime_extern_t: a kind byte, then a 24-byte union at offset 8 (a func, a global, a memory) */
-typedef struct {
-    uint8_t kind;
-    union {
-        global_ref global;
-        unsigned char bytes[24];
-    } of;
-} extern_item;
-
-_Static_assert(sizeof(instance_ref) == 16, "wasmtime_instance_t is 16 bytes");
-_Static_assert(sizeof(extern_item) == 32 && offsetof(extern_item, of) == 8, "wasmtime_extern_t's layout");
 
 typedef void *(*store_new_fn)(void *engine, void *data, void (*finalizer)(void *));
 typedef void *(*store_context_fn)(void *store);
@@ -328,15 +361,6 @@ static uint8_t extern_kinds[3]; /* the func, global and memory kinds of wasmtime
 #define EXTERN_GLOBAL 1
 #define EXTERN_MEMORY 2
 
-typedef struct {
-    PyObject_HEAD
-    void *store; /* NULL once deleted */
-    void *context;
-    int instantiated;
-    instance_ref instance;
-    extern_item memory, gas, method, start, stack;
-    int has_start, has_stack;
-} Store;
 
 static PyTypeObject StoreType;
 
@@ -387,18 +411,25 @@ static PyObject *Store_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
                         "Store(engine, memory_size, table_elements, tables, epoch_deadline, epoch_callback)");
         return NULL;
     }
-    int bad = 0;
     void *engine = PyLong_AsVoidPtr(PyTuple_GET_ITEM(args, 0));
-    if (engine == NULL) bad = 1;
-    int64_t memory_size = as_int64(PyTuple_GET_ITEM(args, 1), &bad);
-    int64_t table_elements = as_int64(PyTuple_GET_ITEM(args, 2), &bad);
-    int64_t tables = as_int64(PyTuple_GET_ITEM(args, 3), &bad);
-    int64_t deadline = as_int64(PyTuple_GET_ITEM(args, 4), &bad);
-    void *watch = PyLong_AsVoidPtr(PyTuple_GET_ITEM(args, 5));
-    if (bad || PyErr_Occurred()) {
+    if (engine == NULL) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the engine's address is not 0");
         return NULL;
     }
+    /* the limits and the deadline: none negative (the limiter reads a negative limit as none) */
+    int64_t numbers[4];
+    for (int i = 0; i < 4; i++) {
+        int bad = 0;
+        numbers[i] = as_int64(PyTuple_GET_ITEM(args, 1 + i), &bad);
+        if (bad) return NULL;
+        if (numbers[i] < 0) {
+            PyErr_SetString(PyExc_ValueError, "a store's limits and epoch deadline are not negative");
+            return NULL;
+        }
+    }
+    int64_t memory_size = numbers[0], table_elements = numbers[1], tables = numbers[2], deadline = numbers[3];
+    void *watch = PyLong_AsVoidPtr(PyTuple_GET_ITEM(args, 5));
+    if (watch == NULL && PyErr_Occurred()) return NULL;
     Store *self = (Store *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;
     self->store = api.store_new(engine, NULL, NULL);
@@ -424,6 +455,14 @@ static void Store_dealloc(Store *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+static int idle(Store *self) {
+    if (self->running) {
+        PyErr_SetString(PyExc_RuntimeError, "the store is running its wasm");
+        return 0;
+    }
+    return 1;
+}
+
 static int live(Store *self, int instantiated) {
     if (self->store == NULL || (instantiated && !self->instantiated)) {
         PyErr_SetString(PyExc_RuntimeError, instantiated ? "the store has no instance" : "the store is deleted");
@@ -446,7 +485,11 @@ static PyObject *Store_instantiate(Store *self, PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_TypeError, "instantiate(pre, memory, gas, method, start or None)");
         return NULL;
     }
-    if (!live(self, 0)) return NULL;
+    if (!live(self, 0) || !idle(self)) return NULL;
+    if (self->instantiated) {
+        PyErr_SetString(PyExc_RuntimeError, "the store has its instance already");
+        return NULL;
+    }
     void *pre = PyLong_AsVoidPtr(args[0]);
     if (pre == NULL) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the InstancePre's address is not 0");
@@ -461,9 +504,11 @@ static PyObject *Store_instantiate(Store *self, PyObject *const *args, Py_ssize_
     if (clear_pending() < 0) return NULL;
     void *trap = NULL, *error;
     /* other threads run meanwhile (the epoch ticker among them); a host call takes the GIL back */
+    self->running++;
     Py_BEGIN_ALLOW_THREADS
     error = api.pre_instantiate(pre, self->context, &self->instance, &trap);
     Py_END_ALLOW_THREADS
+    self->running--;
     if (failed(error, trap) < 0) return NULL;
     self->has_start = args[4] != Py_None;
     self->has_stack = 0;
@@ -478,7 +523,7 @@ static PyObject *Store_instantiate(Store *self, PyObject *const *args, Py_ssize_
 
 /* call(start): the start function (True) or the method, `() -> ()` */
 static PyObject *Store_call(Store *self, PyObject *start) {
-    if (!live(self, 1)) return NULL;
+    if (!live(self, 1) || !idle(self)) return NULL;
     int which = PyObject_IsTrue(start);
     if (which < 0) return NULL;
     if (which && !self->has_start) {
@@ -488,9 +533,11 @@ static PyObject *Store_call(Store *self, PyObject *start) {
     if (clear_pending() < 0) return NULL;
     void *trap = NULL, *error;
     const void *func = which ? self->start.of.bytes : self->method.of.bytes;
+    self->running++;
     Py_BEGIN_ALLOW_THREADS
     error = api.call_unchecked(self->context, func, NULL, 0, &trap);
     Py_END_ALLOW_THREADS
+    self->running--;
     if (failed(error, trap) < 0) return NULL;
     Py_RETURN_NONE;
 }
@@ -548,6 +595,7 @@ static PyObject *Store_memory_base(Store *self, PyObject *unused) {
 
 static PyObject *Store_delete(Store *self, PyObject *unused) {
     (void)unused;
+    if (!idle(self)) return NULL;
     Store_delete_now(self);
     Py_RETURN_NONE;
 }
@@ -674,8 +722,8 @@ static PyObject *enter(PyObject *module, PyObject *const *args, Py_ssize_t count
     }
     Store *store = (Store *)args[1];
     if (!live(store, 1)) return NULL;
-    memcpy(&current.gas, &store->gas.of.global, sizeof current.gas);
-    current.context = store->context;
+    Py_INCREF(store);
+    Py_XSETREF(current.store, store);
     Py_INCREF(args[0]);
     Py_XSETREF(current.crossing, args[0]);
     Py_RETURN_NONE;
@@ -684,10 +732,20 @@ static PyObject *enter(PyObject *module, PyObject *const *args, Py_ssize_t count
 static PyObject *leave(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
-    current.context = NULL;
-    memset(&current.gas, 0, sizeof current.gas);
+    Py_CLEAR(current.store);
     Py_CLEAR(current.crossing);
     Py_RETURN_NONE;
+}
+
+/* An address as a positive int (else NULL with an exception). */
+static void *memory_address(PyObject *number) {
+    unsigned long long value = PyLong_AsUnsignedLongLong(number);
+    if (value == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (value == 0) {
+        PyErr_SetString(PyExc_ValueError, "a memory address is not 0");
+        return NULL;
+    }
+    return (void *)(uintptr_t)value;
 }
 
 /* memory_read(address, length): `length` bytes at `address`, which the caller checked lie inside
@@ -698,12 +756,14 @@ static PyObject *memory_read(PyObject *module, PyObject *const *args, Py_ssize_t
         PyErr_SetString(PyExc_TypeError, "memory_read(address, length)");
         return NULL;
     }
-    void *address = PyLong_AsVoidPtr(args[0]);
+    void *address = memory_address(args[0]);
+    if (address == NULL) return NULL;
     Py_ssize_t length = PyLong_AsSsize_t(args[1]);
-    if ((address == NULL || length < 0) && !PyErr_Occurred()) {
-        PyErr_SetString(PyExc_ValueError, "memory_read: a null address or a negative length");
+    if (length == -1 && PyErr_Occurred()) return NULL;
+    if (length < 0) {
+        PyErr_SetString(PyExc_ValueError, "memory_read: a negative length");
+        return NULL;
     }
-    if (PyErr_Occurred()) return NULL;
     return PyBytes_FromStringAndSize((const char *)address, length);
 }
 
@@ -714,11 +774,8 @@ static PyObject *memory_write(PyObject *module, PyObject *const *args, Py_ssize_
         PyErr_SetString(PyExc_TypeError, "memory_write(address, data: bytes)");
         return NULL;
     }
-    void *address = PyLong_AsVoidPtr(args[0]);
-    if (address == NULL) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "memory_write: a null address");
-        return NULL;
-    }
+    void *address = memory_address(args[0]);
+    if (address == NULL) return NULL;
     memcpy(address, PyBytes_AS_STRING(args[1]), (size_t)PyBytes_GET_SIZE(args[1]));
     Py_RETURN_NONE;
 }

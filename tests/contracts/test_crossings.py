@@ -10,11 +10,13 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+import wasmtime
 
 from bench.real_contracts_store import CODES, NFT, reference_contracts
-from nearrpc.contracts import DEADLINE, ExecutionInterrupted, Interrupt, ViewCallError, ViewEngine, wasm_api
+from nearrpc.contracts import DEADLINE, ExecutionInterrupted, Interrupt, ViewCallError, ViewEngine, _crossing, wasm_api
 from nearrpc.contracts.gas import GasCosts
 from nearrpc.contracts.instrument import GAS_EXPORT
 from nearrpc.contracts.prepare import MEMORY_EXPORT
@@ -261,3 +263,49 @@ def test_the_c_store_refuses_what_it_does_not_have() -> None:
     assert not store.bound
     with pytest.raises(RuntimeError):
         store.get()
+
+
+def _own_host_store(handler: Any) -> tuple[Any, Any, Any]:
+    """A module whose `run` calls the host function `f(i64)` (served by `handler` through the C
+    crossing), instantiated in a C store: (the store, and the engine and host kept alive)."""
+    engine = wasmtime.Engine()
+    linker = wasmtime.Linker(engine)
+    host = wasm_api.native_host(handler, ("i64",), ())
+    wasm_api.define(linker, "env", "f", wasmtime.FuncType([wasmtime.ValType.i64()], []), host)
+    wat = """(module (import "env" "f" (func $f (param i64))) (memory (export "memory") 1)
+      (global (export "gas") (mut i64) (i64.const 1000)) (func (export "run") (call $f (i64.const 7))))"""
+    pre = linker.instantiate_pre(wasmtime.Module(engine, wat))
+    store = wasm_api.store_type(True)(wasm_api.address(engine.ptr()), 1 << 20, 100, 1, 1 << 40, 0)
+    store.instantiate(wasm_api.address(pre.ptr()), "memory", "gas", "run", None)
+    return store, (engine, linker, pre), host
+
+
+def test_the_c_crossing_refuses_what_would_touch_a_freed_store() -> None:
+    # each case crashed the process (a store's memory read after it was freed) before the C layer
+    # held the entered store and marked a running one; now each is an exception
+    deleted, _, kept = _own_host_store(lambda crossing, caller, gas, value: (None, gas))
+    wasm_api.enter_crossing("call", deleted)
+    deleted.delete()
+    other, _, kept_too = _own_host_store(lambda crossing, caller, gas, value: (None, gas))
+    with pytest.raises(RuntimeError, match="store is deleted"):
+        other.call(False)  # the thread's entered store is the deleted one
+    box: dict[str, Any] = {}
+
+    def delete_own_store(crossing: object, caller: int, gas: int, value: int) -> tuple[None, int]:
+        box["store"].delete()
+        return None, gas
+
+    running, _, kept_three = _own_host_store(delete_own_store)
+    box["store"] = running
+    wasm_api.enter_crossing("call", running)
+    with pytest.raises(RuntimeError, match="running its wasm"):
+        running.call(False)
+    assert running.bound  # not deleted under its own wasm
+    wasm_api.leave_crossing()
+    with pytest.raises(TypeError, match="initialised once"):
+        kept.__init__(lambda *args: (None, 0), ("i64",) * 16, ())
+    with pytest.raises(ValueError, match="not negative"):
+        wasm_api.store_type(True)(1, -1, 100, 1, 1, 0)
+    with pytest.raises(OverflowError):
+        _crossing.memory_read(-8, 1)
+    del kept_too, kept_three
