@@ -118,13 +118,13 @@ class _Crossing:
     per host call): the logic, the gas counter, the gas global, the memory and the gas handed to
     the module."""
 
-    __slots__ = ("gas", "gas_global", "granted", "logic", "memory")
+    __slots__ = ("gas", "granted", "logic", "memory", "store")
 
-    def __init__(self, logic: ViewLogic, memory: LinearMemory, gas_global: Store) -> None:
+    def __init__(self, logic: ViewLogic, memory: LinearMemory, store: Store) -> None:
         self.logic = logic
         self.gas = logic.gas
         self.memory = memory
-        self.gas_global = gas_global  # the call's store, whose gas global it reads and sets
+        self.store = store  # the call's store, whose gas global it reads and sets
         self.granted = 0
 
     def grant(self) -> None:
@@ -132,7 +132,7 @@ class _Crossing:
         inline; wasmtime_runner/mod.rs: the global is set on `CallingWasm` / `ReturningFromHost`)."""
         gas = self.gas
         self.granted = min(gas.stop - gas.burnt, GLOBAL_MAX)
-        self.gas_global.set(self.granted)
+        self.store.set(self.granted)
 
 
 class _CallState(threading.local):
@@ -298,9 +298,9 @@ def _host_callback(fn: HostFunction, native: bool) -> Any:
     def crossed(caller: int, *args: int) -> int | None:
         crossing = _CALL.crossing
         assert crossing is not None, "set before the instance is made"
-        gas_global = crossing.gas_global
-        result, granted = call(crossing, caller, gas_global.get(), *args)
-        gas_global.set(granted)
+        store = crossing.store
+        result, granted = call(crossing, caller, store.get(), *args)
+        store.set(granted)
         return result
 
     return wasm_api.host_callback(crossed, fn.params, fn.results)
@@ -349,7 +349,7 @@ class ViewEngine:
                         "%d memories (%d GiB; see `ulimit -v`)", pool_slots, _pool_bytes(pool_slots) >> 30)  # fmt: skip
             pool_slots = None
         self._main = self._linked(pool_slots)
-        self._spare: _Linked | None = None  # for the modules the pool refuses, made at the first
+        self._spare: _Linked | None = None  # for the modules the pool refuses, made at the first of them
         # the pool's free slots as tokens: taking one waits while none is free (SimpleQueue's get
         # and put are C, a fraction of a semaphore's Python-level cost per call)
         self._slots: queue.SimpleQueue[None] = queue.SimpleQueue()
@@ -706,8 +706,8 @@ _METHOD = (False,)
 def _restore_native(previous: _Crossing | None) -> None:
     """The C crossing back to the call this thread ran before (none, or one through ctypes: host
     calls fail)."""
-    if previous is not None and previous.gas_global.bound and not isinstance(previous.gas_global, wasm_api.CallStore):
-        wasm_api.enter_crossing(previous, previous.gas_global)
+    if previous is not None and previous.store.bound and not isinstance(previous.store, wasm_api.CallStore):
+        wasm_api.enter_crossing(previous, previous.store)
     else:
         wasm_api.leave_crossing()
 
